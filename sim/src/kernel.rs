@@ -1,0 +1,332 @@
+//! The discrete-event kernel: virtual time and one ordered queue of events.
+//!
+//! Events are ordered by (time, insertion sequence). Two events scheduled for
+//! the same nanosecond run in the order they were scheduled, every run, so a
+//! run is a pure function of its inputs and seed.
+//!
+//! Two kinds of entries share the queue:
+//! - plain events ([`Kernel::schedule_at`]), which always fire;
+//! - timers ([`Kernel::set_timer`]), which return a [`TimerId`] and can be
+//!   cancelled. A cancelled timer stays in the heap (removing from the middle
+//!   of a binary heap is O(n)) and is skipped when it reaches the top; a slot
+//!   table with generation counters tells live timers from cancelled ones in
+//!   O(1) and without allocation once warmed up.
+//!
+//! The queue is a binary heap keyed by a packed `(time, sequence)` pair. The
+//! HOLD benchmark (`twin bench hold`) compares it with a bare
+//! `std::collections::BinaryHeap` loop so that the cost of ordering ties and
+//! cancellation stays visible.
+//!
+//! Bounds: [`Kernel::with_limits`] caps the number of pending entries; going
+//! over it is a bug in the model (an unbounded feedback loop), so it panics
+//! with the kernel's state rather than eating all memory.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use units::{SimDuration, SimTime};
+
+/// A handle to a cancellable timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerId {
+    slot: u32,
+    generation: u32,
+}
+
+/// Marks a plain (non-timer) entry.
+const NO_TIMER: u32 = u32::MAX;
+
+struct Entry<E> {
+    time: SimTime,
+    sequence: u64,
+    timer_slot: u32,
+    timer_generation: u32,
+    event: E,
+}
+
+impl<E> Entry<E> {
+    #[inline]
+    fn key(&self) -> (u64, u64) {
+        (self.time.as_nanos(), self.sequence)
+    }
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key().cmp(&self.key())
+    }
+}
+
+/// The kernel: owns virtual time and the event queue.
+pub struct Kernel<E> {
+    now: SimTime,
+    next_sequence: u64,
+    queue: BinaryHeap<Entry<E>>,
+    /// Current generation of each timer slot; a queued timer is live iff its
+    /// generation equals its slot's.
+    timer_generations: Vec<u32>,
+    free_timer_slots: Vec<u32>,
+    live_timers: usize,
+    events_processed: u64,
+    pending_limit: usize,
+}
+
+impl<E> Default for Kernel<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> Kernel<E> {
+    /// A kernel at time zero with no limit on pending entries but memory.
+    pub fn new() -> Self {
+        Self::with_limits(usize::MAX)
+    }
+
+    /// A kernel that panics if more than `pending_limit` entries are queued.
+    pub fn with_limits(pending_limit: usize) -> Self {
+        Kernel {
+            now: SimTime::ZERO,
+            next_sequence: 0,
+            queue: BinaryHeap::new(),
+            timer_generations: Vec::new(),
+            free_timer_slots: Vec::new(),
+            live_timers: 0,
+            events_processed: 0,
+            pending_limit,
+        }
+    }
+
+    /// The current simulated time: the time of the last event popped.
+    #[inline]
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Events (and live timers) handed out by [`Kernel::pop`] so far.
+    pub fn events_processed(&self) -> u64 {
+        self.events_processed
+    }
+
+    /// Entries in the queue, including cancelled timers not yet skipped.
+    pub fn pending(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Timers set and neither fired nor cancelled.
+    pub fn live_timers(&self) -> usize {
+        self.live_timers
+    }
+
+    /// Schedules `event` at `time`. Scheduling in the past is a bug.
+    #[inline]
+    pub fn schedule_at(&mut self, time: SimTime, event: E) {
+        self.push(time, NO_TIMER, 0, event);
+    }
+
+    /// Schedules `event` after `delay` from now.
+    #[inline]
+    pub fn schedule_in(&mut self, delay: SimDuration, event: E) {
+        let time = self.now + delay;
+        self.push(time, NO_TIMER, 0, event);
+    }
+
+    /// Sets a cancellable timer that delivers `event` at `time`.
+    pub fn set_timer(&mut self, time: SimTime, event: E) -> TimerId {
+        let slot = match self.free_timer_slots.pop() {
+            Some(slot) => slot,
+            None => {
+                let slot = u32::try_from(self.timer_generations.len())
+                    .ok()
+                    .filter(|slot| *slot != NO_TIMER)
+                    .expect("more than 4 billion live timers");
+                self.timer_generations.push(0);
+                slot
+            }
+        };
+        let generation = self.timer_generations[slot as usize];
+        self.live_timers += 1;
+        self.push(time, slot, generation, event);
+        TimerId { slot, generation }
+    }
+
+    /// Cancels a timer. Returns false if it already fired or was cancelled.
+    pub fn cancel_timer(&mut self, timer: TimerId) -> bool {
+        let current = &mut self.timer_generations[timer.slot as usize];
+        if *current != timer.generation {
+            return false;
+        }
+        self.retire_slot(timer.slot);
+        true
+    }
+
+    fn retire_slot(&mut self, slot: u32) {
+        let generation = &mut self.timer_generations[slot as usize];
+        *generation = generation.wrapping_add(1);
+        self.free_timer_slots.push(slot);
+        debug_assert!(self.live_timers > 0);
+        self.live_timers -= 1;
+    }
+
+    #[inline]
+    fn push(&mut self, time: SimTime, timer_slot: u32, timer_generation: u32, event: E) {
+        assert!(
+            time >= self.now,
+            "event scheduled in the past: at {time}, now {}",
+            self.now
+        );
+        if self.queue.len() >= self.pending_limit {
+            panic!(
+                "kernel queue over its limit of {} pending entries at {} ({} live timers, {} events processed): a model is scheduling without bound",
+                self.pending_limit, self.now, self.live_timers, self.events_processed
+            );
+        }
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
+        self.queue.push(Entry {
+            time,
+            sequence,
+            timer_slot,
+            timer_generation,
+            event,
+        });
+    }
+
+    /// The time of the next entry, if any (it may be a cancelled timer).
+    pub fn peek_time(&self) -> Option<SimTime> {
+        self.queue.peek().map(|entry| entry.time)
+    }
+
+    /// Removes the next live event, advances time to it and returns it.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        while let Some(entry) = self.queue.pop() {
+            if entry.timer_slot != NO_TIMER {
+                if self.timer_generations[entry.timer_slot as usize] != entry.timer_generation {
+                    continue; // cancelled
+                }
+                self.retire_slot(entry.timer_slot);
+            }
+            debug_assert!(entry.time >= self.now);
+            self.now = entry.time;
+            self.events_processed += 1;
+            return Some((entry.time, entry.event));
+        }
+        None
+    }
+
+    /// Like [`Kernel::pop`], but leaves events later than `limit` queued (and
+    /// time unchanged) and returns `None` for them.
+    #[inline]
+    pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
+        loop {
+            let top = self.queue.peek()?;
+            if top.time > limit {
+                return None;
+            }
+            if top.timer_slot != NO_TIMER
+                && self.timer_generations[top.timer_slot as usize] != top.timer_generation
+            {
+                self.queue.pop();
+                continue;
+            }
+            return self.pop();
+        }
+    }
+
+    /// Moves time forward to `time` with no event (e.g. to the end of a run).
+    pub fn advance_to(&mut self, time: SimTime) {
+        assert!(time >= self.now, "time cannot go backwards");
+        if let Some(next) = self.peek_time() {
+            debug_assert!(next >= time, "advancing past a pending event");
+        }
+        self.now = time;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(nanos: u64) -> SimTime {
+        SimTime::from_nanos(nanos)
+    }
+
+    #[test]
+    fn events_come_out_in_time_order_and_ties_in_insertion_order() {
+        let mut kernel = Kernel::new();
+        kernel.schedule_at(t(30), "c");
+        kernel.schedule_at(t(10), "a1");
+        kernel.schedule_at(t(20), "b");
+        kernel.schedule_at(t(10), "a2");
+        kernel.schedule_at(t(10), "a3");
+        let order: Vec<_> = std::iter::from_fn(|| kernel.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, ["a1", "a2", "a3", "b", "c"]);
+        assert_eq!(kernel.now(), t(30));
+        assert_eq!(kernel.events_processed(), 5);
+    }
+
+    #[test]
+    fn cancelled_timers_never_fire_and_their_slots_are_reused() {
+        let mut kernel = Kernel::new();
+        let first = kernel.set_timer(t(10), 1);
+        let second = kernel.set_timer(t(20), 2);
+        assert!(kernel.cancel_timer(first));
+        assert!(!kernel.cancel_timer(first), "cancelling twice reports false");
+        let third = kernel.set_timer(t(15), 3);
+        assert_eq!(third.slot, first.slot, "the freed slot is reused");
+        assert_ne!(third.generation, first.generation);
+        assert_eq!(kernel.live_timers(), 2);
+        assert_eq!(kernel.pop(), Some((t(15), 3)));
+        assert!(!kernel.cancel_timer(third), "a fired timer cannot be cancelled");
+        assert_eq!(kernel.pop(), Some((t(20), 2)));
+        assert!(!kernel.cancel_timer(second));
+        assert_eq!(kernel.pop(), None);
+        assert_eq!(kernel.live_timers(), 0);
+    }
+
+    #[test]
+    fn pop_until_leaves_later_events_queued() {
+        let mut kernel = Kernel::new();
+        kernel.schedule_at(t(5), 'a');
+        let cancelled = kernel.set_timer(t(6), 'x');
+        kernel.cancel_timer(cancelled);
+        kernel.schedule_at(t(50), 'b');
+        assert_eq!(kernel.pop_until(t(10)), Some((t(5), 'a')));
+        assert_eq!(kernel.pop_until(t(10)), None);
+        assert_eq!(kernel.now(), t(5));
+        kernel.advance_to(t(10));
+        assert_eq!(kernel.pop(), Some((t(50), 'b')));
+    }
+
+    #[test]
+    #[should_panic(expected = "in the past")]
+    fn scheduling_in_the_past_panics() {
+        let mut kernel = Kernel::new();
+        kernel.schedule_at(t(10), ());
+        kernel.pop();
+        kernel.schedule_at(t(5), ());
+    }
+
+    #[test]
+    #[should_panic(expected = "over its limit")]
+    fn the_pending_limit_is_enforced() {
+        let mut kernel = Kernel::with_limits(2);
+        for i in 0..3 {
+            kernel.schedule_at(t(i), ());
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Seeded random streams: one run seed, one independent stream per component.
+//!
+//! A component (a client process, a node's disk, a network link) asks for the
+//! stream named after it, e.g. `"disk/node-3"`. Its generator is seeded from
+//! a stable hash of (run seed, name), so adding a component, or changing how
+//! often another one draws, never changes this component's draws. The hash is
+//! FNV-1a over the name, mixed with the seed by SplitMix64: both are fixed
+//! algorithms (not `std`'s randomly keyed hasher), so a seed means the same
+//! thing on every machine and every build.
+//!
+//! The generator is PCG-64 (MCG variant, `rand_pcg::Pcg64Mcg`): fast, small
+//! (16 bytes), and statistically strong enough for simulation.
+
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+/// The generator every component uses.
+pub type SimRng = Pcg64Mcg;
+
+/// SplitMix64's finaliser: a bijective mix with good avalanche.
+pub fn splitmix64(mut value: u64) -> u64 {
+    value = value.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    value ^ (value >> 31)
+}
+
+/// FNV-1a over bytes: a fixed, portable string hash.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xCBF2_9CE4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    hash
+}
+
+/// The seed of the stream called `name` in a run seeded with `seed`.
+pub fn stream_seed(seed: u64, name: &str) -> u64 {
+    splitmix64(splitmix64(seed) ^ fnv1a(name.as_bytes()))
+}
+
+/// A generator for the stream called `name` in a run seeded with `seed`.
+pub fn stream(seed: u64, name: &str) -> SimRng {
+    let low = stream_seed(seed, name);
+    let high = splitmix64(low ^ 0xA076_1D64_78BD_642F);
+    SimRng::seed_from_u64(low ^ high.rotate_left(17))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    #[test]
+    fn the_same_seed_and_name_give_the_same_draws() {
+        let mut a = stream(7, "disk/node-0");
+        let mut b = stream(7, "disk/node-0");
+        for _ in 0..100 {
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
+    }
+
+    #[test]
+    fn names_and_seeds_give_independent_streams() {
+        let first = stream(7, "disk/node-0").next_u64();
+        assert_ne!(first, stream(7, "disk/node-1").next_u64());
+        assert_ne!(first, stream(8, "disk/node-0").next_u64());
+    }
+
+    #[test]
+    fn stream_seeds_are_stable_across_builds() {
+        // Pinned: changing the derivation silently changes every published seed.
+        assert_eq!(stream_seed(1, "client/0"), stream_seed(1, "client/0"));
+        assert_eq!(fnv1a(b"a"), 0xAF63_DC4C_8601_EC8C);
+        assert_eq!(splitmix64(0), 0xE220_A839_7B1D_CDAF);
+    }
+}
