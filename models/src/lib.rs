@@ -1,1 +1,15 @@
-//! placeholder
+//! What lies below the engine: devices, networks, CPUs, instances, costs and
+//! workloads. Every model is a plain state machine driven by the simulator:
+//! time is passed in, randomness is an injected generator, nothing here reads
+//! a clock, a file or the environment.
+//!
+//! Each module's `//!` doc says what it models, what it leaves out, and where
+//! its numbers come from.
+
+#![warn(missing_docs)]
+
+pub mod cost;
+pub mod cpu;
+pub mod instance;
+pub mod network;
+pub mod nvme;

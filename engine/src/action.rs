@@ -1,0 +1,144 @@
+//! The engine's vocabulary with its driver: requests in, actions out.
+//!
+//! Identifiers ([`RequestId`], [`IoId`], [`TaskId`]) are opaque tokens: the
+//! driver hands a request id in and gets it back in the reply; the engine
+//! hands I/O and task ids out and gets them back on completion.
+
+/// A client request's id, chosen by the driver and echoed in the reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestId(pub u64);
+
+/// An I/O's id, chosen by the engine and echoed by the driver on completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IoId(pub u64);
+
+/// A CPU task's id, chosen by the engine and echoed on completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId(pub u64);
+
+/// What a client asks of the node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// Write one partition: `key` with `value_bytes` of column data.
+    Write {
+        /// The partition key (c-s seeds keys by number).
+        key: u64,
+        /// Bytes of column values in the row.
+        value_bytes: u32,
+    },
+}
+
+/// A request from a client, as the coordinator receives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientRequest {
+    /// Echoed in the reply.
+    pub id: RequestId,
+    /// What to do.
+    pub operation: Operation,
+}
+
+/// How a request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyStatus {
+    /// The write is in the commitlog buffer and the memtable.
+    Ok,
+}
+
+/// The node's answer to a client request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientReply {
+    /// The request this answers.
+    pub id: RequestId,
+    /// How it ended.
+    pub status: ReplyStatus,
+}
+
+/// Direction of an I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoKind {
+    /// Read from the device.
+    Read,
+    /// Write to the device.
+    Write,
+}
+
+/// The I/O priority class an I/O is submitted in (Seastar's priority classes,
+/// scylla-mechanisms.md section 1.5); the models' I/O scheduler gives each
+/// class its shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IoClass {
+    /// Commitlog buffer writes.
+    Commitlog,
+    /// Memtable flushes writing SSTables.
+    MemtableFlush,
+    /// Compaction reads and writes.
+    Compaction,
+    /// Foreground reads.
+    Query,
+}
+
+/// An I/O the engine asks the driver to perform on the node's data device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoRequest {
+    /// Echo this in [`crate::Node::handle_io_done`].
+    pub id: IoId,
+    /// Read or write.
+    pub kind: IoKind,
+    /// Size of the I/O in bytes.
+    pub bytes: u64,
+    /// Priority class.
+    pub class: IoClass,
+}
+
+/// The CPU scheduling group a task runs in (Scylla's groups, section 1.7 of
+/// scylla-mechanisms.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SchedulingGroup {
+    /// Foreground request processing (`statement`, `query` before 3.0).
+    Statement,
+    /// Memtable flushes.
+    Memtable,
+    /// Commitlog.
+    Commitlog,
+    /// Compaction.
+    Compaction,
+}
+
+/// A named piece of CPU work. The engine says what it does; a cost table in
+/// `models` says how long that takes on a given runtime and version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuWork {
+    /// Parse and execute a CQL write: request decode, mutation build,
+    /// commitlog append and memtable insert of `mutation_bytes`.
+    WriteRequest {
+        /// Serialized mutation size.
+        mutation_bytes: u64,
+    },
+    /// Serialize `bytes` of memtable into SSTable format during a flush.
+    FlushSerialize {
+        /// Bytes written by this step.
+        bytes: u64,
+    },
+}
+
+/// A CPU task the engine asks the driver to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuTask {
+    /// Echo this in [`crate::Node::handle_cpu_done`].
+    pub id: TaskId,
+    /// Scheduling group the task runs in.
+    pub group: SchedulingGroup,
+    /// What the task does.
+    pub work: CpuWork,
+}
+
+/// What the engine asks its driver to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Perform an I/O and report its completion.
+    SubmitIo(IoRequest),
+    /// Run a CPU task and report its completion.
+    RunCpu(CpuTask),
+    /// Send a reply to a client.
+    Reply(ClientReply),
+}

@@ -1,0 +1,132 @@
+//! A node's sizes and limits, with where each number comes from.
+//!
+//! Fractions of shard memory follow Scylla 2.1-3.0 (scylla-mechanisms.md
+//! sections 1.3, 3.1 and 3.2, read from `dirty_memory_manager.hh` and
+//! `database.cc` @2.2/@3.0): the regular dirty-memory manager gets 0.45 of
+//! shard memory `M`; virtual dirty is throttled at half of that (0.225 M) and
+//! flushing starts at `soft_limit` (0.6) of the throttle point (0.135 M).
+
+use units::SimDuration;
+
+/// Bytes in one mebibyte.
+const MIB: u64 = 1024 * 1024;
+
+/// Configuration of one node (one shard in this model).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeConfig {
+    /// Memory of the shard, `M` in the mechanisms doc (bytes).
+    pub memory_bytes: u64,
+    /// Real dirty memory cap as a fraction of `M` (Scylla: 0.45).
+    pub dirty_memory_fraction: f64,
+    /// Virtual-dirty throttle point as a fraction of `M` (Scylla: 0.225).
+    pub throttle_fraction: f64,
+    /// `virtual_dirty_soft_limit`: flushing starts at this fraction of the
+    /// throttle point (Scylla default 0.6, so 0.135 M).
+    pub virtual_dirty_soft_limit: f64,
+    /// Memtable memory per row beyond key and value bytes (LSA object headers,
+    /// row and cell metadata). Estimate, not measured: a Scylla row with one
+    /// cell costs about 100 bytes of bookkeeping in the LSA region.
+    pub memtable_row_overhead_bytes: u64,
+    /// SSTable data bytes per row beyond key and value bytes: the ka/la format
+    /// carries partition header, deletion info, row marker and per-cell name,
+    /// flags, timestamp and length (scylla-mechanisms.md section 9.2: a 10-byte
+    /// key with 5 x 34-byte cells is ~314 B on disk, i.e. ~134 B of overhead
+    /// for 180 B of payload; one cell costs 12 + 12 + 18 + 20 + 2 = 64 B).
+    pub sstable_row_overhead_bytes: u64,
+    /// Commitlog segment size (`commitlog_segment_size_in_mb`, 32 in the
+    /// shipped scylla.yaml).
+    pub commitlog_segment_bytes: u64,
+    /// Commitlog buffer written per I/O (Scylla allocates 128 KiB chunks).
+    pub commitlog_buffer_bytes: u64,
+    /// Commitlog buffer writes in flight before appends wait
+    /// (`max_active_writes` = 25 per shard).
+    pub commitlog_max_active_writes: u32,
+    /// Commitlog disk space before it asks memtables to flush
+    /// (`commitlog_total_space_in_mb` = -1: node memory, per shard about `M`).
+    pub commitlog_total_space_bytes: u64,
+    /// `commitlog_sync_period_in_ms` (periodic mode): the buffer is written at
+    /// least this often (10 s default).
+    pub commitlog_sync_period: SimDuration,
+    /// Bytes per SSTable write I/O during a flush (Seastar output streams use
+    /// 128 KiB buffers).
+    pub flush_write_bytes: u64,
+    /// Flush writes in flight at once (write-behind). Estimate.
+    pub flush_write_behind: u32,
+}
+
+impl NodeConfig {
+    /// Scylla 2.x defaults for a shard with `memory_bytes` of memory.
+    pub fn scylla_defaults(memory_bytes: u64) -> NodeConfig {
+        NodeConfig {
+            memory_bytes,
+            dirty_memory_fraction: 0.45,
+            throttle_fraction: 0.225,
+            virtual_dirty_soft_limit: 0.6,
+            memtable_row_overhead_bytes: 100,
+            sstable_row_overhead_bytes: 64,
+            commitlog_segment_bytes: 32 * MIB,
+            commitlog_buffer_bytes: 128 * 1024,
+            commitlog_max_active_writes: 25,
+            commitlog_total_space_bytes: memory_bytes,
+            commitlog_sync_period: SimDuration::from_secs(10),
+            flush_write_bytes: 128 * 1024,
+            flush_write_behind: 4,
+        }
+    }
+
+    /// Real dirty bytes at which writes wait.
+    pub fn dirty_limit_bytes(&self) -> u64 {
+        (self.memory_bytes as f64 * self.dirty_memory_fraction) as u64
+    }
+
+    /// Virtual dirty bytes at which writes wait.
+    pub fn throttle_bytes(&self) -> u64 {
+        (self.memory_bytes as f64 * self.throttle_fraction) as u64
+    }
+
+    /// Virtual dirty bytes at which a flush starts.
+    pub fn flush_soft_limit_bytes(&self) -> u64 {
+        (self.throttle_bytes() as f64 * self.virtual_dirty_soft_limit) as u64
+    }
+
+    /// Checks relations the engine relies on; returns the first broken one.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.memory_bytes < 16 * MIB {
+            return Err(format!(
+                "node memory {} bytes is too small (at least 16 MiB)",
+                self.memory_bytes
+            ));
+        }
+        if !(self.throttle_fraction > 0.0 && self.throttle_fraction <= self.dirty_memory_fraction) {
+            return Err("throttle fraction must be in (0, dirty memory fraction]".into());
+        }
+        if !(self.virtual_dirty_soft_limit > 0.0 && self.virtual_dirty_soft_limit < 1.0) {
+            return Err("virtual_dirty_soft_limit must be in (0, 1)".into());
+        }
+        if self.commitlog_buffer_bytes == 0 || self.commitlog_buffer_bytes > self.commitlog_segment_bytes {
+            return Err("commitlog buffer must be non-empty and fit in a segment".into());
+        }
+        if self.commitlog_max_active_writes == 0 || self.flush_write_behind == 0 {
+            return Err("commitlog writes and flush write-behind need at least 1 in flight".into());
+        }
+        if self.flush_write_bytes == 0 {
+            return Err("flush write size must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scylla_limits_are_the_documented_fractions_of_memory() {
+        let config = NodeConfig::scylla_defaults(1000 * MIB);
+        assert_eq!(config.dirty_limit_bytes(), 450 * MIB);
+        assert_eq!(config.throttle_bytes(), 225 * MIB);
+        // 0.135 M, to within rounding.
+        assert!((config.flush_soft_limit_bytes() as f64 / (1000 * MIB) as f64 - 0.135).abs() < 1e-6);
+        assert!(config.validate().is_ok());
+    }
+}

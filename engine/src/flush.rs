@@ -1,0 +1,148 @@
+//! Flushing a sealed memtable into a new SSTable.
+//!
+//! A flush is a pipeline of fixed-size steps: serialize a chunk on the CPU
+//! (memtable scheduling group), then write it with one I/O in the
+//! memtable-flush class. One chunk is serialized at a time and up to
+//! `write_behind` chunks are written concurrently, like Seastar's output
+//! streams. Only one flush runs per shard at a time (`sstable_write_permit`,
+//! `_flush_serializer = 1` in scylla-mechanisms.md section 3.1).
+//!
+//! As chunks reach the disk, the memtable's share of *virtual* dirty memory
+//! falls in proportion; its memory is freed when the last chunk is written
+//! and the SSTable is sealed.
+
+use units::SimTime;
+
+use crate::memtable::Memtable;
+use crate::sstable::SSTable;
+
+/// One in-progress flush.
+#[derive(Clone, Debug)]
+pub struct FlushJob {
+    memtable: Memtable,
+    generation: u64,
+    chunk_bytes: u64,
+    write_behind: u32,
+    serialized_bytes: u64,
+    written_bytes: u64,
+    serializing: bool,
+    writes_in_flight: u32,
+}
+
+/// The next thing a flush wants done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlushStep {
+    /// Serialize this many bytes on the CPU.
+    Serialize(u64),
+    /// Nothing to start now: wait for a completion.
+    Wait,
+}
+
+impl FlushJob {
+    /// Starts flushing `memtable` into SSTable `generation`.
+    pub fn new(memtable: Memtable, generation: u64, chunk_bytes: u64, write_behind: u32) -> FlushJob {
+        assert!(!memtable.is_empty(), "flushing an empty memtable");
+        assert!(chunk_bytes > 0 && write_behind > 0);
+        FlushJob {
+            memtable,
+            generation,
+            chunk_bytes,
+            write_behind,
+            serialized_bytes: 0,
+            written_bytes: 0,
+            serializing: false,
+            writes_in_flight: 0,
+        }
+    }
+
+    /// The memtable being flushed.
+    pub fn memtable(&self) -> &Memtable {
+        &self.memtable
+    }
+
+    /// What to start next, if anything. A `Serialize` step is considered
+    /// started when returned.
+    pub fn next_step(&mut self) -> FlushStep {
+        let total = self.memtable.sstable_bytes;
+        let buffered = self.serialized_bytes - self.written_bytes;
+        if self.serializing
+            || self.serialized_bytes >= total
+            || buffered >= self.chunk_bytes * u64::from(self.write_behind)
+        {
+            return FlushStep::Wait;
+        }
+        self.serializing = true;
+        FlushStep::Serialize(self.chunk_bytes.min(total - self.serialized_bytes))
+    }
+
+    /// A chunk of `bytes` was serialized: it is ready to be written.
+    pub fn serialized(&mut self, bytes: u64) {
+        assert!(self.serializing);
+        self.serializing = false;
+        self.serialized_bytes += bytes;
+        self.writes_in_flight += 1;
+    }
+
+    /// A chunk write of `bytes` reached the disk.
+    pub fn written(&mut self, bytes: u64) {
+        assert!(self.writes_in_flight > 0);
+        self.writes_in_flight -= 1;
+        self.written_bytes += bytes;
+        debug_assert!(self.written_bytes <= self.serialized_bytes);
+    }
+
+    /// True once every byte is on disk.
+    pub fn is_complete(&self) -> bool {
+        self.written_bytes == self.memtable.sstable_bytes && self.writes_in_flight == 0
+    }
+
+    /// Memory of the memtable whose data is already on disk (it no longer
+    /// counts as virtual dirty).
+    pub fn written_memory_bytes(&self) -> u64 {
+        let total = self.memtable.sstable_bytes.max(1) as u128;
+        (u128::from(self.memtable.memory_bytes) * u128::from(self.written_bytes) / total) as u64
+    }
+
+    /// Seals the SSTable; returns it and the flushed memtable.
+    pub fn finish(self, now: SimTime) -> (SSTable, Memtable) {
+        assert!(self.is_complete(), "sealing an SSTable before its data is written");
+        let sstable = SSTable {
+            generation: self.generation,
+            data_bytes: self.memtable.sstable_bytes,
+            rows: self.memtable.rows,
+            first_key: self.memtable.first_key,
+            last_key: self.memtable.last_key,
+            created_at: now,
+        };
+        (sstable, self.memtable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flush_serializes_one_chunk_at_a_time_within_its_write_behind() {
+        let mut memtable = Memtable::new(1);
+        memtable.insert(1, 1000, 250, 0);
+        let mut job = FlushJob::new(memtable, 7, 100, 2);
+        assert_eq!(job.next_step(), FlushStep::Serialize(100));
+        assert_eq!(job.next_step(), FlushStep::Wait, "one chunk serializes at a time");
+        job.serialized(100);
+        assert_eq!(job.next_step(), FlushStep::Serialize(100));
+        job.serialized(100);
+        assert_eq!(job.next_step(), FlushStep::Wait, "write-behind of 2 chunks is full");
+        job.written(100);
+        assert_eq!(job.written_memory_bytes(), 400);
+        assert_eq!(job.next_step(), FlushStep::Serialize(50), "the last chunk is short");
+        job.serialized(50);
+        job.written(100);
+        assert!(!job.is_complete());
+        job.written(50);
+        assert!(job.is_complete());
+        let (sstable, memtable) = job.finish(SimTime::from_nanos(5));
+        assert_eq!((sstable.generation, sstable.data_bytes, sstable.rows), (7, 250, 1));
+        assert_eq!(memtable.id, 1);
+    }
+}

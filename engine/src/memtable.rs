@@ -1,0 +1,82 @@
+//! Memtables: the in-memory write buffer of a table, and what it costs in
+//! dirty memory.
+//!
+//! A memtable here carries the volume summary the twin needs at scale: memory
+//! used, rows, the bytes it will take as an SSTable, its key range, and the
+//! first commitlog segment it has data in (so segments can be released once
+//! it is flushed). Rows themselves (data mode) arrive with the storage-engine
+//! issue; the flush logic and dirty-memory limits do not change with them.
+//!
+//! Dirty memory (scylla-mechanisms.md section 1.3): *real* dirty is all
+//! memtable memory not yet freed; *virtual* dirty is real dirty minus what an
+//! in-progress flush has already written out, so it falls during a flush even
+//! though memory is freed only when the flush completes.
+
+/// One memtable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Memtable {
+    /// Unique per node, increasing.
+    pub id: u64,
+    /// Memory used (keys, values and per-row overhead).
+    pub memory_bytes: u64,
+    /// Bytes the rows will take in an SSTable's Data component.
+    pub sstable_bytes: u64,
+    /// Rows inserted.
+    pub rows: u64,
+    /// Smallest key inserted (`u64::MAX` when empty).
+    pub first_key: u64,
+    /// Largest key inserted (0 when empty).
+    pub last_key: u64,
+    /// First commitlog segment holding this memtable's data.
+    pub first_segment: Option<u64>,
+}
+
+impl Memtable {
+    /// An empty memtable.
+    pub fn new(id: u64) -> Memtable {
+        Memtable {
+            id,
+            memory_bytes: 0,
+            sstable_bytes: 0,
+            rows: 0,
+            first_key: u64::MAX,
+            last_key: 0,
+            first_segment: None,
+        }
+    }
+
+    /// True if nothing was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Inserts one row of `key`, costing `memory_bytes` of memory and
+    /// `sstable_bytes` once flushed; its commitlog entry is in `segment`.
+    pub fn insert(&mut self, key: u64, memory_bytes: u64, sstable_bytes: u64, segment: u64) {
+        self.memory_bytes += memory_bytes;
+        self.sstable_bytes += sstable_bytes;
+        self.rows += 1;
+        self.first_key = self.first_key.min(key);
+        self.last_key = self.last_key.max(key);
+        if self.first_segment.is_none() {
+            self.first_segment = Some(segment);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inserts_accumulate_sizes_range_and_first_segment() {
+        let mut memtable = Memtable::new(1);
+        assert!(memtable.is_empty());
+        memtable.insert(50, 200, 150, 3);
+        memtable.insert(10, 200, 150, 4);
+        assert_eq!(memtable.memory_bytes, 400);
+        assert_eq!(memtable.sstable_bytes, 300);
+        assert_eq!((memtable.first_key, memtable.last_key), (10, 50));
+        assert_eq!(memtable.first_segment, Some(3));
+    }
+}

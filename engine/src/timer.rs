@@ -1,0 +1,55 @@
+//! The node's timers: one deadline per kind, the earliest is the node's
+//! `poll_timeout` (the pattern of quinn-proto's `connection/timer.rs`).
+
+use units::SimTime;
+
+/// Every kind of timer a node sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerKind {
+    /// Periodic commitlog sync: write out the partly filled buffer
+    /// (`commitlog_sync_period_in_ms`).
+    CommitlogSync = 0,
+}
+
+const TIMER_KINDS: usize = 1;
+
+impl TimerKind {
+    const ALL: [TimerKind; TIMER_KINDS] = [TimerKind::CommitlogSync];
+}
+
+/// A fixed table of optional deadlines, one per [`TimerKind`].
+#[derive(Clone, Debug, Default)]
+pub struct TimerTable {
+    deadlines: [Option<SimTime>; TIMER_KINDS],
+}
+
+impl TimerTable {
+    /// Arms (or re-arms) `kind` for `at`.
+    pub fn set(&mut self, kind: TimerKind, at: SimTime) {
+        self.deadlines[kind as usize] = Some(at);
+    }
+
+    /// Disarms `kind`.
+    pub fn stop(&mut self, kind: TimerKind) {
+        self.deadlines[kind as usize] = None;
+    }
+
+    /// The deadline of `kind`, if armed.
+    pub fn get(&self, kind: TimerKind) -> Option<SimTime> {
+        self.deadlines[kind as usize]
+    }
+
+    /// The earliest armed deadline.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        self.deadlines.iter().flatten().min().copied()
+    }
+
+    /// Disarms and returns the first timer due at or before `now`.
+    pub fn take_expired(&mut self, now: SimTime) -> Option<TimerKind> {
+        let kind = TimerKind::ALL
+            .into_iter()
+            .find(|kind| self.deadlines[*kind as usize].is_some_and(|at| at <= now))?;
+        self.stop(kind);
+        Some(kind)
+    }
+}

@@ -1,0 +1,56 @@
+//! CPU cost table: what each named piece of engine work costs on a core.
+//!
+//! The engine names its work (`engine::CpuWork`); the simulator looks the
+//! price up here. Costs are per software version and runtime; this first
+//! table is for a Scylla shard on a 2.3 GHz Broadwell core (AWS i3).
+//!
+//! Every figure is an estimate until the validation issue fits it against
+//! the published runs; each names what it is meant to cover:
+//! - `write_request_ns`: one CQL write on the replica that coordinates it:
+//!   request decode, mutation build, commitlog append, memtable insert.
+//!   R2 (published-runs.md) measured ~418K writes/s at RF=3 over 3 x
+//!   i3.8xlarge (about 30 shards each), i.e. ~14K replica writes/s per shard
+//!   with compaction running: ~70 us per write all in; about a third of that
+//!   is the write itself, the rest coordination and compaction, which later
+//!   issues price separately.
+//! - `write_ns_per_byte`: copying and checksumming the value (memcpy-class
+//!   work, ~1 GB/s per core with allocation).
+//! - `flush_ns_per_byte`: serializing memtable rows into SSTable format, ~1
+//!   GB/s per core.
+
+use units::SimDuration;
+
+/// Prices of engine work.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostTable {
+    /// Name of the runtime and version this table prices.
+    pub name: &'static str,
+    /// Fixed CPU of one write request.
+    pub write_request_ns: u64,
+    /// CPU per byte of mutation.
+    pub write_ns_per_byte: f64,
+    /// CPU per byte of memtable flushed.
+    pub flush_ns_per_byte: f64,
+}
+
+impl CostTable {
+    /// A Scylla shard on an i3 core.
+    pub fn scylla() -> CostTable {
+        CostTable {
+            name: "scylla",
+            write_request_ns: 20_000,
+            write_ns_per_byte: 1.0,
+            flush_ns_per_byte: 1.0,
+        }
+    }
+
+    /// CPU time of a write of `mutation_bytes`.
+    pub fn write_request(&self, mutation_bytes: u64) -> SimDuration {
+        SimDuration::from_nanos(self.write_request_ns + (mutation_bytes as f64 * self.write_ns_per_byte) as u64)
+    }
+
+    /// CPU time to serialize `bytes` of memtable during a flush.
+    pub fn flush_serialize(&self, bytes: u64) -> SimDuration {
+        SimDuration::from_nanos((bytes as f64 * self.flush_ns_per_byte) as u64)
+    }
+}
