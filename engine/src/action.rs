@@ -80,7 +80,7 @@ pub enum IoClass {
 /// An I/O the engine asks the driver to perform on the node's data device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IoRequest {
-    /// Echo this in [`crate::Node::handle_io_done`].
+    /// Echo this in [`crate::Shard::handle_io_done`].
     pub id: IoId,
     /// Read or write.
     pub kind: IoKind,
@@ -124,7 +124,7 @@ pub enum CpuWork {
 /// A CPU task the engine asks the driver to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CpuTask {
-    /// Echo this in [`crate::Node::handle_cpu_done`].
+    /// Echo this in [`crate::Shard::handle_cpu_done`].
     pub id: TaskId,
     /// Scheduling group the task runs in.
     pub group: SchedulingGroup,

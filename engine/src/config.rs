@@ -1,4 +1,4 @@
-//! A node's sizes and limits, with where each number comes from.
+//! A shard's sizes and limits, with where each number comes from.
 //!
 //! Fractions of shard memory follow Scylla 2.1-3.0 (scylla-mechanisms.md
 //! sections 1.3, 3.1 and 3.2, read from `dirty_memory_manager.hh` and
@@ -11,9 +11,9 @@ use units::SimDuration;
 /// Bytes in one mebibyte.
 const MIB: u64 = 1024 * 1024;
 
-/// Configuration of one node (one shard in this model).
+/// Configuration of one shard.
 #[derive(Clone, Debug, PartialEq)]
-pub struct NodeConfig {
+pub struct ShardConfig {
     /// Memory of the shard, `M` in the mechanisms doc (bytes).
     pub memory_bytes: u64,
     /// Real dirty memory cap as a fraction of `M` (Scylla: 0.45).
@@ -54,10 +54,10 @@ pub struct NodeConfig {
     pub flush_write_behind: u32,
 }
 
-impl NodeConfig {
+impl ShardConfig {
     /// Scylla 2.x defaults for a shard with `memory_bytes` of memory.
-    pub fn scylla_defaults(memory_bytes: u64) -> NodeConfig {
-        NodeConfig {
+    pub fn scylla_defaults(memory_bytes: u64) -> ShardConfig {
+        ShardConfig {
             memory_bytes,
             dirty_memory_fraction: 0.45,
             throttle_fraction: 0.225,
@@ -93,7 +93,7 @@ impl NodeConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.memory_bytes < 16 * MIB {
             return Err(format!(
-                "node memory {} bytes is too small (at least 16 MiB)",
+                "shard memory {} bytes is too small (at least 16 MiB)",
                 self.memory_bytes
             ));
         }
@@ -122,7 +122,7 @@ mod tests {
 
     #[test]
     fn scylla_limits_are_the_documented_fractions_of_memory() {
-        let config = NodeConfig::scylla_defaults(1000 * MIB);
+        let config = ShardConfig::scylla_defaults(1000 * MIB);
         assert_eq!(config.dirty_limit_bytes(), 450 * MIB);
         assert_eq!(config.throttle_bytes(), 225 * MIB);
         // 0.135 M, to within rounding.

@@ -1,4 +1,4 @@
-//! The twin's database engine: a Scylla-style node as a sans-IO state machine.
+//! The twin's database engine: a Scylla-style shard as a sans-IO state machine.
 //!
 //! The engine holds the database's logic, real code rather than formulas: its
 //! memtables fill, its commitlog cycles buffers and segments, its flushes
@@ -7,14 +7,14 @@
 //! simulator in `sim`, later a real runtime) feeds it inputs and carries out
 //! the actions it asks for:
 //!
-//! - inputs ([`Node`]'s `handle_*` methods): a client request, an I/O
+//! - inputs ([`Shard`]'s `handle_*` methods): a client request, an I/O
 //!   completion, a CPU task completion, a timer;
-//! - outputs, drained with [`Node::poll_action`] until it returns `None`:
+//! - outputs, drained with [`Shard::poll_action`] until it returns `None`:
 //!   submit an I/O ([`IoRequest`]: read or write, bytes, I/O class), run CPU
 //!   work ([`CpuTask`]: scheduling group and the named work to price), reply
 //!   to a client;
-//! - [`Node::poll_timeout`] gives the next instant the node wants
-//!   [`Node::handle_timeout`] to be called.
+//! - [`Shard::poll_timeout`] gives the next instant the shard wants
+//!   [`Shard::handle_timeout`] to be called.
 //!
 //! Every handler takes `now`; the engine's only notion of time is what it is
 //! told. CPU work is named ([`CpuWork`]), not priced: a per-version cost table
@@ -22,13 +22,13 @@
 //! hardware and software presets.
 //!
 //! Module map (one mechanism per module):
-//! - [`config`]: the node's limits and sizes, each with its source;
+//! - [`config`]: a shard's limits and sizes, each with its source;
 //! - [`commitlog`]: periodic-mode commitlog buffers and segments;
 //! - [`memtable`]: memtables and dirty-memory accounting;
 //! - [`flush`]: writing a sealed memtable out as an SSTable;
 //! - [`sstable`]: SSTable descriptors;
-//! - [`timer`]: the node's timers;
-//! - [`node`]: the state machine that ties them together.
+//! - [`timer`]: the shard's timers;
+//! - [`shard`]: the state machine that ties them together.
 
 #![warn(missing_docs)]
 
@@ -37,7 +37,7 @@ pub mod commitlog;
 pub mod config;
 pub mod flush;
 pub mod memtable;
-pub mod node;
+pub mod shard;
 pub mod sstable;
 pub mod timer;
 
@@ -45,6 +45,6 @@ pub use action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,
     Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
 };
-pub use config::NodeConfig;
-pub use node::{Node, NodeStats};
+pub use config::ShardConfig;
+pub use shard::{Shard, ShardStats};
 pub use units::{SimDuration, SimTime};

@@ -28,6 +28,18 @@ pub struct Instance {
 }
 
 impl Instance {
+    /// Scylla shards on this instance: every vCPU below 16 vCPUs; from the
+    /// 4xlarge size up, vCPUs - 2, since perftune leaves one physical core
+    /// (two hyperthreads) to NIC interrupts (hardware.md 1.3, the 2017 AMI
+    /// cpusets: i3.4xlarge 14 shards, i3.8xlarge 30, i3.16xlarge 62).
+    pub fn scylla_shards(&self) -> u32 {
+        if self.vcpus >= 16 {
+            self.vcpus - 2
+        } else {
+            self.vcpus
+        }
+    }
+
     /// The data device: a RAID-0 of the instance's drives.
     pub fn data_device(&self) -> Option<NvmeProfile> {
         (self.drives > 0).then(|| NvmeProfile::i3_drive().striped(self.drives))
@@ -43,6 +55,12 @@ const fn instance(name: &'static str, vcpus: u32, physical_cores: u32, memory_gi
         drives,
         nic_gbps,
     }
+}
+
+/// Memory Seastar leaves to the operating system: max(1.5 GiB, 7% of RAM)
+/// (seastar `resource.cc`, `calculate_memory`; recalled, not re-read).
+pub fn seastar_reserved_memory_bytes(memory_bytes: u64) -> u64 {
+    (memory_bytes as f64 * 0.07).max(1.5 * GIB as f64) as u64
 }
 
 /// Every instance the twin knows.
@@ -80,5 +98,8 @@ mod tests {
         assert_eq!(device.read_iops, 2.0 * 411_200.0);
         assert!(by_name("c4.4xlarge").unwrap().data_device().is_none());
         assert!(by_name("m5.large").is_none());
+        assert_eq!(by_name("i3.4xlarge").unwrap().scylla_shards(), 14);
+        assert_eq!(by_name("i3.8xlarge").unwrap().scylla_shards(), 30);
+        assert_eq!(by_name("i3.2xlarge").unwrap().scylla_shards(), 8);
     }
 }

@@ -135,6 +135,15 @@ impl Add for SimDuration {
     }
 }
 
+impl Sub for SimDuration {
+    type Output = SimDuration;
+    /// Saturates at zero; panics in debug builds if `rhs` is longer.
+    fn sub(self, rhs: SimDuration) -> SimDuration {
+        debug_assert!(self.0 >= rhs.0, "negative duration: {self} - {rhs}");
+        SimDuration(self.0.saturating_sub(rhs.0))
+    }
+}
+
 impl fmt::Display for SimTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:.6}s", self.as_secs_f64())

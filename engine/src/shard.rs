@@ -1,11 +1,11 @@
-//! A node: the write path's mechanisms tied into one sans-IO state machine.
+//! A shard: the write path's mechanisms tied into one sans-IO state machine.
 //!
 //! API in four kinds, as quinn-proto's `Connection`:
-//! - getters: [`Node::stats`], [`Node::config`], [`Node::sstables`];
-//! - inputs: [`Node::handle_client_request`], [`Node::handle_io_done`],
-//!   [`Node::handle_cpu_done`], [`Node::handle_timeout`];
-//! - outputs: [`Node::poll_action`] (drain until `None` after every input)
-//!   and [`Node::poll_timeout`] (the next time `handle_timeout` is due).
+//! - getters: [`Shard::stats`], [`Shard::config`], [`Shard::sstables`];
+//! - inputs: [`Shard::handle_client_request`], [`Shard::handle_io_done`],
+//!   [`Shard::handle_cpu_done`], [`Shard::handle_timeout`];
+//! - outputs: [`Shard::poll_action`] (drain until `None` after every input)
+//!   and [`Shard::poll_timeout`] (the next time `handle_timeout` is due).
 //!
 //! The write path, as Scylla runs it in periodic commitlog mode:
 //! 1. a write arrives; if dirty memory is over its limits it waits (write
@@ -27,7 +27,7 @@ use crate::action::{
     Operation, ReplyStatus, SchedulingGroup, TaskId,
 };
 use crate::commitlog::{Append, Commitlog, ENTRY_OVERHEAD_BYTES};
-use crate::config::NodeConfig;
+use crate::config::ShardConfig;
 use crate::flush::{FlushJob, FlushStep};
 use crate::memtable::Memtable;
 use crate::sstable::SSTable;
@@ -47,9 +47,9 @@ enum IoPurpose {
     FlushWrite { bytes: u64 },
 }
 
-/// Point-in-time figures of a node, for time series and checks.
+/// Point-in-time figures of a shard, for time series and checks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NodeStats {
+pub struct ShardStats {
     /// Memory of the active and flushing memtables.
     pub memtable_bytes: u64,
     /// Real dirty memory.
@@ -72,9 +72,10 @@ pub struct NodeStats {
     pub writes_completed: u64,
 }
 
-/// One node (one shard, in this first model).
-pub struct Node {
-    config: NodeConfig,
+/// One shard of a node: Scylla runs one per core, each owning a slice of the
+/// node's memory and of the token range, sharing the node's disk and NIC.
+pub struct Shard {
+    config: ShardConfig,
     active: Memtable,
     /// Sealed memtables waiting for the flush permit, oldest first.
     sealed: VecDeque<Memtable>,
@@ -95,12 +96,12 @@ pub struct Node {
     sealed_memory_bytes: u64,
 }
 
-impl Node {
-    /// A node with no data, whose timers start at `now`.
-    pub fn new(config: NodeConfig, now: SimTime) -> Node {
+impl Shard {
+    /// A shard with no data, whose timers start at `now`.
+    pub fn new(config: ShardConfig, now: SimTime) -> Shard {
         config
             .validate()
-            .unwrap_or_else(|reason| panic!("invalid node configuration: {reason}"));
+            .unwrap_or_else(|reason| panic!("invalid shard configuration: {reason}"));
         let commitlog = Commitlog::new(
             config.commitlog_buffer_bytes,
             config.commitlog_segment_bytes,
@@ -109,7 +110,7 @@ impl Node {
         );
         let mut timers = TimerTable::default();
         timers.set(TimerKind::CommitlogSync, now + config.commitlog_sync_period);
-        Node {
+        Shard {
             config,
             active: Memtable::new(0),
             sealed: VecDeque::new(),
@@ -132,8 +133,8 @@ impl Node {
 
     // ----- getters -----
 
-    /// The node's configuration.
-    pub fn config(&self) -> &NodeConfig {
+    /// The shard's configuration.
+    pub fn config(&self) -> &ShardConfig {
         &self.config
     }
 
@@ -143,8 +144,8 @@ impl Node {
     }
 
     /// Current figures.
-    pub fn stats(&self) -> NodeStats {
-        NodeStats {
+    pub fn stats(&self) -> ShardStats {
+        ShardStats {
             memtable_bytes: self.dirty_bytes(),
             dirty_bytes: self.dirty_bytes(),
             virtual_dirty_bytes: self.virtual_dirty_bytes(),
@@ -255,7 +256,7 @@ impl Node {
         self.actions.pop_front()
     }
 
-    /// When [`Node::handle_timeout`] should next be called.
+    /// When [`Shard::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<SimTime> {
         self.timers.next_deadline()
     }
@@ -436,7 +437,7 @@ mod tests {
     const MIB: u64 = 1024 * 1024;
 
     /// A tiny driver: every CPU task and I/O completes instantly, in order.
-    fn drive(node: &mut Node, now: SimTime, replies: &mut Vec<RequestId>) {
+    fn drive(node: &mut Shard, now: SimTime, replies: &mut Vec<RequestId>) {
         while let Some(action) = node.poll_action() {
             match action {
                 Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
@@ -455,9 +456,9 @@ mod tests {
 
     #[test]
     fn every_write_is_acknowledged_and_memtables_flush_at_the_soft_limit() {
-        let config = NodeConfig::scylla_defaults(64 * MIB);
+        let config = ShardConfig::scylla_defaults(64 * MIB);
         let soft_limit = config.flush_soft_limit_bytes();
-        let mut node = Node::new(config, SimTime::ZERO);
+        let mut node = Shard::new(config, SimTime::ZERO);
         let mut replies = Vec::new();
         let now = SimTime::from_nanos(1);
         for key in 0..20_000 {
@@ -475,7 +476,7 @@ mod tests {
 
     #[test]
     fn writes_wait_at_the_dirty_limit_and_resume_after_the_flush() {
-        let mut node = Node::new(NodeConfig::scylla_defaults(64 * MIB), SimTime::ZERO);
+        let mut node = Shard::new(ShardConfig::scylla_defaults(64 * MIB), SimTime::ZERO);
         let now = SimTime::from_nanos(1);
         let mut replies = Vec::new();
         let mut flush_ios = Vec::new();
@@ -505,11 +506,11 @@ mod tests {
 
     #[test]
     fn the_sync_timer_writes_a_partial_commitlog_buffer() {
-        let mut node = Node::new(NodeConfig::scylla_defaults(64 * MIB), SimTime::ZERO);
+        let mut node = Shard::new(ShardConfig::scylla_defaults(64 * MIB), SimTime::ZERO);
         let now = SimTime::from_nanos(1);
         node.handle_client_request(now, write(1, 1));
         let mut ios = 0;
-        let mut drain = |node: &mut Node, now| {
+        let mut drain = |node: &mut Shard, now| {
             while let Some(action) = node.poll_action() {
                 match action {
                     Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
