@@ -1,5 +1,18 @@
 //! The deterministic simulator: kernel, seeded streams, the cluster harness,
 //! scenarios, metrics and reports.
+//!
+//! - [`kernel`]: virtual time and the event queue;
+//! - [`rng`]: per-component random streams derived from the run seed;
+//! - [`scenario`]: strict parsing of scenario files;
+//! - [`load`]: what cassandra-stress processes do;
+//! - [`cluster`]: engine shards on modelled hardware, driven by clients;
+//! - [`metrics`] and [`report`]: histograms, time series, the results folder.
 
+pub mod bench_hold;
+pub mod cluster;
 pub mod kernel;
+pub mod load;
+pub mod metrics;
+pub mod report;
 pub mod rng;
+pub mod scenario;

@@ -167,7 +167,7 @@ fn format_duration(duration: SimDuration, f: &mut fmt::Formatter<'_>) -> fmt::Re
         (1, "ns"),
     ];
     for (scale, suffix) in units {
-        if nanos >= scale && nanos % scale == 0 {
+        if nanos >= scale && nanos.is_multiple_of(scale) {
             return write!(f, "{}{}", nanos / scale, suffix);
         }
     }

@@ -1,0 +1,152 @@
+//! Latency histograms and the per-interval time series.
+//!
+//! Latencies are recorded in microseconds in HdrHistograms (3 significant
+//! digits, 1 us to 1 hour), as cassandra-stress records them; reports convert
+//! to milliseconds. Each op type has a whole-run histogram and an interval
+//! histogram that is reset at every interval tick.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use units::SimDuration;
+
+use crate::load::OpKind;
+
+/// Highest latency recorded, in microseconds (one hour); longer ones are
+/// clamped to it.
+const MAX_LATENCY_US: u64 = 3_600_000_000;
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("static histogram bounds are valid")
+}
+
+/// Latency figures in milliseconds, the shape of `summary.json`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LatencySummary {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+impl LatencySummary {
+    /// Summarises a histogram of microseconds.
+    pub fn of(histogram: &Histogram<u64>) -> LatencySummary {
+        let ms = |us: u64| us as f64 / 1000.0;
+        LatencySummary {
+            mean: round3(histogram.mean() / 1000.0),
+            p50: ms(histogram.value_at_quantile(0.50)),
+            p95: ms(histogram.value_at_quantile(0.95)),
+            p99: ms(histogram.value_at_quantile(0.99)),
+            p999: ms(histogram.value_at_quantile(0.999)),
+            max: ms(histogram.max()),
+        }
+    }
+}
+
+/// Rounds to 3 decimals so reports do not carry float noise.
+pub fn round3(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
+/// Latencies and counts of one op type.
+#[derive(Clone, Debug)]
+pub struct OpMetrics {
+    /// The op type.
+    pub kind: OpKind,
+    /// Whole-run latencies.
+    pub total: Histogram<u64>,
+    /// Latencies since the last interval tick.
+    pub interval: Histogram<u64>,
+    /// Operations completed in the whole run.
+    pub count: u64,
+    /// Operations completed since the last tick.
+    pub interval_count: u64,
+}
+
+impl OpMetrics {
+    /// Empty metrics for `kind`.
+    pub fn new(kind: OpKind) -> OpMetrics {
+        OpMetrics {
+            kind,
+            total: new_histogram(),
+            interval: new_histogram(),
+            count: 0,
+            interval_count: 0,
+        }
+    }
+
+    /// Records one completed operation.
+    #[inline]
+    pub fn record(&mut self, latency: SimDuration) {
+        let us = latency.as_nanos().div_ceil(1000).clamp(1, MAX_LATENCY_US);
+        self.total.saturating_record(us);
+        self.interval.saturating_record(us);
+        self.count += 1;
+        self.interval_count += 1;
+    }
+
+    /// Ends an interval: returns (operations, p99 ms) and resets it.
+    pub fn take_interval(&mut self) -> (u64, f64) {
+        let p99 = if self.interval_count == 0 {
+            0.0
+        } else {
+            self.interval.value_at_quantile(0.99) as f64 / 1000.0
+        };
+        let count = self.interval_count;
+        self.interval.reset();
+        self.interval_count = 0;
+        (count, p99)
+    }
+}
+
+/// The time series: a header and one row of formatted cells per interval.
+#[derive(Clone, Debug, Default)]
+pub struct TimeSeries {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows of cells, already formatted (so output bytes are fixed here).
+    pub rows: Vec<Vec<String>>,
+}
+
+impl TimeSeries {
+    /// Renders the series as CSV.
+    pub fn to_csv(&self) -> String {
+        let mut out = self.columns.join(",");
+        out.push('\n');
+        for row in &self.rows {
+            out.push_str(&row.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_are_summarised_in_milliseconds() {
+        let mut metrics = OpMetrics::new(OpKind::Write);
+        for us in 1..=1000u64 {
+            metrics.record(SimDuration::from_micros(us));
+        }
+        let summary = LatencySummary::of(&metrics.total);
+        assert!((summary.mean - 0.5005).abs() < 0.001, "{summary:?}");
+        assert!((summary.p99 - 0.990).abs() < 0.002, "{summary:?}");
+        assert_eq!(summary.max, 1.0);
+        let (count, p99) = metrics.take_interval();
+        assert_eq!(count, 1000);
+        assert!((p99 - 0.990).abs() < 0.002);
+        assert_eq!(metrics.take_interval(), (0, 0.0), "the interval resets");
+        assert_eq!(metrics.count, 1000, "the whole-run count does not");
+    }
+}

@@ -1,0 +1,355 @@
+//! Scenario files: the user's whole experiment in one TOML file.
+//!
+//! Parsing is strict: an unknown key, a missing required key, a malformed
+//! duration or size, or a value out of range is an error naming the file, the
+//! line, the field and the reason, on one line. Nothing is silently defaulted
+//! that changes what is simulated; the defaults that exist (seed 1, interval
+//! 1 s, one process per load) are printed with the resolved options at the
+//! start of every run.
+//!
+//! The layout follows `design/SCENARIO.md`; sections that later issues add
+//! (`[data]`, `[controller]`, `[[fault]]`, `[[action]]`, ...) are rejected as
+//! unknown keys until the mechanisms behind them exist.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use units::{parse_bytes, parse_duration, SimDuration};
+
+/// A duration written as `"90m"`, `"500ms"`, ...
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HumanDuration(pub SimDuration);
+
+impl<'de> Deserialize<'de> for HumanDuration {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer).map_err(|_| {
+            de::Error::custom("expected a duration string such as \"500ms\", \"60s\" or \"90m\"")
+        })?;
+        parse_duration(&text).map(HumanDuration).map_err(de::Error::custom)
+    }
+}
+
+/// A size written as `"1KB"`, `"32MiB"`, `"1.9TB"` or a plain number of bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HumanBytes(pub u64);
+
+impl<'de> Deserialize<'de> for HumanBytes {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Text(String),
+        }
+        match Raw::deserialize(deserializer).map_err(|_| {
+            de::Error::custom("expected a size such as \"1KB\", \"8GiB\" or a number of bytes")
+        })? {
+            Raw::Number(bytes) => Ok(HumanBytes(bytes)),
+            Raw::Text(text) => parse_bytes(&text).map(HumanBytes).map_err(de::Error::custom),
+        }
+    }
+}
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name, used in reports.
+    pub name: String,
+    /// One-line description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Run seed (the `--seed` flag overrides it). Default 1.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Simulated time to run (the `--duration` flag overrides it). If absent,
+    /// the run ends when every load has finished.
+    #[serde(default)]
+    pub duration: Option<HumanDuration>,
+    /// Time-series and interval-line resolution. Default 1 s.
+    #[serde(default)]
+    pub interval: Option<HumanDuration>,
+    /// The cluster under test.
+    pub cluster: ClusterSection,
+    /// Load phases, as cassandra-stress command lines.
+    #[serde(rename = "load")]
+    pub loads: Vec<LoadSection>,
+}
+
+/// `[cluster]`
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSection {
+    /// Software preset, e.g. `scylla-2.2`.
+    pub preset: String,
+    /// Number of nodes.
+    pub nodes: u32,
+    /// Instance type from the catalog, e.g. `i3.4xlarge`.
+    pub instance: String,
+    /// Per-field overrides of the instance.
+    #[serde(default)]
+    pub overrides: Option<ClusterOverrides>,
+}
+
+/// `[cluster.overrides]`
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterOverrides {
+    /// Memory of each node.
+    #[serde(default)]
+    pub memory: Option<HumanBytes>,
+    /// Scylla shards per node (default: from the instance's vCPUs).
+    #[serde(default)]
+    pub shards: Option<u32>,
+    /// NVMe drives per node.
+    #[serde(default)]
+    pub drives: Option<u32>,
+    /// Sustained NIC bandwidth, gigabits per second.
+    #[serde(default)]
+    pub nic_gbps: Option<f64>,
+}
+
+/// `[[load]]`
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSection {
+    /// Name of the phase, used in reports.
+    pub name: String,
+    /// The cassandra-stress command line, verbatim.
+    pub command: String,
+    /// c-s processes (loader machines) running the command. Default 1.
+    #[serde(default)]
+    pub processes: Option<u32>,
+    /// When the phase starts. Default 0 s.
+    #[serde(default)]
+    pub start: Option<HumanDuration>,
+}
+
+/// A bad scenario: file, line, field, reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file.
+    pub file: String,
+    /// Line number (1-based) where the parser could tell.
+    pub line: Option<usize>,
+    /// Dotted path of the field, e.g. `cluster.nodes` or `load[0].command`.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        // Keep it to one line whatever the underlying parser said.
+        let reason = self.reason.split_whitespace().collect::<Vec<_>>().join(" ");
+        write!(f, ": {reason}")
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl ScenarioError {
+    /// An error about `field` (no line known).
+    pub fn field(file: &str, field: impl Into<String>, reason: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: file.to_string(),
+            line: None,
+            field: Some(field.into()),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Reads and parses a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|error| ScenarioError {
+        file: file.clone(),
+        line: None,
+        field: None,
+        reason: format!("cannot read the file: {error}"),
+    })?;
+    parse(&file, &text)
+}
+
+/// Parses scenario text; `file` names it in errors.
+pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+    let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+    let deserializer = toml::Deserializer::parse(text).map_err(|error| ScenarioError {
+        file: file.to_string(),
+        line: error.span().map(|span| line_of(span.start)),
+        field: None,
+        reason: error.message().to_string(),
+    })?;
+    let scenario: Scenario = serde_path_to_error::deserialize(deserializer).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        let mut line = inner.span().map(|span| line_of(span.start));
+        let mut reason = inner.message().to_string();
+        // serde names the missing key but toml has no span for it.
+        if reason.starts_with("missing field") && line.is_none() {
+            reason = format!("{reason} (required)");
+        }
+        // serde_path_to_error's path already ends with an unknown key's name.
+        let field = (path != ".").then_some(path);
+        if let Some(unknown) = reason.strip_prefix("unknown field `") {
+            let key = unknown.split('`').next().unwrap_or_default();
+            if line.is_none() {
+                line = find_key_line(text, key);
+            }
+        }
+        ScenarioError {
+            file: file.to_string(),
+            line,
+            field,
+            reason,
+        }
+    })?;
+    validate(file, &scenario)?;
+    Ok(scenario)
+}
+
+/// The first line that assigns `key` (a fallback when the parser gives no span).
+fn find_key_line(text: &str, key: &str) -> Option<usize> {
+    text.lines().position(|line| {
+        let line = line.trim_start();
+        line.strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+    })
+    .map(|index| index + 1)
+}
+
+/// Checks value ranges the types cannot express.
+fn validate(file: &str, scenario: &Scenario) -> Result<(), ScenarioError> {
+    let fail = |field: &str, reason: String| Err(ScenarioError::field(file, field, reason));
+    if scenario.name.trim().is_empty() {
+        return fail("name", "must not be empty".into());
+    }
+    if scenario.cluster.nodes == 0 {
+        return fail("cluster.nodes", "a cluster needs at least 1 node".into());
+    }
+    if scenario.cluster.nodes > 10_000 {
+        return fail("cluster.nodes", format!("{} nodes is more than the 10,000 the twin supports", scenario.cluster.nodes));
+    }
+    if let Some(HumanDuration(interval)) = scenario.interval {
+        if interval < SimDuration::from_millis(1) {
+            return fail("interval", format!("{interval} is shorter than the 1ms minimum"));
+        }
+    }
+    if let Some(HumanDuration(duration)) = scenario.duration {
+        if duration == SimDuration::ZERO {
+            return fail("duration", "must be longer than zero".into());
+        }
+    }
+    if let Some(overrides) = &scenario.cluster.overrides {
+        if overrides.shards == Some(0) {
+            return fail("cluster.overrides.shards", "a node needs at least 1 shard".into());
+        }
+        if overrides.drives == Some(0) {
+            return fail("cluster.overrides.drives", "a database node needs at least 1 drive".into());
+        }
+        if let Some(gbps) = overrides.nic_gbps {
+            if !(gbps.is_finite() && gbps > 0.0) {
+                return fail("cluster.overrides.nic_gbps", format!("{gbps} is not a positive bandwidth"));
+            }
+        }
+    }
+    if scenario.loads.is_empty() {
+        return fail("load", "at least one [[load]] is needed".into());
+    }
+    for (index, load) in scenario.loads.iter().enumerate() {
+        if load.processes == Some(0) {
+            return fail(&format!("load[{index}].processes"), "must be at least 1".into());
+        }
+        if load.name.trim().is_empty() {
+            return fail(&format!("load[{index}].name"), "must not be empty".into());
+        }
+        if scenario.loads[..index].iter().any(|other| other.name == load.name) {
+            return fail(&format!("load[{index}].name"), format!("`{}` is used by an earlier load", load.name));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "t"
+duration = "60s"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 3
+instance = "i3.2xlarge"
+
+[[load]]
+name = "write"
+command = "cassandra-stress write n=1000"
+"#;
+
+    fn error(text: &str) -> String {
+        let message = parse("s.toml", text).unwrap_err().to_string();
+        assert!(!message.contains('\n'), "one line: {message}");
+        message
+    }
+
+    #[test]
+    fn a_good_scenario_parses() {
+        let scenario = parse("s.toml", GOOD).unwrap();
+        assert_eq!(scenario.cluster.nodes, 3);
+        assert_eq!(scenario.duration, Some(HumanDuration(SimDuration::from_secs(60))));
+        assert_eq!(scenario.loads[0].processes, None);
+    }
+
+    #[test]
+    fn an_unknown_key_names_file_line_and_field() {
+        let message = error(&GOOD.replace("nodes = 3", "nodez = 3"));
+        assert!(message.starts_with("s.toml:7: field `cluster.nodez`"), "{message}");
+        assert!(message.contains("unknown field"), "{message}");
+    }
+
+    #[test]
+    fn a_malformed_duration_names_the_field_and_reason() {
+        let message = error(&GOOD.replace("\"60s\"", "\"60 parsecs\""));
+        assert!(message.contains("s.toml:3"), "{message}");
+        assert!(message.contains("field `duration`"), "{message}");
+        assert!(message.contains("parsecs"), "{message}");
+    }
+
+    #[test]
+    fn a_missing_required_key_is_named() {
+        let message = error(&GOOD.replace("instance = \"i3.2xlarge\"\n", ""));
+        assert!(message.contains("instance"), "{message}");
+    }
+
+    #[test]
+    fn a_wrong_type_is_reported_with_its_field() {
+        let message = error(&GOOD.replace("nodes = 3", "nodes = \"three\""));
+        assert!(message.contains("field `cluster.nodes`"), "{message}");
+        assert!(message.contains("s.toml:7"), "{message}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_rejected() {
+        assert!(error(&GOOD.replace("nodes = 3", "nodes = 0")).contains("at least 1 node"));
+        let zero_processes = GOOD.replace("n=1000\"", "n=1000\"\nprocesses = 0");
+        assert!(error(&zero_processes).contains("load[0].processes"));
+    }
+
+    #[test]
+    fn broken_toml_gives_a_line() {
+        let message = error("name = \"t\"\n[cluster\n");
+        assert!(message.starts_with("s.toml:2"), "{message}");
+    }
+}
