@@ -1,1 +1,204 @@
-fn main() {}
+//! `twin`: the command line. Thin on purpose: it parses flags, calls `sim`,
+//! and prints; everything simulated lives in the library crates.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use sim::bench_hold::{run_hold, HoldConfig};
+use sim::plan::{resolve, RunOverrides};
+use sim::report::{write_results, Summary};
+
+/// Exit code for bad input (scenario file, flags).
+const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code for failures outside the simulation (e.g. cannot write results).
+const EXIT_ENVIRONMENT: u8 = 1;
+
+#[derive(Parser)]
+#[command(
+    name = "twin",
+    version,
+    about = "Deterministic discrete-event simulator and digital twin of a Scylla-style database cluster"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario file and write a results folder.
+    Run {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Run seed (overrides the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Results folder (default: results/<scenario file name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Simulated time to run, e.g. 60s or 90m (overrides `duration`).
+        #[arg(long)]
+        duration: Option<String>,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Benchmarks of the simulator itself.
+    Bench {
+        #[command(subcommand)]
+        bench: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// The HOLD benchmark: the kernel against a bare BinaryHeap loop.
+    Hold {
+        /// Pending events (the queue size held constant).
+        #[arg(long, default_value_t = 10_000)]
+        pending: usize,
+        /// Simulated seconds to run.
+        #[arg(long, default_value_t = 2_000.0)]
+        until: f64,
+        /// Seed of the delay stream.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run {
+            scenario,
+            seed,
+            out,
+            duration,
+            quiet,
+        } => run(scenario, seed, out, duration, quiet),
+        Command::Bench {
+            bench:
+                BenchCommand::Hold {
+                    pending,
+                    until,
+                    seed,
+                    json,
+                },
+        } => bench_hold(pending, until, seed, json),
+    }
+}
+
+fn run(
+    path: PathBuf,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    duration: Option<String>,
+    quiet: bool,
+) -> ExitCode {
+    let duration = match duration
+        .map(|text| units::parse_duration(&text))
+        .transpose()
+    {
+        Ok(duration) => duration,
+        Err(error) => {
+            eprintln!("twin: --duration: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let overrides = RunOverrides { seed, duration };
+    let plan = match sim::scenario::load(&path)
+        .and_then(|scenario| resolve(&path, &scenario, &overrides))
+    {
+        Ok(plan) => plan,
+        Err(error) => {
+            eprintln!("twin: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let out = out.unwrap_or_else(|| {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into());
+        PathBuf::from("results").join(stem)
+    });
+    println!("{}", plan.describe());
+    println!(
+        "reproduce: twin run {} --seed {}",
+        path.display(),
+        plan.seed
+    );
+    for note in &plan.notes {
+        println!("note: {note}");
+    }
+    let bar = progress_bar(&plan, quiet);
+    let outcome = sim::cluster::run(plan, &mut |progress| {
+        if let Some(bar) = &bar {
+            bar.set_position(progress.now.as_nanos() / 1_000_000);
+            bar.set_message(format!(
+                "{} ops",
+                sim::report::group_thousands(progress.operations)
+            ));
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let summary: Summary = match write_results(&out, &outcome) {
+        Ok(summary) => summary,
+        Err(error) => {
+            eprintln!("twin: cannot write results to {}: {error}", out.display());
+            return ExitCode::from(EXIT_ENVIRONMENT);
+        }
+    };
+    print!("{}", summary.to_stress_text());
+    println!("results: {}", out.display());
+    ExitCode::SUCCESS
+}
+
+fn progress_bar(plan: &sim::cluster::RunPlan, quiet: bool) -> Option<ProgressBar> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = match plan.duration {
+        Some(duration) => ProgressBar::new(duration.as_nanos() / 1_000_000),
+        None => ProgressBar::new_spinner(),
+    };
+    let style = ProgressStyle::with_template(
+        "{spinner} simulated {pos}/{len} ms [{wide_bar}] {msg} ({elapsed})",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .progress_chars("=> ");
+    bar.set_style(style);
+    Some(bar)
+}
+
+fn bench_hold(pending: usize, until: f64, seed: u64, json: bool) -> ExitCode {
+    if pending == 0 || !(until.is_finite() && until > 0.0) {
+        eprintln!("twin bench hold: --pending must be at least 1 and --until a positive number of seconds");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let report = run_hold(&HoldConfig {
+        pending,
+        until_seconds: until,
+        seed,
+    });
+    if json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(text) => println!("{text}"),
+            Err(error) => {
+                eprintln!("twin bench hold: {error}");
+                return ExitCode::from(EXIT_ENVIRONMENT);
+            }
+        }
+    } else {
+        print!("{}", report.to_text());
+    }
+    ExitCode::SUCCESS
+}

@@ -134,7 +134,10 @@ impl Commitlog {
 
     /// A buffer write of `bytes` completed.
     pub fn write_done(&mut self, bytes: u64) {
-        assert!(self.writes_in_flight > 0, "commitlog write completed that was never submitted");
+        assert!(
+            self.writes_in_flight > 0,
+            "commitlog write completed that was never submitted"
+        );
         self.writes_in_flight -= 1;
         self.bytes_written_total += bytes;
     }
@@ -187,7 +190,10 @@ impl Commitlog {
     /// Asserts the commitlog's invariants.
     pub fn check_invariants(&self) {
         assert!(self.writes_in_flight <= self.max_active_writes);
-        assert!(self.sealed_buffers.len() <= 1, "at most one full buffer waits for a write slot");
+        assert!(
+            self.sealed_buffers.len() <= 1,
+            "at most one full buffer waits for a write slot"
+        );
         assert!(self.buffer_fill_bytes <= self.buffer_capacity_bytes);
         assert!(self.oldest_live_segment <= self.current_segment);
         let unwritten: u64 = self.sealed_buffers.iter().sum::<u64>() + self.buffer_fill_bytes;
@@ -212,7 +218,11 @@ mod tests {
         for _ in 0..10 {
             accepted(log.append(10));
         }
-        assert_eq!(log.next_write(), None, "the buffer is full but not yet sealed");
+        assert_eq!(
+            log.next_write(),
+            None,
+            "the buffer is full but not yet sealed"
+        );
         accepted(log.append(10));
         assert_eq!(log.next_write(), Some(100));
         assert_eq!(log.next_write(), None);
@@ -227,15 +237,27 @@ mod tests {
         for _ in 0..11 {
             accepted(log.append(10));
         }
-        assert_eq!(log.next_write(), Some(100), "the first buffer goes in flight");
+        assert_eq!(
+            log.next_write(),
+            Some(100),
+            "the first buffer goes in flight"
+        );
         for _ in 0..10 {
             accepted(log.append(10));
         }
-        assert_eq!(log.next_write(), None, "the only slot is busy, the second buffer waits");
+        assert_eq!(
+            log.next_write(),
+            None,
+            "the only slot is busy, the second buffer waits"
+        );
         for _ in 0..9 {
             accepted(log.append(10));
         }
-        assert_eq!(log.append(10), Append::MustWait, "third buffer full, spare taken");
+        assert_eq!(
+            log.append(10),
+            Append::MustWait,
+            "third buffer full, spare taken"
+        );
         log.check_invariants();
         log.write_done(100);
         assert_eq!(log.next_write(), Some(100));

@@ -103,7 +103,9 @@ impl ShardConfig {
         if !(self.virtual_dirty_soft_limit > 0.0 && self.virtual_dirty_soft_limit < 1.0) {
             return Err("virtual_dirty_soft_limit must be in (0, 1)".into());
         }
-        if self.commitlog_buffer_bytes == 0 || self.commitlog_buffer_bytes > self.commitlog_segment_bytes {
+        if self.commitlog_buffer_bytes == 0
+            || self.commitlog_buffer_bytes > self.commitlog_segment_bytes
+        {
             return Err("commitlog buffer must be non-empty and fit in a segment".into());
         }
         if self.commitlog_max_active_writes == 0 || self.flush_write_behind == 0 {
@@ -126,7 +128,9 @@ mod tests {
         assert_eq!(config.dirty_limit_bytes(), 450 * MIB);
         assert_eq!(config.throttle_bytes(), 225 * MIB);
         // 0.135 M, to within rounding.
-        assert!((config.flush_soft_limit_bytes() as f64 / (1000 * MIB) as f64 - 0.135).abs() < 1e-6);
+        assert!(
+            (config.flush_soft_limit_bytes() as f64 / (1000 * MIB) as f64 - 0.135).abs() < 1e-6
+        );
         assert!(config.validate().is_ok());
     }
 }

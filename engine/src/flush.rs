@@ -40,7 +40,12 @@ pub enum FlushStep {
 
 impl FlushJob {
     /// Starts flushing `memtable` into SSTable `generation`.
-    pub fn new(memtable: Memtable, generation: u64, chunk_bytes: u64, write_behind: u32) -> FlushJob {
+    pub fn new(
+        memtable: Memtable,
+        generation: u64,
+        chunk_bytes: u64,
+        write_behind: u32,
+    ) -> FlushJob {
         assert!(!memtable.is_empty(), "flushing an empty memtable");
         assert!(chunk_bytes > 0 && write_behind > 0);
         FlushJob {
@@ -105,7 +110,10 @@ impl FlushJob {
 
     /// Seals the SSTable; returns it and the flushed memtable.
     pub fn finish(self, now: SimTime) -> (SSTable, Memtable) {
-        assert!(self.is_complete(), "sealing an SSTable before its data is written");
+        assert!(
+            self.is_complete(),
+            "sealing an SSTable before its data is written"
+        );
         let sstable = SSTable {
             generation: self.generation,
             data_bytes: self.memtable.sstable_bytes,
@@ -128,21 +136,36 @@ mod tests {
         memtable.insert(1, 1000, 250, 0);
         let mut job = FlushJob::new(memtable, 7, 100, 2);
         assert_eq!(job.next_step(), FlushStep::Serialize(100));
-        assert_eq!(job.next_step(), FlushStep::Wait, "one chunk serializes at a time");
+        assert_eq!(
+            job.next_step(),
+            FlushStep::Wait,
+            "one chunk serializes at a time"
+        );
         job.serialized(100);
         assert_eq!(job.next_step(), FlushStep::Serialize(100));
         job.serialized(100);
-        assert_eq!(job.next_step(), FlushStep::Wait, "write-behind of 2 chunks is full");
+        assert_eq!(
+            job.next_step(),
+            FlushStep::Wait,
+            "write-behind of 2 chunks is full"
+        );
         job.written(100);
         assert_eq!(job.written_memory_bytes(), 400);
-        assert_eq!(job.next_step(), FlushStep::Serialize(50), "the last chunk is short");
+        assert_eq!(
+            job.next_step(),
+            FlushStep::Serialize(50),
+            "the last chunk is short"
+        );
         job.serialized(50);
         job.written(100);
         assert!(!job.is_complete());
         job.written(50);
         assert!(job.is_complete());
         let (sstable, memtable) = job.finish(SimTime::from_nanos(5));
-        assert_eq!((sstable.generation, sstable.data_bytes, sstable.rows), (7, 250, 1));
+        assert_eq!(
+            (sstable.generation, sstable.data_bytes, sstable.rows),
+            (7, 250, 1)
+        );
         assert_eq!(memtable.id, 1);
     }
 }

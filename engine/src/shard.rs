@@ -160,12 +160,18 @@ impl Shard {
     }
 
     fn dirty_bytes(&self) -> u64 {
-        let flushing = self.flushing.as_ref().map_or(0, |job| job.memtable().memory_bytes);
+        let flushing = self
+            .flushing
+            .as_ref()
+            .map_or(0, |job| job.memtable().memory_bytes);
         self.active.memory_bytes + self.sealed_memory_bytes + flushing
     }
 
     fn virtual_dirty_bytes(&self) -> u64 {
-        let written = self.flushing.as_ref().map_or(0, FlushJob::written_memory_bytes);
+        let written = self
+            .flushing
+            .as_ref()
+            .map_or(0, FlushJob::written_memory_bytes);
         self.dirty_bytes() - written
     }
 
@@ -205,9 +211,17 @@ impl Shard {
                 }
             }
             TaskPurpose::FlushSerialize { bytes } => {
-                let job = self.flushing.as_mut().expect("flush serialization without a flush");
+                let job = self
+                    .flushing
+                    .as_mut()
+                    .expect("flush serialization without a flush");
                 job.serialized(bytes);
-                self.submit_io(IoKind::Write, bytes, IoClass::MemtableFlush, IoPurpose::FlushWrite { bytes });
+                self.submit_io(
+                    IoKind::Write,
+                    bytes,
+                    IoClass::MemtableFlush,
+                    IoPurpose::FlushWrite { bytes },
+                );
                 self.advance_flush(now);
             }
         }
@@ -226,7 +240,10 @@ impl Shard {
                 self.resume_commitlog_waiters(now);
             }
             IoPurpose::FlushWrite { bytes } => {
-                self.flushing.as_mut().expect("flush write without a flush").written(bytes);
+                self.flushing
+                    .as_mut()
+                    .expect("flush write without a flush")
+                    .written(bytes);
                 self.advance_flush(now);
                 self.resume_throttled();
             }
@@ -241,8 +258,10 @@ impl Shard {
                 TimerKind::CommitlogSync => {
                     self.commitlog.sync();
                     self.submit_commitlog_writes();
-                    self.timers
-                        .set(TimerKind::CommitlogSync, now + self.config.commitlog_sync_period);
+                    self.timers.set(
+                        TimerKind::CommitlogSync,
+                        now + self.config.commitlog_sync_period,
+                    );
                 }
             }
         }
@@ -324,13 +343,23 @@ impl Shard {
 
     fn submit_commitlog_writes(&mut self) {
         while let Some(bytes) = self.commitlog.next_write() {
-            self.submit_io(IoKind::Write, bytes, IoClass::Commitlog, IoPurpose::CommitlogWrite { bytes });
+            self.submit_io(
+                IoKind::Write,
+                bytes,
+                IoClass::Commitlog,
+                IoPurpose::CommitlogWrite { bytes },
+            );
         }
     }
 
     fn submit_io(&mut self, kind: IoKind, bytes: u64, class: IoClass, purpose: IoPurpose) {
         let id = IoId(self.ios.insert(purpose) as u64);
-        self.actions.push_back(Action::SubmitIo(IoRequest { id, kind, bytes, class }));
+        self.actions.push_back(Action::SubmitIo(IoRequest {
+            id,
+            kind,
+            bytes,
+            class,
+        }));
     }
 
     // ----- flushing -----
@@ -369,7 +398,9 @@ impl Shard {
     }
 
     fn advance_flush(&mut self, now: SimTime) {
-        let Some(job) = self.flushing.as_mut() else { return };
+        let Some(job) = self.flushing.as_mut() else {
+            return;
+        };
         if job.is_complete() {
             let job = self.flushing.take().expect("checked");
             let (sstable, _memtable) = job.finish(now);
@@ -411,7 +442,10 @@ impl Shard {
             self.commitlog.check_invariants();
             assert!(self.virtual_dirty_bytes() <= self.dirty_bytes());
             if let Some(deadline) = self.poll_timeout() {
-                assert!(deadline > now, "a due timer was not handled: {deadline} <= {now}");
+                assert!(
+                    deadline > now,
+                    "a due timer was not handled: {deadline} <= {now}"
+                );
             }
             assert!(
                 self.flushing.is_some() || self.sealed.is_empty(),
@@ -450,7 +484,10 @@ mod tests {
     fn write(id: u64, key: u64) -> ClientRequest {
         ClientRequest {
             id: RequestId(id),
-            operation: Operation::Write { key, value_bytes: 1024 },
+            operation: Operation::Write {
+                key,
+                value_bytes: 1024,
+            },
         }
     }
 
@@ -470,8 +507,15 @@ mod tests {
         assert!(stats.flushes_completed >= 1, "{stats:?}");
         assert!(stats.virtual_dirty_bytes < soft_limit);
         let rows: u64 = node.sstables().iter().map(|s| s.rows).sum();
-        assert_eq!(rows + node.active.rows, 20_000, "every row is in an SSTable or the memtable");
-        assert!(stats.commitlog_segments <= 3, "flushed segments are released: {stats:?}");
+        assert_eq!(
+            rows + node.active.rows,
+            20_000,
+            "every row is in an SSTable or the memtable"
+        );
+        assert!(
+            stats.commitlog_segments <= 3,
+            "flushed segments are released: {stats:?}"
+        );
     }
 
     #[test]
@@ -488,7 +532,9 @@ mod tests {
             while let Some(action) = node.poll_action() {
                 match action {
                     Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
-                    Action::SubmitIo(io) if io.class == IoClass::MemtableFlush => flush_ios.push(io.id),
+                    Action::SubmitIo(io) if io.class == IoClass::MemtableFlush => {
+                        flush_ios.push(io.id)
+                    }
                     Action::SubmitIo(io) => node.handle_io_done(now, io.id),
                     Action::Reply(reply) => replies.push(reply.id),
                 }
@@ -524,7 +570,10 @@ mod tests {
         };
         drain(&mut node, now);
         let deadline = node.poll_timeout().expect("the sync timer is armed");
-        assert_eq!(deadline, SimTime::ZERO + node.config().commitlog_sync_period);
+        assert_eq!(
+            deadline,
+            SimTime::ZERO + node.config().commitlog_sync_period
+        );
         node.handle_timeout(deadline);
         drain(&mut node, deadline);
         assert_eq!(ios, 1, "one partial buffer written at the sync");

@@ -46,7 +46,9 @@ impl CostTable {
 
     /// CPU time of a write of `mutation_bytes`.
     pub fn write_request(&self, mutation_bytes: u64) -> SimDuration {
-        SimDuration::from_nanos(self.write_request_ns + (mutation_bytes as f64 * self.write_ns_per_byte) as u64)
+        SimDuration::from_nanos(
+            self.write_request_ns + (mutation_bytes as f64 * self.write_ns_per_byte) as u64,
+        )
     }
 
     /// CPU time to serialize `bytes` of memtable during a flush.

@@ -44,7 +44,10 @@ impl FifoCore {
         }
         self.running = true;
         self.busy_since = Some(now);
-        Some(TaskCompletion { tag, at: now + cost })
+        Some(TaskCompletion {
+            tag,
+            at: now + cost,
+        })
     }
 
     /// The running task finished at `now`; returns the next one's completion.
@@ -52,7 +55,10 @@ impl FifoCore {
         assert!(self.running, "completion on an idle core");
         self.tasks_completed += 1;
         match self.queue.pop_front() {
-            Some((tag, cost)) => Some(TaskCompletion { tag, at: now + cost }),
+            Some((tag, cost)) => Some(TaskCompletion {
+                tag,
+                at: now + cost,
+            }),
             None => {
                 self.running = false;
                 if let Some(since) = self.busy_since.take() {
@@ -96,7 +102,10 @@ mod tests {
         let second = core.complete(first.at).unwrap();
         assert_eq!((second.tag, second.at), (2, SimTime::from_nanos(180)));
         assert_eq!(core.complete(second.at), None);
-        assert_eq!(core.busy_time(SimTime::from_nanos(1000)), SimDuration::from_nanos(80));
+        assert_eq!(
+            core.busy_time(SimTime::from_nanos(1000)),
+            SimDuration::from_nanos(80)
+        );
         assert_eq!(core.tasks_completed(), 2);
     }
 }

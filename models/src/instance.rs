@@ -46,7 +46,14 @@ impl Instance {
     }
 }
 
-const fn instance(name: &'static str, vcpus: u32, physical_cores: u32, memory_gib_x100: u64, drives: u32, nic_gbps: f64) -> Instance {
+const fn instance(
+    name: &'static str,
+    vcpus: u32,
+    physical_cores: u32,
+    memory_gib_x100: u64,
+    drives: u32,
+    nic_gbps: f64,
+) -> Instance {
     Instance {
         name,
         vcpus,

@@ -8,8 +8,10 @@
 
 #![warn(missing_docs)]
 
+pub mod cassandra_stress;
 pub mod cost;
 pub mod cpu;
+pub mod distribution;
 pub mod instance;
 pub mod network;
 pub mod nvme;

@@ -81,6 +81,9 @@ mod tests {
             total += (nic.send(now, 100, &mut rng) - now).as_secs_f64();
         }
         let mean_us = total / samples as f64 * 1e6;
-        assert!((mean_us - 55.08).abs() < 0.5, "mean one-way latency {mean_us} us");
+        assert!(
+            (mean_us - 55.08).abs() < 0.5,
+            "mean one-way latency {mean_us} us"
+        );
     }
 }

@@ -117,7 +117,9 @@ impl NvmeProfile {
 
     /// Internal channels: read IOPS x read latency (Little's law), at least 1.
     pub fn channels(&self) -> u32 {
-        (self.read_iops * self.read_latency.as_secs_f64()).round().max(1.0) as u32
+        (self.read_iops * self.read_latency.as_secs_f64())
+            .round()
+            .max(1.0) as u32
     }
 }
 
@@ -158,7 +160,8 @@ impl NvmeDevice {
     /// An idle device.
     pub fn new(profile: NvmeProfile) -> NvmeDevice {
         let channels = profile.channels();
-        let write_channel_time = SimDuration::from_secs_f64(f64::from(channels) / profile.write_iops);
+        let write_channel_time =
+            SimDuration::from_secs_f64(f64::from(channels) / profile.write_iops);
         NvmeDevice {
             profile,
             channels,
@@ -182,7 +185,13 @@ impl NvmeDevice {
 
     /// Submits request `tag`. Returns its completion if it started at once;
     /// otherwise it queues and a later [`NvmeDevice::complete`] starts it.
-    pub fn submit<R: Rng + ?Sized>(&mut self, now: SimTime, tag: u64, op: IoOp, rng: &mut R) -> Option<Completion> {
+    pub fn submit<R: Rng + ?Sized>(
+        &mut self,
+        now: SimTime,
+        tag: u64,
+        op: IoOp,
+        rng: &mut R,
+    ) -> Option<Completion> {
         if self.in_service < self.channels {
             Some(self.start(now, tag, op, rng))
         } else {
@@ -206,7 +215,13 @@ impl NvmeDevice {
         Some(self.start(now, tag, op, rng))
     }
 
-    fn start<R: Rng + ?Sized>(&mut self, now: SimTime, tag: u64, op: IoOp, rng: &mut R) -> Completion {
+    fn start<R: Rng + ?Sized>(
+        &mut self,
+        now: SimTime,
+        tag: u64,
+        op: IoOp,
+        rng: &mut R,
+    ) -> Completion {
         if self.in_service == 0 {
             self.busy_since = Some(now);
         }
@@ -214,16 +229,25 @@ impl NvmeDevice {
         let (access, bus_free_at, bytes_per_s) = match op.direction {
             IoDirection::Read => {
                 self.bytes_read += op.bytes;
-                (self.profile.read_latency, &mut self.read_bus_free_at, self.profile.read_bytes_per_s)
+                (
+                    self.profile.read_latency,
+                    &mut self.read_bus_free_at,
+                    self.profile.read_bytes_per_s,
+                )
             }
             IoDirection::Write => {
                 self.bytes_written += op.bytes;
-                (self.write_channel_time, &mut self.write_bus_free_at, self.profile.write_bytes_per_s)
+                (
+                    self.write_channel_time,
+                    &mut self.write_bus_free_at,
+                    self.profile.write_bytes_per_s,
+                )
             }
         };
         let access = SimDuration::from_secs_f64(access.as_secs_f64() * latency_jitter(rng));
         let transfer_start = (*bus_free_at).max(now);
-        let transfer_end = transfer_start + SimDuration::from_secs_f64(op.bytes as f64 / bytes_per_s);
+        let transfer_end =
+            transfer_start + SimDuration::from_secs_f64(op.bytes as f64 / bytes_per_s);
         *bus_free_at = transfer_end;
         Completion {
             tag,
@@ -288,28 +312,49 @@ mod tests {
                 promised.insert((c.at, c.tag), ());
             }
         }
-        (requests as f64 / now.as_secs_f64(), latency_total / requests as f64 * 1e6)
+        (
+            requests as f64 / now.as_secs_f64(),
+            latency_total / requests as f64 * 1e6,
+        )
     }
 
-    const READ_4K: IoOp = IoOp { direction: IoDirection::Read, bytes: 4096 };
+    const READ_4K: IoOp = IoOp {
+        direction: IoDirection::Read,
+        bytes: 4096,
+    };
 
     #[test]
     fn latency_is_flat_below_the_knee_and_iops_saturate_at_the_datasheet_rate() {
         let profile = NvmeProfile::i3_drive();
         let (iops_qd1, latency_qd1) = closed_loop(profile.clone(), READ_4K, 1, 20_000);
-        assert!((latency_qd1 - 92.0).abs() < 10.0, "QD1 latency {latency_qd1} us");
+        assert!(
+            (latency_qd1 - 92.0).abs() < 10.0,
+            "QD1 latency {latency_qd1} us"
+        );
         assert!((iops_qd1 - 1e6 / latency_qd1).abs() / iops_qd1 < 0.05);
         let (iops_deep, latency_deep) = closed_loop(profile, READ_4K, 128, 200_000);
-        assert!((iops_deep - 411_200.0).abs() / 411_200.0 < 0.10, "saturated IOPS {iops_deep}");
-        assert!(latency_deep > 2.5 * latency_qd1, "queueing shows above the knee: {latency_deep} us");
+        assert!(
+            (iops_deep - 411_200.0).abs() / 411_200.0 < 0.10,
+            "saturated IOPS {iops_deep}"
+        );
+        assert!(
+            latency_deep > 2.5 * latency_qd1,
+            "queueing shows above the knee: {latency_deep} us"
+        );
     }
 
     #[test]
     fn large_transfers_are_bandwidth_bound() {
-        let op = IoOp { direction: IoDirection::Write, bytes: 1 << 20 };
+        let op = IoOp {
+            direction: IoDirection::Write,
+            bytes: 1 << 20,
+        };
         let (iops, _) = closed_loop(NvmeProfile::i3_drive(), op, 16, 5_000);
         let bytes_per_s = iops * (1 << 20) as f64;
-        assert!((bytes_per_s - 808_775_652.0).abs() / 808_775_652.0 < 0.02, "{bytes_per_s}");
+        assert!(
+            (bytes_per_s - 808_775_652.0).abs() / 808_775_652.0 < 0.02,
+            "{bytes_per_s}"
+        );
     }
 
     #[test]

@@ -30,9 +30,10 @@ use slab::Slab;
 use units::{SimDuration, SimTime};
 
 use crate::kernel::{Kernel, TimerId};
-use crate::load::{KeyCursor, LoadPlan, OpKind, Pacer, StopPlan};
+use crate::load::{LoadPlan, OpKind, Pacer, StopPlan};
 use crate::metrics::{round3, OpMetrics, TimeSeries};
 use crate::rng::{self, splitmix64, SimRng};
+use models::distribution::SequentialKeys;
 
 /// Bytes on the wire around a CQL request or response (frame and TCP/IP
 /// headers); an estimate.
@@ -53,7 +54,7 @@ pub struct ClusterPlan {
     pub memory_per_shard_bytes: u64,
     /// The node's data device.
     pub device: NvmeProfile,
-    /// NIC bandwidth of nodes and loaders, Gbit/s.
+    /// NIC bandwidth of each node, Gbit/s.
     pub nic_gbps: f64,
     /// CPU prices.
     pub costs: CostTable,
@@ -140,7 +141,7 @@ struct ClientProcess {
     load: u32,
     nic: Nic,
     rng: SimRng,
-    keys: KeyCursor,
+    keys: SequentialKeys,
     pacer: Option<Pacer>,
     issued: u64,
     stop_at: Option<SimTime>,
@@ -193,7 +194,10 @@ impl Simulation {
             .collect();
         let shards = (0..cluster.nodes * cluster.shards_per_node)
             .map(|index| ShardState {
-                engine: Shard::new(ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes), SimTime::ZERO),
+                engine: Shard::new(
+                    ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes),
+                    SimTime::ZERO,
+                ),
                 core: FifoCore::new(),
                 node: index / cluster.shards_per_node,
                 timer: None,
@@ -204,9 +208,9 @@ impl Simulation {
             for process in 0..load.processes {
                 processes.push(ClientProcess {
                     load: load_index as u32,
-                    nic: Nic::new(cluster.nic_gbps),
+                    nic: Nic::new(load.loader_nic_gbps),
                     rng: rng::stream(seed, &format!("load/{}/process/{process}", load.name)),
-                    keys: KeyCursor::new(&load.keys),
+                    keys: load.keys.keys(),
                     pacer: None,
                     issued: 0,
                     stop_at: None,
@@ -239,13 +243,15 @@ impl Simulation {
             plan,
         };
         for (index, load) in simulation.plan.loads.iter().enumerate() {
-            simulation
-                .kernel
-                .schedule_at(SimTime::ZERO + load.start, Event::LoadStart { load: index as u32 });
+            simulation.kernel.schedule_at(
+                SimTime::ZERO + load.start,
+                Event::LoadStart { load: index as u32 },
+            );
         }
-        simulation
-            .kernel
-            .schedule_at(SimTime::ZERO + simulation.plan.interval, Event::IntervalTick);
+        simulation.kernel.schedule_at(
+            SimTime::ZERO + simulation.plan.interval,
+            Event::IntervalTick,
+        );
         for shard in 0..simulation.shards.len() {
             simulation.rearm_timer(shard as u32);
         }
@@ -289,22 +295,38 @@ impl Simulation {
             Event::ThreadReady { process } => self.issue(now, process),
             Event::PacedIssue { process } => self.send_request(now, process),
             Event::RequestArrives { shard, request } => {
-                self.shards[shard as usize].engine.handle_client_request(now, request);
+                self.shards[shard as usize]
+                    .engine
+                    .handle_client_request(now, request);
                 self.drain(now, shard);
             }
             Event::ReplyArrives { request } => self.complete(now, request),
             Event::CpuDone { shard, task } => {
                 let state = &mut self.shards[shard as usize];
                 if let Some(next) = state.core.complete(now) {
-                    self.kernel.schedule_at(next.at, Event::CpuDone { shard, task: next.tag });
+                    self.kernel.schedule_at(
+                        next.at,
+                        Event::CpuDone {
+                            shard,
+                            task: next.tag,
+                        },
+                    );
                 }
-                self.shards[shard as usize].engine.handle_cpu_done(now, TaskId(task));
+                self.shards[shard as usize]
+                    .engine
+                    .handle_cpu_done(now, TaskId(task));
                 self.drain(now, shard);
             }
             Event::IoDone { node, tag } => {
                 let hardware = &mut self.nodes[node as usize];
                 if let Some(next) = hardware.device.complete(now, &mut hardware.rng) {
-                    self.kernel.schedule_at(next.at, Event::IoDone { node, tag: next.tag });
+                    self.kernel.schedule_at(
+                        next.at,
+                        Event::IoDone {
+                            node,
+                            tag: next.tag,
+                        },
+                    );
                 }
                 let shard = (tag >> 32) as u32;
                 self.shards[shard as usize]
@@ -338,7 +360,12 @@ impl Simulation {
             };
             state.threads_running = threads;
             for _ in 0..threads {
-                self.kernel.schedule_at(now, Event::ThreadReady { process: process as u32 });
+                self.kernel.schedule_at(
+                    now,
+                    Event::ThreadReady {
+                        process: process as u32,
+                    },
+                );
             }
         }
     }
@@ -371,7 +398,12 @@ impl Simulation {
             let start = pacer.reserve(now);
             if start > now {
                 // The thread sleeps until its reserved slot.
-                self.kernel.schedule_at(start, Event::PacedIssue { process: process_index });
+                self.kernel.schedule_at(
+                    start,
+                    Event::PacedIssue {
+                        process: process_index,
+                    },
+                );
                 return;
             }
         }
@@ -380,7 +412,7 @@ impl Simulation {
 
     fn send_request(&mut self, at: SimTime, process_index: u32) {
         let process = &mut self.processes[process_index as usize];
-        let key = process.keys.next_key();
+        let key = process.keys.next();
         let load = &self.plan.loads[process.load as usize];
         let value_bytes = load.value_bytes;
         let kind = load.operation;
@@ -449,9 +481,17 @@ impl Simulation {
                             self.plan.cluster.costs.flush_serialize(bytes)
                         }
                     };
-                    if let Some(started) = self.shards[shard as usize].core.submit(now, task.id.0, cost) {
-                        self.kernel
-                            .schedule_at(started.at, Event::CpuDone { shard, task: started.tag });
+                    if let Some(started) = self.shards[shard as usize]
+                        .core
+                        .submit(now, task.id.0, cost)
+                    {
+                        self.kernel.schedule_at(
+                            started.at,
+                            Event::CpuDone {
+                                shard,
+                                task: started.tag,
+                            },
+                        );
                     }
                 }
                 Action::SubmitIo(io) => {
@@ -468,14 +508,21 @@ impl Simulation {
                         bytes: io.bytes,
                     };
                     if let Some(started) = hardware.device.submit(now, tag, op, &mut hardware.rng) {
-                        self.kernel
-                            .schedule_at(started.at, Event::IoDone { node, tag: started.tag });
+                        self.kernel.schedule_at(
+                            started.at,
+                            Event::IoDone {
+                                node,
+                                tag: started.tag,
+                            },
+                        );
                     }
                 }
                 Action::Reply(reply) => {
                     let node = self.shards[shard as usize].node;
                     let hardware = &mut self.nodes[node as usize];
-                    let arrival = hardware.nic.send(now, MESSAGE_OVERHEAD_BYTES, &mut hardware.rng);
+                    let arrival = hardware
+                        .nic
+                        .send(now, MESSAGE_OVERHEAD_BYTES, &mut hardware.rng);
                     self.kernel.schedule_at(
                         arrival,
                         Event::ReplyArrives {
@@ -521,7 +568,10 @@ impl Simulation {
             let shards = &self.shards[node * shards_per_node..(node + 1) * shards_per_node];
             let (memtable, sstables) = shards.iter().fold((0, 0), |(memtable, sstables), shard| {
                 let stats = shard.engine.stats();
-                (memtable + stats.memtable_bytes, sstables + stats.sstable_count)
+                (
+                    memtable + stats.memtable_bytes,
+                    sstables + stats.sstable_count,
+                )
             });
             let busy = hardware.device.busy_time(now);
             let utilisation = (busy - hardware.busy_at_last_tick).as_secs_f64() / length;
@@ -532,7 +582,8 @@ impl Simulation {
         }
         self.timeseries.rows.push(row);
         if now < self.end_time().unwrap_or(SimTime::MAX) {
-            self.kernel.schedule_at(now + self.plan.interval, Event::IntervalTick);
+            self.kernel
+                .schedule_at(now + self.plan.interval, Event::IntervalTick);
         }
     }
 
@@ -609,9 +660,14 @@ mod tests {
                 limit_ops_per_s: None,
                 operation: OpKind::Write,
                 value_bytes: 1024,
-                keys: KeyPlan::Sequential { first: 1, last: 1_000_000 },
+                keys: KeyPlan::Sequential {
+                    first: 1,
+                    last: 1_000_000,
+                },
                 stop: StopPlan::Count(20_000),
                 start: SimDuration::ZERO,
+                loader: "c4.4xlarge".into(),
+                loader_nic_gbps: 5.0,
             }],
             notes: Vec::new(),
         }
@@ -624,7 +680,12 @@ mod tests {
         assert!(!outcome.timeseries.rows.is_empty());
         // 40,000 x ~1.2 KB over 4 shards of 64 MiB: each shard passes its
         // 9 MB soft limit several times.
-        let sstables_column = outcome.timeseries.columns.iter().position(|c| c == "node0_sstables").unwrap();
+        let sstables_column = outcome
+            .timeseries
+            .columns
+            .iter()
+            .position(|c| c == "node0_sstables")
+            .unwrap();
         let last_row = outcome.timeseries.rows.last().unwrap();
         let sstables: u64 = last_row[sstables_column].parse().unwrap();
         assert!(sstables >= 2, "flushes wrote SSTables: {last_row:?}");

@@ -4,6 +4,7 @@
 //! - [`kernel`]: virtual time and the event queue;
 //! - [`rng`]: per-component random streams derived from the run seed;
 //! - [`scenario`]: strict parsing of scenario files;
+//! - [`plan`]: resolving a scenario into a [`cluster::RunPlan`];
 //! - [`load`]: what cassandra-stress processes do;
 //! - [`cluster`]: engine shards on modelled hardware, driven by clients;
 //! - [`metrics`] and [`report`]: histograms, time series, the results folder.
@@ -13,6 +14,7 @@ pub mod cluster;
 pub mod kernel;
 pub mod load;
 pub mod metrics;
+pub mod plan;
 pub mod report;
 pub mod rng;
 pub mod scenario;

@@ -8,7 +8,17 @@
 //! burst allowance). Every process runs the command as written: K processes
 //! with `n=N` perform K x N operations, as K copies of c-s would.
 
+use models::distribution::SequentialKeys;
 use units::{SimDuration, SimTime};
+
+impl KeyPlan {
+    /// The per-process key state at the start of the load.
+    pub fn keys(&self) -> SequentialKeys {
+        match *self {
+            KeyPlan::Sequential { first, last } => SequentialKeys::new(first, last),
+        }
+    }
+}
 
 /// How a load decides which partition key to use next.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +80,10 @@ pub struct LoadPlan {
     pub stop: StopPlan,
     /// When the load starts.
     pub start: SimDuration,
+    /// Loader instance type.
+    pub loader: String,
+    /// The loader's NIC bandwidth, Gbit/s.
+    pub loader_nic_gbps: f64,
 }
 
 /// The pacer shared by one process's threads under `limit=R/s`.
@@ -97,50 +111,9 @@ impl Pacer {
     }
 }
 
-/// Per-process key state.
-#[derive(Clone, Debug)]
-pub enum KeyCursor {
-    /// Next key of a sequential population.
-    Sequential {
-        /// The key to hand out next.
-        next: u64,
-        /// First key.
-        first: u64,
-        /// Last key.
-        last: u64,
-    },
-}
-
-impl KeyCursor {
-    /// A cursor at the start of `plan`.
-    pub fn new(plan: &KeyPlan) -> KeyCursor {
-        match *plan {
-            KeyPlan::Sequential { first, last } => KeyCursor::Sequential { next: first, first, last },
-        }
-    }
-
-    /// The next key.
-    pub fn next_key(&mut self) -> u64 {
-        match self {
-            KeyCursor::Sequential { next, first, last } => {
-                let key = *next;
-                *next = if key >= *last { *first } else { key + 1 };
-                key
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sequential_keys_visit_the_range_in_order_and_wrap() {
-        let mut cursor = KeyCursor::new(&KeyPlan::Sequential { first: 5, last: 7 });
-        let keys: Vec<u64> = (0..5).map(|_| cursor.next_key()).collect();
-        assert_eq!(keys, [5, 6, 7, 5, 6]);
-    }
 
     #[test]
     fn the_pacer_spaces_starts_by_the_rate() {

@@ -131,9 +131,17 @@ impl Summary {
             // the total column only when there is one; we show the count-weighted
             // mean for the mean line and the per-op figures in brackets.
             let total = if self.ops.len() == 1 {
-                self.ops.values().map(|op| pick(&op.latency_ms)).next().unwrap_or(0.0)
+                self.ops
+                    .values()
+                    .map(|op| pick(&op.latency_ms))
+                    .next()
+                    .unwrap_or(0.0)
             } else {
-                let weighted: f64 = self.ops.values().map(|op| pick(&op.latency_ms) * op.count as f64).sum();
+                let weighted: f64 = self
+                    .ops
+                    .values()
+                    .map(|op| pick(&op.latency_ms) * op.count as f64)
+                    .sum();
                 weighted / total_count.max(1) as f64
             };
             let _ = writeln!(
@@ -189,7 +197,12 @@ pub fn group_thousands(value: u64) -> String {
 /// Seconds as `HH:MM:SS`.
 fn format_hms(seconds: f64) -> String {
     let total = seconds.round() as u64;
-    format!("{:02}:{:02}:{:02}", total / 3600, total / 60 % 60, total % 60)
+    format!(
+        "{:02}:{:02}:{:02}",
+        total / 3600,
+        total / 60 % 60,
+        total % 60
+    )
 }
 
 /// Writes `summary.json`, `timeseries.csv` and `perf.json` into `dir`.
@@ -200,7 +213,8 @@ pub fn write_results(dir: &Path, outcome: &RunOutcome) -> std::io::Result<Summar
     json.push('\n');
     std::fs::write(dir.join("summary.json"), json)?;
     std::fs::write(dir.join("timeseries.csv"), outcome.timeseries.to_csv())?;
-    let mut perf = serde_json::to_string_pretty(&Perf::of(outcome)).map_err(std::io::Error::other)?;
+    let mut perf =
+        serde_json::to_string_pretty(&Perf::of(outcome)).map_err(std::io::Error::other)?;
     perf.push('\n');
     std::fs::write(dir.join("perf.json"), perf)?;
     Ok(summary)

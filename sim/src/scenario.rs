@@ -27,7 +27,9 @@ impl<'de> Deserialize<'de> for HumanDuration {
         let text = String::deserialize(deserializer).map_err(|_| {
             de::Error::custom("expected a duration string such as \"500ms\", \"60s\" or \"90m\"")
         })?;
-        parse_duration(&text).map(HumanDuration).map_err(de::Error::custom)
+        parse_duration(&text)
+            .map(HumanDuration)
+            .map_err(de::Error::custom)
     }
 }
 
@@ -47,7 +49,9 @@ impl<'de> Deserialize<'de> for HumanBytes {
             de::Error::custom("expected a size such as \"1KB\", \"8GiB\" or a number of bytes")
         })? {
             Raw::Number(bytes) => Ok(HumanBytes(bytes)),
-            Raw::Text(text) => parse_bytes(&text).map(HumanBytes).map_err(de::Error::custom),
+            Raw::Text(text) => parse_bytes(&text)
+                .map(HumanBytes)
+                .map_err(de::Error::custom),
         }
     }
 }
@@ -125,6 +129,11 @@ pub struct LoadSection {
     /// When the phase starts. Default 0 s.
     #[serde(default)]
     pub start: Option<HumanDuration>,
+    /// Instance type of the loader machines (one per process); its NIC
+    /// carries the process's requests. Default `c4.4xlarge`, the loader of
+    /// R1 and R2.
+    #[serde(default)]
+    pub loader: Option<String>,
 }
 
 /// A bad scenario: file, line, field, reason.
@@ -220,12 +229,13 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
 
 /// The first line that assigns `key` (a fallback when the parser gives no span).
 fn find_key_line(text: &str, key: &str) -> Option<usize> {
-    text.lines().position(|line| {
-        let line = line.trim_start();
-        line.strip_prefix(key)
-            .is_some_and(|rest| rest.trim_start().starts_with('='))
-    })
-    .map(|index| index + 1)
+    text.lines()
+        .position(|line| {
+            let line = line.trim_start();
+            line.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|index| index + 1)
 }
 
 /// Checks value ranges the types cannot express.
@@ -238,11 +248,20 @@ fn validate(file: &str, scenario: &Scenario) -> Result<(), ScenarioError> {
         return fail("cluster.nodes", "a cluster needs at least 1 node".into());
     }
     if scenario.cluster.nodes > 10_000 {
-        return fail("cluster.nodes", format!("{} nodes is more than the 10,000 the twin supports", scenario.cluster.nodes));
+        return fail(
+            "cluster.nodes",
+            format!(
+                "{} nodes is more than the 10,000 the twin supports",
+                scenario.cluster.nodes
+            ),
+        );
     }
     if let Some(HumanDuration(interval)) = scenario.interval {
         if interval < SimDuration::from_millis(1) {
-            return fail("interval", format!("{interval} is shorter than the 1ms minimum"));
+            return fail(
+                "interval",
+                format!("{interval} is shorter than the 1ms minimum"),
+            );
         }
     }
     if let Some(HumanDuration(duration)) = scenario.duration {
@@ -252,14 +271,23 @@ fn validate(file: &str, scenario: &Scenario) -> Result<(), ScenarioError> {
     }
     if let Some(overrides) = &scenario.cluster.overrides {
         if overrides.shards == Some(0) {
-            return fail("cluster.overrides.shards", "a node needs at least 1 shard".into());
+            return fail(
+                "cluster.overrides.shards",
+                "a node needs at least 1 shard".into(),
+            );
         }
         if overrides.drives == Some(0) {
-            return fail("cluster.overrides.drives", "a database node needs at least 1 drive".into());
+            return fail(
+                "cluster.overrides.drives",
+                "a database node needs at least 1 drive".into(),
+            );
         }
         if let Some(gbps) = overrides.nic_gbps {
             if !(gbps.is_finite() && gbps > 0.0) {
-                return fail("cluster.overrides.nic_gbps", format!("{gbps} is not a positive bandwidth"));
+                return fail(
+                    "cluster.overrides.nic_gbps",
+                    format!("{gbps} is not a positive bandwidth"),
+                );
             }
         }
     }
@@ -268,13 +296,22 @@ fn validate(file: &str, scenario: &Scenario) -> Result<(), ScenarioError> {
     }
     for (index, load) in scenario.loads.iter().enumerate() {
         if load.processes == Some(0) {
-            return fail(&format!("load[{index}].processes"), "must be at least 1".into());
+            return fail(
+                &format!("load[{index}].processes"),
+                "must be at least 1".into(),
+            );
         }
         if load.name.trim().is_empty() {
             return fail(&format!("load[{index}].name"), "must not be empty".into());
         }
-        if scenario.loads[..index].iter().any(|other| other.name == load.name) {
-            return fail(&format!("load[{index}].name"), format!("`{}` is used by an earlier load", load.name));
+        if scenario.loads[..index]
+            .iter()
+            .any(|other| other.name == load.name)
+        {
+            return fail(
+                &format!("load[{index}].name"),
+                format!("`{}` is used by an earlier load", load.name),
+            );
         }
     }
     Ok(())
@@ -308,14 +345,20 @@ command = "cassandra-stress write n=1000"
     fn a_good_scenario_parses() {
         let scenario = parse("s.toml", GOOD).unwrap();
         assert_eq!(scenario.cluster.nodes, 3);
-        assert_eq!(scenario.duration, Some(HumanDuration(SimDuration::from_secs(60))));
+        assert_eq!(
+            scenario.duration,
+            Some(HumanDuration(SimDuration::from_secs(60)))
+        );
         assert_eq!(scenario.loads[0].processes, None);
     }
 
     #[test]
     fn an_unknown_key_names_file_line_and_field() {
         let message = error(&GOOD.replace("nodes = 3", "nodez = 3"));
-        assert!(message.starts_with("s.toml:7: field `cluster.nodez`"), "{message}");
+        assert!(
+            message.starts_with("s.toml:7: field `cluster.nodez`"),
+            "{message}"
+        );
         assert!(message.contains("unknown field"), "{message}");
     }
 

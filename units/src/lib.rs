@@ -211,7 +211,9 @@ fn split_number(text: &str) -> Result<(f64, &str), UnitError> {
         .parse()
         .map_err(|_| UnitError(format!("`{number_part}` is not a number")))?;
     if !number.is_finite() || number < 0.0 {
-        return Err(UnitError(format!("`{text}` must be a finite, non-negative amount")));
+        return Err(UnitError(format!(
+            "`{text}` must be a finite, non-negative amount"
+        )));
     }
     Ok((number, unit_part.trim()))
 }
@@ -296,9 +298,18 @@ mod tests {
     #[test]
     fn durations_read_in_every_unit() {
         assert_eq!(parse_duration("90m").unwrap(), SimDuration::from_secs(5400));
-        assert_eq!(parse_duration("500ms").unwrap(), SimDuration::from_millis(500));
-        assert_eq!(parse_duration("1.5s").unwrap(), SimDuration::from_millis(1500));
-        assert_eq!(parse_duration("250us").unwrap(), SimDuration::from_micros(250));
+        assert_eq!(
+            parse_duration("500ms").unwrap(),
+            SimDuration::from_millis(500)
+        );
+        assert_eq!(
+            parse_duration("1.5s").unwrap(),
+            SimDuration::from_millis(1500)
+        );
+        assert_eq!(
+            parse_duration("250us").unwrap(),
+            SimDuration::from_micros(250)
+        );
         assert_eq!(parse_duration("2h").unwrap(), SimDuration::from_secs(7200));
         assert_eq!(parse_duration("10ns").unwrap(), SimDuration::from_nanos(10));
         assert_eq!(parse_duration(" 60s ").unwrap(), SimDuration::from_secs(60));
@@ -306,8 +317,14 @@ mod tests {
 
     #[test]
     fn durations_without_or_with_unknown_unit_are_errors() {
-        assert!(parse_duration("90").unwrap_err().to_string().contains("no unit"));
-        assert!(parse_duration("5 days").unwrap_err().to_string().contains("days"));
+        assert!(parse_duration("90")
+            .unwrap_err()
+            .to_string()
+            .contains("no unit"));
+        assert!(parse_duration("5 days")
+            .unwrap_err()
+            .to_string()
+            .contains("days"));
         assert!(parse_duration("ms").is_err());
         assert!(parse_duration("-5s").is_err());
     }
@@ -334,6 +351,9 @@ mod tests {
     fn time_arithmetic_saturates_instead_of_wrapping() {
         assert_eq!(SimTime::MAX + SimDuration::from_secs(1), SimTime::MAX);
         let later = SimTime::from_nanos(10);
-        assert_eq!(SimTime::from_nanos(5).saturating_since(later), SimDuration::ZERO);
+        assert_eq!(
+            SimTime::from_nanos(5).saturating_since(later),
+            SimDuration::ZERO
+        );
     }
 }

@@ -72,8 +72,20 @@ pub const REPORTS: [Report; 6] = [
     Report { run: "R6", source: "Intel Optane and Scylla: Providing the Speed of an In-memory Database with Persistency (2017)" },
 ];
 
-const fn figure(run: &'static str, setup: &'static str, metric: &'static str, value: f64, unit: Unit) -> Figure {
-    Figure { run, setup, metric, value, unit }
+const fn figure(
+    run: &'static str,
+    setup: &'static str,
+    metric: &'static str,
+    value: f64,
+    unit: Unit,
+) -> Figure {
+    Figure {
+        run,
+        setup,
+        metric,
+        value,
+        unit,
+    }
 }
 
 use Unit::*;
@@ -88,8 +100,20 @@ pub const FIGURES: &[Figure] = &[
     figure("R1", "scylla-2.2", "read latency p95", 3.3, Milliseconds),
     figure("R1", "scylla-2.2", "read latency p99", 4.5, Milliseconds),
     // R2: unthrottled writes for 120 minutes, compaction controller.
-    figure("R2", "scylla-2.1", "write throughput", 354_000.0, OpsPerSecond),
-    figure("R2", "scylla-2.2", "write throughput", 418_000.0, OpsPerSecond),
+    figure(
+        "R2",
+        "scylla-2.1",
+        "write throughput",
+        354_000.0,
+        OpsPerSecond,
+    ),
+    figure(
+        "R2",
+        "scylla-2.2",
+        "write throughput",
+        418_000.0,
+        OpsPerSecond,
+    ),
     // R3: streaming, 2.3 (RPC per fragment) vs 3.0 (RPC streams).
     figure("R3", "scylla-2.3", "decommission, idle", 895.0, Seconds),
     figure("R3", "scylla-2.3", "add node, idle", 1472.0, Seconds),
@@ -105,63 +129,375 @@ pub const FIGURES: &[Figure] = &[
     figure("R4", "scylla-3.0", "read latency p99", 4.5, Milliseconds),
     figure("R4", "scylla-3.0", "read latency p99.9", 34.0, Milliseconds),
     // R5: 4 x i3.metal Scylla 2.2 vs 40 x i3.4xlarge Cassandra 3.11, 50/50 QUORUM.
-    figure("R5", "scylla-2.2 4 x i3.metal, 300K", "achieved throughput", 304_000.0, OpsPerSecond),
-    figure("R5", "scylla-2.2 4 x i3.metal, 300K", "server load", 70.0, Percent),
-    figure("R5", "scylla-2.2 4 x i3.metal, 300K", "read latency p95", 8.0, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 300K", "read latency p99", 12.0, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 300K", "read latency p99.9", 36.0, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 300K", "write latency p95", 3.2, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 300K", "write latency p99", 4.8, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 300K", "write latency p99.9", 9.9, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 300K", "achieved throughput", 306_000.0, OpsPerSecond),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 300K", "server load", 50.0, Percent),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 300K", "read latency p95", 5.3, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 300K", "read latency p99", 131.3, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 300K", "read latency p99.9", 483.2, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 300K", "write latency p95", 2.4, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 300K", "write latency p99", 11.9, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 300K", "write latency p99.9", 474.4, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 100K", "achieved throughput", 100_000.0, OpsPerSecond),
-    figure("R5", "scylla-2.2 4 x i3.metal, 100K", "server load", 25.0, Percent),
-    figure("R5", "scylla-2.2 4 x i3.metal, 100K", "read latency p95", 2.6, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 100K", "read latency p99", 5.6, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 100K", "read latency p99.9", 8.4, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 100K", "write latency p95", 0.8, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 100K", "write latency p99", 2.4, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal, 100K", "write latency p99.9", 3.5, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 100K", "achieved throughput", 100_000.0, OpsPerSecond),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 100K", "server load", 18.0, Percent),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 100K", "read latency p95", 1.2, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 100K", "read latency p99", 8.6, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 100K", "read latency p99.9", 286.6, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 100K", "write latency p95", 0.8, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 100K", "write latency p99", 1.0, Milliseconds),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge, 100K", "write latency p99.9", 283.7, Milliseconds),
-    figure("R5", "scylla-2.2 4 x i3.metal", "1-year reserved cost, all upfront", 112_100.0, Dollars),
-    figure("R5", "cassandra-3.11 40 x i3.4xlarge", "1-year reserved cost, all upfront", 278_560.0, Dollars),
-    figure("R5", "40 nodes", "probability of a concurrent double failure", 2.7, Percent),
-    figure("R5", "4 nodes", "probability of a concurrent double failure", 0.27, Percent),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 300K",
+        "achieved throughput",
+        304_000.0,
+        OpsPerSecond,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 300K",
+        "server load",
+        70.0,
+        Percent,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 300K",
+        "read latency p95",
+        8.0,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 300K",
+        "read latency p99",
+        12.0,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 300K",
+        "read latency p99.9",
+        36.0,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 300K",
+        "write latency p95",
+        3.2,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 300K",
+        "write latency p99",
+        4.8,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 300K",
+        "write latency p99.9",
+        9.9,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 300K",
+        "achieved throughput",
+        306_000.0,
+        OpsPerSecond,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 300K",
+        "server load",
+        50.0,
+        Percent,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 300K",
+        "read latency p95",
+        5.3,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 300K",
+        "read latency p99",
+        131.3,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 300K",
+        "read latency p99.9",
+        483.2,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 300K",
+        "write latency p95",
+        2.4,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 300K",
+        "write latency p99",
+        11.9,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 300K",
+        "write latency p99.9",
+        474.4,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 100K",
+        "achieved throughput",
+        100_000.0,
+        OpsPerSecond,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 100K",
+        "server load",
+        25.0,
+        Percent,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 100K",
+        "read latency p95",
+        2.6,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 100K",
+        "read latency p99",
+        5.6,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 100K",
+        "read latency p99.9",
+        8.4,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 100K",
+        "write latency p95",
+        0.8,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 100K",
+        "write latency p99",
+        2.4,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal, 100K",
+        "write latency p99.9",
+        3.5,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 100K",
+        "achieved throughput",
+        100_000.0,
+        OpsPerSecond,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 100K",
+        "server load",
+        18.0,
+        Percent,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 100K",
+        "read latency p95",
+        1.2,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 100K",
+        "read latency p99",
+        8.6,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 100K",
+        "read latency p99.9",
+        286.6,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 100K",
+        "write latency p95",
+        0.8,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 100K",
+        "write latency p99",
+        1.0,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 100K",
+        "write latency p99.9",
+        283.7,
+        Milliseconds,
+    ),
+    figure(
+        "R5",
+        "scylla-2.2 4 x i3.metal",
+        "1-year reserved cost, all upfront",
+        112_100.0,
+        Dollars,
+    ),
+    figure(
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge",
+        "1-year reserved cost, all upfront",
+        278_560.0,
+        Dollars,
+    ),
+    figure(
+        "R5",
+        "40 nodes",
+        "probability of a concurrent double failure",
+        2.7,
+        Percent,
+    ),
+    figure(
+        "R5",
+        "4 nodes",
+        "probability of a concurrent double failure",
+        0.27,
+        Percent,
+    ),
     // R6: fio sweeps of a RAID-0 of 2 x Optane P4800X.
-    figure("R6", "optane-p4800x x2, randread 4k", "knee queue depth", 24.0, QueueDepth),
-    figure("R6", "optane-p4800x x2, randread 4k", "IOPS at knee", 1_000_000.0, Iops),
-    figure("R6", "optane-p4800x x2, randread 4k", "latency at knee", 18.0, Microseconds),
-    figure("R6", "optane-p4800x x2, randwrite 128k", "knee queue depth", 8.0, QueueDepth),
-    figure("R6", "optane-p4800x x2, randwrite 128k", "IOPS at knee", 32_000.0, Iops),
-    figure("R6", "optane-p4800x x2, randwrite 128k", "latency at knee", 237.0, Microseconds),
+    figure(
+        "R6",
+        "optane-p4800x x2, randread 4k",
+        "knee queue depth",
+        24.0,
+        QueueDepth,
+    ),
+    figure(
+        "R6",
+        "optane-p4800x x2, randread 4k",
+        "IOPS at knee",
+        1_000_000.0,
+        Iops,
+    ),
+    figure(
+        "R6",
+        "optane-p4800x x2, randread 4k",
+        "latency at knee",
+        18.0,
+        Microseconds,
+    ),
+    figure(
+        "R6",
+        "optane-p4800x x2, randwrite 128k",
+        "knee queue depth",
+        8.0,
+        QueueDepth,
+    ),
+    figure(
+        "R6",
+        "optane-p4800x x2, randwrite 128k",
+        "IOPS at knee",
+        32_000.0,
+        Iops,
+    ),
+    figure(
+        "R6",
+        "optane-p4800x x2, randwrite 128k",
+        "latency at knee",
+        237.0,
+        Microseconds,
+    ),
 ];
 
 /// The comparisons the reports state, with their published sizes.
 pub const COMPARISONS: &[Comparison] = &[
-    Comparison { run: "R1", metric: "read latency mean", baseline: "scylla-2.1", candidate: "scylla-2.2", published_improvement_percent: 23.0 },
-    Comparison { run: "R1", metric: "read latency p95", baseline: "scylla-2.1", candidate: "scylla-2.2", published_improvement_percent: 32.0 },
-    Comparison { run: "R1", metric: "read latency p99", baseline: "scylla-2.1", candidate: "scylla-2.2", published_improvement_percent: 42.0 },
-    Comparison { run: "R2", metric: "write throughput", baseline: "scylla-2.1", candidate: "scylla-2.2", published_improvement_percent: 18.0 },
-    Comparison { run: "R3", metric: "decommission, idle", baseline: "scylla-2.3", candidate: "scylla-3.0", published_improvement_percent: 22.0 },
-    Comparison { run: "R3", metric: "add node, idle", baseline: "scylla-2.3", candidate: "scylla-3.0", published_improvement_percent: 16.0 },
-    Comparison { run: "R3", metric: "add node, under load", baseline: "scylla-2.3", candidate: "scylla-3.0", published_improvement_percent: 13.0 },
-    Comparison { run: "R4", metric: "read latency p95", baseline: "scylla-2.3", candidate: "scylla-3.0", published_improvement_percent: 60.0 },
-    Comparison { run: "R4", metric: "read latency p99", baseline: "scylla-2.3", candidate: "scylla-3.0", published_improvement_percent: 62.0 },
-    Comparison { run: "R4", metric: "read latency p99.9", baseline: "scylla-2.3", candidate: "scylla-3.0", published_improvement_percent: 10.0 },
+    Comparison {
+        run: "R1",
+        metric: "read latency mean",
+        baseline: "scylla-2.1",
+        candidate: "scylla-2.2",
+        published_improvement_percent: 23.0,
+    },
+    Comparison {
+        run: "R1",
+        metric: "read latency p95",
+        baseline: "scylla-2.1",
+        candidate: "scylla-2.2",
+        published_improvement_percent: 32.0,
+    },
+    Comparison {
+        run: "R1",
+        metric: "read latency p99",
+        baseline: "scylla-2.1",
+        candidate: "scylla-2.2",
+        published_improvement_percent: 42.0,
+    },
+    Comparison {
+        run: "R2",
+        metric: "write throughput",
+        baseline: "scylla-2.1",
+        candidate: "scylla-2.2",
+        published_improvement_percent: 18.0,
+    },
+    Comparison {
+        run: "R3",
+        metric: "decommission, idle",
+        baseline: "scylla-2.3",
+        candidate: "scylla-3.0",
+        published_improvement_percent: 22.0,
+    },
+    Comparison {
+        run: "R3",
+        metric: "add node, idle",
+        baseline: "scylla-2.3",
+        candidate: "scylla-3.0",
+        published_improvement_percent: 16.0,
+    },
+    Comparison {
+        run: "R3",
+        metric: "add node, under load",
+        baseline: "scylla-2.3",
+        candidate: "scylla-3.0",
+        published_improvement_percent: 13.0,
+    },
+    Comparison {
+        run: "R4",
+        metric: "read latency p95",
+        baseline: "scylla-2.3",
+        candidate: "scylla-3.0",
+        published_improvement_percent: 60.0,
+    },
+    Comparison {
+        run: "R4",
+        metric: "read latency p99",
+        baseline: "scylla-2.3",
+        candidate: "scylla-3.0",
+        published_improvement_percent: 62.0,
+    },
+    Comparison {
+        run: "R4",
+        metric: "read latency p99.9",
+        baseline: "scylla-2.3",
+        candidate: "scylla-3.0",
+        published_improvement_percent: 10.0,
+    },
 ];
 
 /// The figure of `run`, `setup` and `metric`, if published.
@@ -178,8 +514,12 @@ mod tests {
     /// Improvement of `candidate` over `baseline`, percent, for a metric
     /// where lower is better (latency, time) or higher is better (throughput).
     fn improvement(comparison: &Comparison) -> f64 {
-        let baseline = find(comparison.run, comparison.baseline, comparison.metric).unwrap().value;
-        let candidate = find(comparison.run, comparison.candidate, comparison.metric).unwrap().value;
+        let baseline = find(comparison.run, comparison.baseline, comparison.metric)
+            .unwrap()
+            .value;
+        let candidate = find(comparison.run, comparison.candidate, comparison.metric)
+            .unwrap()
+            .value;
         if comparison.metric.contains("throughput") {
             (candidate - baseline) / baseline * 100.0
         } else {
@@ -208,8 +548,14 @@ mod tests {
     #[test]
     fn every_run_has_a_report_and_the_blind_row_is_absent() {
         for figure in FIGURES {
-            assert!(REPORTS.iter().any(|report| report.run == figure.run), "{figure:?}");
-            assert!(!figure.setup.contains("200K"), "R5's 200K row is a blind check");
+            assert!(
+                REPORTS.iter().any(|report| report.run == figure.run),
+                "{figure:?}"
+            );
+            assert!(
+                !figure.setup.contains("200K"),
+                "R5's 200K row is a blind check"
+            );
         }
     }
 }

@@ -1,0 +1,277 @@
+//! From a parsed scenario to a [`RunPlan`]: instance lookup, overrides, shard
+//! memory, and each load's cassandra-stress command resolved into what the
+//! simulator's clients do.
+//!
+//! Every choice that changes what is simulated is either in the scenario or
+//! reported: the plan's `describe()` line is printed at the start of a run,
+//! and `notes` lists options accepted but without effect on the simulation.
+
+use std::path::Path;
+
+use models::cassandra_stress::{self, Operation, Population, Rate, Stop};
+use models::cost::CostTable;
+use models::distribution::SizeDistribution;
+use models::instance::{self, seastar_reserved_memory_bytes};
+use units::SimDuration;
+
+use crate::cluster::{ClusterPlan, RunPlan};
+use crate::load::{KeyPlan, LoadPlan, OpKind, StopPlan};
+use crate::scenario::{HumanDuration, Scenario, ScenarioError};
+
+/// Presets whose write path the engine runs today. They differ in
+/// controllers, digests, hints and streaming, which later issues add; the
+/// write path modelled here (commitlog, memtables, flush) is common to all.
+const SCYLLA_PRESETS: [&str; 4] = ["scylla-2.1", "scylla-2.2", "scylla-2.3", "scylla-3.0"];
+
+/// Loader instance when a load names none: R1 and R2 used c4.4xlarge.
+const DEFAULT_LOADER: &str = "c4.4xlarge";
+
+/// Command-line overrides of scenario fields.
+#[derive(Clone, Debug, Default)]
+pub struct RunOverrides {
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--duration`.
+    pub duration: Option<SimDuration>,
+}
+
+impl RunPlan {
+    /// One line with every resolved option that shapes the run.
+    pub fn describe(&self) -> String {
+        let cluster = &self.cluster;
+        let duration = self
+            .duration
+            .map_or_else(|| "until loads finish".to_string(), |d| d.to_string());
+        let loads: Vec<String> = self
+            .loads
+            .iter()
+            .map(|load| {
+                let limit = load
+                    .limit_ops_per_s
+                    .map_or_else(String::new, |rate| format!(" limit={rate}/s"));
+                format!(
+                    "{} ({} x {} threads on {}{limit}, {} B values, {})",
+                    load.name,
+                    load.processes,
+                    load.threads,
+                    load.loader,
+                    load.value_bytes,
+                    match load.stop {
+                        StopPlan::Count(count) => format!("n={count} per process"),
+                        StopPlan::Duration(duration) => format!("duration={duration}"),
+                    }
+                )
+            })
+            .collect();
+        format!(
+            "twin run: scenario {}, seed {}, duration {}, interval {}; cluster {} x {} ({}), {} shards/node, {} MiB/shard, device {} ({} channels); loads: {}",
+            self.scenario,
+            self.seed,
+            duration,
+            self.interval,
+            cluster.nodes,
+            cluster.instance,
+            cluster.preset,
+            cluster.shards_per_node,
+            cluster.memory_per_shard_bytes / (1024 * 1024),
+            cluster.device.name,
+            cluster.device.channels(),
+            loads.join("; ")
+        )
+    }
+}
+
+/// Resolves `scenario` (read from `path`) with command-line `overrides`.
+pub fn resolve(
+    path: &Path,
+    scenario: &Scenario,
+    overrides: &RunOverrides,
+) -> Result<RunPlan, ScenarioError> {
+    let file = path.display().to_string();
+    let cluster = resolve_cluster(&file, scenario)?;
+    let mut notes = Vec::new();
+    let mut loads = Vec::with_capacity(scenario.loads.len());
+    for (index, section) in scenario.loads.iter().enumerate() {
+        let field = format!("load[{index}].command");
+        let command = cassandra_stress::parse(&section.command)
+            .map_err(|error| ScenarioError::field(&file, &field, error.to_string()))?;
+        if !command.ignored_options.is_empty() {
+            notes.push(format!(
+                "load `{}`: {} accepted but do not affect the simulation",
+                section.name,
+                command.ignored_options.join(", ")
+            ));
+        }
+        loads.push(resolve_load(&file, &field, section, &command)?);
+    }
+    let duration = overrides
+        .duration
+        .or(scenario.duration.map(|HumanDuration(duration)| duration));
+    Ok(RunPlan {
+        scenario: scenario.name.clone(),
+        seed: overrides.seed.or(scenario.seed).unwrap_or(1),
+        duration,
+        interval: scenario
+            .interval
+            .map_or(SimDuration::from_secs(1), |HumanDuration(interval)| {
+                interval
+            }),
+        cluster,
+        loads,
+        notes,
+    })
+}
+
+fn resolve_cluster(file: &str, scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
+    let section = &scenario.cluster;
+    if !SCYLLA_PRESETS.contains(&section.preset.as_str()) {
+        let reason = if section.preset == "cassandra-3.11" {
+            "cassandra-3.11 needs the JVM runtime model, which is not in this build; use one of scylla-2.1, scylla-2.2, scylla-2.3, scylla-3.0".to_string()
+        } else {
+            format!(
+                "unknown preset `{}`; accepted: {}",
+                section.preset,
+                SCYLLA_PRESETS.join(", ")
+            )
+        };
+        return Err(ScenarioError::field(file, "cluster.preset", reason));
+    }
+    let instance = instance::by_name(&section.instance).ok_or_else(|| {
+        ScenarioError::field(
+            file,
+            "cluster.instance",
+            format!(
+                "unknown instance `{}`; the catalog has {}",
+                section.instance,
+                instance::names().join(", ")
+            ),
+        )
+    })?;
+    let overrides = section.overrides.clone().unwrap_or_default();
+    let drives = overrides.drives.unwrap_or(instance.drives);
+    if drives == 0 {
+        return Err(ScenarioError::field(
+            file,
+            "cluster.instance",
+            format!("`{}` has no local drives; database nodes need at least one (set cluster.overrides.drives)", instance.name),
+        ));
+    }
+    let memory = overrides
+        .memory
+        .map_or(instance.memory_bytes, |bytes| bytes.0);
+    let shards = overrides.shards.unwrap_or_else(|| instance.scylla_shards());
+    let usable = memory.saturating_sub(seastar_reserved_memory_bytes(memory));
+    let memory_per_shard = usable / u64::from(shards);
+    if memory_per_shard < 64 * 1024 * 1024 {
+        return Err(ScenarioError::field(
+            file,
+            "cluster.overrides.memory",
+            format!(
+                "{} of memory leaves {} per shard for {shards} shards after the OS reserve; at least 64 MiB per shard is needed",
+                units::format_bytes(memory),
+                units::format_bytes(memory_per_shard)
+            ),
+        ));
+    }
+    Ok(ClusterPlan {
+        preset: section.preset.clone(),
+        nodes: section.nodes,
+        instance: instance.name.to_string(),
+        shards_per_node: shards,
+        memory_per_shard_bytes: memory_per_shard,
+        device: models::nvme::NvmeProfile::i3_drive().striped(drives),
+        nic_gbps: overrides.nic_gbps.unwrap_or(instance.nic_gbps),
+        costs: CostTable::scylla(),
+    })
+}
+
+fn resolve_load(
+    file: &str,
+    field: &str,
+    section: &crate::scenario::LoadSection,
+    command: &cassandra_stress::StressCommand,
+) -> Result<LoadPlan, ScenarioError> {
+    let fail = |reason: String| Err(ScenarioError::field(file, field, reason));
+    let operation = match command.operation {
+        Operation::Write => OpKind::Write,
+        _ => {
+            return fail(format!(
+                "`{}` loads need the read path, which arrives with the storage-engine issue; this build runs `write` loads",
+                command.operation.name()
+            ))
+        }
+    };
+    let factor = command.effective_replication_factor();
+    if factor != 1 {
+        return fail(format!(
+            "replication(factor={factor}): this build places one replica per key; replication arrives with the cluster issue"
+        ));
+    }
+    let (threads, limit_ops_per_s) = match command.rate {
+        Rate::ClosedLoop { threads, throttle_per_sec } => (threads, throttle_per_sec.map(|rate| rate as f64)),
+        Rate::FixedRate { .. } => {
+            return fail("open-loop `-rate fixed=R/s` arrives with the workloads issue; use `-rate 'threads=N limit=R/s'`".into())
+        }
+        Rate::Auto { .. } => {
+            return fail("c-s's automatic thread search (no `-rate threads=N`) arrives with the workloads issue; give `-rate threads=N`".into())
+        }
+    };
+    let value_bytes = match (&command.columns.count, &command.columns.size) {
+        (SizeDistribution::Fixed(count), SizeDistribution::Fixed(size)) => count * size,
+        _ => return fail(
+            "this build needs fixed column counts and sizes (`-col 'size=FIXED(B) n=FIXED(C)'`)"
+                .into(),
+        ),
+    };
+    let keys = match &command.population {
+        Population::Sequential { first, last, wrap: true } => KeyPlan::Sequential { first: *first, last: *last },
+        Population::Sequential { wrap: false, .. } => {
+            return fail("`-pop seq=a..b no-wrap` (stop when the keys run out) arrives with the workloads issue".into())
+        }
+        Population::Distribution(dist) => {
+            return fail(format!(
+                "this build runs sequential populations (`-pop seq=a..b`); `dist={dist}` arrives with the workloads issue"
+            ))
+        }
+    };
+    let loader_name = section.loader.as_deref().unwrap_or(DEFAULT_LOADER);
+    let Some(loader) = instance::by_name(loader_name) else {
+        return Err(ScenarioError::field(
+            file,
+            field.replace(".command", ".loader"),
+            format!(
+                "unknown instance `{loader_name}`; the catalog has {}",
+                instance::names().join(", ")
+            ),
+        ));
+    };
+    let stop = match command.stop {
+        Stop::Count(count) => StopPlan::Count(count),
+        Stop::Duration(duration) => StopPlan::Duration(duration),
+        Stop::Uncertainty { .. } => {
+            return fail("give `n=N` or `duration=D`: c-s's run-until-stable mode (`err<`) arrives with the workloads issue".into())
+        }
+    };
+    Ok(LoadPlan {
+        name: section.name.clone(),
+        command: section.command.clone(),
+        processes: section.processes.unwrap_or(1),
+        threads,
+        limit_ops_per_s,
+        operation,
+        value_bytes: u32::try_from(value_bytes).map_err(|_| {
+            ScenarioError::field(
+                file,
+                field,
+                format!("{value_bytes} bytes per row is too large"),
+            )
+        })?,
+        keys,
+        stop,
+        start: section
+            .start
+            .map_or(SimDuration::ZERO, |HumanDuration(start)| start),
+        loader: loader.name.to_string(),
+        loader_nic_gbps: loader.nic_gbps,
+    })
+}
