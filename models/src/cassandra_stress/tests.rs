@@ -265,31 +265,6 @@ fn r6_derived_commands() {
     );
 }
 
-/// Every `cassandra-stress ...` command in shared/reference/published-runs.md
-/// is in the fixture above (checked when the file is beside the repository).
-#[test]
-fn fixture_covers_published_runs() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/reference/published-runs.md"
-    );
-    let Ok(text) = std::fs::read_to_string(path) else {
-        println!("{path} not found; fixture drift not checked");
-        return;
-    };
-    let mut found = 0;
-    for piece in text.split('`').skip(1).step_by(2) {
-        if piece.starts_with("cassandra-stress ") {
-            found += 1;
-            assert!(
-                PUBLISHED.contains(&piece),
-                "published-runs.md command missing from the fixture: {piece}"
-            );
-        }
-    }
-    assert_eq!(found, PUBLISHED.len());
-}
-
 // ---------------------------------------------------------------------------
 // Defaults and accepted forms.
 
