@@ -112,8 +112,7 @@ fn run(
         }
     };
     let overrides = RunOverrides { seed, duration };
-    let plan = match sim::scenario::load(&path)
-        .and_then(|scenario| resolve(&path, &scenario, &overrides))
+    let plan = match sim::scenario::load(&path).and_then(|scenario| resolve(&scenario, &overrides))
     {
         Ok(plan) => plan,
         Err(error) => {

@@ -6,8 +6,6 @@
 //! reported: the plan's `describe()` line is printed at the start of a run,
 //! and `notes` lists options accepted but without effect on the simulation.
 
-use std::path::Path;
-
 use models::cassandra_stress::{self, Operation, Population, Rate, Stop};
 use models::cost::CostTable;
 use models::distribution::SizeDistribution;
@@ -81,20 +79,15 @@ impl RunPlan {
     }
 }
 
-/// Resolves `scenario` (read from `path`) with command-line `overrides`.
-pub fn resolve(
-    path: &Path,
-    scenario: &Scenario,
-    overrides: &RunOverrides,
-) -> Result<RunPlan, ScenarioError> {
-    let file = path.display().to_string();
-    let cluster = resolve_cluster(&file, scenario)?;
+/// Resolves `scenario` with command-line `overrides`.
+pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan, ScenarioError> {
+    let cluster = resolve_cluster(scenario)?;
     let mut notes = Vec::new();
     let mut loads = Vec::with_capacity(scenario.loads.len());
     for (index, section) in scenario.loads.iter().enumerate() {
         let field = format!("load[{index}].command");
         let command = cassandra_stress::parse(&section.command)
-            .map_err(|error| ScenarioError::field(&file, &field, error.to_string()))?;
+            .map_err(|error| scenario.error(&field, error.to_string()))?;
         if !command.ignored_options.is_empty() {
             notes.push(format!(
                 "load `{}`: {} accepted but do not affect the simulation",
@@ -102,7 +95,7 @@ pub fn resolve(
                 command.ignored_options.join(", ")
             ));
         }
-        loads.push(resolve_load(&file, &field, section, &command)?);
+        loads.push(resolve_load(scenario, &field, section, &command)?);
     }
     let duration = overrides
         .duration
@@ -122,7 +115,7 @@ pub fn resolve(
     })
 }
 
-fn resolve_cluster(file: &str, scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
+fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
     let section = &scenario.cluster;
     if !SCYLLA_PRESETS.contains(&section.preset.as_str()) {
         let reason = if section.preset == "cassandra-3.11" {
@@ -134,11 +127,10 @@ fn resolve_cluster(file: &str, scenario: &Scenario) -> Result<ClusterPlan, Scena
                 SCYLLA_PRESETS.join(", ")
             )
         };
-        return Err(ScenarioError::field(file, "cluster.preset", reason));
+        return Err(scenario.error("cluster.preset", reason));
     }
     let instance = instance::by_name(&section.instance).ok_or_else(|| {
-        ScenarioError::field(
-            file,
+        scenario.error(
             "cluster.instance",
             format!(
                 "unknown instance `{}`; the catalog has {}",
@@ -150,8 +142,7 @@ fn resolve_cluster(file: &str, scenario: &Scenario) -> Result<ClusterPlan, Scena
     let overrides = section.overrides.clone().unwrap_or_default();
     let drives = overrides.drives.unwrap_or(instance.drives);
     if drives == 0 {
-        return Err(ScenarioError::field(
-            file,
+        return Err(scenario.error(
             "cluster.instance",
             format!("`{}` has no local drives; database nodes need at least one (set cluster.overrides.drives)", instance.name),
         ));
@@ -163,8 +154,7 @@ fn resolve_cluster(file: &str, scenario: &Scenario) -> Result<ClusterPlan, Scena
     let usable = memory.saturating_sub(seastar_reserved_memory_bytes(memory));
     let memory_per_shard = usable / u64::from(shards);
     if memory_per_shard < 64 * 1024 * 1024 {
-        return Err(ScenarioError::field(
-            file,
+        return Err(scenario.error(
             "cluster.overrides.memory",
             format!(
                 "{} of memory leaves {} per shard for {shards} shards after the OS reserve; at least 64 MiB per shard is needed",
@@ -186,12 +176,12 @@ fn resolve_cluster(file: &str, scenario: &Scenario) -> Result<ClusterPlan, Scena
 }
 
 fn resolve_load(
-    file: &str,
+    scenario: &Scenario,
     field: &str,
     section: &crate::scenario::LoadSection,
     command: &cassandra_stress::StressCommand,
 ) -> Result<LoadPlan, ScenarioError> {
-    let fail = |reason: String| Err(ScenarioError::field(file, field, reason));
+    let fail = |reason: String| Err(scenario.error(field, reason));
     let operation = match command.operation {
         Operation::Write => OpKind::Write,
         _ => {
@@ -236,9 +226,8 @@ fn resolve_load(
     };
     let loader_name = section.loader.as_deref().unwrap_or(DEFAULT_LOADER);
     let Some(loader) = instance::by_name(loader_name) else {
-        return Err(ScenarioError::field(
-            file,
-            field.replace(".command", ".loader"),
+        return Err(scenario.error(
+            &field.replace(".command", ".loader"),
             format!(
                 "unknown instance `{loader_name}`; the catalog has {}",
                 instance::names().join(", ")
@@ -260,11 +249,7 @@ fn resolve_load(
         limit_ops_per_s,
         operation,
         value_bytes: u32::try_from(value_bytes).map_err(|_| {
-            ScenarioError::field(
-                file,
-                field,
-                format!("{value_bytes} bytes per row is too large"),
-            )
+            scenario.error(field, format!("{value_bytes} bytes per row is too large"))
         })?,
         keys,
         stop,

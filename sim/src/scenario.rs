@@ -80,6 +80,71 @@ pub struct Scenario {
     /// Load phases, as cassandra-stress command lines.
     #[serde(rename = "load")]
     pub loads: Vec<LoadSection>,
+    /// The file's name and text, kept to point later errors at their line.
+    #[serde(skip)]
+    pub source: Source,
+}
+
+/// Where a scenario came from.
+#[derive(Clone, Debug, Default)]
+pub struct Source {
+    /// The file name as given.
+    pub file: String,
+    /// The file's text.
+    pub text: String,
+}
+
+impl Scenario {
+    /// An error about `field` (a dotted path such as `cluster.instance` or
+    /// `load[1].command`), with the line that sets it when it can be found.
+    pub fn error(&self, field: &str, reason: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: self.source.file.clone(),
+            line: locate(&self.source.text, field),
+            field: Some(field.to_string()),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The line (1-based) that assigns the dotted `field` in TOML `text`:
+/// tracks `[table]` and `[[array]]` headers (array entries are numbered
+/// `name[i]`) and finds `key = ...` under the right one.
+fn locate(text: &str, field: &str) -> Option<usize> {
+    let (table, key) = field.rsplit_once('.').unwrap_or(("", field));
+    let mut current = String::new();
+    let mut array_counts: Vec<(String, usize)> = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if let Some(name) = line
+            .strip_prefix("[[")
+            .and_then(|rest| rest.split("]]").next())
+        {
+            let name = name.trim().to_string();
+            let count = match array_counts.iter_mut().find(|(known, _)| *known == name) {
+                Some((_, count)) => {
+                    *count += 1;
+                    *count - 1
+                }
+                None => {
+                    array_counts.push((name.clone(), 1));
+                    0
+                }
+            };
+            current = format!("{name}[{count}]");
+        } else if let Some(name) = line
+            .strip_prefix('[')
+            .and_then(|rest| rest.split(']').next())
+        {
+            current = name.trim().to_string();
+        } else if current == table {
+            let assigned = line.split('=').next().map(str::trim);
+            if line.contains('=') && assigned == Some(key) {
+                return Some(index + 1);
+            }
+        }
+    }
+    None
 }
 
 /// `[cluster]`
@@ -166,18 +231,6 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-impl ScenarioError {
-    /// An error about `field` (no line known).
-    pub fn field(file: &str, field: impl Into<String>, reason: impl Into<String>) -> ScenarioError {
-        ScenarioError {
-            file: file.to_string(),
-            line: None,
-            field: Some(field.into()),
-            reason: reason.into(),
-        }
-    }
-}
-
 /// Reads and parses a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
@@ -223,7 +276,12 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
             reason,
         }
     })?;
-    validate(file, &scenario)?;
+    let mut scenario = scenario;
+    scenario.source = Source {
+        file: file.to_string(),
+        text: text.to_string(),
+    };
+    validate(&scenario)?;
     Ok(scenario)
 }
 
@@ -239,8 +297,8 @@ fn find_key_line(text: &str, key: &str) -> Option<usize> {
 }
 
 /// Checks value ranges the types cannot express.
-fn validate(file: &str, scenario: &Scenario) -> Result<(), ScenarioError> {
-    let fail = |field: &str, reason: String| Err(ScenarioError::field(file, field, reason));
+fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let fail = |field: &str, reason: String| Err(scenario.error(field, reason));
     if scenario.name.trim().is_empty() {
         return fail("name", "must not be empty".into());
     }
@@ -388,6 +446,21 @@ command = "cassandra-stress write n=1000"
         assert!(error(&GOOD.replace("nodes = 3", "nodes = 0")).contains("at least 1 node"));
         let zero_processes = GOOD.replace("n=1000\"", "n=1000\"\nprocesses = 0");
         assert!(error(&zero_processes).contains("load[0].processes"));
+    }
+
+    #[test]
+    fn errors_found_after_parsing_still_point_at_their_line() {
+        let two_loads =
+            format!("{GOOD}\n[[load]]\nname = \"second\"\ncommand = \"x\"\nprocesses = 0\n");
+        let message = error(&two_loads);
+        assert!(
+            message.starts_with("s.toml:17: field `load[1].processes`"),
+            "{message}"
+        );
+        assert_eq!(locate(GOOD, "cluster.instance"), Some(8));
+        assert_eq!(locate(GOOD, "duration"), Some(3));
+        assert_eq!(locate(GOOD, "load[0].command"), Some(12));
+        assert_eq!(locate(GOOD, "load[1].command"), None);
     }
 
     #[test]

@@ -22,7 +22,7 @@ fn run_quickstart(seed: u64, seconds: u64, out: &Path) {
         seed: Some(seed),
         duration: Some(SimDuration::from_secs(seconds)),
     };
-    let plan = resolve(&path, &scenario, &overrides).expect("the quickstart resolves");
+    let plan = resolve(&scenario, &overrides).expect("the quickstart resolves");
     let outcome = sim::cluster::run(plan, &mut |_| {});
     write_results(out, &outcome).expect("results are written");
 }
@@ -92,7 +92,7 @@ fn every_bundled_scenario_parses_and_resolves() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|ext| ext == "toml") {
             let scenario = sim::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
-            resolve(&path, &scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+            resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
             count += 1;
         }
     }

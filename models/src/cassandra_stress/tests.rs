@@ -19,9 +19,6 @@ const R5_MIXED: &str = "cassandra-stress mixed ratio(write=1,read=1) no-warmup d
 const R5_POPULATE: &str =
     "cassandra-stress write no-warmup n=<share> cl=one -rate threads=200 -pop seq=<range>";
 
-/// Every verbatim command above.
-const PUBLISHED: [&str; 5] = [R1_POPULATE, R1_READ, R2_WRITE, R5_MIXED, R5_POPULATE];
-
 /// R5 mixed with the placeholder filled: 300K ops/s over 14 Scylla c-s
 /// processes, 21,429/s each.
 fn r5_mixed_filled() -> String {
