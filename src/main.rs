@@ -1,7 +1,7 @@
 //! `twin`: the command line. Thin on purpose: it parses flags, calls `sim`,
 //! and prints; everything simulated lives in the library crates.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -127,23 +127,34 @@ fn run(
             .unwrap_or_else(|| "run".into());
         PathBuf::from("results").join(stem)
     });
-    println!("{}", plan.describe());
-    println!(
+    say(&plan.describe());
+    say(&format!(
         "reproduce: twin run {} --seed {}",
         path.display(),
         plan.seed
-    );
+    ));
     for note in &plan.notes {
-        println!("note: {note}");
+        say(&format!("note: {note}"));
     }
     let bar = progress_bar(&plan, quiet);
     let outcome = sim::cluster::run(plan, &mut |progress| {
-        if let Some(bar) = &bar {
-            bar.set_position(progress.now.as_nanos() / 1_000_000);
-            bar.set_message(format!(
-                "{} ops",
-                sim::report::group_thousands(progress.operations)
-            ));
+        // A closed pipe (`| head`) must not kill the run: ignore write errors.
+        let print = || {
+            let mut stdout = std::io::stdout().lock();
+            for line in &progress.lines {
+                let _ = writeln!(stdout, "{line}");
+            }
+        };
+        match &bar {
+            Some(bar) => {
+                bar.suspend(print);
+                bar.set_position(progress.now.as_nanos() / 1_000_000);
+                bar.set_message(format!(
+                    "{} ops",
+                    sim::report::group_thousands(progress.operations)
+                ));
+            }
+            None => print(),
         }
     });
     if let Some(bar) = bar {
@@ -156,9 +167,14 @@ fn run(
             return ExitCode::from(EXIT_ENVIRONMENT);
         }
     };
-    print!("{}", summary.to_stress_text());
-    println!("results: {}", out.display());
+    say(summary.to_stress_text().trim_end());
+    say(&format!("results: {}", out.display()));
     ExitCode::SUCCESS
+}
+
+/// Prints a line on stdout, ignoring a closed pipe (`twin run ... | head`).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 fn progress_bar(plan: &sim::cluster::RunPlan, quiet: bool) -> Option<ProgressBar> {

@@ -30,10 +30,10 @@ use slab::Slab;
 use units::{SimDuration, SimTime};
 
 use crate::kernel::{Kernel, TimerId};
-use crate::load::{LoadPlan, OpKind, Pacer, StopPlan};
+use crate::load::{KeySource, LoadPlan, OpKind, Schedule, StartPlan, StopPlan};
 use crate::metrics::{round3, OpMetrics, TimeSeries};
 use crate::rng::{self, splitmix64, SimRng};
-use models::distribution::SequentialKeys;
+use hdrhistogram::serialization::V2DeflateSerializer;
 
 /// Bytes on the wire around a CQL request or response (frame and TCP/IP
 /// headers); an estimate.
@@ -81,7 +81,7 @@ pub struct RunPlan {
 }
 
 /// Progress reported once per interval.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Progress {
     /// Simulated time now.
     pub now: SimTime,
@@ -89,6 +89,30 @@ pub struct Progress {
     pub end: Option<SimTime>,
     /// Client operations completed so far.
     pub operations: u64,
+    /// cassandra-stress style lines for this interval (load headers and
+    /// interval lines), to print in order.
+    pub lines: Vec<String>,
+}
+
+/// Whole-run results of one load.
+pub struct LoadOutcome {
+    /// Per op kind of the load, in `LoadPlan::op_kinds` order.
+    pub ops: Vec<OpMetrics>,
+    /// (first issue, last completion), for rates.
+    pub window: (SimTime, SimTime),
+    /// HdrHistogram interval logs per op kind: (interval start, length,
+    /// V2-deflate serialized interval histogram in microseconds).
+    pub intervals: Vec<Vec<SerializedInterval>>,
+}
+
+/// One serialized interval histogram.
+pub struct SerializedInterval {
+    /// Start of the interval.
+    pub start: SimTime,
+    /// Its length.
+    pub length: SimDuration,
+    /// V2-deflate serialized histogram (microseconds).
+    pub histogram: Vec<u8>,
 }
 
 /// What a finished run produced (everything except wall-clock figures is a
@@ -98,10 +122,12 @@ pub struct RunOutcome {
     pub plan: RunPlan,
     /// Simulated time at the end.
     pub end: SimTime,
-    /// Per op type metrics, in `OpKind` order.
+    /// Per op type metrics over all loads, in `OpKind` order.
     pub ops: Vec<OpMetrics>,
     /// Per op type: (first issue, last completion) times, for rates.
     pub op_windows: Vec<(SimTime, SimTime)>,
+    /// Per load, in plan order.
+    pub loads: Vec<LoadOutcome>,
     /// The time series.
     pub timeseries: TimeSeries,
     /// Kernel events processed.
@@ -112,14 +138,37 @@ pub struct RunOutcome {
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    LoadStart { load: u32 },
-    ThreadReady { process: u32 },
-    PacedIssue { process: u32 },
-    RequestArrives { shard: u32, request: ClientRequest },
-    ReplyArrives { request: u32 },
-    CpuDone { shard: u32, task: u64 },
-    IoDone { node: u32, tag: u64 },
-    ShardTimer { shard: u32 },
+    LoadStart {
+        load: u32,
+    },
+    ThreadReady {
+        process: u32,
+    },
+    Issue {
+        process: u32,
+        measured_from: SimTime,
+    },
+    OpenLoopArrival {
+        process: u32,
+    },
+    RequestArrives {
+        shard: u32,
+        request: ClientRequest,
+    },
+    ReplyArrives {
+        request: u32,
+    },
+    CpuDone {
+        shard: u32,
+        task: u64,
+    },
+    IoDone {
+        node: u32,
+        tag: u64,
+    },
+    ShardTimer {
+        shard: u32,
+    },
     IntervalTick,
 }
 
@@ -141,17 +190,31 @@ struct ClientProcess {
     load: u32,
     nic: Nic,
     rng: SimRng,
-    keys: SequentialKeys,
-    pacer: Option<Pacer>,
+    keys: KeySource,
+    schedule: Schedule,
     issued: u64,
     stop_at: Option<SimTime>,
-    threads_running: u32,
+    /// Threads (or the open-loop generator) still issuing.
+    issuers_running: u32,
+    in_flight: u32,
 }
 
 struct InFlight {
     process: u32,
-    kind: OpKind,
-    issued_at: SimTime,
+    load_op: u8,
+    global_op: u8,
+    measured_from: SimTime,
+}
+
+/// Client-side metrics of one load.
+struct LoadState {
+    ops: Vec<OpMetrics>,
+    kinds: Vec<OpKind>,
+    window: Option<(SimTime, SimTime)>,
+    started_at: Option<SimTime>,
+    finished: bool,
+    header_pending: bool,
+    intervals: Vec<Vec<SerializedInterval>>,
 }
 
 /// A running simulation.
@@ -164,10 +227,12 @@ struct Simulation {
     in_flight: Slab<InFlight>,
     ops: Vec<OpMetrics>,
     op_windows: Vec<Option<(SimTime, SimTime)>>,
+    loads: Vec<LoadState>,
     timeseries: TimeSeries,
     last_tick: SimTime,
     loads_unfinished: usize,
     completed_operations: u64,
+    serializer: V2DeflateSerializer,
 }
 
 /// Runs a plan to its end, calling `progress` once per interval.
@@ -210,18 +275,35 @@ impl Simulation {
                     load: load_index as u32,
                     nic: Nic::new(load.loader_nic_gbps),
                     rng: rng::stream(seed, &format!("load/{}/process/{process}", load.name)),
-                    keys: load.keys.keys(),
-                    pacer: None,
+                    keys: load.keys.source(),
+                    schedule: Schedule::new(load.rate, SimTime::ZERO),
                     issued: 0,
                     stop_at: None,
-                    threads_running: 0,
+                    issuers_running: 0,
+                    in_flight: 0,
                 });
             }
         }
-        let mut kinds: Vec<OpKind> = plan.loads.iter().map(|load| load.operation).collect();
+        let mut kinds: Vec<OpKind> = plan.loads.iter().flat_map(LoadPlan::op_kinds).collect();
         kinds.sort();
         kinds.dedup();
         let ops: Vec<OpMetrics> = kinds.into_iter().map(OpMetrics::new).collect();
+        let loads = plan
+            .loads
+            .iter()
+            .map(|load| {
+                let kinds = load.op_kinds();
+                LoadState {
+                    ops: kinds.iter().copied().map(OpMetrics::new).collect(),
+                    intervals: kinds.iter().map(|_| Vec::new()).collect(),
+                    kinds,
+                    window: None,
+                    started_at: None,
+                    finished: false,
+                    header_pending: false,
+                }
+            })
+            .collect();
         let timeseries = TimeSeries {
             columns: timeseries_columns(&ops, cluster.nodes),
             rows: Vec::new(),
@@ -236,17 +318,21 @@ impl Simulation {
             in_flight: Slab::new(),
             ops,
             op_windows,
+            loads,
             timeseries,
             last_tick: SimTime::ZERO,
             loads_unfinished,
             completed_operations: 0,
+            serializer: V2DeflateSerializer::new(),
             plan,
         };
         for (index, load) in simulation.plan.loads.iter().enumerate() {
-            simulation.kernel.schedule_at(
-                SimTime::ZERO + load.start,
-                Event::LoadStart { load: index as u32 },
-            );
+            if let StartPlan::At(start) = load.start {
+                simulation.kernel.schedule_at(
+                    SimTime::ZERO + start,
+                    Event::LoadStart { load: index as u32 },
+                );
+            }
         }
         simulation.kernel.schedule_at(
             SimTime::ZERO + simulation.plan.interval,
@@ -266,11 +352,12 @@ impl Simulation {
         let end = self.end_time().unwrap_or(SimTime::MAX);
         while let Some((now, event)) = self.kernel.pop_until(end) {
             if let Event::IntervalTick = event {
-                self.interval_tick(now);
+                let lines = self.interval_tick(now);
                 progress(Progress {
                     now,
                     end: self.end_time(),
                     operations: self.completed_operations,
+                    lines,
                 });
             } else {
                 self.handle(now, event);
@@ -285,7 +372,13 @@ impl Simulation {
         };
         self.kernel.advance_to(now);
         if now > self.last_tick {
-            self.interval_tick(now);
+            let lines = self.interval_tick(now);
+            progress(Progress {
+                now,
+                end: self.end_time(),
+                operations: self.completed_operations,
+                lines,
+            });
         }
     }
 
@@ -293,7 +386,11 @@ impl Simulation {
         match event {
             Event::LoadStart { load } => self.start_load(now, load),
             Event::ThreadReady { process } => self.issue(now, process),
-            Event::PacedIssue { process } => self.send_request(now, process),
+            Event::Issue {
+                process,
+                measured_from,
+            } => self.send_request(now, process, measured_from),
+            Event::OpenLoopArrival { process } => self.open_loop_arrival(now, process),
             Event::RequestArrives { shard, request } => {
                 self.shards[shard as usize]
                     .engine
@@ -347,85 +444,150 @@ impl Simulation {
 
     fn start_load(&mut self, now: SimTime, load: u32) {
         let plan = &self.plan.loads[load as usize];
-        let (threads, limit, stop) = (plan.threads, plan.limit_ops_per_s, plan.stop);
+        let (rate, stop, threads) = (plan.rate, plan.stop, plan.threads());
+        let state = &mut self.loads[load as usize];
+        state.started_at = Some(now);
+        state.header_pending = true;
         for process in 0..self.processes.len() {
             if self.processes[process].load != load {
                 continue;
             }
             let state = &mut self.processes[process];
-            state.pacer = limit.map(|rate| Pacer::new(rate, now));
+            state.schedule = Schedule::new(rate, now);
             state.stop_at = match stop {
                 StopPlan::Duration(duration) => Some(now + duration),
                 StopPlan::Count(_) => None,
             };
-            state.threads_running = threads;
-            for _ in 0..threads {
-                self.kernel.schedule_at(
-                    now,
-                    Event::ThreadReady {
-                        process: process as u32,
-                    },
-                );
-            }
-        }
-    }
-
-    /// A thread is free: issue its next operation, wait for the pacer, or stop.
-    fn issue(&mut self, now: SimTime, process_index: u32) {
-        let process = &mut self.processes[process_index as usize];
-        let load = &self.plan.loads[process.load as usize];
-        let done = match load.stop {
-            StopPlan::Count(count) => process.issued >= count,
-            StopPlan::Duration(_) => process.stop_at.is_some_and(|stop| now >= stop),
-        };
-        if done {
-            process.threads_running -= 1;
-            if process.threads_running == 0 {
-                let load_index = process.load;
-                let all_stopped = self
-                    .processes
-                    .iter()
-                    .filter(|other| other.load == load_index)
-                    .all(|other| other.threads_running == 0);
-                if all_stopped {
-                    self.loads_unfinished -= 1;
+            let process = process as u32;
+            match threads {
+                Some(threads) => {
+                    state.issuers_running = threads;
+                    for _ in 0..threads {
+                        self.kernel.schedule_at(now, Event::ThreadReady { process });
+                    }
+                }
+                None => {
+                    state.issuers_running = 1;
+                    self.kernel
+                        .schedule_at(now, Event::OpenLoopArrival { process });
                 }
             }
-            return;
         }
-        process.issued += 1;
-        if let Some(pacer) = process.pacer.as_mut() {
-            let start = pacer.reserve(now);
-            if start > now {
-                // The thread sleeps until its reserved slot.
-                self.kernel.schedule_at(
-                    start,
-                    Event::PacedIssue {
-                        process: process_index,
-                    },
-                );
-                return;
-            }
-        }
-        self.send_request(now, process_index);
     }
 
-    fn send_request(&mut self, at: SimTime, process_index: u32) {
+    /// True when `process` has issued everything its load asks for.
+    fn process_done(&self, now: SimTime, process: &ClientProcess) -> bool {
+        match self.plan.loads[process.load as usize].stop {
+            StopPlan::Count(count) => process.issued >= count,
+            StopPlan::Duration(_) => process.stop_at.is_some_and(|stop| now >= stop),
+        }
+    }
+
+    /// A thread is free: issue its next operation (now or at its scheduled
+    /// time), or stop.
+    fn issue(&mut self, now: SimTime, process_index: u32) {
+        let process = &self.processes[process_index as usize];
+        if self.process_done(now, process) {
+            self.stop_issuer(now, process_index);
+            return;
+        }
         let process = &mut self.processes[process_index as usize];
-        let key = process.keys.next();
-        let load = &self.plan.loads[process.load as usize];
-        let value_bytes = load.value_bytes;
+        process.issued += 1;
+        let (issue_at, measured_from) = process.schedule.reserve(now);
+        if issue_at > now {
+            self.kernel.schedule_at(
+                issue_at,
+                Event::Issue {
+                    process: process_index,
+                    measured_from,
+                },
+            );
+        } else {
+            self.send_request(now, process_index, measured_from);
+        }
+    }
+
+    /// The open-loop generator's next operation is due now.
+    fn open_loop_arrival(&mut self, now: SimTime, process_index: u32) {
+        let process = &self.processes[process_index as usize];
+        if self.process_done(now, process) {
+            self.stop_issuer(now, process_index);
+            return;
+        }
+        let process = &mut self.processes[process_index as usize];
+        process.issued += 1;
+        let (due, _) = process.schedule.reserve(now);
+        debug_assert_eq!(due, now);
+        let (next, _) = process.schedule.peek();
+        self.kernel.schedule_at(
+            next,
+            Event::OpenLoopArrival {
+                process: process_index,
+            },
+        );
+        self.send_request(now, process_index, due);
+    }
+
+    fn stop_issuer(&mut self, now: SimTime, process_index: u32) {
+        let process = &mut self.processes[process_index as usize];
+        process.issuers_running -= 1;
+        self.maybe_finish_load(now, process_index);
+    }
+
+    /// A load is finished once every process stopped issuing and every
+    /// operation it issued was answered; loads waiting on it start then.
+    fn maybe_finish_load(&mut self, now: SimTime, process_index: u32) {
+        let load = self.processes[process_index as usize].load;
+        if self.loads[load as usize].finished {
+            return;
+        }
+        let idle = self
+            .processes
+            .iter()
+            .filter(|process| process.load == load)
+            .all(|process| process.issuers_running == 0 && process.in_flight == 0);
+        if !idle {
+            return;
+        }
+        self.loads[load as usize].finished = true;
+        self.loads_unfinished -= 1;
+        for (index, other) in self.plan.loads.iter().enumerate() {
+            if other.start == StartPlan::After(load as usize) {
+                self.kernel
+                    .schedule_at(now, Event::LoadStart { load: index as u32 });
+            }
+        }
+    }
+
+    fn send_request(&mut self, now: SimTime, process_index: u32, measured_from: SimTime) {
+        let process = &mut self.processes[process_index as usize];
+        let load_index = process.load as usize;
+        let load = &self.plan.loads[load_index];
+        let key = process.keys.next(&mut process.rng);
+        let value_bytes = load.columns.sample_value_bytes(&mut process.rng) as u32;
         let kind = load.operation;
+        let load_op = self.loads[load_index]
+            .kinds
+            .iter()
+            .position(|known| *known == kind)
+            .expect("the load's op kinds include its operation") as u8;
+        let global_op = self
+            .ops
+            .iter()
+            .position(|ops| ops.kind == kind)
+            .expect("metrics exist for every op kind") as u8;
+        process.in_flight += 1;
         let request_slot = self.in_flight.insert(InFlight {
             process: process_index,
-            kind,
-            issued_at: at,
+            load_op,
+            global_op,
+            measured_from,
         });
         let operation = match kind {
             OpKind::Write => Operation::Write { key, value_bytes },
         };
         let bytes = MESSAGE_OVERHEAD_BYTES + 8 + u64::from(value_bytes);
-        let arrival = process.nic.send(at, bytes, &mut process.rng);
+        let arrival = process.nic.send(now, bytes, &mut process.rng);
         let shard = self.owner_shard(key);
         self.kernel.schedule_at(
             arrival,
@@ -441,19 +603,21 @@ impl Simulation {
 
     fn complete(&mut self, now: SimTime, request: u32) {
         let in_flight = self.in_flight.remove(request as usize);
-        let metrics_index = self
-            .ops
-            .iter()
-            .position(|ops| ops.kind == in_flight.kind)
-            .expect("metrics exist for every op kind in the plan");
-        self.ops[metrics_index].record(now - in_flight.issued_at);
-        let window = &mut self.op_windows[metrics_index];
-        *window = Some(match *window {
-            Some((first, _)) => (first.min(in_flight.issued_at), now),
-            None => (in_flight.issued_at, now),
-        });
+        let latency = now - in_flight.measured_from;
+        let global = usize::from(in_flight.global_op);
+        self.ops[global].record(latency);
+        widen(&mut self.op_windows[global], in_flight.measured_from, now);
+        let process = &mut self.processes[in_flight.process as usize];
+        process.in_flight -= 1;
+        let load = &mut self.loads[process.load as usize];
+        load.ops[usize::from(in_flight.load_op)].record(latency);
+        widen(&mut load.window, in_flight.measured_from, now);
         self.completed_operations += 1;
-        self.issue(now, in_flight.process);
+        if self.plan.loads[process.load as usize].threads().is_some() {
+            self.issue(now, in_flight.process);
+        } else {
+            self.maybe_finish_load(now, in_flight.process);
+        }
     }
 
     /// The shard owning `key`: a fixed hash as its token, the token's slice
@@ -553,9 +717,11 @@ impl Simulation {
 
     // ----- metrics -----
 
-    fn interval_tick(&mut self, now: SimTime) {
+    fn interval_tick(&mut self, now: SimTime) -> Vec<String> {
+        let interval_start = self.last_tick;
         let length = (now - self.last_tick).as_secs_f64();
         self.last_tick = now;
+        let lines = self.load_interval_lines(interval_start, now);
         let mut row = Vec::with_capacity(self.timeseries.columns.len());
         row.push(format!("{:.3}", now.as_secs_f64()));
         for ops in &mut self.ops {
@@ -585,6 +751,53 @@ impl Simulation {
             self.kernel
                 .schedule_at(now + self.plan.interval, Event::IntervalTick);
         }
+        lines
+    }
+
+    /// cassandra-stress interval lines for every load running in the
+    /// interval that ends `now` (a header first for loads that just
+    /// started), and their interval histograms kept for the hlog files.
+    fn load_interval_lines(&mut self, interval_start: SimTime, now: SimTime) -> Vec<String> {
+        let mut lines = Vec::new();
+        let length = now - interval_start;
+        for (index, load) in self.loads.iter_mut().enumerate() {
+            let Some(started_at) = load.started_at else {
+                continue;
+            };
+            let active = !load.finished || load.ops.iter().any(|ops| ops.interval_count > 0);
+            if !active {
+                continue;
+            }
+            if load.header_pending {
+                load.header_pending = false;
+                let plan = &self.plan.loads[index];
+                lines.push(format!("Running load `{}`: {}", plan.name, plan.command));
+                lines.push(crate::report::STRESS_INTERVAL_HEADER.to_string());
+            }
+            let elapsed = now.saturating_since(started_at);
+            for (op, ops) in load.ops.iter_mut().enumerate() {
+                let total_before = ops.count - ops.interval_count;
+                let report = ops.take_interval_report(&mut self.serializer);
+                let label = if load.kinds.len() == 1 {
+                    "total".to_string()
+                } else {
+                    load.kinds[op].name().to_uppercase()
+                };
+                lines.push(crate::report::stress_interval_line(
+                    &label,
+                    total_before + report.count,
+                    report.count as f64 / length.as_secs_f64(),
+                    &report.latency,
+                    elapsed,
+                ));
+                load.intervals[op].push(SerializedInterval {
+                    start: interval_start,
+                    length,
+                    histogram: report.histogram,
+                });
+            }
+        }
+        lines
     }
 
     fn finish(self, wall_seconds: f64) -> RunOutcome {
@@ -594,16 +807,34 @@ impl Simulation {
             .iter()
             .map(|window| window.unwrap_or((SimTime::ZERO, SimTime::ZERO)))
             .collect();
+        let loads = self
+            .loads
+            .into_iter()
+            .map(|load| LoadOutcome {
+                window: load.window.unwrap_or((SimTime::ZERO, SimTime::ZERO)),
+                ops: load.ops,
+                intervals: load.intervals,
+            })
+            .collect();
         RunOutcome {
             end,
             ops: self.ops,
             op_windows,
+            loads,
             timeseries: self.timeseries,
             events: self.kernel.events_processed(),
             wall_seconds,
             plan: self.plan,
         }
     }
+}
+
+/// Extends an optional (first, last) window to cover `from..to`.
+fn widen(window: &mut Option<(SimTime, SimTime)>, from: SimTime, to: SimTime) {
+    *window = Some(match *window {
+        Some((first, last)) => (first.min(from), last.max(to)),
+        None => (from, to),
+    });
 }
 
 fn timeseries_columns(ops: &[OpMetrics], nodes: u32) -> Vec<String> {
@@ -633,8 +864,9 @@ pub fn ops_per_second(count: u64, window: (SimTime, SimTime)) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::KeyPlan;
+    use crate::load::{ColumnPlan, KeyPlan, RatePlan};
     use crate::report::Summary;
+    use models::distribution::SizeDistribution;
 
     fn small_plan(seed: u64) -> RunPlan {
         RunPlan {
@@ -656,16 +888,21 @@ mod tests {
                 name: "write".into(),
                 command: String::new(),
                 processes: 2,
-                threads: 16,
-                limit_ops_per_s: None,
+                rate: RatePlan::ClosedLoop {
+                    threads: 16,
+                    limit_ops_per_s: None,
+                },
                 operation: OpKind::Write,
-                value_bytes: 1024,
+                columns: ColumnPlan {
+                    count: SizeDistribution::Fixed(1),
+                    size: SizeDistribution::Fixed(1024),
+                },
                 keys: KeyPlan::Sequential {
                     first: 1,
                     last: 1_000_000,
                 },
                 stop: StopPlan::Count(20_000),
-                start: SimDuration::ZERO,
+                start: StartPlan::At(SimDuration::ZERO),
                 loader: "c4.4xlarge".into(),
                 loader_nic_gbps: 5.0,
             }],
@@ -708,10 +945,155 @@ mod tests {
     fn a_rate_limit_holds_the_process_to_its_rate() {
         let mut plan = small_plan(1);
         plan.loads[0].processes = 1;
-        plan.loads[0].limit_ops_per_s = Some(20_000.0);
+        plan.loads[0].rate = RatePlan::ClosedLoop {
+            threads: 16,
+            limit_ops_per_s: Some(20_000.0),
+        };
         plan.loads[0].stop = StopPlan::Duration(SimDuration::from_secs(2));
         let outcome = run(plan, &mut |_| {});
         let rate = ops_per_second(outcome.ops[0].count, outcome.op_windows[0]);
         assert!((rate - 20_000.0).abs() / 20_000.0 < 0.005, "rate {rate}");
+    }
+}
+
+#[cfg(test)]
+mod workload_tests {
+    use super::*;
+    use crate::load::{ColumnPlan, KeyPlan, RatePlan};
+    use crate::metrics::LatencySummary;
+    use models::distribution::{KeyDistribution, SizeDistribution};
+
+    /// One node with one shard whose every write costs 1 ms of CPU: it can
+    /// serve 1,000 writes/s and no more.
+    fn slow_server(rate: RatePlan, stop: StopPlan) -> RunPlan {
+        let mut costs = CostTable::scylla();
+        costs.write_request_ns = 1_000_000;
+        costs.write_ns_per_byte = 0.0;
+        RunPlan {
+            scenario: "slow".into(),
+            seed: 3,
+            duration: None,
+            interval: SimDuration::from_secs(1),
+            cluster: ClusterPlan {
+                preset: "scylla-2.2".into(),
+                nodes: 1,
+                instance: "i3.large".into(),
+                shards_per_node: 1,
+                memory_per_shard_bytes: 1024 * 1024 * 1024,
+                device: NvmeProfile::i3_drive(),
+                nic_gbps: 10.0,
+                costs,
+            },
+            loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
+            notes: Vec::new(),
+        }
+    }
+
+    fn load(name: &str, rate: RatePlan, stop: StopPlan, start: StartPlan) -> LoadPlan {
+        LoadPlan {
+            name: name.into(),
+            command: String::new(),
+            processes: 1,
+            rate,
+            operation: OpKind::Write,
+            columns: ColumnPlan {
+                count: SizeDistribution::Fixed(1),
+                size: SizeDistribution::Fixed(100),
+            },
+            keys: KeyPlan::Distribution(KeyDistribution::uniform(1, 1_000_000).unwrap()),
+            stop,
+            start,
+            loader: "c4.4xlarge".into(),
+            loader_nic_gbps: 5.0,
+        }
+    }
+
+    #[test]
+    fn an_open_loop_shows_the_backlog_as_latency_and_a_closed_loop_hides_it() {
+        let stop = StopPlan::Duration(SimDuration::from_secs(4));
+        let open = run(
+            slow_server(
+                RatePlan::Fixed {
+                    ops_per_s: 2000.0,
+                    threads: Some(4),
+                },
+                stop,
+            ),
+            &mut |_| {},
+        );
+        let closed = run(
+            slow_server(
+                RatePlan::ClosedLoop {
+                    threads: 4,
+                    limit_ops_per_s: Some(2000.0),
+                },
+                stop,
+            ),
+            &mut |_| {},
+        );
+        let open_p99 = LatencySummary::of(&open.ops[0].total).p99;
+        let closed_p99 = LatencySummary::of(&closed.ops[0].total).p99;
+        // The server does 1,000/s: the open loop falls 1,000 operations
+        // behind every second, so its late operations wait seconds, counted
+        // from when they should have started.
+        assert!(open_p99 > 1000.0, "open loop p99 {open_p99} ms");
+        // The closed loop waits for the server instead: 4 threads, ~4 ms.
+        assert!(closed_p99 < 10.0, "closed loop p99 {closed_p99} ms");
+        let closed_rate = ops_per_second(closed.ops[0].count, closed.op_windows[0]);
+        assert!(
+            (closed_rate - 1000.0).abs() < 20.0,
+            "the closed loop runs at the server's pace: {closed_rate}"
+        );
+    }
+
+    #[test]
+    fn a_pure_open_loop_issues_at_its_rate_whatever_is_outstanding() {
+        let plan = slow_server(
+            RatePlan::Fixed {
+                ops_per_s: 500.0,
+                threads: None,
+            },
+            StopPlan::Duration(SimDuration::from_secs(10)),
+        );
+        let outcome = run(plan, &mut |_| {});
+        assert_eq!(
+            outcome.ops[0].count, 5000,
+            "one operation every 2 ms for 10 s"
+        );
+        let p99 = LatencySummary::of(&outcome.ops[0].total).p99;
+        assert!(p99 < 3.0, "under capacity the server keeps up: {p99} ms");
+    }
+
+    #[test]
+    fn a_load_after_another_starts_when_the_first_has_finished() {
+        let mut plan = slow_server(
+            RatePlan::ClosedLoop {
+                threads: 2,
+                limit_ops_per_s: None,
+            },
+            StopPlan::Count(300),
+        );
+        plan.loads.push(load(
+            "second",
+            RatePlan::ClosedLoop {
+                threads: 2,
+                limit_ops_per_s: None,
+            },
+            StopPlan::Count(200),
+            StartPlan::After(0),
+        ));
+        let outcome = run(plan, &mut |_| {});
+        let (first, second) = (&outcome.loads[0], &outcome.loads[1]);
+        assert_eq!((first.ops[0].count, second.ops[0].count), (300, 200));
+        assert!(
+            second.window.0 >= first.window.1,
+            "{:?} then {:?}",
+            first.window,
+            second.window
+        );
+        assert_eq!(
+            outcome.ops[0].count, 500,
+            "the run's totals cover both loads"
+        );
     }
 }

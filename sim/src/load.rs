@@ -1,24 +1,28 @@
 //! Load phases as the simulator runs them: what each cassandra-stress
 //! process does, resolved from its command line.
 //!
-//! A c-s process is `threads` closed-loop threads: each issues one operation,
-//! waits for its reply, and issues the next. With `limit=R/s` the process's
-//! threads share one pacer that hands out start times `1/R` apart, so the
-//! process never exceeds R ops/s (c-s's smoothed rate limiter, without its
-//! burst allowance). Every process runs the command as written: K processes
-//! with `n=N` perform K x N operations, as K copies of c-s would.
+//! A c-s process runs `threads` threads, each doing one operation at a time
+//! (apache/cassandra `tools/stress`, `SettingsRate`, scylla-mechanisms.md
+//! section 9.4):
+//! - closed loop (`-rate threads=N`): a thread issues its next operation as
+//!   soon as the previous one returns; latency runs from the actual start;
+//! - closed loop with a limit (`limit=R/s`, `throttle=R/s`): the process's
+//!   threads share one pacer that hands out start times `1/R` apart and never
+//!   banks credit for idle time (c-s's smoothed rate limiter without its
+//!   burst allowance); latency from the actual start, so a slow server lowers
+//!   the rate instead of showing in latency (coordinated omission);
+//! - open loop (`fixed=R/s`): operation `i` is due at `start + i/R`; a free
+//!   thread takes the next due operation, waiting for its time if it is early;
+//!   latency runs from the *intended* start, so a backlog shows as latency.
+//!   Without `threads=` every operation is issued at its time regardless of
+//!   how many are outstanding.
+//!
+//! Every process runs the command as written: K processes with `n=N` perform
+//! K x N operations, as K copies of c-s would.
 
-use models::distribution::SequentialKeys;
+use models::distribution::{KeyDistribution, SequentialKeys, SizeDistribution};
+use rand::Rng;
 use units::{SimDuration, SimTime};
-
-impl KeyPlan {
-    /// The per-process key state at the start of the load.
-    pub fn keys(&self) -> SequentialKeys {
-        match *self {
-            KeyPlan::Sequential { first, last } => SequentialKeys::new(first, last),
-        }
-    }
-}
 
 /// How a load decides which partition key to use next.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +34,86 @@ pub enum KeyPlan {
         /// Last key (inclusive).
         last: u64,
     },
+    /// `-pop dist=...`: each key drawn independently.
+    Distribution(KeyDistribution),
+}
+
+impl KeyPlan {
+    /// The per-process key state at the start of the load.
+    pub fn source(&self) -> KeySource {
+        match self {
+            KeyPlan::Sequential { first, last } => {
+                KeySource::Sequential(SequentialKeys::new(*first, *last))
+            }
+            KeyPlan::Distribution(dist) => KeySource::Distribution(dist.clone()),
+        }
+    }
+}
+
+/// A process's key state.
+#[derive(Clone, Debug)]
+pub enum KeySource {
+    /// A sequential cursor shared by the process's threads.
+    Sequential(SequentialKeys),
+    /// Independent draws.
+    Distribution(KeyDistribution),
+}
+
+impl KeySource {
+    /// The next key.
+    pub fn next<R: Rng + ?Sized>(&mut self, rng: &mut R) -> u64 {
+        match self {
+            KeySource::Sequential(keys) => keys.next(),
+            KeySource::Distribution(dist) => dist.sample(rng),
+        }
+    }
+}
+
+/// Columns of each row written: count and size distributions (`-col`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnPlan {
+    /// Columns per row.
+    pub count: SizeDistribution,
+    /// Bytes per column value.
+    pub size: SizeDistribution,
+}
+
+impl ColumnPlan {
+    /// Bytes of column values in one row: a column count drawn, then a size
+    /// per column, as c-s generates rows.
+    pub fn sample_value_bytes<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        match (&self.count, &self.size) {
+            (SizeDistribution::Fixed(count), SizeDistribution::Fixed(size)) => count * size,
+            (count, size) => {
+                let columns = count.sample(rng);
+                (0..columns).map(|_| size.sample(rng)).sum()
+            }
+        }
+    }
+
+    /// Expected bytes of column values per row.
+    pub fn mean_value_bytes(&self) -> f64 {
+        self.count.mean() * self.size.mean()
+    }
+}
+
+/// How a process paces its operations.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RatePlan {
+    /// `threads=N [limit=R/s]`.
+    ClosedLoop {
+        /// Threads.
+        threads: u32,
+        /// Shared rate limit, operations per second.
+        limit_ops_per_s: Option<f64>,
+    },
+    /// `fixed=R/s [threads=N]`.
+    Fixed {
+        /// Intended operations per second.
+        ops_per_s: f64,
+        /// Concurrency cap; `None` is a pure open loop.
+        threads: Option<u32>,
+    },
 }
 
 /// When a load stops issuing operations.
@@ -39,6 +123,16 @@ pub enum StopPlan {
     Count(u64),
     /// After this long (`duration=`).
     Duration(SimDuration),
+}
+
+/// When a load starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartPlan {
+    /// At this time after the run starts.
+    At(SimDuration),
+    /// When the load with this index has finished (every operation
+    /// answered).
+    After(usize),
 }
 
 /// The operations of a load.
@@ -66,48 +160,160 @@ pub struct LoadPlan {
     pub command: String,
     /// c-s processes running it.
     pub processes: u32,
-    /// Threads per process.
-    pub threads: u32,
-    /// Per-process rate limit, operations per second.
-    pub limit_ops_per_s: Option<f64>,
+    /// Pacing of each process.
+    pub rate: RatePlan,
     /// What the threads do.
     pub operation: OpKind,
-    /// Bytes of column values per row.
-    pub value_bytes: u32,
+    /// Columns per row.
+    pub columns: ColumnPlan,
     /// Key selection.
     pub keys: KeyPlan,
     /// When each process stops.
     pub stop: StopPlan,
     /// When the load starts.
-    pub start: SimDuration,
+    pub start: StartPlan,
     /// Loader instance type.
     pub loader: String,
     /// The loader's NIC bandwidth, Gbit/s.
     pub loader_nic_gbps: f64,
 }
 
-/// The pacer shared by one process's threads under `limit=R/s`.
-#[derive(Clone, Debug)]
-pub struct Pacer {
-    interval: SimDuration,
-    next_start: SimTime,
+impl LoadPlan {
+    /// One line with the resolved settings of this load.
+    pub fn describe(&self) -> String {
+        let rate = match self.rate {
+            RatePlan::ClosedLoop {
+                threads,
+                limit_ops_per_s: None,
+            } => format!("{threads} threads"),
+            RatePlan::ClosedLoop {
+                threads,
+                limit_ops_per_s: Some(limit),
+            } => {
+                format!("{threads} threads limit={limit}/s")
+            }
+            RatePlan::Fixed {
+                ops_per_s,
+                threads: Some(threads),
+            } => format!("{threads} threads fixed={ops_per_s}/s"),
+            RatePlan::Fixed {
+                ops_per_s,
+                threads: None,
+            } => format!("open loop fixed={ops_per_s}/s"),
+        };
+        let keys = match &self.keys {
+            KeyPlan::Sequential { first, last } => format!("seq={first}..{last}"),
+            KeyPlan::Distribution(dist) => format!("dist={dist}"),
+        };
+        let stop = match self.stop {
+            StopPlan::Count(count) => format!("n={count} per process"),
+            StopPlan::Duration(duration) => format!("duration={duration}"),
+        };
+        let start = match self.start {
+            StartPlan::At(at) => format!("starts at {at}"),
+            StartPlan::After(index) => format!("starts after load #{index}"),
+        };
+        format!(
+            "{} ({} x {rate} on {}, {}, {} x {} B columns, {keys}, {stop}, {start})",
+            self.name,
+            self.processes,
+            self.loader,
+            self.operation.name(),
+            self.columns.count,
+            self.columns.size
+        )
+    }
+
+    /// The op kinds this load performs, in report order.
+    pub fn op_kinds(&self) -> Vec<OpKind> {
+        vec![self.operation]
+    }
+
+    /// Threads per process (`None`: a pure open loop).
+    pub fn threads(&self) -> Option<u32> {
+        match self.rate {
+            RatePlan::ClosedLoop { threads, .. } => Some(threads),
+            RatePlan::Fixed { threads, .. } => threads,
+        }
+    }
 }
 
-impl Pacer {
-    /// A pacer for `ops_per_s`, first start at `start`.
-    pub fn new(ops_per_s: f64, start: SimTime) -> Pacer {
-        assert!(ops_per_s > 0.0);
-        Pacer {
-            interval: SimDuration::from_secs_f64(1.0 / ops_per_s),
-            next_start: start,
+/// Hands out operation start times for one process.
+#[derive(Clone, Debug)]
+pub enum Schedule {
+    /// Closed loop, no limit: start at once.
+    Unpaced,
+    /// Closed loop with a limit: starts `interval` apart, no credit for idle time.
+    Limited {
+        /// Time between starts.
+        interval: SimDuration,
+        /// Earliest next start.
+        next_start: SimTime,
+    },
+    /// Open loop: operation `i` is due at `origin + i x interval` whatever happened.
+    Fixed {
+        /// When operation 0 was due.
+        origin: SimTime,
+        /// Nanoseconds between intended starts.
+        interval_ns: f64,
+        /// Index of the next operation.
+        next_index: u64,
+    },
+}
+
+impl Schedule {
+    /// The schedule of `rate` for a process starting at `start`.
+    pub fn new(rate: RatePlan, start: SimTime) -> Schedule {
+        match rate {
+            RatePlan::ClosedLoop {
+                limit_ops_per_s: None,
+                ..
+            } => Schedule::Unpaced,
+            RatePlan::ClosedLoop {
+                limit_ops_per_s: Some(rate),
+                ..
+            } => Schedule::Limited {
+                interval: SimDuration::from_secs_f64(1.0 / rate),
+                next_start: start,
+            },
+            RatePlan::Fixed { ops_per_s, .. } => Schedule::Fixed {
+                origin: start,
+                interval_ns: 1e9 / ops_per_s,
+                next_index: 0,
+            },
         }
     }
 
-    /// Reserves the next start time at or after `now`.
-    pub fn reserve(&mut self, now: SimTime) -> SimTime {
-        let start = self.next_start.max(now);
-        self.next_start = start + self.interval;
-        start
+    /// When the next operation would be issued if reserved at `now`, without
+    /// reserving it: (issue time, latency origin).
+    pub fn peek(&self) -> (SimTime, SimTime) {
+        self.clone().reserve(SimTime::ZERO)
+    }
+
+    /// Reserves the next operation for a thread free at `now`: returns
+    /// (when to issue it, when its latency is measured from).
+    pub fn reserve(&mut self, now: SimTime) -> (SimTime, SimTime) {
+        match self {
+            Schedule::Unpaced => (now, now),
+            Schedule::Limited {
+                interval,
+                next_start,
+            } => {
+                let start = (*next_start).max(now);
+                *next_start = start + *interval;
+                (start, start)
+            }
+            Schedule::Fixed {
+                origin,
+                interval_ns,
+                next_index,
+            } => {
+                let due = *origin
+                    + SimDuration::from_nanos((*next_index as f64 * *interval_ns).round() as u64);
+                *next_index += 1;
+                (due.max(now), due)
+            }
+        }
     }
 }
 
@@ -116,11 +322,60 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_pacer_spaces_starts_by_the_rate() {
-        let mut pacer = Pacer::new(1000.0, SimTime::ZERO);
-        assert_eq!(pacer.reserve(SimTime::ZERO), SimTime::ZERO);
-        assert_eq!(pacer.reserve(SimTime::ZERO), SimTime::from_nanos(1_000_000));
+    fn a_limited_schedule_spaces_starts_and_banks_no_credit() {
+        let rate = RatePlan::ClosedLoop {
+            threads: 1,
+            limit_ops_per_s: Some(1000.0),
+        };
+        let mut schedule = Schedule::new(rate, SimTime::ZERO);
+        assert_eq!(
+            schedule.reserve(SimTime::ZERO),
+            (SimTime::ZERO, SimTime::ZERO)
+        );
+        let second = SimTime::from_nanos(1_000_000);
+        assert_eq!(schedule.reserve(SimTime::ZERO), (second, second));
         let late = SimTime::from_nanos(10_000_000);
-        assert_eq!(pacer.reserve(late), late, "no burst credit for idle time");
+        assert_eq!(
+            schedule.reserve(late),
+            (late, late),
+            "no burst credit for idle time"
+        );
+    }
+
+    #[test]
+    fn a_fixed_schedule_keeps_its_intended_times_when_behind() {
+        let rate = RatePlan::Fixed {
+            ops_per_s: 1000.0,
+            threads: Some(1),
+        };
+        let mut schedule = Schedule::new(rate, SimTime::ZERO);
+        schedule.reserve(SimTime::ZERO);
+        let late = SimTime::from_nanos(5_500_000);
+        // Operation 1 was due at 1 ms: it goes now but is measured from 1 ms.
+        assert_eq!(
+            schedule.reserve(late),
+            (late, SimTime::from_nanos(1_000_000))
+        );
+    }
+
+    #[test]
+    fn column_bytes_are_drawn_per_column() {
+        use rand::SeedableRng;
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let fixed = ColumnPlan {
+            count: SizeDistribution::Fixed(5),
+            size: SizeDistribution::Fixed(34),
+        };
+        assert_eq!(fixed.sample_value_bytes(&mut rng), 170);
+        let uniform = ColumnPlan {
+            count: SizeDistribution::Fixed(2),
+            size: SizeDistribution::Uniform { min: 10, max: 20 },
+        };
+        let draws: Vec<u64> = (0..1000)
+            .map(|_| uniform.sample_value_bytes(&mut rng))
+            .collect();
+        assert!(draws.iter().all(|bytes| (20..=40).contains(bytes)));
+        let mean = draws.iter().sum::<u64>() as f64 / draws.len() as f64;
+        assert!((mean - uniform.mean_value_bytes()).abs() < 1.0, "{mean}");
     }
 }

@@ -5,6 +5,7 @@
 //! to milliseconds. Each op type has a whole-run histogram and an interval
 //! histogram that is reset at every interval tick.
 
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use units::SimDuration;
@@ -56,6 +57,17 @@ pub fn round3(value: f64) -> f64 {
     (value * 1000.0).round() / 1000.0
 }
 
+/// One interval of one op type.
+#[derive(Clone, Debug)]
+pub struct IntervalReport {
+    /// Operations completed in the interval.
+    pub count: u64,
+    /// Their latencies.
+    pub latency: LatencySummary,
+    /// The interval histogram, V2-deflate serialized (microseconds).
+    pub histogram: Vec<u8>,
+}
+
 /// Latencies and counts of one op type.
 #[derive(Clone, Debug)]
 pub struct OpMetrics {
@@ -91,6 +103,24 @@ impl OpMetrics {
         self.interval.saturating_record(us);
         self.count += 1;
         self.interval_count += 1;
+    }
+
+    /// Ends an interval for a c-s interval line and an HdrHistogram log:
+    /// returns the interval's count, latency summary and the histogram
+    /// serialized (V2 deflate, microseconds), then resets it.
+    pub fn take_interval_report(&mut self, serializer: &mut V2DeflateSerializer) -> IntervalReport {
+        let mut histogram = Vec::new();
+        serializer
+            .serialize(&self.interval, &mut histogram)
+            .expect("serializing a histogram into memory cannot fail");
+        let report = IntervalReport {
+            count: self.interval_count,
+            latency: LatencySummary::of(&self.interval),
+            histogram,
+        };
+        self.interval.reset();
+        self.interval_count = 0;
+        report
     }
 
     /// Ends an interval: returns (operations, p99 ms) and resets it.

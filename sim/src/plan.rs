@@ -8,12 +8,11 @@
 
 use models::cassandra_stress::{self, Operation, Population, Rate, Stop};
 use models::cost::CostTable;
-use models::distribution::SizeDistribution;
 use models::instance::{self, seastar_reserved_memory_bytes};
 use units::SimDuration;
 
 use crate::cluster::{ClusterPlan, RunPlan};
-use crate::load::{KeyPlan, LoadPlan, OpKind, StopPlan};
+use crate::load::{ColumnPlan, KeyPlan, LoadPlan, OpKind, RatePlan, StartPlan, StopPlan};
 use crate::scenario::{HumanDuration, Scenario, ScenarioError};
 
 /// Presets whose write path the engine runs today. They differ in
@@ -40,27 +39,7 @@ impl RunPlan {
         let duration = self
             .duration
             .map_or_else(|| "until loads finish".to_string(), |d| d.to_string());
-        let loads: Vec<String> = self
-            .loads
-            .iter()
-            .map(|load| {
-                let limit = load
-                    .limit_ops_per_s
-                    .map_or_else(String::new, |rate| format!(" limit={rate}/s"));
-                format!(
-                    "{} ({} x {} threads on {}{limit}, {} B values, {})",
-                    load.name,
-                    load.processes,
-                    load.threads,
-                    load.loader,
-                    load.value_bytes,
-                    match load.stop {
-                        StopPlan::Count(count) => format!("n={count} per process"),
-                        StopPlan::Duration(duration) => format!("duration={duration}"),
-                    }
-                )
-            })
-            .collect();
+        let loads: Vec<String> = self.loads.iter().map(LoadPlan::describe).collect();
         format!(
             "twin run: scenario {}, seed {}, duration {}, interval {}; cluster {} x {} ({}), {} shards/node, {} MiB/shard, device {} ({} channels); loads: {}",
             self.scenario,
@@ -95,7 +74,8 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
                 command.ignored_options.join(", ")
             ));
         }
-        loads.push(resolve_load(scenario, &field, section, &command)?);
+        let load = resolve_load(scenario, &field, section, &command, &loads)?;
+        loads.push(load);
     }
     let duration = overrides
         .duration
@@ -180,6 +160,7 @@ fn resolve_load(
     field: &str,
     section: &crate::scenario::LoadSection,
     command: &cassandra_stress::StressCommand,
+    earlier: &[LoadPlan],
 ) -> Result<LoadPlan, ScenarioError> {
     let fail = |reason: String| Err(scenario.error(field, reason));
     let operation = match command.operation {
@@ -197,32 +178,38 @@ fn resolve_load(
             "replication(factor={factor}): this build places one replica per key; replication arrives with the cluster issue"
         ));
     }
-    let (threads, limit_ops_per_s) = match command.rate {
-        Rate::ClosedLoop { threads, throttle_per_sec } => (threads, throttle_per_sec.map(|rate| rate as f64)),
-        Rate::FixedRate { .. } => {
-            return fail("open-loop `-rate fixed=R/s` arrives with the workloads issue; use `-rate 'threads=N limit=R/s'`".into())
-        }
+    let rate = match command.rate {
+        Rate::ClosedLoop { threads, throttle_per_sec } => RatePlan::ClosedLoop {
+            threads,
+            limit_ops_per_s: throttle_per_sec.map(|rate| rate as f64),
+        },
+        Rate::FixedRate { ops_per_sec, threads } => RatePlan::Fixed {
+            ops_per_s: ops_per_sec as f64,
+            threads,
+        },
         Rate::Auto { .. } => {
-            return fail("c-s's automatic thread search (no `-rate threads=N`) arrives with the workloads issue; give `-rate threads=N`".into())
+            return fail("c-s's automatic thread search (no `-rate threads=N`) is not simulated: its result depends on when throughput stops improving, which a twin should report rather than pick; give `-rate threads=N`".into())
         }
     };
-    let value_bytes = match (&command.columns.count, &command.columns.size) {
-        (SizeDistribution::Fixed(count), SizeDistribution::Fixed(size)) => count * size,
-        _ => return fail(
-            "this build needs fixed column counts and sizes (`-col 'size=FIXED(B) n=FIXED(C)'`)"
-                .into(),
-        ),
+    let columns = ColumnPlan {
+        count: command.columns.count,
+        size: command.columns.size,
     };
+    if columns
+        .count
+        .range()
+        .end()
+        .saturating_mul(*columns.size.range().end())
+        > u64::from(u32::MAX)
+    {
+        return fail("rows of more than 4 GiB of column values are not supported".into());
+    }
     let keys = match &command.population {
         Population::Sequential { first, last, wrap: true } => KeyPlan::Sequential { first: *first, last: *last },
         Population::Sequential { wrap: false, .. } => {
-            return fail("`-pop seq=a..b no-wrap` (stop when the keys run out) arrives with the workloads issue".into())
+            return fail("`-pop seq=a..b no-wrap` (stop when the keys run out) is not simulated yet; drop `no-wrap` or bound the load with n=".into())
         }
-        Population::Distribution(dist) => {
-            return fail(format!(
-                "this build runs sequential populations (`-pop seq=a..b`); `dist={dist}` arrives with the workloads issue"
-            ))
-        }
+        Population::Distribution(dist) => KeyPlan::Distribution(dist.clone()),
     };
     let loader_name = section.loader.as_deref().unwrap_or(DEFAULT_LOADER);
     let Some(loader) = instance::by_name(loader_name) else {
@@ -233,6 +220,26 @@ fn resolve_load(
                 instance::names().join(", ")
             ),
         ));
+    };
+    let start = match (&section.after, section.start) {
+        (Some(_), Some(_)) => {
+            return Err(scenario.error(
+                &field.replace(".command", ".after"),
+                "give `start` or `after`, not both",
+            ))
+        }
+        (Some(after), None) => match earlier.iter().position(|load| load.name == *after) {
+            Some(index) => StartPlan::After(index),
+            None => {
+                return Err(scenario.error(
+                    &field.replace(".command", ".after"),
+                    format!("`{after}` is not the name of an earlier [[load]]"),
+                ))
+            }
+        },
+        (None, start) => {
+            StartPlan::At(start.map_or(SimDuration::ZERO, |HumanDuration(start)| start))
+        }
     };
     let stop = match command.stop {
         Stop::Count(count) => StopPlan::Count(count),
@@ -245,17 +252,12 @@ fn resolve_load(
         name: section.name.clone(),
         command: section.command.clone(),
         processes: section.processes.unwrap_or(1),
-        threads,
-        limit_ops_per_s,
+        rate,
         operation,
-        value_bytes: u32::try_from(value_bytes).map_err(|_| {
-            scenario.error(field, format!("{value_bytes} bytes per row is too large"))
-        })?,
+        columns,
         keys,
         stop,
-        start: section
-            .start
-            .map_or(SimDuration::ZERO, |HumanDuration(start)| start),
+        start,
         loader: loader.name.to_string(),
         loader_nic_gbps: loader.nic_gbps,
     })

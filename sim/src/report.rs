@@ -4,6 +4,7 @@
 //! - `summary.json`: scenario, seed, simulated seconds, and per op type the
 //!   count, rate and latency percentiles in milliseconds;
 //! - `timeseries.csv`: one row per interval;
+//! - `hdr/<load>-<op>.hlog`: HdrHistogram interval logs per load and op;
 //! - `perf.json`: wall-clock figures of the run. It is the only file that
 //!   differs between two runs of the same scenario and seed.
 //!
@@ -18,7 +19,42 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::cluster::{ops_per_second, RunOutcome};
+use crate::metrics::OpMetrics;
 use crate::metrics::{round3, LatencySummary};
+use units::{SimDuration, SimTime};
+
+/// The column header of cassandra-stress interval lines.
+pub const STRESS_INTERVAL_HEADER: &str =
+    "type,      total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   time,  errors";
+
+/// One cassandra-stress interval line: cumulative operations, the
+/// interval's rate and latencies (ms), elapsed seconds since the load
+/// started, errors. One partition and one row per operation, as in c-s's
+/// default schema.
+pub fn stress_interval_line(
+    label: &str,
+    total: u64,
+    rate: f64,
+    latency: &LatencySummary,
+    elapsed: SimDuration,
+) -> String {
+    format!(
+        "{:<10} {:>10}, {:>7.0}, {:>7.0}, {:>7.0}, {:>7.1}, {:>7.1}, {:>7.1}, {:>7.1}, {:>7.1}, {:>7.1}, {:>6.1}, {:>6}",
+        format!("{label},"),
+        total,
+        rate,
+        rate,
+        rate,
+        latency.mean,
+        latency.p50,
+        latency.p95,
+        latency.p99,
+        latency.p999,
+        latency.max,
+        elapsed.as_secs_f64(),
+        0
+    )
+}
 
 /// `summary.json`.
 #[derive(Clone, Debug, Serialize)]
@@ -39,6 +75,17 @@ pub struct Summary {
     pub instance: String,
     /// Shards per node.
     pub shards_per_node: u32,
+    /// Per load, by name: the same per-op figures for that load alone.
+    pub loads: BTreeMap<String, LoadSummary>,
+}
+
+/// One load in `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadSummary {
+    /// The c-s command as written.
+    pub command: String,
+    /// Per op type that ran.
+    pub ops: BTreeMap<String, OpSummary>,
 }
 
 /// One op type in `summary.json`.
@@ -50,6 +97,8 @@ pub struct OpSummary {
     pub ops_per_s: f64,
     /// Latency percentiles, milliseconds.
     pub latency_ms: LatencySummary,
+    /// Seconds from the first operation's start to the last one's reply.
+    pub seconds: f64,
 }
 
 /// `perf.json`.
@@ -67,6 +116,18 @@ pub struct Perf {
     pub client_ops_per_wall_second: f64,
 }
 
+impl OpSummary {
+    /// Figures of `ops` over `window`.
+    pub fn of(ops: &OpMetrics, window: (SimTime, SimTime)) -> OpSummary {
+        OpSummary {
+            count: ops.count,
+            ops_per_s: ops_per_second(ops.count, window),
+            latency_ms: LatencySummary::of(&ops.total),
+            seconds: round3((window.1 - window.0).as_secs_f64()),
+        }
+    }
+}
+
 impl Summary {
     /// The summary of a finished run.
     pub fn of(outcome: &RunOutcome) -> Summary {
@@ -75,19 +136,32 @@ impl Summary {
             .iter()
             .zip(&outcome.op_windows)
             .filter(|(ops, _)| ops.count > 0)
-            .map(|(ops, window)| {
+            .map(|(ops, window)| (ops.kind.name().to_string(), OpSummary::of(ops, *window)))
+            .collect();
+        let loads = outcome
+            .plan
+            .loads
+            .iter()
+            .zip(&outcome.loads)
+            .map(|(plan, load)| {
+                let ops = load
+                    .ops
+                    .iter()
+                    .filter(|ops| ops.count > 0)
+                    .map(|ops| (ops.kind.name().to_string(), OpSummary::of(ops, load.window)))
+                    .collect();
                 (
-                    ops.kind.name().to_string(),
-                    OpSummary {
-                        count: ops.count,
-                        ops_per_s: ops_per_second(ops.count, *window),
-                        latency_ms: LatencySummary::of(&ops.total),
+                    plan.name.clone(),
+                    LoadSummary {
+                        command: plan.command.clone(),
+                        ops,
                     },
                 )
             })
             .collect();
         let cluster = &outcome.plan.cluster;
         Summary {
+            loads,
             scenario: outcome.plan.scenario.clone(),
             seed: outcome.plan.seed,
             simulated_seconds: round3(outcome.end.as_secs_f64()),
@@ -99,14 +173,31 @@ impl Summary {
         }
     }
 
-    /// A cassandra-stress style "Results:" block.
+    /// cassandra-stress style "Results:" blocks: one per load, then the
+    /// whole run when there are several loads.
     pub fn to_stress_text(&self) -> String {
-        let mut out = String::from("Results:\n");
-        let total_count: u64 = self.ops.values().map(|op| op.count).sum();
-        let total_rate: f64 = self.ops.values().map(|op| op.ops_per_s).sum();
+        let mut out = String::new();
+        for (name, load) in &self.loads {
+            let _ = writeln!(out, "\nResults for load `{name}`:");
+            out.push_str(&results_block(&load.ops, None));
+        }
+        if self.loads.len() > 1 {
+            out.push_str("\nResults for the whole run:\n");
+            out.push_str(&results_block(&self.ops, Some(self.simulated_seconds)));
+        }
+        out
+    }
+}
+
+/// One "Results:" block over `ops`; `run_seconds` for the operation-time line
+/// (default: the longest op window).
+fn results_block(ops: &BTreeMap<String, OpSummary>, run_seconds: Option<f64>) -> String {
+    let mut out = String::new();
+    {
+        let total_count: u64 = ops.values().map(|op| op.count).sum();
+        let total_rate: f64 = ops.values().map(|op| op.ops_per_s).sum();
         let per_op = |format: &dyn Fn(&OpSummary) -> String| -> String {
-            self.ops
-                .iter()
+            ops.iter()
                 .map(|(name, op)| format!("{}: {}", name.to_uppercase(), format(op)))
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -130,15 +221,13 @@ impl Summary {
             // With several op types, c-s shows the first op type's figure in
             // the total column only when there is one; we show the count-weighted
             // mean for the mean line and the per-op figures in brackets.
-            let total = if self.ops.len() == 1 {
-                self.ops
-                    .values()
+            let total = if ops.len() == 1 {
+                ops.values()
                     .map(|op| pick(&op.latency_ms))
                     .next()
                     .unwrap_or(0.0)
             } else {
-                let weighted: f64 = self
-                    .ops
+                let weighted: f64 = ops
                     .values()
                     .map(|op| pick(&op.latency_ms) * op.count as f64)
                     .sum();
@@ -160,10 +249,13 @@ impl Summary {
         let _ = writeln!(
             out,
             "Total operation time      : {:>10}",
-            format_hms(self.simulated_seconds)
+            format_hms(
+                run_seconds
+                    .unwrap_or_else(|| ops.values().map(|op| op.seconds).fold(0.0, f64::max))
+            )
         );
-        out
     }
+    out
 }
 
 impl Perf {
@@ -213,11 +305,86 @@ pub fn write_results(dir: &Path, outcome: &RunOutcome) -> std::io::Result<Summar
     json.push('\n');
     std::fs::write(dir.join("summary.json"), json)?;
     std::fs::write(dir.join("timeseries.csv"), outcome.timeseries.to_csv())?;
+    write_hdr_logs(&dir.join("hdr"), outcome)?;
     let mut perf =
         serde_json::to_string_pretty(&Perf::of(outcome)).map_err(std::io::Error::other)?;
     perf.push('\n');
     std::fs::write(dir.join("perf.json"), perf)?;
     Ok(summary)
+}
+
+/// Writes `hdr/<load>-<op>.hlog`: each load's per-interval latency
+/// histograms in the HdrHistogram interval log format (v1.3, V2 deflate
+/// compressed), readable by HdrHistogram's `HistogramLogProcessor` and
+/// plotting tools. Values are microseconds; timestamps are simulated seconds
+/// since the run started (StartTime 0).
+pub fn write_hdr_logs(dir: &Path, outcome: &RunOutcome) -> std::io::Result<()> {
+    use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+    use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+    use std::time::{Duration, SystemTime};
+
+    std::fs::create_dir_all(dir)?;
+    let mut serializer = V2DeflateSerializer::new();
+    let mut deserializer = Deserializer::new();
+    for (plan, load) in outcome.plan.loads.iter().zip(&outcome.loads) {
+        for (op, intervals) in load.ops.iter().zip(&load.intervals) {
+            let mut text = Vec::new();
+            {
+                let mut writer = IntervalLogWriterBuilder::new()
+                    .add_comment("[Histogram log format version 1.3]")
+                    .add_comment(&format!(
+                        "twin: load `{}`, {} latencies in microseconds, timestamps in simulated seconds",
+                        plan.name,
+                        op.kind.name()
+                    ))
+                    .with_start_time(SystemTime::UNIX_EPOCH)
+                    .with_base_time(SystemTime::UNIX_EPOCH)
+                    .with_max_value_divisor(1000.0)
+                    .begin_log_with(&mut text, &mut serializer)?;
+                for interval in intervals {
+                    let histogram: hdrhistogram::Histogram<u64> = deserializer
+                        .deserialize(&mut &interval.histogram[..])
+                        .map_err(|error| std::io::Error::other(format!("{error:?}")))?;
+                    writer
+                        .write_histogram(
+                            &histogram,
+                            Duration::from_nanos(interval.start.as_nanos()),
+                            Duration::from_nanos(interval.length.as_nanos()),
+                            None,
+                        )
+                        .map_err(|error| std::io::Error::other(format!("{error:?}")))?;
+                }
+            }
+            // The column legend goes after the header comments, as Java's
+            // HistogramLogWriter puts it.
+            let text = String::from_utf8(text).map_err(std::io::Error::other)?;
+            let split = text.find(|c| c != '#').map_or(text.len(), |_| {
+                text.lines()
+                    .take_while(|line| line.starts_with('#'))
+                    .map(|line| line.len() + 1)
+                    .sum()
+            });
+            let (headers, body) = text.split_at(split);
+            let legend = "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+            let file = dir.join(format!("{}-{}.hlog", file_safe(&plan.name), op.kind.name()));
+            std::fs::write(file, format!("{headers}{legend}{body}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// A load name as a file-name part: letters, digits, `-` and `_` kept,
+/// anything else becomes `_`.
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -194,6 +194,9 @@ pub struct LoadSection {
     /// When the phase starts. Default 0 s.
     #[serde(default)]
     pub start: Option<HumanDuration>,
+    /// Start when the earlier load of this name has finished (instead of `start`).
+    #[serde(default)]
+    pub after: Option<String>,
     /// Instance type of the loader machines (one per process); its NIC
     /// carries the process's requests. Default `c4.4xlarge`, the loader of
     /// R1 and R2.

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use base64::Engine as _;
 use sim::plan::{resolve, RunOverrides};
 use sim::report::write_results;
 use units::SimDuration;
@@ -79,6 +80,27 @@ fn the_same_seed_writes_identical_results_and_another_seed_does_not() {
     ] {
         assert!(perf.get(key).is_some(), "perf.json has {key}");
     }
+    // The HdrHistogram interval log reads back with HdrHistogram's own
+    // log reader: one interval per second, each a decodable histogram.
+    let log = std::fs::read(first.join("hdr/write-write.hlog")).unwrap();
+    assert!(log == std::fs::read(second.join("hdr/write-write.hlog")).unwrap());
+    let mut intervals = 0;
+    for entry in hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&log) {
+        if let hdrhistogram::serialization::interval_log::LogEntry::Interval(interval) =
+            entry.unwrap()
+        {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(interval.encoded_histogram())
+                .unwrap();
+            let histogram: hdrhistogram::Histogram<u64> =
+                hdrhistogram::serialization::Deserializer::new()
+                    .deserialize(&mut &bytes[..])
+                    .unwrap();
+            assert!(!histogram.is_empty());
+            intervals += 1;
+        }
+    }
+    assert_eq!(intervals, 10, "one interval histogram per simulated second");
     for dir in [first, second, other] {
         let _ = std::fs::remove_dir_all(dir);
     }
