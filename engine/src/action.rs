@@ -26,6 +26,11 @@ pub enum Operation {
         /// Bytes of column values in the row.
         value_bytes: u32,
     },
+    /// Read one partition by key.
+    Read {
+        /// The partition key.
+        key: u64,
+    },
 }
 
 /// A request from a client, as the coordinator receives it.
@@ -40,8 +45,15 @@ pub struct ClientRequest {
 /// How a request ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplyStatus {
-    /// The write is in the commitlog buffer and the memtable.
-    Ok,
+    /// A write: it is in the commitlog buffer and the memtable.
+    Written,
+    /// A read found the row; `value_bytes` of it go back to the client.
+    Found {
+        /// Bytes of column values returned.
+        value_bytes: u32,
+    },
+    /// A read found no row for the key.
+    NotFound,
 }
 
 /// The node's answer to a client request.
@@ -113,6 +125,12 @@ pub enum CpuWork {
     WriteRequest {
         /// Serialized mutation size.
         mutation_bytes: u64,
+    },
+    /// Parse and execute a CQL read: request decode, memtable lookup, and
+    /// merging what `sstables` SSTables returned.
+    ReadRequest {
+        /// SSTables the read will consult.
+        sstables: u32,
     },
     /// Serialize `bytes` of memtable into SSTable format during a flush.
     FlushSerialize {

@@ -52,6 +52,10 @@ pub struct ShardConfig {
     pub flush_write_bytes: u64,
     /// Flush writes in flight at once (write-behind). Estimate.
     pub flush_write_behind: u32,
+    /// Fraction of the key space whose keys this shard owns (volume mode:
+    /// a memtable or SSTable spanning keys `a..=b` with `r` rows holds a key
+    /// routed here with probability `r / ((b - a + 1) x fraction)`).
+    pub key_ownership_fraction: f64,
 }
 
 impl ShardConfig {
@@ -71,6 +75,7 @@ impl ShardConfig {
             commitlog_sync_period: SimDuration::from_secs(10),
             flush_write_bytes: 128 * 1024,
             flush_write_behind: 4,
+            key_ownership_fraction: 1.0,
         }
     }
 
@@ -110,6 +115,9 @@ impl ShardConfig {
         }
         if self.commitlog_max_active_writes == 0 || self.flush_write_behind == 0 {
             return Err("commitlog writes and flush write-behind need at least 1 in flight".into());
+        }
+        if !(self.key_ownership_fraction > 0.0 && self.key_ownership_fraction <= 1.0) {
+            return Err("key ownership fraction must be in (0, 1]".into());
         }
         if self.flush_write_bytes == 0 {
             return Err("flush write size must be positive".into());

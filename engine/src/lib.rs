@@ -27,6 +27,7 @@
 //! - [`memtable`]: memtables and dirty-memory accounting;
 //! - [`flush`]: writing a sealed memtable out as an SSTable;
 //! - [`sstable`]: SSTable descriptors;
+//! - [`read`]: what a read touches, decided from key ranges and bloom filters;
 //! - [`timer`]: the shard's timers;
 //! - [`shard`]: the state machine that ties them together.
 
@@ -37,6 +38,7 @@ pub mod commitlog;
 pub mod config;
 pub mod flush;
 pub mod memtable;
+pub mod read;
 pub mod shard;
 pub mod sstable;
 pub mod timer;

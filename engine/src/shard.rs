@@ -16,6 +16,11 @@
 //!    over its space, the active memtable is sealed and flushed to an SSTable
 //!    (one flush at a time); when the flush completes its memory is freed,
 //!    commitlog segments it covered are released, and waiting writes resume.
+//!
+//! The read path (see [`crate::read`] for what is decided how): a CPU task
+//! in the statement group, a memtable lookup, then for every SSTable whose
+//! bloom filter passes an index read followed by a data read, all SSTables in
+//! parallel; the reply carries the row if any source had it.
 
 use std::collections::VecDeque;
 
@@ -30,6 +35,7 @@ use crate::commitlog::{Append, Commitlog, ENTRY_OVERHEAD_BYTES};
 use crate::config::ShardConfig;
 use crate::flush::{FlushJob, FlushStep};
 use crate::memtable::Memtable;
+use crate::read;
 use crate::sstable::SSTable;
 use crate::timer::{TimerKind, TimerTable};
 
@@ -37,14 +43,39 @@ use crate::timer::{TimerKind, TimerTable};
 #[derive(Clone, Copy, Debug)]
 enum TaskPurpose {
     Write(ClientRequest),
+    Read(ClientRequest),
     FlushSerialize { bytes: u64 },
 }
 
 /// Why an I/O was submitted.
 #[derive(Clone, Copy, Debug)]
 enum IoPurpose {
-    CommitlogWrite { bytes: u64 },
-    FlushWrite { bytes: u64 },
+    CommitlogWrite {
+        bytes: u64,
+    },
+    FlushWrite {
+        bytes: u64,
+    },
+    /// An index page for read `read`; the row that follows is `row_bytes` on
+    /// disk and holds `value_bytes` if the SSTable has the key.
+    ReadIndex {
+        read: u32,
+        row_bytes: u64,
+        value_bytes: Option<u32>,
+    },
+    /// The data of a row (or a bloom-filter false positive's empty page).
+    ReadData {
+        read: u32,
+        value_bytes: Option<u32>,
+    },
+}
+
+/// A read waiting for its SSTable I/O.
+#[derive(Clone, Copy, Debug)]
+struct PendingRead {
+    request: ClientRequest,
+    ios_outstanding: u32,
+    value_bytes: Option<u32>,
 }
 
 /// Point-in-time figures of a shard, for time series and checks.
@@ -70,6 +101,8 @@ pub struct ShardStats {
     pub writes_waiting_commitlog: u64,
     /// Writes acknowledged since start.
     pub writes_completed: u64,
+    /// Reads answered since start.
+    pub reads_completed: u64,
 }
 
 /// One shard of a node: Scylla runs one per core, each owning a slice of the
@@ -84,6 +117,7 @@ pub struct Shard {
     commitlog: Commitlog,
     tasks: Slab<TaskPurpose>,
     ios: Slab<IoPurpose>,
+    reads: Slab<PendingRead>,
     throttled: VecDeque<ClientRequest>,
     waiting_for_commitlog: VecDeque<ClientRequest>,
     actions: VecDeque<Action>,
@@ -92,6 +126,7 @@ pub struct Shard {
     next_sstable_generation: u64,
     flushes_completed: u64,
     writes_completed: u64,
+    reads_completed: u64,
     /// Memory of sealed (waiting) memtables.
     sealed_memory_bytes: u64,
 }
@@ -119,6 +154,7 @@ impl Shard {
             commitlog,
             tasks: Slab::new(),
             ios: Slab::new(),
+            reads: Slab::new(),
             throttled: VecDeque::new(),
             waiting_for_commitlog: VecDeque::new(),
             actions: VecDeque::new(),
@@ -127,6 +163,7 @@ impl Shard {
             next_sstable_generation: 1,
             flushes_completed: 0,
             writes_completed: 0,
+            reads_completed: 0,
             sealed_memory_bytes: 0,
         }
     }
@@ -156,6 +193,7 @@ impl Shard {
             writes_throttled: self.throttled.len() as u64,
             writes_waiting_commitlog: self.waiting_for_commitlog.len() as u64,
             writes_completed: self.writes_completed,
+            reads_completed: self.reads_completed,
         }
     }
 
@@ -193,6 +231,23 @@ impl Shard {
                     self.start_write(request);
                 }
             }
+            Operation::Read { key } => {
+                let sstables = self
+                    .sstables
+                    .iter()
+                    .filter(|sstable| {
+                        read::bloom_filter_passes(sstable, key, self.config.key_ownership_fraction)
+                    })
+                    .count();
+                let task = TaskId(self.tasks.insert(TaskPurpose::Read(request)) as u64);
+                self.actions.push_back(Action::RunCpu(CpuTask {
+                    id: task,
+                    group: SchedulingGroup::Statement,
+                    work: CpuWork::ReadRequest {
+                        sstables: sstables as u32,
+                    },
+                }));
+            }
         }
         self.check_invariants(now);
     }
@@ -210,6 +265,7 @@ impl Shard {
                     self.waiting_for_commitlog.push_back(request);
                 }
             }
+            TaskPurpose::Read(request) => self.execute_read(request),
             TaskPurpose::FlushSerialize { bytes } => {
                 let job = self
                     .flushing
@@ -247,6 +303,30 @@ impl Shard {
                 self.advance_flush(now);
                 self.resume_throttled();
             }
+            IoPurpose::ReadIndex {
+                read,
+                row_bytes,
+                value_bytes,
+            } => {
+                let bytes = read::data_read_bytes(row_bytes);
+                self.submit_io(
+                    IoKind::Read,
+                    bytes,
+                    IoClass::Query,
+                    IoPurpose::ReadData { read, value_bytes },
+                );
+            }
+            IoPurpose::ReadData { read, value_bytes } => {
+                let pending = &mut self.reads[read as usize];
+                pending.ios_outstanding -= 1;
+                if value_bytes.is_some() {
+                    pending.value_bytes = pending.value_bytes.max(value_bytes);
+                }
+                if pending.ios_outstanding == 0 {
+                    let pending = self.reads.remove(read as usize);
+                    self.reply_read(pending.request, pending.value_bytes);
+                }
+            }
         }
         self.check_invariants(now);
     }
@@ -280,10 +360,72 @@ impl Shard {
         self.timers.next_deadline()
     }
 
+    // ----- the read path -----
+
+    /// Looks the key up in the memtables and sends an index read to every
+    /// SSTable whose bloom filter passes; replies at once if none does.
+    fn execute_read(&mut self, request: ClientRequest) {
+        let Operation::Read { key } = request.operation else {
+            unreachable!("a read task carries a read");
+        };
+        let ownership = self.config.key_ownership_fraction;
+        let memtable_value = std::iter::once(&self.active)
+            .chain(self.sealed.iter())
+            .chain(self.flushing.as_ref().map(FlushJob::memtable))
+            .find(|memtable| read::memtable_contains(memtable, key, ownership))
+            .map(|memtable| {
+                read::mean_value_bytes(
+                    memtable.memory_bytes,
+                    memtable.rows,
+                    self.config.memtable_row_overhead_bytes,
+                )
+            });
+        let read_slot = self.reads.insert(PendingRead {
+            request,
+            ios_outstanding: 0,
+            value_bytes: memtable_value,
+        }) as u32;
+        let overhead = self.config.sstable_row_overhead_bytes;
+        let lookups: Vec<IoPurpose> = self
+            .sstables
+            .iter()
+            .filter(|sstable| read::bloom_filter_passes(sstable, key, ownership))
+            .map(|sstable| IoPurpose::ReadIndex {
+                read: read_slot,
+                row_bytes: sstable.data_bytes / sstable.rows.max(1),
+                value_bytes: read::sstable_contains(sstable, key, ownership)
+                    .then(|| read::mean_value_bytes(sstable.data_bytes, sstable.rows, overhead)),
+            })
+            .collect();
+        if lookups.is_empty() {
+            let pending = self.reads.remove(read_slot as usize);
+            self.reply_read(pending.request, pending.value_bytes);
+            return;
+        }
+        self.reads[read_slot as usize].ios_outstanding = lookups.len() as u32;
+        for lookup in lookups {
+            self.submit_io(IoKind::Read, read::INDEX_READ_BYTES, IoClass::Query, lookup);
+        }
+    }
+
+    fn reply_read(&mut self, request: ClientRequest, value_bytes: Option<u32>) {
+        let status = match value_bytes {
+            Some(value_bytes) => ReplyStatus::Found { value_bytes },
+            None => ReplyStatus::NotFound,
+        };
+        self.reads_completed += 1;
+        self.actions.push_back(Action::Reply(ClientReply {
+            id: request.id,
+            status,
+        }));
+    }
+
     // ----- the write path -----
 
     fn start_write(&mut self, request: ClientRequest) {
-        let Operation::Write { value_bytes, .. } = request.operation;
+        let Operation::Write { value_bytes, .. } = request.operation else {
+            unreachable!("only writes take the write path");
+        };
         let task = TaskId(self.tasks.insert(TaskPurpose::Write(request)) as u64);
         self.actions.push_back(Action::RunCpu(CpuTask {
             id: task,
@@ -297,7 +439,9 @@ impl Shard {
     /// Appends the write's commitlog entry and applies it, or parks it until
     /// a commitlog buffer frees. Returns false if it had to wait.
     fn append_and_apply(&mut self, now: SimTime, request: ClientRequest) -> bool {
-        let Operation::Write { key, value_bytes } = request.operation;
+        let Operation::Write { key, value_bytes } = request.operation else {
+            unreachable!("only writes take the write path");
+        };
         let entry_bytes = mutation_bytes(value_bytes) + ENTRY_OVERHEAD_BYTES;
         let segment = match self.commitlog.append(entry_bytes) {
             Append::Accepted { segment } => segment,
@@ -317,7 +461,7 @@ impl Shard {
         self.writes_completed += 1;
         self.actions.push_back(Action::Reply(ClientReply {
             id: request.id,
-            status: ReplyStatus::Ok,
+            status: ReplyStatus::Written,
         }));
         self.maybe_start_flush(now);
         true
@@ -548,6 +692,54 @@ mod tests {
         }
         drive(&mut node, now, &mut replies);
         assert_eq!(replies.len() as u64, key, "the throttled write resumed");
+    }
+
+    #[test]
+    fn reads_find_rows_in_memtables_and_sstables_with_one_index_and_one_data_read_each() {
+        let mut shard = Shard::new(ShardConfig::scylla_defaults(64 * MIB), SimTime::ZERO);
+        let now = SimTime::from_nanos(1);
+        let mut replies = Vec::new();
+        for key in 0..20_000 {
+            shard.handle_client_request(now, write(key, key));
+            drive(&mut shard, now, &mut replies);
+        }
+        assert!(!shard.sstables().is_empty());
+        let flushed_key = shard.sstables()[0].first_key;
+        let read = |shard: &mut Shard, id: u64, key: u64| {
+            shard.handle_client_request(
+                now,
+                ClientRequest {
+                    id: RequestId(id),
+                    operation: Operation::Read { key },
+                },
+            );
+            let (mut read_ios, mut status) = (Vec::new(), None);
+            while let Some(action) = shard.poll_action() {
+                match action {
+                    Action::RunCpu(task) => shard.handle_cpu_done(now, task.id),
+                    Action::SubmitIo(io) => {
+                        assert_eq!((io.kind, io.class), (IoKind::Read, IoClass::Query));
+                        read_ios.push(io.bytes);
+                        shard.handle_io_done(now, io.id);
+                    }
+                    Action::Reply(reply) => status = Some(reply.status),
+                }
+            }
+            (read_ios, status.expect("every read is answered"))
+        };
+        let (ios, status) = read(&mut shard, 1_000_000, flushed_key);
+        assert_eq!(ios, [4096, 4096], "an index page, then the 1 KB row's page");
+        assert!(
+            matches!(status, ReplyStatus::Found { value_bytes } if (1000..=1100).contains(&value_bytes)),
+            "{status:?}"
+        );
+        let newest_key = 19_999;
+        let (ios, status) = read(&mut shard, 1_000_001, newest_key);
+        assert!(ios.is_empty(), "the active memtable answers without I/O");
+        assert!(matches!(status, ReplyStatus::Found { .. }));
+        let (ios, status) = read(&mut shard, 1_000_002, 10_000_000);
+        assert!(ios.is_empty(), "no SSTable's range holds the key");
+        assert_eq!(status, ReplyStatus::NotFound);
     }
 
     #[test]

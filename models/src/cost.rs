@@ -17,6 +17,12 @@
 //!   work, ~1 GB/s per core with allocation).
 //! - `flush_ns_per_byte`: serializing memtable rows into SSTable format, ~1
 //!   GB/s per core.
+//! - `read_request_ns`: one CQL read: request decode, memtable and cache
+//!   lookups, building the response; about the write's cost (R1's 3 x
+//!   i3.8xlarge served 80K QUORUM reads/s at ~50% CPU, i.e. ~2 replica
+//!   reads per client read over ~90 shards at ~50%: ~100 us of shard time per
+//!   client read with digests, which the cluster issue prices separately).
+//! - `read_ns_per_sstable`: merging one SSTable's row into the result.
 
 use units::SimDuration;
 
@@ -31,6 +37,10 @@ pub struct CostTable {
     pub write_ns_per_byte: f64,
     /// CPU per byte of memtable flushed.
     pub flush_ns_per_byte: f64,
+    /// Fixed CPU of one read request.
+    pub read_request_ns: u64,
+    /// CPU per SSTable a read merges.
+    pub read_ns_per_sstable: u64,
 }
 
 impl CostTable {
@@ -41,7 +51,16 @@ impl CostTable {
             write_request_ns: 20_000,
             write_ns_per_byte: 1.0,
             flush_ns_per_byte: 1.0,
+            read_request_ns: 20_000,
+            read_ns_per_sstable: 3_000,
         }
+    }
+
+    /// CPU time of a read merging `sstables` SSTables.
+    pub fn read_request(&self, sstables: u32) -> SimDuration {
+        SimDuration::from_nanos(
+            self.read_request_ns + u64::from(sstables) * self.read_ns_per_sstable,
+        )
     }
 
     /// CPU time of a write of `mutation_bytes`.

@@ -21,7 +21,9 @@
 
 use std::time::Instant;
 
-use engine::{Action, ClientRequest, IoKind, Operation, RequestId, Shard, ShardConfig, TaskId};
+use engine::{
+    Action, ClientRequest, IoKind, Operation, ReplyStatus, RequestId, Shard, ShardConfig, TaskId,
+};
 use models::cost::CostTable;
 use models::cpu::FifoCore;
 use models::network::Nic;
@@ -30,8 +32,8 @@ use slab::Slab;
 use units::{SimDuration, SimTime};
 
 use crate::kernel::{Kernel, TimerId};
-use crate::load::{KeySource, LoadPlan, OpKind, Schedule, StartPlan, StopPlan};
-use crate::metrics::{round3, OpMetrics, TimeSeries};
+use crate::load::{KeySource, LoadPlan, MixCursor, OpKind, Schedule, StartPlan, StopPlan};
+use crate::metrics::{round3, LatencySummary, OpMetrics, TimeSeries};
 use crate::rng::{self, splitmix64, SimRng};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
@@ -157,6 +159,7 @@ enum Event {
     },
     ReplyArrives {
         request: u32,
+        not_found: bool,
     },
     CpuDone {
         shard: u32,
@@ -191,6 +194,7 @@ struct ClientProcess {
     nic: Nic,
     rng: SimRng,
     keys: KeySource,
+    mix: MixCursor,
     schedule: Schedule,
     issued: u64,
     stop_at: Option<SimTime>,
@@ -260,7 +264,12 @@ impl Simulation {
         let shards = (0..cluster.nodes * cluster.shards_per_node)
             .map(|index| ShardState {
                 engine: Shard::new(
-                    ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes),
+                    ShardConfig {
+                        // Keys spread evenly over every shard of every node.
+                        key_ownership_fraction: 1.0
+                            / f64::from(cluster.nodes * cluster.shards_per_node),
+                        ..ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes)
+                    },
                     SimTime::ZERO,
                 ),
                 core: FifoCore::new(),
@@ -276,6 +285,7 @@ impl Simulation {
                     nic: Nic::new(load.loader_nic_gbps),
                     rng: rng::stream(seed, &format!("load/{}/process/{process}", load.name)),
                     keys: load.keys.source(),
+                    mix: MixCursor::new(),
                     schedule: Schedule::new(load.rate, SimTime::ZERO),
                     issued: 0,
                     stop_at: None,
@@ -397,7 +407,7 @@ impl Simulation {
                     .handle_client_request(now, request);
                 self.drain(now, shard);
             }
-            Event::ReplyArrives { request } => self.complete(now, request),
+            Event::ReplyArrives { request, not_found } => self.complete(now, request, not_found),
             Event::CpuDone { shard, task } => {
                 let state = &mut self.shards[shard as usize];
                 if let Some(next) = state.core.complete(now) {
@@ -564,8 +574,11 @@ impl Simulation {
         let load_index = process.load as usize;
         let load = &self.plan.loads[load_index];
         let key = process.keys.next(&mut process.rng);
-        let value_bytes = load.columns.sample_value_bytes(&mut process.rng) as u32;
-        let kind = load.operation;
+        let kind = process.mix.next(&load.operation, &mut process.rng);
+        let value_bytes = match kind {
+            OpKind::Write => load.columns.sample_value_bytes(&mut process.rng) as u32,
+            OpKind::Read => 0,
+        };
         let load_op = self.loads[load_index]
             .kinds
             .iter()
@@ -585,6 +598,7 @@ impl Simulation {
         });
         let operation = match kind {
             OpKind::Write => Operation::Write { key, value_bytes },
+            OpKind::Read => Operation::Read { key },
         };
         let bytes = MESSAGE_OVERHEAD_BYTES + 8 + u64::from(value_bytes);
         let arrival = process.nic.send(now, bytes, &mut process.rng);
@@ -601,16 +615,18 @@ impl Simulation {
         );
     }
 
-    fn complete(&mut self, now: SimTime, request: u32) {
+    fn complete(&mut self, now: SimTime, request: u32, not_found: bool) {
         let in_flight = self.in_flight.remove(request as usize);
         let latency = now - in_flight.measured_from;
         let global = usize::from(in_flight.global_op);
         self.ops[global].record(latency);
+        self.ops[global].not_found += u64::from(not_found);
         widen(&mut self.op_windows[global], in_flight.measured_from, now);
         let process = &mut self.processes[in_flight.process as usize];
         process.in_flight -= 1;
         let load = &mut self.loads[process.load as usize];
         load.ops[usize::from(in_flight.load_op)].record(latency);
+        load.ops[usize::from(in_flight.load_op)].not_found += u64::from(not_found);
         widen(&mut load.window, in_flight.measured_from, now);
         self.completed_operations += 1;
         if self.plan.loads[process.load as usize].threads().is_some() {
@@ -640,6 +656,9 @@ impl Simulation {
                     let cost = match task.work {
                         engine::CpuWork::WriteRequest { mutation_bytes } => {
                             self.plan.cluster.costs.write_request(mutation_bytes)
+                        }
+                        engine::CpuWork::ReadRequest { sstables } => {
+                            self.plan.cluster.costs.read_request(sstables)
                         }
                         engine::CpuWork::FlushSerialize { bytes } => {
                             self.plan.cluster.costs.flush_serialize(bytes)
@@ -684,13 +703,20 @@ impl Simulation {
                 Action::Reply(reply) => {
                     let node = self.shards[shard as usize].node;
                     let hardware = &mut self.nodes[node as usize];
-                    let arrival = hardware
-                        .nic
-                        .send(now, MESSAGE_OVERHEAD_BYTES, &mut hardware.rng);
+                    let (payload, not_found) = match reply.status {
+                        ReplyStatus::Written => (0, false),
+                        ReplyStatus::Found { value_bytes } => (u64::from(value_bytes), false),
+                        ReplyStatus::NotFound => (0, true),
+                    };
+                    let arrival =
+                        hardware
+                            .nic
+                            .send(now, MESSAGE_OVERHEAD_BYTES + payload, &mut hardware.rng);
                     self.kernel.schedule_at(
                         arrival,
                         Event::ReplyArrives {
                             request: reply.id.0 as u32,
+                            not_found,
                         },
                     );
                 }
@@ -775,6 +801,24 @@ impl Simulation {
                 lines.push(crate::report::STRESS_INTERVAL_HEADER.to_string());
             }
             let elapsed = now.saturating_since(started_at);
+            // c-s adds a "total" line over every op type of a mixed load.
+            let total_line = (load.ops.len() > 1).then(|| {
+                let mut merged = load.ops[0].interval.clone();
+                for ops in &load.ops[1..] {
+                    merged
+                        .add(&ops.interval)
+                        .expect("histograms of one shape merge");
+                }
+                let total_ops: u64 = load.ops.iter().map(|ops| ops.count).sum();
+                let interval_ops: u64 = load.ops.iter().map(|ops| ops.interval_count).sum();
+                crate::report::stress_interval_line(
+                    "total",
+                    total_ops,
+                    interval_ops as f64 / length.as_secs_f64(),
+                    &LatencySummary::of(&merged),
+                    elapsed,
+                )
+            });
             for (op, ops) in load.ops.iter_mut().enumerate() {
                 let total_before = ops.count - ops.interval_count;
                 let report = ops.take_interval_report(&mut self.serializer);
@@ -796,6 +840,7 @@ impl Simulation {
                     histogram: report.histogram,
                 });
             }
+            lines.extend(total_line);
         }
         lines
     }
@@ -864,7 +909,7 @@ pub fn ops_per_second(count: u64, window: (SimTime, SimTime)) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{ColumnPlan, KeyPlan, RatePlan};
+    use crate::load::{ColumnPlan, KeyPlan, OpMix, RatePlan};
     use crate::report::Summary;
     use models::distribution::SizeDistribution;
 
@@ -892,7 +937,7 @@ mod tests {
                     threads: 16,
                     limit_ops_per_s: None,
                 },
-                operation: OpKind::Write,
+                operation: OpMix::Only(OpKind::Write),
                 columns: ColumnPlan {
                     count: SizeDistribution::Fixed(1),
                     size: SizeDistribution::Fixed(1024),
@@ -959,8 +1004,7 @@ mod tests {
 #[cfg(test)]
 mod workload_tests {
     use super::*;
-    use crate::load::{ColumnPlan, KeyPlan, RatePlan};
-    use crate::metrics::LatencySummary;
+    use crate::load::{ColumnPlan, KeyPlan, OpMix, RatePlan};
     use models::distribution::{KeyDistribution, SizeDistribution};
 
     /// One node with one shard whose every write costs 1 ms of CPU: it can
@@ -995,7 +1039,7 @@ mod workload_tests {
             command: String::new(),
             processes: 1,
             rate,
-            operation: OpKind::Write,
+            operation: OpMix::Only(OpKind::Write),
             columns: ColumnPlan {
                 count: SizeDistribution::Fixed(1),
                 size: SizeDistribution::Fixed(100),

@@ -21,7 +21,7 @@
 //! K x N operations, as K copies of c-s would.
 
 use models::distribution::{KeyDistribution, SequentialKeys, SizeDistribution};
-use rand::Rng;
+use rand::{Rng, RngExt};
 use units::{SimDuration, SimTime};
 
 /// How a load decides which partition key to use next.
@@ -135,19 +135,100 @@ pub enum StartPlan {
     After(usize),
 }
 
-/// The operations of a load.
+/// An operation type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum OpKind {
-    /// Writes.
+    /// Reads of one partition.
+    Read,
+    /// Writes of one partition.
     Write,
 }
 
 impl OpKind {
-    /// Lower-case name used in reports (`write`).
+    /// Lower-case name used in reports (`read`, `write`).
     pub fn name(self) -> &'static str {
         match self {
+            OpKind::Read => "read",
             OpKind::Write => "write",
         }
+    }
+}
+
+/// What a load's threads do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpMix {
+    /// Only this kind.
+    Only(OpKind),
+    /// `mixed ratio(write=W,read=R) clustering=DIST`: runs of one kind, the
+    /// kind drawn with probability W/(W+R) for writes and each run's length
+    /// from `clustering` (c-s's `clustering=`, default gaussian(1..10)).
+    Mixed {
+        /// Probability that a run is of writes.
+        write_fraction: f64,
+        /// Run length distribution.
+        clustering: KeyDistribution,
+    },
+}
+
+/// A process's position in its op mix.
+#[derive(Clone, Debug)]
+pub struct MixCursor {
+    kind: OpKind,
+    run_left: u64,
+}
+
+impl MixCursor {
+    /// A cursor that draws its first run on first use.
+    pub fn new() -> MixCursor {
+        MixCursor {
+            kind: OpKind::Write,
+            run_left: 0,
+        }
+    }
+
+    /// The kind of the next operation.
+    pub fn next<R: Rng + ?Sized>(&mut self, mix: &OpMix, rng: &mut R) -> OpKind {
+        match mix {
+            OpMix::Only(kind) => *kind,
+            OpMix::Mixed {
+                write_fraction,
+                clustering,
+            } => {
+                if self.run_left == 0 {
+                    let draw: f64 = rng.random();
+                    self.kind = if draw < *write_fraction {
+                        OpKind::Write
+                    } else {
+                        OpKind::Read
+                    };
+                    self.run_left = clustering.sample(rng).max(1);
+                }
+                self.run_left -= 1;
+                self.kind
+            }
+        }
+    }
+}
+
+impl OpMix {
+    /// How the describe line names it: `write`, `read`, or the mix.
+    pub fn name(&self) -> String {
+        match self {
+            OpMix::Only(kind) => kind.name().to_string(),
+            OpMix::Mixed {
+                write_fraction,
+                clustering,
+            } => format!(
+                "mixed {:.0}% writes in runs of {clustering}",
+                write_fraction * 100.0
+            ),
+        }
+    }
+}
+
+impl Default for MixCursor {
+    fn default() -> Self {
+        MixCursor::new()
     }
 }
 
@@ -163,7 +244,7 @@ pub struct LoadPlan {
     /// Pacing of each process.
     pub rate: RatePlan,
     /// What the threads do.
-    pub operation: OpKind,
+    pub operation: OpMix,
     /// Columns per row.
     pub columns: ColumnPlan,
     /// Key selection.
@@ -226,7 +307,10 @@ impl LoadPlan {
 
     /// The op kinds this load performs, in report order.
     pub fn op_kinds(&self) -> Vec<OpKind> {
-        vec![self.operation]
+        match self.operation {
+            OpMix::Only(kind) => vec![kind],
+            OpMix::Mixed { .. } => vec![OpKind::Read, OpKind::Write],
+        }
     }
 
     /// Threads per process (`None`: a pure open loop).
@@ -377,5 +461,29 @@ mod tests {
         assert!(draws.iter().all(|bytes| (20..=40).contains(bytes)));
         let mean = draws.iter().sum::<u64>() as f64 / draws.len() as f64;
         assert!((mean - uniform.mean_value_bytes()).abs() < 1.0, "{mean}");
+    }
+}
+
+#[cfg(test)]
+mod mix_tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn a_mix_runs_each_kind_in_clusters_at_its_ratio() {
+        let mix = OpMix::Mixed {
+            write_fraction: 0.5,
+            clustering: KeyDistribution::gaussian_stdvrng(1, 10, 3.0).unwrap(),
+        };
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        let mut cursor = MixCursor::new();
+        let kinds: Vec<OpKind> = (0..100_000).map(|_| cursor.next(&mix, &mut rng)).collect();
+        let writes = kinds.iter().filter(|kind| **kind == OpKind::Write).count() as f64;
+        assert!((writes / 100_000.0 - 0.5).abs() < 0.02, "{writes}");
+        let switches = kinds.windows(2).filter(|pair| pair[0] != pair[1]).count();
+        assert!(
+            switches < 100_000 / 4,
+            "kinds come in runs: {switches} switches"
+        );
     }
 }

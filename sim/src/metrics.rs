@@ -81,6 +81,9 @@ pub struct OpMetrics {
     pub count: u64,
     /// Operations completed since the last tick.
     pub interval_count: u64,
+    /// Reads answered with no row (in volume mode, keys the population never
+    /// wrote, as c-s reads of unwritten keys return nothing).
+    pub not_found: u64,
 }
 
 impl OpMetrics {
@@ -92,6 +95,7 @@ impl OpMetrics {
             interval: new_histogram(),
             count: 0,
             interval_count: 0,
+            not_found: 0,
         }
     }
 

@@ -12,7 +12,7 @@ use models::instance::{self, seastar_reserved_memory_bytes};
 use units::SimDuration;
 
 use crate::cluster::{ClusterPlan, RunPlan};
-use crate::load::{ColumnPlan, KeyPlan, LoadPlan, OpKind, RatePlan, StartPlan, StopPlan};
+use crate::load::{ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, StartPlan, StopPlan};
 use crate::scenario::{HumanDuration, Scenario, ScenarioError};
 
 /// Presets whose write path the engine runs today. They differ in
@@ -163,14 +163,17 @@ fn resolve_load(
     earlier: &[LoadPlan],
 ) -> Result<LoadPlan, ScenarioError> {
     let fail = |reason: String| Err(scenario.error(field, reason));
-    let operation = match command.operation {
-        Operation::Write => OpKind::Write,
-        _ => {
-            return fail(format!(
-                "`{}` loads need the read path, which arrives with the storage-engine issue; this build runs `write` loads",
-                command.operation.name()
-            ))
-        }
+    let operation = match &command.operation {
+        Operation::Write => OpMix::Only(OpKind::Write),
+        Operation::Read => OpMix::Only(OpKind::Read),
+        Operation::Mixed {
+            write_weight,
+            read_weight,
+            clustering,
+        } => OpMix::Mixed {
+            write_fraction: write_weight / (write_weight + read_weight),
+            clustering: clustering.clone(),
+        },
     };
     let factor = command.effective_replication_factor();
     if factor != 1 {

@@ -99,6 +99,8 @@ pub struct OpSummary {
     pub latency_ms: LatencySummary,
     /// Seconds from the first operation's start to the last one's reply.
     pub seconds: f64,
+    /// Reads that found no row (0 for writes).
+    pub not_found: u64,
 }
 
 /// `perf.json`.
@@ -124,6 +126,7 @@ impl OpSummary {
             ops_per_s: ops_per_second(ops.count, window),
             latency_ms: LatencySummary::of(&ops.total),
             seconds: round3((window.1 - window.0).as_secs_f64()),
+            not_found: ops.not_found,
         }
     }
 }

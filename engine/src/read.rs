@@ -1,0 +1,172 @@
+//! What a read touches, in volume fidelity: which memtables and SSTables hold
+//! a key, which bloom filters pass, and how many bytes each lookup reads.
+//!
+//! In volume mode memtables and SSTables carry key ranges and row counts, not
+//! the keys themselves. Whether a structure holds key `k` is decided by a
+//! fixed hash of (k, the structure's id) against its density
+//! `rows / ((last - first + 1) x f)`, where `f` is the fraction of the key
+//! space routed to this shard (the keys of a range that belong elsewhere are
+//! never asked here): the same key asked twice gets the same
+//! answer, a sequentially written range holds every key, and a random
+//! population of density d holds a fraction d of the keys asked for. This is
+//! a deterministic function of its inputs, not a random draw, so the engine
+//! stays free of randomness. A bloom filter passes for a held key and, with
+//! probability `BLOOM_FILTER_FP_CHANCE`, for one it does not hold.
+//!
+//! I/O sizes: the index summary is in memory, so a lookup reads one index
+//! page (4 KiB) and then the row's data, rounded up to whole 4 KiB pages (the
+//! c-s default schema is uncompressed). The row cache, compression chunks and
+//! partition-index caching arrive with the storage-engine issue.
+
+use crate::memtable::Memtable;
+use crate::sstable::SSTable;
+
+/// `bloom_filter_fp_chance`, the Scylla and Cassandra default for
+/// size-tiered tables.
+pub const BLOOM_FILTER_FP_CHANCE: f64 = 0.01;
+
+/// Bytes read from the index per SSTable lookup: one 4 KiB page.
+pub const INDEX_READ_BYTES: u64 = 4096;
+
+/// Device page size reads are rounded up to.
+const PAGE_BYTES: u64 = 4096;
+
+/// A value in [0, 1) fixed by `key` and `salt` (SplitMix64 finaliser).
+fn unit_hash(key: u64, salt: u64) -> f64 {
+    let mut value = key ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    value ^= value >> 31;
+    (value >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// True if a structure with `rows` rows over keys `first..=last`, salted by
+/// `salt`, holds `key`.
+fn holds(key: u64, first: u64, last: u64, rows: u64, salt: u64, ownership: f64) -> bool {
+    if rows == 0 || key < first || key > last {
+        return false;
+    }
+    let span = ((last - first) as f64 + 1.0) * ownership;
+    let density = (rows as f64 / span).min(1.0);
+    density >= 1.0 || unit_hash(key, salt) < density
+}
+
+/// Salts keep the decisions for memtables, SSTables and bloom filters apart.
+const MEMTABLE_SALT: u64 = 0x6D65_6D74_6162_6C65;
+const SSTABLE_SALT: u64 = 0x7373_7461_626C_6573;
+const BLOOM_SALT: u64 = 0x626C_6F6F_6D66_7021;
+
+/// True if `memtable` holds `key`, on a shard owning `ownership` of the keys.
+pub fn memtable_contains(memtable: &Memtable, key: u64, ownership: f64) -> bool {
+    holds(
+        key,
+        memtable.first_key,
+        memtable.last_key,
+        memtable.rows,
+        MEMTABLE_SALT ^ memtable.id,
+        ownership,
+    )
+}
+
+/// True if `sstable` holds `key`, on a shard owning `ownership` of the keys.
+pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
+    holds(
+        key,
+        sstable.first_key,
+        sstable.last_key,
+        sstable.rows,
+        SSTABLE_SALT ^ sstable.generation,
+        ownership,
+    )
+}
+
+/// True if `sstable`'s bloom filter lets a lookup of `key` through: always
+/// for keys it holds, with the false-positive chance for keys in its range
+/// it does not (keys outside its range are excluded by the summary).
+pub fn bloom_filter_passes(sstable: &SSTable, key: u64, ownership: f64) -> bool {
+    if key < sstable.first_key || key > sstable.last_key {
+        return false;
+    }
+    sstable_contains(sstable, key, ownership)
+        || unit_hash(key, BLOOM_SALT ^ sstable.generation) < BLOOM_FILTER_FP_CHANCE
+}
+
+/// Bytes of the data read for a row of `row_bytes` on disk.
+pub fn data_read_bytes(row_bytes: u64) -> u64 {
+    row_bytes.max(1).div_ceil(PAGE_BYTES) * PAGE_BYTES
+}
+
+/// Mean column-value bytes of the rows in a structure of `bytes` and `rows`
+/// with `overhead_bytes` per row beyond the 8-byte key.
+pub fn mean_value_bytes(bytes: u64, rows: u64, overhead_bytes: u64) -> u32 {
+    let per_row = bytes / rows.max(1);
+    per_row
+        .saturating_sub(8 + overhead_bytes)
+        .min(u64::from(u32::MAX)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use units::SimTime;
+
+    fn sstable(generation: u64, first_key: u64, last_key: u64, rows: u64) -> SSTable {
+        SSTable {
+            generation,
+            data_bytes: rows * 300,
+            rows,
+            first_key,
+            last_key,
+            created_at: SimTime::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_dense_range_holds_every_key_and_nothing_outside_it() {
+        let dense = sstable(1, 100, 199, 100);
+        assert!((100..200).all(|key| sstable_contains(&dense, key, 1.0)));
+        assert!(!sstable_contains(&dense, 99, 1.0) && !sstable_contains(&dense, 200, 1.0));
+        assert!(!bloom_filter_passes(&dense, 5_000, 1.0));
+        // A shard owning a quarter of the keys holds all of them from a
+        // range a quarter full.
+        let quarter = sstable(2, 0, 999, 250);
+        assert!((0..1000).all(|key| sstable_contains(&quarter, key, 0.25)));
+    }
+
+    #[test]
+    fn a_sparse_sstable_holds_its_density_and_false_positives_are_one_percent() {
+        let sparse = sstable(7, 0, 9_999_999, 1_000_000);
+        let keys = 0..200_000u64;
+        let held = keys
+            .clone()
+            .filter(|key| sstable_contains(&sparse, *key, 1.0))
+            .count() as f64;
+        assert!(
+            (held / 200_000.0 - 0.1).abs() < 0.003,
+            "density {}",
+            held / 200_000.0
+        );
+        let passed_not_held = keys
+            .filter(|key| {
+                !sstable_contains(&sparse, *key, 1.0) && bloom_filter_passes(&sparse, *key, 1.0)
+            })
+            .count() as f64;
+        let false_positive_rate = passed_not_held / (200_000.0 - held);
+        assert!(
+            (false_positive_rate - 0.01).abs() < 0.002,
+            "fp {false_positive_rate}"
+        );
+        // The same question gets the same answer.
+        assert_eq!(
+            sstable_contains(&sparse, 12_345, 1.0),
+            sstable_contains(&sparse, 12_345, 1.0)
+        );
+    }
+
+    #[test]
+    fn data_reads_are_whole_pages() {
+        assert_eq!(data_read_bytes(300), 4096);
+        assert_eq!(data_read_bytes(4097), 8192);
+        assert_eq!(mean_value_bytes(1_000, 2, 64), 500 - 72);
+    }
+}
