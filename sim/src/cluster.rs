@@ -19,6 +19,7 @@
 //! The harness is deterministic: one kernel, one thread, streams derived from
 //! the run seed by component name, no hash-map iteration.
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use engine::{
@@ -158,8 +159,11 @@ enum Event {
         request: ClientRequest,
     },
     ReplyArrives {
-        request: u32,
+        request: RequestId,
         not_found: bool,
+    },
+    TimeoutCheck {
+        process: u32,
     },
     CpuDone {
         shard: u32,
@@ -200,14 +204,26 @@ struct ClientProcess {
     stop_at: Option<SimTime>,
     /// Threads (or the open-loop generator) still issuing.
     issuers_running: u32,
+    /// Operations outstanding (an operation being retried counts once).
     in_flight: u32,
+    /// Client timeouts of attempts in flight, in deadline order:
+    /// (deadline, slab slot, serial); attempts answered are skipped lazily.
+    timeouts: VecDeque<(SimTime, u32, u32)>,
+    timeout_check_armed: bool,
 }
 
+/// One attempt of a client operation on the wire.
 struct InFlight {
     process: u32,
     load_op: u8,
     global_op: u8,
+    /// Latency origin: the first attempt's start (actual or intended).
     measured_from: SimTime,
+    /// Tells this attempt from later users of the same slab slot.
+    serial: u32,
+    /// 0 for the first try.
+    attempt: u8,
+    operation: Operation,
 }
 
 /// Client-side metrics of one load.
@@ -236,6 +252,7 @@ struct Simulation {
     last_tick: SimTime,
     loads_unfinished: usize,
     completed_operations: u64,
+    next_request_serial: u32,
     serializer: V2DeflateSerializer,
 }
 
@@ -291,6 +308,8 @@ impl Simulation {
                     stop_at: None,
                     issuers_running: 0,
                     in_flight: 0,
+                    timeouts: VecDeque::new(),
+                    timeout_check_armed: false,
                 });
             }
         }
@@ -333,6 +352,7 @@ impl Simulation {
             last_tick: SimTime::ZERO,
             loads_unfinished,
             completed_operations: 0,
+            next_request_serial: 0,
             serializer: V2DeflateSerializer::new(),
             plan,
         };
@@ -408,6 +428,7 @@ impl Simulation {
                 self.drain(now, shard);
             }
             Event::ReplyArrives { request, not_found } => self.complete(now, request, not_found),
+            Event::TimeoutCheck { process } => self.check_timeouts(now, process),
             Event::CpuDone { shard, task } => {
                 let state = &mut self.shards[shard as usize];
                 if let Some(next) = state.core.complete(now) {
@@ -590,33 +611,130 @@ impl Simulation {
             .position(|ops| ops.kind == kind)
             .expect("metrics exist for every op kind") as u8;
         process.in_flight += 1;
-        let request_slot = self.in_flight.insert(InFlight {
-            process: process_index,
-            load_op,
-            global_op,
-            measured_from,
-        });
         let operation = match kind {
             OpKind::Write => Operation::Write { key, value_bytes },
             OpKind::Read => Operation::Read { key },
         };
+        self.transmit(
+            now,
+            InFlight {
+                process: process_index,
+                load_op,
+                global_op,
+                measured_from,
+                serial: 0,
+                attempt: 0,
+                operation,
+            },
+        );
+    }
+
+    /// Sends one attempt of an operation and arms its client timeout.
+    fn transmit(&mut self, now: SimTime, mut attempt: InFlight) {
+        attempt.serial = self.next_request_serial;
+        self.next_request_serial = self.next_request_serial.wrapping_add(1);
+        let serial = attempt.serial;
+        let operation = attempt.operation;
+        let process_index = attempt.process;
+        let slot = self.in_flight.insert(attempt) as u32;
+        let process = &mut self.processes[process_index as usize];
+        let (key, value_bytes) = match operation {
+            Operation::Write { key, value_bytes } => (key, value_bytes),
+            Operation::Read { key } => (key, 0),
+        };
         let bytes = MESSAGE_OVERHEAD_BYTES + 8 + u64::from(value_bytes);
         let arrival = process.nic.send(now, bytes, &mut process.rng);
+        let deadline = now + self.plan.loads[process.load as usize].client_timeout;
+        process.timeouts.push_back((deadline, slot, serial));
+        if !process.timeout_check_armed {
+            process.timeout_check_armed = true;
+            self.kernel.schedule_at(
+                deadline,
+                Event::TimeoutCheck {
+                    process: process_index,
+                },
+            );
+        }
         let shard = self.owner_shard(key);
         self.kernel.schedule_at(
             arrival,
             Event::RequestArrives {
                 shard,
                 request: ClientRequest {
-                    id: RequestId(request_slot as u64),
+                    id: RequestId((u64::from(serial) << 32) | u64::from(slot)),
                     operation,
                 },
             },
         );
     }
 
-    fn complete(&mut self, now: SimTime, request: u32, not_found: bool) {
-        let in_flight = self.in_flight.remove(request as usize);
+    /// The attempt in `slot` if it is still the one numbered `serial` (a
+    /// reply to an attempt that already timed out finds another or none).
+    fn live_attempt(&self, slot: u32, serial: u32) -> bool {
+        self.in_flight
+            .get(slot as usize)
+            .is_some_and(|attempt| attempt.serial == serial)
+    }
+
+    /// Times out the attempts of `process` whose deadline has passed: each is
+    /// retried until the load's tries are used up, then counted as an error
+    /// (c-s's `-errors retries=N`; the DataStax driver's 12 s read timeout
+    /// by default).
+    fn check_timeouts(&mut self, now: SimTime, process_index: u32) {
+        self.processes[process_index as usize].timeout_check_armed = false;
+        while let Some(&(deadline, slot, serial)) =
+            self.processes[process_index as usize].timeouts.front()
+        {
+            if !self.live_attempt(slot, serial) {
+                self.processes[process_index as usize].timeouts.pop_front();
+                continue;
+            }
+            if deadline > now {
+                let process = &mut self.processes[process_index as usize];
+                process.timeout_check_armed = true;
+                self.kernel.schedule_at(
+                    deadline,
+                    Event::TimeoutCheck {
+                        process: process_index,
+                    },
+                );
+                return;
+            }
+            self.processes[process_index as usize].timeouts.pop_front();
+            let mut attempt = self.in_flight.remove(slot as usize);
+            let load_index = self.processes[process_index as usize].load as usize;
+            let tries = self.plan.loads[load_index].tries;
+            self.ops[usize::from(attempt.global_op)].timeouts += 1;
+            self.loads[load_index].ops[usize::from(attempt.load_op)].timeouts += 1;
+            if u32::from(attempt.attempt) + 1 < tries {
+                attempt.attempt += 1;
+                self.transmit(now, attempt);
+            } else {
+                self.ops[usize::from(attempt.global_op)].record_error();
+                self.loads[load_index].ops[usize::from(attempt.load_op)].record_error();
+                self.processes[process_index as usize].in_flight -= 1;
+                self.next_after(now, process_index);
+            }
+        }
+    }
+
+    /// After an operation ended: a thread takes the next one; an open loop
+    /// only checks whether its load is done.
+    fn next_after(&mut self, now: SimTime, process_index: u32) {
+        let load = self.processes[process_index as usize].load as usize;
+        if self.plan.loads[load].threads().is_some() {
+            self.issue(now, process_index);
+        } else {
+            self.maybe_finish_load(now, process_index);
+        }
+    }
+
+    fn complete(&mut self, now: SimTime, request: RequestId, not_found: bool) {
+        let (slot, serial) = ((request.0 & 0xFFFF_FFFF) as u32, (request.0 >> 32) as u32);
+        if !self.live_attempt(slot, serial) {
+            return; // the client gave up on this attempt already
+        }
+        let in_flight = self.in_flight.remove(slot as usize);
         let latency = now - in_flight.measured_from;
         let global = usize::from(in_flight.global_op);
         self.ops[global].record(latency);
@@ -629,11 +747,7 @@ impl Simulation {
         load.ops[usize::from(in_flight.load_op)].not_found += u64::from(not_found);
         widen(&mut load.window, in_flight.measured_from, now);
         self.completed_operations += 1;
-        if self.plan.loads[process.load as usize].threads().is_some() {
-            self.issue(now, in_flight.process);
-        } else {
-            self.maybe_finish_load(now, in_flight.process);
-        }
+        self.next_after(now, in_flight.process);
     }
 
     /// The shard owning `key`: a fixed hash as its token, the token's slice
@@ -715,7 +829,7 @@ impl Simulation {
                     self.kernel.schedule_at(
                         arrival,
                         Event::ReplyArrives {
-                            request: reply.id.0 as u32,
+                            request: reply.id,
                             not_found,
                         },
                     );
@@ -811,12 +925,14 @@ impl Simulation {
                 }
                 let total_ops: u64 = load.ops.iter().map(|ops| ops.count).sum();
                 let interval_ops: u64 = load.ops.iter().map(|ops| ops.interval_count).sum();
+                let interval_errors: u64 = load.ops.iter().map(|ops| ops.interval_errors).sum();
                 crate::report::stress_interval_line(
                     "total",
                     total_ops,
                     interval_ops as f64 / length.as_secs_f64(),
                     &LatencySummary::of(&merged),
                     elapsed,
+                    interval_errors,
                 )
             });
             for (op, ops) in load.ops.iter_mut().enumerate() {
@@ -833,6 +949,7 @@ impl Simulation {
                     report.count as f64 / length.as_secs_f64(),
                     &report.latency,
                     elapsed,
+                    report.errors,
                 ));
                 load.intervals[op].push(SerializedInterval {
                     start: interval_start,
@@ -950,6 +1067,8 @@ mod tests {
                 start: StartPlan::At(SimDuration::ZERO),
                 loader: "c4.4xlarge".into(),
                 loader_nic_gbps: 5.0,
+                tries: 10,
+                client_timeout: SimDuration::from_secs(12),
             }],
             notes: Vec::new(),
         }
@@ -1049,6 +1168,8 @@ mod workload_tests {
             start,
             loader: "c4.4xlarge".into(),
             loader_nic_gbps: 5.0,
+            tries: 10,
+            client_timeout: SimDuration::from_secs(12),
         }
     }
 
@@ -1088,6 +1209,48 @@ mod workload_tests {
             (closed_rate - 1000.0).abs() < 20.0,
             "the closed loop runs at the server's pace: {closed_rate}"
         );
+    }
+
+    #[test]
+    fn a_stalled_server_makes_the_client_time_out_retry_and_count_errors() {
+        let mut plan = slow_server(
+            RatePlan::ClosedLoop {
+                threads: 1,
+                limit_ops_per_s: None,
+            },
+            StopPlan::Duration(SimDuration::from_secs(10)),
+        );
+        plan.cluster.costs.write_request_ns = 5_000_000_000; // 5 s per write
+        plan.loads[0].client_timeout = SimDuration::from_secs(1);
+        plan.loads[0].tries = 2;
+        plan.duration = Some(SimDuration::from_secs(10));
+        let outcome = run(plan, &mut |_| {});
+        let write = &outcome.loads[0].ops[0];
+        // Every operation: a try, a 1 s timeout, a retry, a 1 s timeout, an error.
+        assert_eq!(write.count, 0, "no write was answered within its timeout");
+        assert_eq!(write.errors, 5, "10 s / (2 tries x 1 s)");
+        assert_eq!(write.timeouts, 10);
+    }
+
+    #[test]
+    fn a_limit_delivers_its_rate_whether_or_not_threads_would_allow_more() {
+        for threads in [20, 400] {
+            let mut plan = slow_server(
+                RatePlan::ClosedLoop {
+                    threads,
+                    limit_ops_per_s: Some(20_000.0),
+                },
+                StopPlan::Duration(SimDuration::from_secs(60)),
+            );
+            plan.cluster.costs.write_request_ns = 10_000;
+            plan.cluster.shards_per_node = 4;
+            let outcome = run(plan, &mut |_| {});
+            let rate = ops_per_second(outcome.ops[0].count, outcome.op_windows[0]);
+            assert!(
+                (rate - 20_000.0).abs() / 20_000.0 < 0.005,
+                "{threads} threads: {rate} ops/s"
+            );
+        }
     }
 
     #[test]

@@ -257,6 +257,10 @@ pub struct LoadPlan {
     pub loader: String,
     /// The loader's NIC bandwidth, Gbit/s.
     pub loader_nic_gbps: f64,
+    /// Tries per operation (c-s `-errors retries=N` + 1).
+    pub tries: u32,
+    /// How long the client waits for a reply before retrying.
+    pub client_timeout: SimDuration,
 }
 
 impl LoadPlan {

@@ -62,6 +62,8 @@ pub fn round3(value: f64) -> f64 {
 pub struct IntervalReport {
     /// Operations completed in the interval.
     pub count: u64,
+    /// Operations that failed every try in the interval.
+    pub errors: u64,
     /// Their latencies.
     pub latency: LatencySummary,
     /// The interval histogram, V2-deflate serialized (microseconds).
@@ -84,6 +86,12 @@ pub struct OpMetrics {
     /// Reads answered with no row (in volume mode, keys the population never
     /// wrote, as c-s reads of unwritten keys return nothing).
     pub not_found: u64,
+    /// Attempts the client abandoned at its timeout (each retried or failed).
+    pub timeouts: u64,
+    /// Operations that failed every try.
+    pub errors: u64,
+    /// Errors since the last tick.
+    pub interval_errors: u64,
 }
 
 impl OpMetrics {
@@ -96,6 +104,9 @@ impl OpMetrics {
             count: 0,
             interval_count: 0,
             not_found: 0,
+            timeouts: 0,
+            errors: 0,
+            interval_errors: 0,
         }
     }
 
@@ -109,6 +120,12 @@ impl OpMetrics {
         self.interval_count += 1;
     }
 
+    /// Records an operation that failed every try.
+    pub fn record_error(&mut self) {
+        self.errors += 1;
+        self.interval_errors += 1;
+    }
+
     /// Ends an interval for a c-s interval line and an HdrHistogram log:
     /// returns the interval's count, latency summary and the histogram
     /// serialized (V2 deflate, microseconds), then resets it.
@@ -119,11 +136,13 @@ impl OpMetrics {
             .expect("serializing a histogram into memory cannot fail");
         let report = IntervalReport {
             count: self.interval_count,
+            errors: self.interval_errors,
             latency: LatencySummary::of(&self.interval),
             histogram,
         };
         self.interval.reset();
         self.interval_count = 0;
+        self.interval_errors = 0;
         report
     }
 

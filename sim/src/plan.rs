@@ -23,6 +23,10 @@ const SCYLLA_PRESETS: [&str; 4] = ["scylla-2.1", "scylla-2.2", "scylla-2.3", "sc
 /// Loader instance when a load names none: R1 and R2 used c4.4xlarge.
 const DEFAULT_LOADER: &str = "c4.4xlarge";
 
+/// The DataStax Java driver's default read timeout (`SocketOptions`,
+/// 12,000 ms), which cassandra-stress runs with.
+const DEFAULT_CLIENT_TIMEOUT: SimDuration = SimDuration::from_secs(12);
+
 /// Command-line overrides of scenario fields.
 #[derive(Clone, Debug, Default)]
 pub struct RunOverrides {
@@ -263,5 +267,9 @@ fn resolve_load(
         start,
         loader: loader.name.to_string(),
         loader_nic_gbps: loader.nic_gbps,
+        tries: command.tries(),
+        client_timeout: section
+            .client_timeout
+            .map_or(DEFAULT_CLIENT_TIMEOUT, |HumanDuration(timeout)| timeout),
     })
 }

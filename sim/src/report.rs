@@ -37,6 +37,7 @@ pub fn stress_interval_line(
     rate: f64,
     latency: &LatencySummary,
     elapsed: SimDuration,
+    errors: u64,
 ) -> String {
     format!(
         "{:<10} {:>10}, {:>7.0}, {:>7.0}, {:>7.0}, {:>7.1}, {:>7.1}, {:>7.1}, {:>7.1}, {:>7.1}, {:>7.1}, {:>6.1}, {:>6}",
@@ -52,7 +53,7 @@ pub fn stress_interval_line(
         latency.p999,
         latency.max,
         elapsed.as_secs_f64(),
-        0
+        errors
     )
 }
 
@@ -101,6 +102,10 @@ pub struct OpSummary {
     pub seconds: f64,
     /// Reads that found no row (0 for writes).
     pub not_found: u64,
+    /// Attempts abandoned at the client timeout (retried or failed).
+    pub timeouts: u64,
+    /// Operations that failed every try.
+    pub errors: u64,
 }
 
 /// `perf.json`.
@@ -127,6 +132,8 @@ impl OpSummary {
             latency_ms: LatencySummary::of(&ops.total),
             seconds: round3((window.1 - window.0).as_secs_f64()),
             not_found: ops.not_found,
+            timeouts: ops.timeouts,
+            errors: ops.errors,
         }
     }
 }
@@ -248,7 +255,12 @@ fn results_block(ops: &BTreeMap<String, OpSummary>, run_seconds: Option<f64>) ->
             group_thousands(total_count),
             per_op(&|op| group_thousands(op.count))
         );
-        let _ = writeln!(out, "Total errors              : {:>10}", 0);
+        let _ = writeln!(
+            out,
+            "Total errors              : {:>10}  [{}]",
+            group_thousands(ops.values().map(|op| op.errors).sum()),
+            per_op(&|op| group_thousands(op.errors))
+        );
         let _ = writeln!(
             out,
             "Total operation time      : {:>10}",

@@ -197,6 +197,10 @@ pub struct LoadSection {
     /// Start when the earlier load of this name has finished (instead of `start`).
     #[serde(default)]
     pub after: Option<String>,
+    /// How long a client waits for a reply before it retries. Default 12 s,
+    /// the DataStax Java driver's read timeout that c-s runs with.
+    #[serde(default)]
+    pub client_timeout: Option<HumanDuration>,
     /// Instance type of the loader machines (one per process); its NIC
     /// carries the process's requests. Default `c4.4xlarge`, the loader of
     /// R1 and R2.
@@ -360,6 +364,15 @@ fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
             return fail(
                 &format!("load[{index}].processes"),
                 "must be at least 1".into(),
+            );
+        }
+        if load
+            .client_timeout
+            .is_some_and(|HumanDuration(timeout)| timeout == SimDuration::ZERO)
+        {
+            return fail(
+                &format!("load[{index}].client_timeout"),
+                "must be longer than zero".into(),
             );
         }
         if load.name.trim().is_empty() {
