@@ -10,8 +10,8 @@
 
 pub mod cassandra_stress;
 pub mod cost;
-pub mod cpu;
 pub mod distribution;
 pub mod instance;
 pub mod network;
 pub mod nvme;
+pub mod reactor;

@@ -26,9 +26,9 @@ use engine::{
     Action, ClientRequest, IoKind, Operation, ReplyStatus, RequestId, Shard, ShardConfig, TaskId,
 };
 use models::cost::CostTable;
-use models::cpu::FifoCore;
 use models::network::Nic;
 use models::nvme::{IoDirection, IoOp, NvmeDevice, NvmeProfile};
+use models::reactor::{Reactor, SCYLLA_TASK_QUOTA};
 use slab::Slab;
 use units::{SimDuration, SimTime};
 
@@ -61,6 +61,47 @@ pub struct ClusterPlan {
     pub nic_gbps: f64,
     /// CPU prices.
     pub costs: CostTable,
+    /// How each shard's core schedules the engine's work.
+    pub cpu: CpuScheduling,
+}
+
+/// How a shard's core divides its time between the engine's scheduling
+/// groups (scylla-mechanisms.md sections 1.5 and 1.7).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CpuScheduling {
+    /// Scylla 2.1: no CPU scheduler, one FIFO task queue per shard.
+    Fifo,
+    /// Scylla 2.2 and later: a group per kind of work with its shares
+    /// (statement, memtable, commitlog, compaction).
+    Groups([f64; 4]),
+}
+
+impl CpuScheduling {
+    /// Scylla 2.2 / 3.0 initial shares: every group is created with 1000;
+    /// the memtable and compaction groups are then driven by their
+    /// backlog controllers (the storage-engine issue).
+    pub const SCYLLA_2_2: CpuScheduling = CpuScheduling::Groups([1000.0, 1000.0, 1000.0, 1000.0]);
+
+    /// The reactor's group shares.
+    pub fn group_shares(&self) -> &[f64] {
+        match self {
+            CpuScheduling::Fifo => &[1000.0],
+            CpuScheduling::Groups(shares) => shares,
+        }
+    }
+
+    /// The reactor group an engine scheduling group runs in.
+    pub fn group_of(&self, group: engine::SchedulingGroup) -> usize {
+        match self {
+            CpuScheduling::Fifo => 0,
+            CpuScheduling::Groups(_) => match group {
+                engine::SchedulingGroup::Statement => 0,
+                engine::SchedulingGroup::Memtable => 1,
+                engine::SchedulingGroup::Commitlog => 2,
+                engine::SchedulingGroup::Compaction => 3,
+            },
+        }
+    }
 }
 
 /// Everything a run needs, resolved.
@@ -188,7 +229,8 @@ struct NodeHardware {
 
 struct ShardState {
     engine: Shard,
-    core: FifoCore,
+    core: Reactor,
+    cpu_busy_at_last_tick: SimDuration,
     node: u32,
     timer: Option<(SimTime, TimerId)>,
 }
@@ -289,7 +331,8 @@ impl Simulation {
                     },
                     SimTime::ZERO,
                 ),
-                core: FifoCore::new(),
+                core: Reactor::new(cluster.cpu.group_shares(), SCYLLA_TASK_QUOTA),
+                cpu_busy_at_last_tick: SimDuration::ZERO,
                 node: index / cluster.shards_per_node,
                 timer: None,
             })
@@ -778,9 +821,10 @@ impl Simulation {
                             self.plan.cluster.costs.flush_serialize(bytes)
                         }
                     };
+                    let group = self.plan.cluster.cpu.group_of(task.group);
                     if let Some(started) = self.shards[shard as usize]
                         .core
-                        .submit(now, task.id.0, cost)
+                        .submit(now, task.id.0, group, cost)
                     {
                         self.kernel.schedule_at(
                             started.at,
@@ -871,20 +915,26 @@ impl Simulation {
         }
         let shards_per_node = self.plan.cluster.shards_per_node as usize;
         for (node, hardware) in self.nodes.iter_mut().enumerate() {
-            let shards = &self.shards[node * shards_per_node..(node + 1) * shards_per_node];
-            let (memtable, sstables) = shards.iter().fold((0, 0), |(memtable, sstables), shard| {
+            let shards = &mut self.shards[node * shards_per_node..(node + 1) * shards_per_node];
+            let (mut memtable, mut sstables, mut cpu_busy) = (0, 0, 0.0);
+            for shard in shards.iter_mut() {
                 let stats = shard.engine.stats();
-                (
-                    memtable + stats.memtable_bytes,
-                    sstables + stats.sstable_count,
-                )
-            });
+                memtable += stats.memtable_bytes;
+                sstables += stats.sstable_count;
+                let busy = shard.core.busy_time(now);
+                cpu_busy += (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
+                shard.cpu_busy_at_last_tick = busy;
+            }
             let busy = hardware.device.busy_time(now);
             let utilisation = (busy - hardware.busy_at_last_tick).as_secs_f64() / length;
             hardware.busy_at_last_tick = busy;
             row.push(memtable.to_string());
             row.push(sstables.to_string());
             row.push(format!("{:.4}", utilisation.min(1.0)));
+            row.push(format!(
+                "{:.4}",
+                (cpu_busy / (length * shards_per_node as f64)).min(1.0)
+            ));
         }
         self.timeseries.rows.push(row);
         if now < self.end_time().unwrap_or(SimTime::MAX) {
@@ -1009,6 +1059,7 @@ fn timeseries_columns(ops: &[OpMetrics], nodes: u32) -> Vec<String> {
         columns.push(format!("node{node}_memtable_bytes"));
         columns.push(format!("node{node}_sstables"));
         columns.push(format!("node{node}_disk_utilisation"));
+        columns.push(format!("node{node}_cpu_utilisation"));
     }
     columns
 }
@@ -1045,6 +1096,7 @@ mod tests {
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
                 costs: CostTable::scylla(),
+                cpu: CpuScheduling::SCYLLA_2_2,
             },
             loads: vec![LoadPlan {
                 name: "write".into(),
@@ -1146,6 +1198,7 @@ mod workload_tests {
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
                 costs,
+                cpu: CpuScheduling::SCYLLA_2_2,
             },
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),

@@ -11,13 +11,14 @@ use models::cost::CostTable;
 use models::instance::{self, seastar_reserved_memory_bytes};
 use units::SimDuration;
 
-use crate::cluster::{ClusterPlan, RunPlan};
+use crate::cluster::{ClusterPlan, CpuScheduling, RunPlan};
 use crate::load::{ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, StartPlan, StopPlan};
 use crate::scenario::{HumanDuration, Scenario, ScenarioError};
 
-/// Presets whose write path the engine runs today. They differ in
-/// controllers, digests, hints and streaming, which later issues add; the
-/// write path modelled here (commitlog, memtables, flush) is common to all.
+/// Presets the engine runs today. Of what they switch, this build models
+/// the CPU scheduler (2.1: one FIFO queue per shard; 2.2 on: scheduling
+/// groups with shares); controllers, digests, hints and streaming arrive
+/// with later issues.
 const SCYLLA_PRESETS: [&str; 4] = ["scylla-2.1", "scylla-2.2", "scylla-2.3", "scylla-3.0"];
 
 /// Loader instance when a load names none: R1 and R2 used c4.4xlarge.
@@ -156,6 +157,12 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         device: models::nvme::NvmeProfile::i3_drive().striped(drives),
         nic_gbps: overrides.nic_gbps.unwrap_or(instance.nic_gbps),
         costs: CostTable::scylla(),
+        // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups.
+        cpu: if section.preset == "scylla-2.1" {
+            CpuScheduling::Fifo
+        } else {
+            CpuScheduling::SCYLLA_2_2
+        },
     })
 }
 
