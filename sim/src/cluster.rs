@@ -557,17 +557,25 @@ impl Simulation {
         }
     }
 
-    /// A thread is free: issue its next operation (now or at its scheduled
-    /// time), or stop.
-    fn issue(&mut self, now: SimTime, process_index: u32) {
-        let process = &self.processes[process_index as usize];
-        if self.process_done(now, process) {
+    /// Reserves the next operation of `process`: returns (when to issue it,
+    /// its latency origin), or `None` after stopping the issuer if the load
+    /// has issued everything it asks for.
+    fn reserve_next(&mut self, now: SimTime, process_index: u32) -> Option<(SimTime, SimTime)> {
+        if self.process_done(now, &self.processes[process_index as usize]) {
             self.stop_issuer(now, process_index);
-            return;
+            return None;
         }
         let process = &mut self.processes[process_index as usize];
         process.issued += 1;
-        let (issue_at, measured_from) = process.schedule.reserve(now);
+        Some(process.schedule.reserve(now))
+    }
+
+    /// A thread is free: issue its next operation (now or at its scheduled
+    /// time), or stop.
+    fn issue(&mut self, now: SimTime, process_index: u32) {
+        let Some((issue_at, measured_from)) = self.reserve_next(now, process_index) else {
+            return;
+        };
         if issue_at > now {
             self.kernel.schedule_at(
                 issue_at,
@@ -583,16 +591,11 @@ impl Simulation {
 
     /// The open-loop generator's next operation is due now.
     fn open_loop_arrival(&mut self, now: SimTime, process_index: u32) {
-        let process = &self.processes[process_index as usize];
-        if self.process_done(now, process) {
-            self.stop_issuer(now, process_index);
+        let Some((due, _)) = self.reserve_next(now, process_index) else {
             return;
-        }
-        let process = &mut self.processes[process_index as usize];
-        process.issued += 1;
-        let (due, _) = process.schedule.reserve(now);
+        };
         debug_assert_eq!(due, now);
-        let (next, _) = process.schedule.peek();
+        let (next, _) = self.processes[process_index as usize].schedule.peek();
         self.kernel.schedule_at(
             next,
             Event::OpenLoopArrival {

@@ -291,6 +291,19 @@ pub enum ConsistencyLevel {
 }
 
 impl ConsistencyLevel {
+    /// Every level c-s accepts.
+    pub const ALL: [ConsistencyLevel; 9] = [
+        ConsistencyLevel::Any,
+        ConsistencyLevel::One,
+        ConsistencyLevel::Two,
+        ConsistencyLevel::Three,
+        ConsistencyLevel::Quorum,
+        ConsistencyLevel::All,
+        ConsistencyLevel::LocalQuorum,
+        ConsistencyLevel::EachQuorum,
+        ConsistencyLevel::LocalOne,
+    ];
+
     /// Replicas that must answer, for a single datacenter with
     /// `replication_factor` replicas (Cassandra `ConsistencyLevel.blockFor`):
     /// ANY, ONE, LOCAL_ONE 1; TWO 2; THREE 3; QUORUM, LOCAL_QUORUM and
@@ -335,18 +348,8 @@ impl FromStr for ConsistencyLevel {
 
     /// Case-insensitive c-s names (`quorum`, `LOCAL_ONE`, ...).
     fn from_str(text: &str) -> Result<ConsistencyLevel, StressError> {
-        const ALL: [ConsistencyLevel; 9] = [
-            ConsistencyLevel::Any,
-            ConsistencyLevel::One,
-            ConsistencyLevel::Two,
-            ConsistencyLevel::Three,
-            ConsistencyLevel::Quorum,
-            ConsistencyLevel::All,
-            ConsistencyLevel::LocalQuorum,
-            ConsistencyLevel::EachQuorum,
-            ConsistencyLevel::LocalOne,
-        ];
-        ALL.into_iter()
+        ConsistencyLevel::ALL
+            .into_iter()
             .find(|cl| cl.name().eq_ignore_ascii_case(text))
             .ok_or_else(|| {
                 StressError::new(

@@ -495,20 +495,10 @@ fn consistency_levels() {
         assert_eq!(c.consistency, cl);
         assert!(cl.to_string().eq_ignore_ascii_case(text));
     }
-    let rf3: Vec<u32> = [
-        ConsistencyLevel::Any,
-        ConsistencyLevel::One,
-        ConsistencyLevel::Two,
-        ConsistencyLevel::Three,
-        ConsistencyLevel::Quorum,
-        ConsistencyLevel::All,
-        ConsistencyLevel::LocalQuorum,
-        ConsistencyLevel::EachQuorum,
-        ConsistencyLevel::LocalOne,
-    ]
-    .iter()
-    .map(|cl| cl.block_for(3))
-    .collect();
+    let rf3: Vec<u32> = ConsistencyLevel::ALL
+        .iter()
+        .map(|cl| cl.block_for(3))
+        .collect();
     assert_eq!(rf3, vec![1, 1, 2, 3, 2, 3, 2, 2, 1]);
     assert_eq!(ConsistencyLevel::Quorum.block_for(1), 1);
     assert_eq!(ConsistencyLevel::Quorum.block_for(2), 2);
