@@ -132,6 +132,12 @@ pub enum CpuWork {
         /// SSTables the read will consult.
         sstables: u32,
     },
+    /// Merge `bytes` of compaction input (decode, merge by key and
+    /// timestamp, encode the output).
+    CompactionMerge {
+        /// Input bytes merged by this step.
+        bytes: u64,
+    },
     /// Serialize `bytes` of memtable into SSTable format during a flush.
     FlushSerialize {
         /// Bytes written by this step.
@@ -151,7 +157,7 @@ pub struct CpuTask {
 }
 
 /// What the engine asks its driver to do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Action {
     /// Perform an I/O and report its completion.
     SubmitIo(IoRequest),
@@ -159,4 +165,11 @@ pub enum Action {
     RunCpu(CpuTask),
     /// Send a reply to a client.
     Reply(ClientReply),
+    /// Give a scheduling group new CPU shares (the backlog controllers).
+    SetShares {
+        /// The group.
+        group: SchedulingGroup,
+        /// Its new shares.
+        shares: f64,
+    },
 }

@@ -8,6 +8,9 @@
 
 use units::SimDuration;
 
+use crate::compaction::StcsOptions;
+use crate::controller::BacklogController;
+
 /// Bytes in one mebibyte.
 const MIB: u64 = 1024 * 1024;
 
@@ -56,6 +59,20 @@ pub struct ShardConfig {
     /// a memtable or SSTable spanning keys `a..=b` with `r` rows holds a key
     /// routed here with probability `r / ((b - a + 1) x fraction)`).
     pub key_ownership_fraction: f64,
+    /// Size-tiered compaction options (the table's strategy).
+    pub compaction: StcsOptions,
+    /// `compaction_enforce_min_threshold` (default false: pairs of similar
+    /// SSTables are compacted when no bucket reaches min_threshold).
+    pub compaction_enforce_min_threshold: bool,
+    /// Bytes per compaction read, merge and write step (128 KiB buffers).
+    pub compaction_chunk_bytes: u64,
+    /// Chunks of one compaction in the pipeline at once. Estimate.
+    pub compaction_chunks_in_flight: u32,
+    /// The compaction controller (`None`: Scylla 2.1, no controller and no
+    /// CPU shares to move).
+    pub compaction_controller: Option<BacklogController>,
+    /// The memtable-flush controller (`None` as above).
+    pub flush_controller: Option<BacklogController>,
 }
 
 impl ShardConfig {
@@ -76,6 +93,12 @@ impl ShardConfig {
             flush_write_bytes: 128 * 1024,
             flush_write_behind: 4,
             key_ownership_fraction: 1.0,
+            compaction: StcsOptions::default(),
+            compaction_enforce_min_threshold: false,
+            compaction_chunk_bytes: 128 * 1024,
+            compaction_chunks_in_flight: 4,
+            compaction_controller: None,
+            flush_controller: None,
         }
     }
 
@@ -118,6 +141,11 @@ impl ShardConfig {
         }
         if !(self.key_ownership_fraction > 0.0 && self.key_ownership_fraction <= 1.0) {
             return Err("key ownership fraction must be in (0, 1]".into());
+        }
+        if self.compaction_chunk_bytes == 0 || self.compaction_chunks_in_flight == 0 {
+            return Err(
+                "compaction needs a positive chunk size and at least 1 chunk in flight".into(),
+            );
         }
         if self.flush_write_bytes == 0 {
             return Err("flush write size must be positive".into());

@@ -96,6 +96,11 @@ impl FlushJob {
         debug_assert!(self.written_bytes <= self.serialized_bytes);
     }
 
+    /// SSTable bytes on disk so far (a partial write, for the backlog tracker).
+    pub fn written_bytes(&self) -> u64 {
+        self.written_bytes
+    }
+
     /// True once every byte is on disk.
     pub fn is_complete(&self) -> bool {
         self.written_bytes == self.memtable.sstable_bytes && self.writes_in_flight == 0

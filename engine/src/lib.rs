@@ -26,6 +26,8 @@
 //! - [`commitlog`]: periodic-mode commitlog buffers and segments;
 //! - [`memtable`]: memtables and dirty-memory accounting;
 //! - [`flush`]: writing a sealed memtable out as an SSTable;
+//! - [`compaction`]: the size-tiered strategy, its backlog tracker and jobs;
+//! - [`controller`]: backlog controllers turning backlog into shares;
 //! - [`sstable`]: SSTable descriptors;
 //! - [`read`]: what a read touches, decided from key ranges and bloom filters;
 //! - [`timer`]: the shard's timers;
@@ -35,7 +37,9 @@
 
 pub mod action;
 pub mod commitlog;
+pub mod compaction;
 pub mod config;
+pub mod controller;
 pub mod flush;
 pub mod memtable;
 pub mod read;

@@ -32,7 +32,10 @@ use crate::action::{
     Operation, ReplyStatus, SchedulingGroup, TaskId,
 };
 use crate::commitlog::{Append, Commitlog, ENTRY_OVERHEAD_BYTES};
+use crate::compaction::job::CompactionJob;
+use crate::compaction::{stcs, StcsBacklogTracker};
 use crate::config::ShardConfig;
+use crate::controller::{self, BacklogController};
 use crate::flush::{FlushJob, FlushStep};
 use crate::memtable::Memtable;
 use crate::read;
@@ -44,7 +47,14 @@ use crate::timer::{TimerKind, TimerTable};
 enum TaskPurpose {
     Write(ClientRequest),
     Read(ClientRequest),
-    FlushSerialize { bytes: u64 },
+    FlushSerialize {
+        bytes: u64,
+    },
+    CompactionMerge {
+        job: u32,
+        input_bytes: u64,
+        output_bytes: u64,
+    },
 }
 
 /// Why an I/O was submitted.
@@ -68,6 +78,17 @@ enum IoPurpose {
         read: u32,
         value_bytes: Option<u32>,
     },
+    /// A chunk of compaction input.
+    CompactionRead {
+        job: u32,
+        input_bytes: u64,
+        output_bytes: u64,
+    },
+    /// A chunk of compaction output.
+    CompactionWrite {
+        job: u32,
+        output_bytes: u64,
+    },
 }
 
 /// A read waiting for its SSTable I/O.
@@ -79,7 +100,7 @@ struct PendingRead {
 }
 
 /// Point-in-time figures of a shard, for time series and checks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ShardStats {
     /// Memory of the active and flushing memtables.
     pub memtable_bytes: u64,
@@ -103,6 +124,18 @@ pub struct ShardStats {
     pub writes_completed: u64,
     /// Reads answered since start.
     pub reads_completed: u64,
+    /// Compactions running.
+    pub active_compactions: u64,
+    /// Compactions completed since start.
+    pub compactions_completed: u64,
+    /// Compaction input bytes merged since start.
+    pub bytes_compacted: u64,
+    /// The compaction controller's input: backlog bytes / shard memory.
+    pub compaction_backlog: f64,
+    /// CPU shares last given to the compaction group (0 without a controller).
+    pub compaction_shares: f64,
+    /// CPU shares last given to the memtable-flush group (0 without a controller).
+    pub flush_shares: f64,
 }
 
 /// One shard of a node: Scylla runs one per core, each owning a slice of the
@@ -118,6 +151,12 @@ pub struct Shard {
     tasks: Slab<TaskPurpose>,
     ios: Slab<IoPurpose>,
     reads: Slab<PendingRead>,
+    compactions: Slab<CompactionJob>,
+    backlog: StcsBacklogTracker,
+    compactions_completed: u64,
+    bytes_compacted: u64,
+    compaction_shares: f64,
+    flush_shares: f64,
     throttled: VecDeque<ClientRequest>,
     waiting_for_commitlog: VecDeque<ClientRequest>,
     actions: VecDeque<Action>,
@@ -145,6 +184,31 @@ impl Shard {
         );
         let mut timers = TimerTable::default();
         timers.set(TimerKind::CommitlogSync, now + config.commitlog_sync_period);
+        // Controllers: a static one sets its shares once; a curve ticks.
+        let mut actions = VecDeque::new();
+        for (controller, timer, group) in [
+            (
+                &config.compaction_controller,
+                TimerKind::CompactionController,
+                SchedulingGroup::Compaction,
+            ),
+            (
+                &config.flush_controller,
+                TimerKind::FlushController,
+                SchedulingGroup::Memtable,
+            ),
+        ] {
+            match controller {
+                Some(BacklogController::Static(shares)) => {
+                    actions.push_back(Action::SetShares {
+                        group,
+                        shares: *shares,
+                    });
+                }
+                Some(BacklogController::Curve { tick, .. }) => timers.set(timer, now + *tick),
+                None => {}
+            }
+        }
         Shard {
             config,
             active: Memtable::new(0),
@@ -155,9 +219,15 @@ impl Shard {
             tasks: Slab::new(),
             ios: Slab::new(),
             reads: Slab::new(),
+            compactions: Slab::new(),
+            backlog: StcsBacklogTracker::new(),
+            compactions_completed: 0,
+            bytes_compacted: 0,
+            compaction_shares: 0.0,
+            flush_shares: 0.0,
             throttled: VecDeque::new(),
             waiting_for_commitlog: VecDeque::new(),
-            actions: VecDeque::new(),
+            actions,
             timers,
             next_memtable_id: 1,
             next_sstable_generation: 1,
@@ -194,6 +264,12 @@ impl Shard {
             writes_waiting_commitlog: self.waiting_for_commitlog.len() as u64,
             writes_completed: self.writes_completed,
             reads_completed: self.reads_completed,
+            active_compactions: self.compactions.len() as u64,
+            compactions_completed: self.compactions_completed,
+            bytes_compacted: self.bytes_compacted,
+            compaction_backlog: self.compaction_backlog(),
+            compaction_shares: self.compaction_shares,
+            flush_shares: self.flush_shares,
         }
     }
 
@@ -266,6 +342,23 @@ impl Shard {
                 }
             }
             TaskPurpose::Read(request) => self.execute_read(request),
+            TaskPurpose::CompactionMerge {
+                job,
+                input_bytes,
+                output_bytes,
+            } => {
+                self.bytes_compacted += input_bytes;
+                if output_bytes > 0 {
+                    self.submit_io(
+                        IoKind::Write,
+                        output_bytes,
+                        IoClass::Compaction,
+                        IoPurpose::CompactionWrite { job, output_bytes },
+                    );
+                } else {
+                    self.compaction_chunk_written(now, job, 0);
+                }
+            }
             TaskPurpose::FlushSerialize { bytes } => {
                 let job = self
                     .flushing
@@ -316,6 +409,26 @@ impl Shard {
                     IoPurpose::ReadData { read, value_bytes },
                 );
             }
+            IoPurpose::CompactionRead {
+                job,
+                input_bytes,
+                output_bytes,
+            } => {
+                self.compactions[job as usize].chunk_read(input_bytes);
+                let task = TaskId(self.tasks.insert(TaskPurpose::CompactionMerge {
+                    job,
+                    input_bytes,
+                    output_bytes,
+                }) as u64);
+                self.actions.push_back(Action::RunCpu(CpuTask {
+                    id: task,
+                    group: SchedulingGroup::Compaction,
+                    work: CpuWork::CompactionMerge { bytes: input_bytes },
+                }));
+            }
+            IoPurpose::CompactionWrite { job, output_bytes } => {
+                self.compaction_chunk_written(now, job, output_bytes);
+            }
             IoPurpose::ReadData { read, value_bytes } => {
                 let pending = &mut self.reads[read as usize];
                 pending.ios_outstanding -= 1;
@@ -335,6 +448,27 @@ impl Shard {
     pub fn handle_timeout(&mut self, now: SimTime) {
         while let Some(kind) = self.timers.take_expired(now) {
             match kind {
+                TimerKind::CompactionController => {
+                    let input = self.compaction_backlog();
+                    self.adjust_controller(
+                        now,
+                        TimerKind::CompactionController,
+                        SchedulingGroup::Compaction,
+                        input,
+                    );
+                }
+                TimerKind::FlushController => {
+                    let input = controller::flush_input(
+                        self.virtual_dirty_bytes(),
+                        self.config.throttle_bytes(),
+                    );
+                    self.adjust_controller(
+                        now,
+                        TimerKind::FlushController,
+                        SchedulingGroup::Memtable,
+                        input,
+                    );
+                }
                 TimerKind::CommitlogSync => {
                     self.commitlog.sync();
                     self.submit_commitlog_writes();
@@ -548,11 +682,13 @@ impl Shard {
         if job.is_complete() {
             let job = self.flushing.take().expect("checked");
             let (sstable, _memtable) = job.finish(now);
+            self.backlog.add_sstable(sstable.data_bytes);
             self.sstables.push(sstable);
             self.flushes_completed += 1;
             self.release_commitlog_segments();
             self.resume_throttled();
             self.maybe_start_flush(now);
+            self.maybe_start_compactions();
             return;
         }
         if let FlushStep::Serialize(bytes) = job.next_step() {
@@ -577,6 +713,148 @@ impl Shard {
             .min()
             .unwrap_or(self.commitlog.current_segment());
         self.commitlog.release_segments_before(oldest_needed);
+    }
+
+    // ----- compaction and the backlog controllers -----
+
+    /// Starts every compaction STCS asks for that the one-job-per-weight
+    /// rule lets run.
+    fn maybe_start_compactions(&mut self) {
+        // Each new job takes a weight no running job has, so this ends.
+        for _ in 0..=self.sstables.len() {
+            let compacting: Vec<u64> = self
+                .compactions
+                .iter()
+                .flat_map(|(_, job)| job.input_generations())
+                .collect();
+            let busy_weights: Vec<u32> = self
+                .compactions
+                .iter()
+                .map(|(_, job)| job.weight())
+                .collect();
+            let Some(next) = stcs::next_job(
+                &self.sstables,
+                &compacting,
+                &busy_weights,
+                &self.config.compaction,
+                self.config.compaction_enforce_min_threshold,
+            ) else {
+                return;
+            };
+            if next.generations.len() < 2 {
+                return;
+            }
+            let inputs: Vec<SSTable> = self
+                .sstables
+                .iter()
+                .filter(|sstable| next.generations.contains(&sstable.generation))
+                .cloned()
+                .collect();
+            let generation = self.next_sstable_generation;
+            self.next_sstable_generation += 1;
+            let job = self.compactions.insert(CompactionJob::new(
+                inputs,
+                generation,
+                next.weight,
+                self.config.key_ownership_fraction,
+                self.config.compaction_chunk_bytes,
+                self.config.compaction_chunks_in_flight,
+            )) as u32;
+            self.advance_compaction(job);
+        }
+    }
+
+    /// Fills the job's pipeline with chunk reads.
+    fn advance_compaction(&mut self, job: u32) {
+        while let Some(chunk) = self.compactions[job as usize].next_chunk() {
+            let purpose = IoPurpose::CompactionRead {
+                job,
+                input_bytes: chunk.input_bytes,
+                output_bytes: chunk.output_bytes,
+            };
+            self.submit_io(
+                IoKind::Read,
+                chunk.input_bytes,
+                IoClass::Compaction,
+                purpose,
+            );
+        }
+    }
+
+    /// A chunk's output is on disk: continue the job, or seal its output
+    /// and replace its inputs.
+    fn compaction_chunk_written(&mut self, now: SimTime, job: u32, output_bytes: u64) {
+        self.compactions[job as usize].chunk_written(output_bytes);
+        if !self.compactions[job as usize].is_complete() {
+            self.advance_compaction(job);
+            return;
+        }
+        let (output, inputs) = self.compactions.remove(job as usize).finish(now);
+        for input in &inputs {
+            self.backlog.remove_sstable(input.data_bytes);
+        }
+        self.sstables.retain(|sstable| {
+            !inputs
+                .iter()
+                .any(|input| input.generation == sstable.generation)
+        });
+        if output.rows > 0 {
+            self.backlog.add_sstable(output.data_bytes);
+            self.sstables.push(output);
+        }
+        self.compactions_completed += 1;
+        self.maybe_start_compactions();
+    }
+
+    /// The compaction controller's input: the STCS backlog over shard
+    /// memory, counting what running compactions have consumed and what
+    /// flushes and compactions have written so far.
+    fn compaction_backlog(&self) -> f64 {
+        let compacting: Vec<(u64, u64)> = self
+            .compactions
+            .iter()
+            .flat_map(|(_, job)| {
+                job.inputs()
+                    .iter()
+                    .map(move |input| (input.data_bytes, job.consumed_bytes_of(input)))
+            })
+            .collect();
+        let partial_writes: Vec<u64> = self
+            .compactions
+            .iter()
+            .map(|(_, job)| job.written_bytes())
+            .chain(self.flushing.as_ref().map(FlushJob::written_bytes))
+            .collect();
+        let backlog_bytes = self.backlog.backlog_bytes(&compacting, &partial_writes);
+        controller::compaction_input(backlog_bytes, self.config.memory_bytes)
+    }
+
+    /// A controller's tick: map its input through the curve to the group's
+    /// shares, and re-arm.
+    fn adjust_controller(
+        &mut self,
+        now: SimTime,
+        timer: TimerKind,
+        group: SchedulingGroup,
+        input: f64,
+    ) {
+        let controller = match group {
+            SchedulingGroup::Compaction => &self.config.compaction_controller,
+            _ => &self.config.flush_controller,
+        };
+        let Some(controller) = controller else { return };
+        let (shares, tick) = (controller.shares_for(input), controller.tick());
+        if let Some(tick) = tick {
+            self.timers.set(timer, now + tick);
+        }
+        let last = match group {
+            SchedulingGroup::Compaction => &mut self.compaction_shares,
+            _ => &mut self.flush_shares,
+        };
+        if *last != shares {
+            *last = shares;
+            self.actions.push_back(Action::SetShares { group, shares });
+        }
     }
 
     // ----- invariants -----
@@ -621,6 +899,7 @@ mod tests {
                 Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
                 Action::SubmitIo(io) => node.handle_io_done(now, io.id),
                 Action::Reply(reply) => replies.push(reply.id),
+                Action::SetShares { .. } => {}
             }
         }
     }
@@ -681,6 +960,7 @@ mod tests {
                     }
                     Action::SubmitIo(io) => node.handle_io_done(now, io.id),
                     Action::Reply(reply) => replies.push(reply.id),
+                    Action::SetShares { .. } => {}
                 }
             }
             assert!(key < 1_000_000, "writes never throttled");
@@ -723,6 +1003,7 @@ mod tests {
                         shard.handle_io_done(now, io.id);
                     }
                     Action::Reply(reply) => status = Some(reply.status),
+                    Action::SetShares { .. } => {}
                 }
             }
             (read_ios, status.expect("every read is answered"))
@@ -756,7 +1037,7 @@ mod tests {
                         ios += 1;
                         node.handle_io_done(now, io.id)
                     }
-                    Action::Reply(_) => {}
+                    Action::Reply(_) | Action::SetShares { .. } => {}
                 }
             }
         };
@@ -770,5 +1051,96 @@ mod tests {
         drain(&mut node, deadline);
         assert_eq!(ios, 1, "one partial buffer written at the sync");
         assert!(node.poll_timeout().unwrap() > deadline, "the timer re-arms");
+    }
+}
+
+#[cfg(test)]
+mod compaction_tests {
+    use super::*;
+    use crate::action::RequestId;
+    use crate::controller::{compaction_curve_2_2, COMPACTION_TICK};
+
+    const MIB: u64 = 1024 * 1024;
+
+    /// Runs writes of keys `keys` through a shard whose CPU and I/O complete
+    /// instantly, firing due timers at `now`; returns the shares set.
+    fn write_all(
+        shard: &mut Shard,
+        keys: std::ops::Range<u64>,
+        now: SimTime,
+    ) -> Vec<(SchedulingGroup, f64)> {
+        let mut shares = Vec::new();
+        for key in keys {
+            shard.handle_client_request(
+                now,
+                ClientRequest {
+                    id: RequestId(key),
+                    operation: Operation::Write {
+                        key,
+                        value_bytes: 1024,
+                    },
+                },
+            );
+            while let Some(action) = shard.poll_action() {
+                match action {
+                    Action::RunCpu(task) => shard.handle_cpu_done(now, task.id),
+                    Action::SubmitIo(io) => shard.handle_io_done(now, io.id),
+                    Action::Reply(_) => {}
+                    Action::SetShares {
+                        group,
+                        shares: value,
+                    } => shares.push((group, value)),
+                }
+            }
+        }
+        shares
+    }
+
+    #[test]
+    fn size_tiered_compaction_keeps_merging_flushed_sstables() {
+        let mut shard = Shard::new(ShardConfig::scylla_defaults(64 * MIB), SimTime::ZERO);
+        write_all(&mut shard, 0..200_000, SimTime::from_nanos(1));
+        let stats = shard.stats();
+        assert!(stats.flushes_completed >= 16, "{stats:?}");
+        assert!(stats.compactions_completed >= 4, "{stats:?}");
+        // Sequential keys never overlap: compaction keeps every row.
+        let rows: u64 = shard.sstables().iter().map(|sstable| sstable.rows).sum();
+        assert_eq!(rows + shard.active.rows, 200_000);
+        assert!(
+            (stats.sstable_count as usize) < stats.flushes_completed as usize / 2,
+            "fewer SSTables than flushes: {stats:?}"
+        );
+    }
+
+    #[test]
+    fn the_compaction_controller_sets_the_curve_shares_within_one_tick() {
+        let mut config = ShardConfig::scylla_defaults(64 * MIB);
+        config.compaction_controller = Some(BacklogController::Curve {
+            curve: compaction_curve_2_2(),
+            tick: COMPACTION_TICK,
+        });
+        // Keep compaction from running: only the backlog's growth is seen.
+        config.compaction.min_threshold = 1000;
+        config.compaction_enforce_min_threshold = true;
+        let mut shard = Shard::new(config, SimTime::ZERO);
+        write_all(&mut shard, 0..60_000, SimTime::from_nanos(1));
+        let backlog = shard.stats().compaction_backlog;
+        assert!(
+            backlog > 0.5,
+            "several flushed SSTables make a backlog: {backlog}"
+        );
+        let tick = shard.poll_timeout().expect("controller timer armed");
+        assert_eq!(tick, SimTime::ZERO + COMPACTION_TICK);
+        shard.handle_timeout(tick);
+        let set: Vec<_> = std::iter::from_fn(|| shard.poll_action()).collect();
+        let expected = compaction_curve_2_2().shares_for(backlog);
+        assert!(
+            set.contains(&Action::SetShares {
+                group: SchedulingGroup::Compaction,
+                shares: expected
+            }),
+            "{set:?} should set {expected}"
+        );
+        assert_eq!(shard.stats().compaction_shares, expected);
     }
 }

@@ -9,12 +9,21 @@ pub enum TimerKind {
     /// Periodic commitlog sync: write out the partly filled buffer
     /// (`commitlog_sync_period_in_ms`).
     CommitlogSync = 0,
+    /// The compaction backlog controller's adjustment (250 ms).
+    CompactionController = 1,
+    /// The memtable-flush backlog controller's adjustment (250 ms in 2.2,
+    /// 50 ms from 2.3).
+    FlushController = 2,
 }
 
-const TIMER_KINDS: usize = 1;
+const TIMER_KINDS: usize = 3;
 
 impl TimerKind {
-    const ALL: [TimerKind; TIMER_KINDS] = [TimerKind::CommitlogSync];
+    const ALL: [TimerKind; TIMER_KINDS] = [
+        TimerKind::CommitlogSync,
+        TimerKind::CompactionController,
+        TimerKind::FlushController,
+    ];
 }
 
 /// A fixed table of optional deadlines, one per [`TimerKind`].

@@ -23,6 +23,9 @@
 //!   reads per client read over ~90 shards at ~50%: ~100 us of shard time per
 //!   client read with digests, which the cluster issue prices separately).
 //! - `read_ns_per_sstable`: merging one SSTable's row into the result.
+//! - `compaction_ns_per_byte`: reading, merging and re-encoding SSTable data
+//!   in a compaction; ~100 MB/s per core (10 ns/byte) is the order of what
+//!   Scylla reports per shard for size-tiered compaction of small rows.
 
 use units::SimDuration;
 
@@ -41,6 +44,8 @@ pub struct CostTable {
     pub read_request_ns: u64,
     /// CPU per SSTable a read merges.
     pub read_ns_per_sstable: u64,
+    /// CPU per byte of compaction input.
+    pub compaction_ns_per_byte: f64,
 }
 
 impl CostTable {
@@ -53,7 +58,13 @@ impl CostTable {
             flush_ns_per_byte: 1.0,
             read_request_ns: 20_000,
             read_ns_per_sstable: 3_000,
+            compaction_ns_per_byte: 10.0,
         }
+    }
+
+    /// CPU time to merge `bytes` of compaction input.
+    pub fn compaction_merge(&self, bytes: u64) -> SimDuration {
+        SimDuration::from_nanos((bytes as f64 * self.compaction_ns_per_byte) as u64)
     }
 
     /// CPU time of a read merging `sstables` SSTables.

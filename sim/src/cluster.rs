@@ -63,6 +63,18 @@ pub struct ClusterPlan {
     pub costs: CostTable,
     /// How each shard's core schedules the engine's work.
     pub cpu: CpuScheduling,
+    /// The backlog controllers of each shard.
+    pub controllers: Controllers,
+}
+
+/// The backlog controllers a preset (or the scenario's `[controller]`)
+/// gives each shard; `None` where the version has none (Scylla 2.1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Controllers {
+    /// Drives the compaction group's shares.
+    pub compaction: Option<engine::controller::BacklogController>,
+    /// Drives the memtable-flush group's shares.
+    pub flush: Option<engine::controller::BacklogController>,
 }
 
 /// How a shard's core divides its time between the engine's scheduling
@@ -327,6 +339,8 @@ impl Simulation {
                         // Keys spread evenly over every shard of every node.
                         key_ownership_fraction: 1.0
                             / f64::from(cluster.nodes * cluster.shards_per_node),
+                        compaction_controller: cluster.controllers.compaction.clone(),
+                        flush_controller: cluster.controllers.flush.clone(),
                         ..ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes)
                     },
                     SimTime::ZERO,
@@ -412,7 +426,8 @@ impl Simulation {
             Event::IntervalTick,
         );
         for shard in 0..simulation.shards.len() {
-            simulation.rearm_timer(shard as u32);
+            // Static controllers set their shares at start.
+            simulation.drain(SimTime::ZERO, shard as u32);
         }
         simulation
     }
@@ -817,6 +832,9 @@ impl Simulation {
                         engine::CpuWork::WriteRequest { mutation_bytes } => {
                             self.plan.cluster.costs.write_request(mutation_bytes)
                         }
+                        engine::CpuWork::CompactionMerge { bytes } => {
+                            self.plan.cluster.costs.compaction_merge(bytes)
+                        }
                         engine::CpuWork::ReadRequest { sstables } => {
                             self.plan.cluster.costs.read_request(sstables)
                         }
@@ -860,6 +878,10 @@ impl Simulation {
                             },
                         );
                     }
+                }
+                Action::SetShares { group, shares } => {
+                    let group = self.plan.cluster.cpu.group_of(group);
+                    self.shards[shard as usize].core.set_shares(group, shares);
                 }
                 Action::Reply(reply) => {
                     let node = self.shards[shard as usize].node;
@@ -920,10 +942,14 @@ impl Simulation {
         for (node, hardware) in self.nodes.iter_mut().enumerate() {
             let shards = &mut self.shards[node * shards_per_node..(node + 1) * shards_per_node];
             let (mut memtable, mut sstables, mut cpu_busy) = (0, 0, 0.0);
+            let (mut compactions, mut backlog, mut compaction_shares) = (0, 0.0, 0.0);
             for shard in shards.iter_mut() {
                 let stats = shard.engine.stats();
                 memtable += stats.memtable_bytes;
                 sstables += stats.sstable_count;
+                compactions += stats.active_compactions;
+                backlog += stats.compaction_backlog;
+                compaction_shares += stats.compaction_shares;
                 let busy = shard.core.busy_time(now);
                 cpu_busy += (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
                 shard.cpu_busy_at_last_tick = busy;
@@ -938,6 +964,9 @@ impl Simulation {
                 "{:.4}",
                 (cpu_busy / (length * shards_per_node as f64)).min(1.0)
             ));
+            row.push(compactions.to_string());
+            row.push(format!("{:.4}", backlog / shards_per_node as f64));
+            row.push(format!("{:.1}", compaction_shares / shards_per_node as f64));
         }
         self.timeseries.rows.push(row);
         if now < self.end_time().unwrap_or(SimTime::MAX) {
@@ -1063,6 +1092,9 @@ fn timeseries_columns(ops: &[OpMetrics], nodes: u32) -> Vec<String> {
         columns.push(format!("node{node}_sstables"));
         columns.push(format!("node{node}_disk_utilisation"));
         columns.push(format!("node{node}_cpu_utilisation"));
+        columns.push(format!("node{node}_compactions"));
+        columns.push(format!("node{node}_compaction_backlog"));
+        columns.push(format!("node{node}_compaction_shares"));
     }
     columns
 }
@@ -1100,6 +1132,7 @@ mod tests {
                 nic_gbps: 10.0,
                 costs: CostTable::scylla(),
                 cpu: CpuScheduling::SCYLLA_2_2,
+                controllers: Controllers::default(),
             },
             loads: vec![LoadPlan {
                 name: "write".into(),
@@ -1202,6 +1235,7 @@ mod workload_tests {
                 nic_gbps: 10.0,
                 costs,
                 cpu: CpuScheduling::SCYLLA_2_2,
+                controllers: Controllers::default(),
             },
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),

@@ -11,9 +11,10 @@ use models::cost::CostTable;
 use models::instance::{self, seastar_reserved_memory_bytes};
 use units::SimDuration;
 
-use crate::cluster::{ClusterPlan, CpuScheduling, RunPlan};
+use crate::cluster::{ClusterPlan, Controllers, CpuScheduling, RunPlan};
 use crate::load::{ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, StartPlan, StopPlan};
 use crate::scenario::{HumanDuration, Scenario, ScenarioError};
+use engine::controller::{BacklogController, ControllerVersion};
 
 /// Presets the engine runs today. Of what they switch, this build models
 /// the CPU scheduler (2.1: one FIFO queue per shard; 2.2 on: scheduling
@@ -100,6 +101,27 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
     })
 }
 
+/// The backlog controllers of a preset (scylla-mechanisms.md section 1):
+/// none in 2.1, the 2.2 / 2.3 / 3.0 curves and ticks after.
+fn preset_controllers(preset: &str) -> Controllers {
+    let version = match preset {
+        "scylla-2.2" => ControllerVersion::Scylla2_2,
+        "scylla-2.3" => ControllerVersion::Scylla2_3,
+        "scylla-3.0" => ControllerVersion::Scylla3_0,
+        _ => return Controllers::default(),
+    };
+    Controllers {
+        compaction: Some(BacklogController::Curve {
+            curve: version.compaction_curve(),
+            tick: version.compaction_tick(),
+        }),
+        flush: Some(BacklogController::Curve {
+            curve: version.flush_curve(),
+            tick: version.flush_tick(),
+        }),
+    }
+}
+
 fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
     let section = &scenario.cluster;
     if !SCYLLA_PRESETS.contains(&section.preset.as_str()) {
@@ -157,6 +179,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         device: models::nvme::NvmeProfile::i3_drive().striped(drives),
         nic_gbps: overrides.nic_gbps.unwrap_or(instance.nic_gbps),
         costs: CostTable::scylla(),
+        controllers: preset_controllers(&section.preset),
         // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups.
         cpu: if section.preset == "scylla-2.1" {
             CpuScheduling::Fifo

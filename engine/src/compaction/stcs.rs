@@ -1,0 +1,613 @@
+//! Size-tiered compaction (STCS) as Scylla 2.x/3.0 decides it: which
+//! SSTables to merge next, how many merges are pending, and which jobs may
+//! run side by side.
+//!
+//! What is modelled (scylla-mechanisms.md section 2.1, read from
+//! `sstables/size_tiered_compaction_strategy.hh` and
+//! `sstables/compaction_manager.cc` @2.2/@2.3/@3.0):
+//! - [`get_buckets`]: SSTables sorted by data size, ascending, each joining
+//!   the first bucket, in the order of a `std::map` keyed by the bucket's
+//!   (integer) average size, whose average `avg` satisfies
+//!   `avg x bucket_low < s < avg x bucket_high`, or where both `s` and `avg`
+//!   are below `min_sstable_size`; the bucket is then re-keyed by its new
+//!   average `(n x avg + s) / (n + 1)` (integer division, as in the C++);
+//! - [`pick`] (`get_sstables_for_compaction` + `most_interesting_bucket`):
+//!   SSTables already being compacted are excluded (`get_candidates`), every
+//!   bucket is truncated to its `max_threshold` smallest members, buckets
+//!   with at least `min_threshold` members qualify, and the one with the
+//!   smallest (integer) average size wins, the first in map order on a tie.
+//!   If none qualifies and `compaction_enforce_min_threshold` is false, the
+//!   same again with `min_threshold = 2`;
+//! - [`pending_compactions`] (`estimated_pending_compactions`): the sum over
+//!   buckets of all SSTables (compacting ones included) with at least
+//!   `min_threshold` members of `ceil(n / max_threshold)`;
+//! - the concurrency rule ([`job_weight`], [`trim_to_weight`]): a job's
+//!   weight is `floor(log4(input bytes))`; one running job per weight; a job
+//!   whose weight is taken drops its largest inputs, down to `min_threshold`,
+//!   until its weight is free, and is refused otherwise (`trim_to_compact`,
+//!   `can_register_weight`).
+//!
+//! Left out:
+//! - the single-SSTable tombstone compaction that `get_sstables_for_compaction`
+//!   falls back to when no bucket qualifies (the oldest SSTable of the largest
+//!   tier whose droppable-tombstone ratio exceeds `tombstone_threshold` 0.2):
+//!   SSTables here carry no tombstone statistics, so [`pick`] returns `None`
+//!   where Scylla would look for one;
+//! - `cold_reads_to_omit` (parsed, not used by Scylla either) and Cassandra's
+//!   read-hotness ordering of buckets;
+//! - the "one job per table" rule of strategies without
+//!   `parallel_compaction()` (STCS is parallel).
+//!
+//! Version notes:
+//! - Scylla 2.1 has no pair fallback: pass `enforce_min_threshold = true` to
+//!   [`pick`] for 2.1 (`size_tiered_compaction_strategy.hh` @2.1.0);
+//! - the set of busy weights is per table in 2.1 and per shard from 2.2
+//!   (`_weight_tracker` in `compaction_manager.hh`); [`trim_to_weight`] takes
+//!   the set as input, so the caller chooses the scope.
+//!
+//! Determinism: the C++ `std::sort` is not stable, so SSTables of equal size
+//! can bucket in any order there; here ties are broken by generation.
+
+use std::collections::BTreeMap;
+
+use crate::sstable::SSTable;
+
+/// Bytes in one mebibyte.
+pub const MIB: u64 = 1024 * 1024;
+
+/// Base of the logarithm in a job's weight (`WEIGHT_LOG_BASE` in
+/// `compaction_manager.cc` @2.1-3.0).
+pub const WEIGHT_LOG_BASE: u64 = 4;
+
+/// The size-tiered strategy's options, with Scylla's defaults.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StcsOptions {
+    /// `min_sstable_size`: SSTables (and buckets) smaller than this all
+    /// bucket together. Default 50 MiB (`DEFAULT_MIN_SSTABLE_SIZE`).
+    pub min_sstable_size_bytes: u64,
+    /// `bucket_low`: an SSTable joins a bucket if larger than
+    /// `avg x bucket_low`. Default 0.5.
+    pub bucket_low: f64,
+    /// `bucket_high`: ... and smaller than `avg x bucket_high`. Default 1.5.
+    pub bucket_high: f64,
+    /// The schema's `min_compaction_threshold`: SSTables a bucket needs to be
+    /// compacted. Default 4 (`DEFAULT_MIN_COMPACTION_THRESHOLD`, `schema.hh`).
+    pub min_threshold: usize,
+    /// The schema's `max_compaction_threshold`: most SSTables one job merges.
+    /// Default 32 (`DEFAULT_MAX_COMPACTION_THRESHOLD`, `schema.hh`).
+    pub max_threshold: usize,
+}
+
+impl Default for StcsOptions {
+    fn default() -> StcsOptions {
+        StcsOptions {
+            min_sstable_size_bytes: 50 * MIB,
+            bucket_low: 0.5,
+            bucket_high: 1.5,
+            min_threshold: 4,
+            max_threshold: 32,
+        }
+    }
+}
+
+/// A compaction job cleared to start: its inputs and its concurrency weight.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrimmedJob {
+    /// Generations of the inputs, smallest SSTable first.
+    pub generations: Vec<u64>,
+    /// `floor(log4(total input bytes))` of the (possibly trimmed) inputs.
+    pub weight: u32,
+}
+
+/// Groups SSTables of similar size into buckets (`get_buckets`), returned
+/// in map order (ascending final average size); each bucket lists its
+/// members smallest first.
+///
+/// Faithful to the C++ down to one quirk: when a bucket's new average equals
+/// the key of another bucket, `std::map::insert` does nothing and the
+/// re-keyed bucket is lost. With sorted input this needs degenerate options
+/// (for example `min_sstable_size_bytes = 0` and several empty SSTables).
+pub fn get_buckets<'a>(sstables: &[&'a SSTable], options: &StcsOptions) -> Vec<Vec<&'a SSTable>> {
+    let mut sorted: Vec<&SSTable> = sstables.to_vec();
+    sorted.sort_by_key(|sstable| (sstable.data_bytes, sstable.generation));
+
+    let mut buckets: BTreeMap<u64, Vec<&SSTable>> = BTreeMap::new();
+    for sstable in sorted {
+        let size = sstable.data_bytes;
+        let joined = buckets
+            .keys()
+            .copied()
+            .find(|&average| joins(size, average, options));
+        match joined {
+            Some(old_average) => {
+                let mut bucket = buckets
+                    .remove(&old_average)
+                    .expect("the key was just found");
+                let members = bucket.len() as u128;
+                let new_average =
+                    ((members * u128::from(old_average) + u128::from(size)) / (members + 1)) as u64;
+                bucket.push(sstable);
+                // `std::map::insert`: a no-op when the key exists.
+                buckets.entry(new_average).or_insert(bucket);
+            }
+            None => {
+                buckets.entry(size).or_insert_with(|| vec![sstable]);
+            }
+        }
+    }
+    buckets.into_values().collect()
+}
+
+/// Whether an SSTable of `size` bytes joins a bucket of average `average`.
+fn joins(size: u64, average: u64, options: &StcsOptions) -> bool {
+    let (size_f, average_f) = (size as f64, average as f64);
+    (size_f > average_f * options.bucket_low && size_f < average_f * options.bucket_high)
+        || (size < options.min_sstable_size_bytes && average < options.min_sstable_size_bytes)
+}
+
+/// Integer average data size of a non-empty bucket (`avg_size`).
+fn average_size(bucket: &[&SSTable]) -> u64 {
+    let total: u128 = bucket
+        .iter()
+        .map(|sstable| u128::from(sstable.data_bytes))
+        .sum();
+    (total / bucket.len() as u128) as u64
+}
+
+/// The bucket to compact among `buckets` (`most_interesting_bucket`): each
+/// truncated to its `max_threshold` smallest members, those with at least
+/// `min_threshold` members, the smallest average first (the first on a tie).
+fn most_interesting_bucket<'a>(
+    buckets: &[Vec<&'a SSTable>],
+    min_threshold: usize,
+    max_threshold: usize,
+) -> Option<Vec<&'a SSTable>> {
+    let mut best: Option<(u64, &[&'a SSTable])> = None;
+    for bucket in buckets {
+        let pruned = &bucket[..bucket.len().min(max_threshold)];
+        if pruned.is_empty() || pruned.len() < min_threshold {
+            continue;
+        }
+        let average = average_size(pruned);
+        if best.is_none_or(|(best_average, _)| average < best_average) {
+            best = Some((average, pruned));
+        }
+    }
+    best.map(|(_, bucket)| bucket.to_vec())
+}
+
+/// The SSTables STCS compacts next, as generations smallest first, or `None`
+/// if no bucket qualifies (`get_sstables_for_compaction`).
+///
+/// `compacting` lists the generations already in a running compaction; they
+/// are not candidates. With `enforce_min_threshold` false (Scylla's default
+/// `compaction_enforce_min_threshold: false`) a bucket of two or three
+/// similar SSTables is compacted when no bucket reaches `min_threshold`.
+pub fn pick(
+    sstables: &[SSTable],
+    compacting: &[u64],
+    options: &StcsOptions,
+    enforce_min_threshold: bool,
+) -> Option<Vec<u64>> {
+    let candidates: Vec<&SSTable> = sstables
+        .iter()
+        .filter(|sstable| !compacting.contains(&sstable.generation))
+        .collect();
+    let buckets = get_buckets(&candidates, options);
+    let chosen = most_interesting_bucket(&buckets, options.min_threshold, options.max_threshold)
+        .or_else(|| {
+            if enforce_min_threshold {
+                None
+            } else {
+                most_interesting_bucket(&buckets, 2, options.max_threshold)
+            }
+        })?;
+    Some(chosen.iter().map(|sstable| sstable.generation).collect())
+}
+
+/// Estimated compactions pending over all of a table's SSTables, compacting
+/// ones included: `sum over buckets with n >= min_threshold of
+/// ceil(n / max_threshold)` (`estimated_pending_compactions`).
+pub fn pending_compactions(sstables: &[SSTable], options: &StcsOptions) -> u64 {
+    let all: Vec<&SSTable> = sstables.iter().collect();
+    let max = options.max_threshold.max(1);
+    get_buckets(&all, options)
+        .iter()
+        .filter(|bucket| bucket.len() >= options.min_threshold)
+        .map(|bucket| bucket.len().div_ceil(max) as u64)
+        .sum()
+}
+
+/// A job's concurrency weight, `floor(log4(total_input_bytes))`
+/// (`calculate_weight`, `compaction_manager.cc` @2.1-3.0).
+///
+/// Computed exactly in integers; Scylla's `int(log(n) / log(4))` in doubles
+/// agrees except just below powers of 4 from 4^24 bytes (256 TiB) up, where
+/// the conversion to double rounds up. Zero bytes gives weight 0 (Scylla
+/// gives 0 for an empty job; `log(0)` is not reached).
+pub fn job_weight(total_input_bytes: u64) -> u32 {
+    if total_input_bytes == 0 {
+        0
+    } else {
+        total_input_bytes.ilog2() / WEIGHT_LOG_BASE.ilog2()
+    }
+}
+
+/// Clears a job to run given the weights of the jobs already running
+/// (`trim_to_compact` + `can_register_weight`): if its weight is free, the
+/// job runs whole; if not, its largest inputs are dropped one at a time,
+/// never below `min_threshold` inputs, until its weight is free. `None` if
+/// the weight is still taken (Scylla postpones the table's compaction until
+/// a running job ends) or `inputs` is empty.
+///
+/// A job that already has `min_threshold` inputs or fewer (a pair from the
+/// fallback) is never trimmed, only accepted or refused.
+pub fn trim_to_weight(
+    inputs: &[&SSTable],
+    busy_weights: &[u32],
+    min_threshold: usize,
+) -> Option<TrimmedJob> {
+    if inputs.is_empty() {
+        return None;
+    }
+    let mut kept: Vec<&SSTable> = inputs.to_vec();
+    kept.sort_by_key(|sstable| (sstable.data_bytes, sstable.generation));
+    let mut total: u64 = kept.iter().map(|sstable| sstable.data_bytes).sum();
+    let mut weight = job_weight(total);
+    while kept.len() > min_threshold && busy_weights.contains(&weight) {
+        let largest = kept.pop().expect("more than min_threshold inputs");
+        total -= largest.data_bytes;
+        weight = job_weight(total);
+    }
+    if busy_weights.contains(&weight) {
+        return None;
+    }
+    Some(TrimmedJob {
+        generations: kept.iter().map(|sstable| sstable.generation).collect(),
+        weight,
+    })
+}
+
+/// The next job STCS starts on a shard: [`pick`] then [`trim_to_weight`],
+/// as `compaction_manager::submit` does. `None` if nothing qualifies or the
+/// chosen bucket's weight stays taken (Scylla does not try another bucket).
+pub fn next_job(
+    sstables: &[SSTable],
+    compacting: &[u64],
+    busy_weights: &[u32],
+    options: &StcsOptions,
+    enforce_min_threshold: bool,
+) -> Option<TrimmedJob> {
+    let generations = pick(sstables, compacting, options, enforce_min_threshold)?;
+    let inputs: Vec<&SSTable> = generations
+        .iter()
+        .filter_map(|generation| {
+            sstables
+                .iter()
+                .find(|sstable| sstable.generation == *generation)
+        })
+        .collect();
+    trim_to_weight(&inputs, busy_weights, options.min_threshold)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use units::SimTime;
+
+    fn sst(generation: u64, data_bytes: u64) -> SSTable {
+        SSTable {
+            generation,
+            data_bytes,
+            rows: 1,
+            first_key: 0,
+            last_key: 0,
+            created_at: SimTime::ZERO,
+        }
+    }
+
+    fn mib(generation: u64, mebibytes: u64) -> SSTable {
+        sst(generation, mebibytes * MIB)
+    }
+
+    fn generations(buckets: &[Vec<&SSTable>]) -> Vec<Vec<u64>> {
+        buckets
+            .iter()
+            .map(|bucket| bucket.iter().map(|sstable| sstable.generation).collect())
+            .collect()
+    }
+
+    fn bucket_set(sstables: &[SSTable], options: &StcsOptions) -> Vec<Vec<u64>> {
+        let refs: Vec<&SSTable> = sstables.iter().collect();
+        generations(&get_buckets(&refs, options))
+    }
+
+    #[test]
+    fn the_defaults_are_scyllas() {
+        let options = StcsOptions::default();
+        assert_eq!(options.min_sstable_size_bytes, 52_428_800);
+        assert_eq!((options.bucket_low, options.bucket_high), (0.5, 1.5));
+        assert_eq!((options.min_threshold, options.max_threshold), (4, 32));
+    }
+
+    #[test]
+    fn buckets_follow_the_sorted_sizes_and_the_running_average() {
+        let options = StcsOptions::default();
+        // Given out of order: sorted to 100, 140, 200, 210 MiB. 140 joins
+        // {100} (50 < 140 < 150), average 120; 200 is not below 180, so it
+        // starts a bucket; 210 is not below 180 either, but joins {200}.
+        let sstables = [mib(3, 200), mib(1, 100), mib(4, 210), mib(2, 140)];
+        assert_eq!(
+            bucket_set(&sstables, &options),
+            vec![vec![1, 2], vec![3, 4]]
+        );
+    }
+
+    #[test]
+    fn a_bucket_is_rekeyed_by_its_new_average() {
+        let options = StcsOptions::default();
+        // 160 MiB is not within 1.5 x 100 MiB, the first member, but is
+        // within 1.5 x 124.5 MiB, the average after 149 MiB joined.
+        let sstables = [mib(1, 100), mib(2, 149), mib(3, 160)];
+        assert_eq!(bucket_set(&sstables, &options), vec![vec![1, 2, 3]]);
+        // Without the middle one, 160 MiB starts its own bucket.
+        let sstables = [mib(1, 100), mib(3, 160)];
+        assert_eq!(bucket_set(&sstables, &options), vec![vec![1], vec![3]]);
+    }
+
+    #[test]
+    fn the_bucket_bounds_are_strict() {
+        let options = StcsOptions::default();
+        // Exactly 1.5 x avg does not join.
+        let sstables = [mib(1, 100), mib(2, 150)];
+        assert_eq!(bucket_set(&sstables, &options), vec![vec![1], vec![2]]);
+        let sstables = [mib(1, 100), sst(2, 150 * MIB - 1)];
+        assert_eq!(bucket_set(&sstables, &options), vec![vec![1, 2]]);
+    }
+
+    #[test]
+    fn sstables_below_min_sstable_size_all_bucket_together() {
+        let options = StcsOptions::default();
+        // 1, 5, 20 and 49 MiB are far apart in ratio but all below 50 MiB.
+        let sstables = [mib(1, 1), mib(2, 5), mib(3, 20), mib(4, 49)];
+        assert_eq!(bucket_set(&sstables, &options), vec![vec![1, 2, 3, 4]]);
+        assert_eq!(pick(&sstables, &[], &options, true), Some(vec![1, 2, 3, 4]));
+        // A 50 MiB SSTable is not below the limit: it joins only by ratio.
+        // The small bucket's average is 18.75 MiB, 1.5 x that is 28 MiB.
+        let sstables = [mib(1, 1), mib(2, 5), mib(3, 20), mib(4, 49), mib(5, 50)];
+        assert_eq!(
+            bucket_set(&sstables, &options),
+            vec![vec![1, 2, 3, 4], vec![5]]
+        );
+    }
+
+    #[test]
+    fn the_bucket_with_the_smallest_average_wins() {
+        let options = StcsOptions::default();
+        // Four of ~1 GiB and four of ~100 MiB: the smaller tier goes first,
+        // though its bucket is listed in any order among the inputs.
+        let sstables = [
+            mib(1, 1000),
+            mib(2, 1010),
+            mib(3, 100),
+            mib(4, 1020),
+            mib(5, 102),
+            mib(6, 1030),
+            mib(7, 101),
+            mib(8, 103),
+        ];
+        assert_eq!(
+            pick(&sstables, &[], &options, false),
+            Some(vec![3, 7, 5, 8])
+        );
+        // Adding five small SSTables makes theirs the smallest bucket.
+        let mut with_small = sstables.to_vec();
+        with_small.extend((9..14).map(|generation| mib(generation, 10)));
+        assert_eq!(
+            pick(&with_small, &[], &options, false),
+            Some(vec![9, 10, 11, 12, 13])
+        );
+    }
+
+    #[test]
+    fn a_bucket_of_three_waits_unless_nothing_else_qualifies() {
+        let options = StcsOptions::default();
+        let three_small = [mib(1, 100), mib(2, 101), mib(3, 102)];
+        let four_large = [mib(11, 1000), mib(12, 1001), mib(13, 1002), mib(14, 1003)];
+        // A larger bucket of four beats a smaller bucket of three.
+        let both: Vec<SSTable> = three_small.iter().chain(&four_large).cloned().collect();
+        assert_eq!(
+            pick(&both, &[], &options, false),
+            Some(vec![11, 12, 13, 14])
+        );
+        // Alone, the three are compacted only with the pair fallback.
+        assert_eq!(pick(&three_small, &[], &options, true), None);
+        assert_eq!(
+            pick(&three_small, &[], &options, false),
+            Some(vec![1, 2, 3])
+        );
+        // The fallback also picks the smallest average among pairs and
+        // triples; a single SSTable is never a job.
+        let pairs = [
+            mib(1, 1000),
+            mib(2, 1001),
+            mib(3, 100),
+            mib(4, 101),
+            mib(5, 10_000),
+        ];
+        assert_eq!(pick(&pairs, &[], &options, false), Some(vec![3, 4]));
+        assert_eq!(pick(&[mib(1, 100)], &[], &options, false), None);
+        assert_eq!(pick(&[], &[], &options, false), None);
+    }
+
+    #[test]
+    fn max_threshold_keeps_the_smallest_members_of_a_bucket() {
+        let options = StcsOptions::default();
+        // 40 SSTables of 100 MiB + g KiB, handed over largest first.
+        let sstables: Vec<SSTable> = (1..=40)
+            .rev()
+            .map(|generation| sst(generation, 100 * MIB + generation * 1024))
+            .collect();
+        assert_eq!(bucket_set(&sstables, &options).len(), 1);
+        assert_eq!(
+            pick(&sstables, &[], &options, false),
+            Some((1..=32).collect::<Vec<u64>>())
+        );
+        // 40 in one bucket: ceil(40 / 32) = 2 jobs pending.
+        assert_eq!(pending_compactions(&sstables, &options), 2);
+    }
+
+    #[test]
+    fn sstables_being_compacted_are_not_candidates() {
+        let options = StcsOptions::default();
+        let sstables = [
+            mib(1, 100),
+            mib(2, 101),
+            mib(3, 102),
+            mib(4, 103),
+            mib(5, 104),
+        ];
+        assert_eq!(
+            pick(&sstables, &[], &options, true),
+            Some(vec![1, 2, 3, 4, 5])
+        );
+        // Two of five are compacting: three remain, below min_threshold.
+        assert_eq!(pick(&sstables, &[1, 4], &options, true), None);
+        assert_eq!(
+            pick(&sstables, &[1, 4], &options, false),
+            Some(vec![2, 3, 5])
+        );
+        // They still count towards the pending estimate.
+        assert_eq!(pending_compactions(&sstables, &options), 1);
+    }
+
+    #[test]
+    fn pending_compactions_sums_qualifying_buckets() {
+        let options = StcsOptions::default();
+        let mut sstables: Vec<SSTable> = (1..=4).map(|generation| mib(generation, 100)).collect();
+        sstables.extend((5..=7).map(|generation| mib(generation, 1000)));
+        sstables.extend((8..=72).map(|generation| mib(generation, 10_000)));
+        // {4 x 100 MiB}: 1; {3 x 1000 MiB}: below min, 0; {65 x 10 GB}: 3.
+        assert_eq!(pending_compactions(&sstables, &options), 1 + 3);
+        assert_eq!(pending_compactions(&[], &options), 0);
+    }
+
+    #[test]
+    fn equal_averages_collide_as_in_std_map() {
+        // Degenerate options: with no small-SSTable rule, two empty SSTables
+        // cannot join (0 > 0 x 0.5 is false) and the second one's new
+        // bucket has the first one's key, so `insert` drops it.
+        let options = StcsOptions {
+            min_sstable_size_bytes: 0,
+            ..StcsOptions::default()
+        };
+        let sstables = [sst(1, 0), sst(2, 0)];
+        assert_eq!(bucket_set(&sstables, &options), vec![vec![1]]);
+        // With the default options they bucket together.
+        assert_eq!(
+            bucket_set(&sstables, &StcsOptions::default()),
+            vec![vec![1, 2]]
+        );
+    }
+
+    #[test]
+    fn a_jobs_weight_is_the_floor_of_log4_of_its_bytes() {
+        assert_eq!(job_weight(0), 0);
+        assert_eq!(job_weight(1), 0);
+        assert_eq!(job_weight(3), 0);
+        assert_eq!(job_weight(4), 1);
+        assert_eq!(job_weight(15), 1);
+        assert_eq!(job_weight(16), 2);
+        for k in 1..32u32 {
+            assert_eq!(job_weight(4u64.pow(k)), k);
+            assert_eq!(job_weight(4u64.pow(k) - 1), k - 1);
+        }
+        // 256 MiB = 4^14 bytes; 1 GiB = 4^15.
+        assert_eq!(job_weight(256 * MIB), 14);
+        assert_eq!(job_weight(1024 * MIB - 1), 14);
+        assert_eq!(job_weight(u64::MAX), 31);
+    }
+
+    #[test]
+    fn a_job_whose_weight_is_taken_drops_its_largest_inputs() {
+        // 40 + 40 + 40 + 40 + 60 + 70 = 290 MiB: weight 14 (>= 256 MiB).
+        let sstables = [
+            mib(1, 40),
+            mib(2, 40),
+            mib(3, 40),
+            mib(4, 40),
+            mib(5, 60),
+            mib(6, 70),
+        ];
+        let inputs: Vec<&SSTable> = sstables.iter().rev().collect();
+        let whole = TrimmedJob {
+            generations: vec![1, 2, 3, 4, 5, 6],
+            weight: 14,
+        };
+        assert_eq!(trim_to_weight(&inputs, &[], 4), Some(whole.clone()));
+        assert_eq!(trim_to_weight(&inputs, &[12, 13], 4), Some(whole));
+        // Weight 14 is busy: dropping 70 MiB leaves 220 MiB, weight 13.
+        assert_eq!(
+            trim_to_weight(&inputs, &[14], 4),
+            Some(TrimmedJob {
+                generations: vec![1, 2, 3, 4, 5],
+                weight: 13,
+            })
+        );
+        // 14 and 13 busy: 160 MiB at four inputs is still 13, so refused.
+        assert_eq!(trim_to_weight(&inputs, &[13, 14], 4), None);
+        // A pair is never trimmed, only refused.
+        let pair = [&sstables[0], &sstables[1]];
+        assert_eq!(trim_to_weight(&pair, &[job_weight(80 * MIB)], 4), None);
+        assert_eq!(trim_to_weight(&[], &[], 4), None);
+    }
+
+    #[test]
+    fn next_job_picks_then_trims() {
+        let options = StcsOptions::default();
+        // All below 50 MiB, so one bucket: 259 MiB, weight 14.
+        let sstables = [
+            mib(1, 40),
+            mib(2, 40),
+            mib(3, 40),
+            mib(4, 45),
+            mib(5, 45),
+            mib(6, 49),
+        ];
+        assert_eq!(
+            next_job(&sstables, &[], &[], &options, false).map(|job| job.weight),
+            Some(14)
+        );
+        // Weight 14 busy: dropping 49 MiB leaves 210 MiB, weight 13.
+        assert_eq!(
+            next_job(&sstables, &[], &[14], &options, false),
+            Some(TrimmedJob {
+                generations: vec![1, 2, 3, 4, 5],
+                weight: 13,
+            })
+        );
+        assert_eq!(next_job(&sstables, &[], &[13, 14], &options, false), None);
+        assert_eq!(
+            next_job(&sstables, &[1, 2, 3, 4, 5], &[], &options, false),
+            None
+        );
+        // 60 MiB is not below 1.5 x 40 MiB nor below 50 MiB: the bucket is
+        // the four 40s (160 MiB, weight 13), which cannot be trimmed.
+        let sstables = [
+            mib(1, 40),
+            mib(2, 40),
+            mib(3, 40),
+            mib(4, 40),
+            mib(5, 60),
+            mib(6, 70),
+        ];
+        assert_eq!(
+            next_job(&sstables, &[], &[14], &options, false),
+            Some(TrimmedJob {
+                generations: vec![1, 2, 3, 4],
+                weight: 13,
+            })
+        );
+        assert_eq!(next_job(&sstables, &[], &[13], &options, false), None);
+    }
+}
