@@ -65,6 +65,9 @@ pub struct ClusterPlan {
     pub cpu: CpuScheduling,
     /// The backlog controllers of each shard.
     pub controllers: Controllers,
+    /// STCS compacts only buckets of at least min_threshold SSTables (2.1
+    /// had no fallback to pairs of similar SSTables; 2.2 added it).
+    pub compaction_enforce_min_threshold: bool,
 }
 
 /// The backlog controllers a preset (or the scenario's `[controller]`)
@@ -340,6 +343,7 @@ impl Simulation {
                         key_ownership_fraction: 1.0
                             / f64::from(cluster.nodes * cluster.shards_per_node),
                         compaction_controller: cluster.controllers.compaction.clone(),
+                        compaction_enforce_min_threshold: cluster.compaction_enforce_min_threshold,
                         flush_controller: cluster.controllers.flush.clone(),
                         ..ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes)
                     },
@@ -1133,6 +1137,7 @@ mod tests {
                 costs: CostTable::scylla(),
                 cpu: CpuScheduling::SCYLLA_2_2,
                 controllers: Controllers::default(),
+                compaction_enforce_min_threshold: false,
             },
             loads: vec![LoadPlan {
                 name: "write".into(),
@@ -1236,6 +1241,7 @@ mod workload_tests {
                 costs,
                 cpu: CpuScheduling::SCYLLA_2_2,
                 controllers: Controllers::default(),
+                compaction_enforce_min_threshold: false,
             },
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),

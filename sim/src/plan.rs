@@ -60,7 +60,7 @@ impl RunPlan {
             cluster.device.name,
             cluster.device.channels(),
             loads.join("; ")
-        )
+        ) + &describe_controllers(&cluster.controllers)
     }
 }
 
@@ -101,6 +101,27 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
     })
 }
 
+/// `; controllers: ...` for the describe line.
+fn describe_controllers(controllers: &Controllers) -> String {
+    let one = |controller: &Option<BacklogController>| match controller {
+        None => "none".to_string(),
+        Some(BacklogController::Static(shares)) => format!("static {shares} shares"),
+        Some(BacklogController::Curve { curve, tick }) => {
+            let points: Vec<String> = curve
+                .points()
+                .iter()
+                .map(|p| format!("({}, {})", p.input, p.output))
+                .collect();
+            format!("{} every {tick}", points.join(" "))
+        }
+    };
+    format!(
+        "; compaction controller: {}; flush controller: {}",
+        one(&controllers.compaction),
+        one(&controllers.flush)
+    )
+}
+
 /// The backlog controllers of a preset (scylla-mechanisms.md section 1):
 /// none in 2.1, the 2.2 / 2.3 / 3.0 curves and ticks after.
 fn preset_controllers(preset: &str) -> Controllers {
@@ -120,6 +141,68 @@ fn preset_controllers(preset: &str) -> Controllers {
             tick: version.flush_tick(),
         }),
     }
+}
+
+/// The preset's controllers with the scenario's `[controller]` applied.
+fn scenario_controllers(scenario: &Scenario) -> Result<Controllers, ScenarioError> {
+    let preset = &scenario.cluster.preset;
+    let mut controllers = preset_controllers(preset);
+    let Some(section) = &scenario.controller else {
+        return Ok(controllers);
+    };
+    for (name, settings, slot) in [
+        (
+            "compaction",
+            &section.compaction,
+            &mut controllers.compaction,
+        ),
+        ("flush", &section.flush, &mut controllers.flush),
+    ] {
+        let Some(settings) = settings else { continue };
+        let Some(BacklogController::Curve { curve, tick }) = slot.clone() else {
+            return Err(scenario.error(
+                &format!("controller.{name}"),
+                format!("{preset} has no backlog controllers (they arrived in Scylla 2.2); remove [controller.{name}] or use scylla-2.2 or later"),
+            ));
+        };
+        if let Some(shares) = settings.static_shares {
+            if !(shares.is_finite() && shares > 0.0) {
+                return Err(scenario.error(
+                    &format!("controller.{name}.static_shares"),
+                    format!("{shares} is not a positive number of shares"),
+                ));
+            }
+            if settings.points.is_some() || settings.tick.is_some() {
+                return Err(scenario.error(&format!("controller.{name}.static_shares"), "static shares disable the controller: give static_shares or points/tick, not both"));
+            }
+            *slot = Some(BacklogController::Static(shares));
+            continue;
+        }
+        let curve = match &settings.points {
+            Some(points) => {
+                let points: Vec<(f64, f64)> = points
+                    .iter()
+                    .map(|[input, shares]| (*input, *shares))
+                    .collect();
+                engine::controller::ControllerCurve::new(&points).map_err(|error| {
+                    scenario.error(&format!("controller.{name}.points"), error.to_string())
+                })?
+            }
+            None => curve,
+        };
+        let tick = match settings.tick {
+            Some(HumanDuration(tick)) if tick < SimDuration::from_millis(1) => {
+                return Err(scenario.error(
+                    &format!("controller.{name}.tick"),
+                    format!("{tick} is shorter than the 1ms minimum"),
+                ));
+            }
+            Some(HumanDuration(tick)) => tick,
+            None => tick,
+        };
+        *slot = Some(BacklogController::Curve { curve, tick });
+    }
+    Ok(controllers)
 }
 
 fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
@@ -179,7 +262,8 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         device: models::nvme::NvmeProfile::i3_drive().striped(drives),
         nic_gbps: overrides.nic_gbps.unwrap_or(instance.nic_gbps),
         costs: CostTable::scylla(),
-        controllers: preset_controllers(&section.preset),
+        controllers: scenario_controllers(scenario)?,
+        compaction_enforce_min_threshold: section.preset == "scylla-2.1",
         // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups.
         cpu: if section.preset == "scylla-2.1" {
             CpuScheduling::Fifo

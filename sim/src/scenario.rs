@@ -77,6 +77,9 @@ pub struct Scenario {
     pub interval: Option<HumanDuration>,
     /// The cluster under test.
     pub cluster: ClusterSection,
+    /// Backlog controller tuning; the preset's curves where absent.
+    #[serde(default)]
+    pub controller: Option<ControllerSection>,
     /// Load phases, as cassandra-stress command lines.
     #[serde(rename = "load")]
     pub loads: Vec<LoadSection>,
@@ -178,6 +181,34 @@ pub struct ClusterOverrides {
     /// Sustained NIC bandwidth, gigabits per second.
     #[serde(default)]
     pub nic_gbps: Option<f64>,
+}
+
+/// `[controller]`: the tuning a controller-regression test varies.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerSection {
+    /// `[controller.compaction]`: input is backlog bytes / shard memory.
+    #[serde(default)]
+    pub compaction: Option<CurveSection>,
+    /// `[controller.flush]`: input is virtual dirty / throttle threshold.
+    #[serde(default)]
+    pub flush: Option<CurveSection>,
+}
+
+/// One controller's settings.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurveSection {
+    /// Control points `[[input, shares], ...]`, inputs strictly increasing.
+    #[serde(default)]
+    pub points: Option<Vec<[f64; 2]>>,
+    /// How often the controller adjusts the shares.
+    #[serde(default)]
+    pub tick: Option<HumanDuration>,
+    /// Fixed shares instead of a curve (`compaction_static_shares`,
+    /// `memtable_flush_static_shares`).
+    #[serde(default)]
+    pub static_shares: Option<f64>,
 }
 
 /// `[[load]]`
