@@ -10,6 +10,7 @@
 //! - [`metrics`] and [`report`]: histograms, time series, the results folder.
 
 pub mod bench_hold;
+pub mod charts;
 pub mod cluster;
 pub mod kernel;
 pub mod load;

@@ -5,6 +5,8 @@
 //!   count, rate and latency percentiles in milliseconds;
 //! - `timeseries.csv`: one row per interval;
 //! - `hdr/<load>-<op>.hlog`: HdrHistogram interval logs per load and op;
+//! - `charts/*.png`, `charts/*.svg`: throughput, latency, compactions,
+//!   backlog and shares over time;
 //! - `perf.json`: wall-clock figures of the run. It is the only file that
 //!   differs between two runs of the same scenario and seed.
 //!
@@ -321,6 +323,14 @@ pub fn write_results(dir: &Path, outcome: &RunOutcome) -> std::io::Result<Summar
     std::fs::write(dir.join("summary.json"), json)?;
     std::fs::write(dir.join("timeseries.csv"), outcome.timeseries.to_csv())?;
     write_hdr_logs(&dir.join("hdr"), outcome)?;
+    let ops: Vec<&str> = outcome.ops.iter().map(|ops| ops.kind.name()).collect();
+    crate::charts::write_charts(
+        &dir.join("charts"),
+        &outcome.timeseries,
+        &ops,
+        outcome.plan.cluster.nodes,
+        &outcome.plan.scenario,
+    )?;
     let mut perf =
         serde_json::to_string_pretty(&Perf::of(outcome)).map_err(std::io::Error::other)?;
     perf.push('\n');

@@ -1,0 +1,233 @@
+//! Charts of a run, drawn from its time series: PNG and SVG files in
+//! `charts/` of the results folder.
+//!
+//! - `throughput`: operations per second per op type;
+//! - `latency`: p99 latency per op type;
+//! - `compactions`: running compactions per node;
+//! - `backlog`: the compaction controller's input (backlog / shard memory)
+//!   and the CPU shares it gave compaction, per node.
+//!
+//! With more than 8 nodes the per-node charts show the mean and the maximum
+//! over nodes instead of one line each. The font (DejaVu Sans, Bitstream
+//! Vera license, `sim/assets/`) is compiled into the binary, so charts render
+//! the same on any machine, with no system fonts installed.
+
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::metrics::TimeSeries;
+
+const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+const WIDTH: u32 = 1000;
+const HEIGHT: u32 = 560;
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// Lines at most; more nodes are summarised.
+const MAX_NODE_LINES: usize = 8;
+
+/// One chart: title, y-axis label, and named series of (seconds, value).
+struct Chart {
+    file: &'static str,
+    title: String,
+    y_label: &'static str,
+    series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+fn register_font() {
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+            .unwrap_or_else(|_| panic!("the embedded DejaVu Sans font is a valid TrueType font"));
+    });
+}
+
+/// Values of column `name` as (time, value) points.
+fn column(series: &TimeSeries, name: &str) -> Option<Vec<(f64, f64)>> {
+    let index = series.columns.iter().position(|column| column == name)?;
+    Some(
+        series
+            .rows
+            .iter()
+            .map(|row| {
+                (
+                    row[0].parse().unwrap_or(0.0),
+                    row[index].parse().unwrap_or(0.0),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Per-node lines of `suffix` (`node3_<suffix>`), or mean and max over nodes.
+fn node_lines(
+    series: &TimeSeries,
+    nodes: u32,
+    suffix: &str,
+    label: &str,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    let per_node: Vec<Vec<(f64, f64)>> = (0..nodes)
+        .filter_map(|node| column(series, &format!("node{node}_{suffix}")))
+        .collect();
+    if per_node.len() <= MAX_NODE_LINES {
+        return per_node
+            .into_iter()
+            .enumerate()
+            .map(|(node, points)| (format!("node {node} {label}"), points))
+            .collect();
+    }
+    let rows = per_node.first().map_or(0, Vec::len);
+    let summary = |combine: fn(&[f64]) -> f64| -> Vec<(f64, f64)> {
+        (0..rows)
+            .map(|row| {
+                let values: Vec<f64> = per_node.iter().map(|points| points[row].1).collect();
+                (per_node[0][row].0, combine(&values))
+            })
+            .collect()
+    };
+    vec![
+        (
+            format!("mean {label}"),
+            summary(|v| v.iter().sum::<f64>() / v.len() as f64),
+        ),
+        (
+            format!("max {label}"),
+            summary(|v| v.iter().copied().fold(f64::MIN, f64::max)),
+        ),
+    ]
+}
+
+fn charts(series: &TimeSeries, ops: &[&str], nodes: u32, scenario: &str) -> Vec<Chart> {
+    let per_op = |suffix: &str| -> Vec<(String, Vec<(f64, f64)>)> {
+        ops.iter()
+            .filter_map(|op| {
+                column(series, &format!("{op}_{suffix}")).map(|points| (op.to_string(), points))
+            })
+            .collect()
+    };
+    let mut backlog = node_lines(
+        series,
+        nodes,
+        "compaction_backlog",
+        "backlog (x shard memory)",
+    );
+    backlog.extend(
+        node_lines(series, nodes, "compaction_shares", "shares / 100")
+            .into_iter()
+            .map(|(name, points)| {
+                (
+                    name,
+                    points.into_iter().map(|(t, v)| (t, v / 100.0)).collect(),
+                )
+            }),
+    );
+    vec![
+        Chart {
+            file: "throughput",
+            title: format!("{scenario}: throughput"),
+            y_label: "operations per second",
+            series: per_op("ops_per_s"),
+        },
+        Chart {
+            file: "latency",
+            title: format!("{scenario}: p99 latency per interval"),
+            y_label: "milliseconds",
+            series: per_op("p99_ms"),
+        },
+        Chart {
+            file: "compactions",
+            title: format!("{scenario}: running compactions"),
+            y_label: "compactions",
+            series: node_lines(series, nodes, "compactions", "compactions"),
+        },
+        Chart {
+            file: "backlog",
+            title: format!("{scenario}: compaction backlog and controller shares"),
+            y_label: "backlog / shard memory; shares / 100",
+            series: backlog,
+        },
+    ]
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
+    let error = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{}: {e:?}", chart.file);
+    root.fill(&WHITE).map_err(error)?;
+    let all = chart.series.iter().flat_map(|(_, points)| points.iter());
+    let (x_max, y_max) = all.fold((1.0f64, 0.0f64), |(x, y), (t, v)| (x.max(*t), y.max(*v)));
+    let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
+    let mut context = ChartBuilder::on(&root)
+        .caption(&chart.title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+        .map_err(error)?;
+    context
+        .configure_mesh()
+        .x_desc("simulated seconds")
+        .y_desc(chart.y_label)
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(error)?;
+    for (index, (name, points)) in chart.series.iter().enumerate() {
+        let color = COLORS[index % COLORS.len()];
+        context
+            .draw_series(LineSeries::new(
+                points.iter().copied(),
+                color.stroke_width(2),
+            ))
+            .map_err(error)?
+            .label(name.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+    }
+    if !chart.series.is_empty() {
+        context
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(error)?;
+    }
+    root.present().map_err(error)
+}
+
+/// Writes every chart as `<dir>/<name>.png` and `<dir>/<name>.svg`.
+pub fn write_charts(
+    dir: &Path,
+    series: &TimeSeries,
+    ops: &[&str],
+    nodes: u32,
+    scenario: &str,
+) -> std::io::Result<()> {
+    register_font();
+    std::fs::create_dir_all(dir)?;
+    for chart in charts(series, ops, nodes, scenario) {
+        let png = dir.join(format!("{}.png", chart.file));
+        draw(
+            BitMapBackend::new(&png, (WIDTH, HEIGHT)).into_drawing_area(),
+            &chart,
+        )
+        .map_err(std::io::Error::other)?;
+        let svg = dir.join(format!("{}.svg", chart.file));
+        draw(
+            SVGBackend::new(&svg, (WIDTH, HEIGHT)).into_drawing_area(),
+            &chart,
+        )
+        .map_err(std::io::Error::other)?;
+    }
+    Ok(())
+}
