@@ -1,6 +1,7 @@
 //! Determinism of whole runs: the bundled quickstart, run twice with the same
-//! seed, writes byte-identical results (all but perf.json); another seed
-//! changes the latencies.
+//! seed, writes byte-identical results (every file but perf.json: summary,
+//! time series, HdrHistogram logs, charts); another seed changes the
+//! latencies.
 
 use std::path::{Path, PathBuf};
 
@@ -40,11 +41,15 @@ fn the_same_seed_writes_identical_results_and_another_seed_does_not() {
     run_quickstart(7, 10, &first);
     run_quickstart(7, 10, &second);
     run_quickstart(8, 10, &other);
-    for file in ["summary.json", "timeseries.csv"] {
+    let files = files_below(&first);
+    for required in ["summary.json", "timeseries.csv", "hdr/write-write.hlog", "charts/throughput.png", "charts/backlog.svg"] {
+        assert!(files.iter().any(|file| file == Path::new(required)), "{required} is written");
+    }
+    for file in files.iter().filter(|file| *file != Path::new("perf.json")) {
         let a = std::fs::read(first.join(file)).unwrap();
         let b = std::fs::read(second.join(file)).unwrap();
-        assert!(!a.is_empty());
-        assert!(a == b, "{file} differs between two runs with seed 7");
+        assert!(!a.is_empty(), "{} is empty", file.display());
+        assert!(a == b, "{} differs between two runs with seed 7", file.display());
     }
     let summary = |dir: &Path| -> serde_json::Value {
         serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
@@ -119,4 +124,22 @@ fn every_bundled_scenario_parses_and_resolves() {
         }
     }
     assert!(count >= 1);
+}
+
+/// Every file below `dir`, as paths relative to it, sorted.
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for entry in std::fs::read_dir(&current).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    files.sort();
+    files
 }
