@@ -11,6 +11,8 @@ use sim::bench_hold::{run_hold, HoldConfig};
 use sim::plan::{resolve, RunOverrides};
 use sim::report::{write_results, Summary};
 
+mod device_cmd;
+
 /// Exit code for bad input (scenario file, flags).
 const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code for failures outside the simulation (e.g. cannot write results).
@@ -45,6 +47,11 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+    },
+    /// The NVMe device model on its own: fio-like sweeps, presets.
+    Device {
+        #[command(subcommand)]
+        command: device_cmd::DeviceCommand,
     },
     /// Benchmarks of the simulator itself.
     Bench {
@@ -82,6 +89,7 @@ fn main() -> ExitCode {
             duration,
             quiet,
         } => run(scenario, seed, out, duration, quiet),
+        Command::Device { command } => device_cmd::run(command),
         Command::Bench {
             bench:
                 BenchCommand::Hold {

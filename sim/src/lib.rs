@@ -12,6 +12,7 @@
 pub mod bench_hold;
 pub mod charts;
 pub mod cluster;
+pub mod device_sweep;
 pub mod kernel;
 pub mod load;
 pub mod metrics;

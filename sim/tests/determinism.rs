@@ -42,14 +42,27 @@ fn the_same_seed_writes_identical_results_and_another_seed_does_not() {
     run_quickstart(7, 10, &second);
     run_quickstart(8, 10, &other);
     let files = files_below(&first);
-    for required in ["summary.json", "timeseries.csv", "hdr/write-write.hlog", "charts/throughput.png", "charts/backlog.svg"] {
-        assert!(files.iter().any(|file| file == Path::new(required)), "{required} is written");
+    for required in [
+        "summary.json",
+        "timeseries.csv",
+        "hdr/write-write.hlog",
+        "charts/throughput.png",
+        "charts/backlog.svg",
+    ] {
+        assert!(
+            files.iter().any(|file| file == Path::new(required)),
+            "{required} is written"
+        );
     }
     for file in files.iter().filter(|file| *file != Path::new("perf.json")) {
         let a = std::fs::read(first.join(file)).unwrap();
         let b = std::fs::read(second.join(file)).unwrap();
         assert!(!a.is_empty(), "{} is empty", file.display());
-        assert!(a == b, "{} differs between two runs with seed 7", file.display());
+        assert!(
+            a == b,
+            "{} differs between two runs with seed 7",
+            file.display()
+        );
     }
     let summary = |dir: &Path| -> serde_json::Value {
         serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()

@@ -1,0 +1,213 @@
+//! One drive: a pool of internal units, a write buffer, and the read/program
+//! conflict of NAND. See the module docs of [`crate::nvme`] for the model.
+
+use rand::{Rng, RngExt};
+
+use super::params::{DriveParams, PIECE_BYTES, SERVICE_JITTER};
+use super::IoDirection;
+
+/// Unit time of one request in one direction: `units x (op + bytes x
+/// per_byte)` nanoseconds in all, shared evenly by its pieces.
+#[derive(Clone, Debug, PartialEq)]
+struct Cost {
+    op_ns: f64,
+    ns_per_byte: f64,
+}
+
+impl Cost {
+    /// Per-request and per-byte costs such that a saturated drive does
+    /// `iops` 4 KiB requests and `bytes_per_s` with large ones.
+    fn new(iops: f64, bytes_per_s: f64) -> Cost {
+        let ns_per_byte = 1e9 / bytes_per_s;
+        Cost {
+            op_ns: (1e9 / iops - PIECE_BYTES as f64 * ns_per_byte).max(0.0),
+            ns_per_byte,
+        }
+    }
+
+    /// Unit time of a request of `bytes` on one unit of `units`.
+    fn unit_time(&self, units: usize, bytes: u64) -> f64 {
+        units as f64 * (self.op_ns + bytes.max(PIECE_BYTES) as f64 * self.ns_per_byte)
+    }
+}
+
+/// The derived constants of a drive.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct DriveModel {
+    /// Internal units (requests in service at once).
+    pub(super) units: usize,
+    read: Cost,
+    write: Cost,
+    /// Latency after the units for a read (controller, PCIe, completion path).
+    read_fixed_ns: f64,
+    /// The same for an unbuffered write.
+    write_fixed_ns: f64,
+    /// Front-end latency of a buffered 4 KiB write.
+    write_latency_ns: f64,
+    write_buffer_ns: u64,
+    stall_ns: f64,
+    link_ns_per_byte: f64,
+}
+
+impl DriveModel {
+    pub(super) fn new(params: &DriveParams) -> DriveModel {
+        let rates = [
+            params.read_iops,
+            params.read_bytes_per_s,
+            params.write_iops,
+            params.write_bytes_per_s,
+            params.link_bytes_per_s,
+        ];
+        assert!(
+            rates.iter().all(|rate| rate.is_finite() && *rate > 0.0),
+            "drive {}: rates must be positive",
+            params.name
+        );
+        let read_latency = params.read_latency_ns as f64;
+        // Little's law at the onset of saturation: the requests a drive
+        // holds when it first reaches its IOPS at QD1 latency.
+        let units = ((params.read_iops * read_latency / 1e9).floor() as usize).max(1);
+        let read = Cost::new(params.read_iops, params.read_bytes_per_s);
+        let write = Cost::new(params.write_iops, params.write_bytes_per_s);
+        let read_fixed_ns = (read_latency - read.unit_time(units, PIECE_BYTES)).max(0.0);
+        let write_latency_ns = params.write_latency_ns as f64;
+        let write_fixed_ns = (write_latency_ns - write.unit_time(units, PIECE_BYTES)).max(0.0);
+        DriveModel {
+            units,
+            read,
+            write,
+            read_fixed_ns,
+            write_fixed_ns,
+            write_latency_ns,
+            write_buffer_ns: params.write_buffer_ns,
+            stall_ns: params.program_read_stall_ns as f64,
+            link_ns_per_byte: 1e9 / params.link_bytes_per_s,
+        }
+    }
+}
+
+/// A drive's state: when each unit frees, and whether its latest work is a
+/// program (a write's media work).
+#[derive(Clone, Debug)]
+pub(super) struct DriveState {
+    free_at: Vec<u64>,
+    programming: Vec<bool>,
+}
+
+/// `(1 - a) + a * Exp(1)`: mean 1, a short exponential tail.
+fn jitter<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    let uniform: f64 = rng.random();
+    (1.0 - SERVICE_JITTER) - SERVICE_JITTER * (1.0 - uniform).ln()
+}
+
+impl DriveState {
+    pub(super) fn new(model: &DriveModel) -> DriveState {
+        DriveState {
+            free_at: vec![0; model.units],
+            programming: vec![false; model.units],
+        }
+    }
+
+    /// Serves `bytes` in `direction` arriving at `t0` (ns); returns when the
+    /// host sees it complete (ns). `scratch` is reused for unit selection.
+    pub(super) fn serve<R: Rng + ?Sized>(
+        &mut self,
+        model: &DriveModel,
+        t0: u64,
+        direction: IoDirection,
+        bytes: u64,
+        rng: &mut R,
+        scratch: &mut Vec<usize>,
+    ) -> u64 {
+        let units = model.units;
+        let pieces = (bytes.max(1).div_ceil(PIECE_BYTES) as usize).min(units);
+        let cost = match direction {
+            IoDirection::Read => &model.read,
+            IoDirection::Write => &model.write,
+        };
+        let per_piece = cost.unit_time(units, bytes) / pieces as f64;
+        self.choose_units(pieces, scratch);
+        let stall = match direction {
+            IoDirection::Read if model.stall_ns > 0.0 => {
+                self.program_stall(model, t0, scratch, rng)
+            }
+            _ => 0.0,
+        };
+        let writing = direction == IoDirection::Write;
+        let mut end = t0;
+        for &unit in scratch.iter() {
+            let start = self.free_at[unit].max(t0);
+            let finish = start + (per_piece * jitter(rng)).round() as u64;
+            self.free_at[unit] = finish;
+            self.programming[unit] = writing;
+            end = end.max(finish);
+        }
+        match direction {
+            IoDirection::Read => end + (model.read_fixed_ns + stall).round() as u64,
+            IoDirection::Write if model.write_buffer_ns == 0 => {
+                end + model.write_fixed_ns.round() as u64
+            }
+            IoDirection::Write => {
+                let transfer = bytes.saturating_sub(PIECE_BYTES) as f64 * model.link_ns_per_byte;
+                let front = t0 + (model.write_latency_ns * jitter(rng) + transfer).round() as u64;
+                front.max(end.saturating_sub(model.write_buffer_ns))
+            }
+        }
+    }
+
+    /// Puts in `scratch` the `pieces` units that free first (ties to the
+    /// lower index): the controller dispatches to whichever unit is free.
+    fn choose_units(&self, pieces: usize, scratch: &mut Vec<usize>) {
+        scratch.clear();
+        let units = self.free_at.len();
+        if pieces == 1 {
+            let mut best = 0;
+            for unit in 1..units {
+                if self.free_at[unit] < self.free_at[best] {
+                    best = unit;
+                }
+            }
+            scratch.push(best);
+            return;
+        }
+        scratch.extend(0..units);
+        if pieces < units {
+            let free_at = &self.free_at;
+            scratch.select_nth_unstable_by_key(pieces - 1, |&unit| (free_at[unit], unit));
+            scratch.truncate(pieces);
+        }
+    }
+
+    /// The wait of a read behind a program on its die: with probability the
+    /// fraction of units programming when the read starts, a uniform wait
+    /// up to the drive's stall bound.
+    fn program_stall<R: Rng + ?Sized>(
+        &self,
+        model: &DriveModel,
+        t0: u64,
+        chosen: &[usize],
+        rng: &mut R,
+    ) -> f64 {
+        let start = chosen
+            .iter()
+            .map(|&unit| self.free_at[unit].max(t0))
+            .min()
+            .unwrap_or(t0);
+        let programming = self
+            .free_at
+            .iter()
+            .zip(&self.programming)
+            .filter(|&(&free_at, &programming)| programming && free_at > start)
+            .count();
+        if programming == 0 {
+            return 0.0;
+        }
+        let fraction = programming as f64 / model.units as f64;
+        let uniform: f64 = rng.random();
+        if uniform < fraction {
+            uniform / fraction * model.stall_ns
+        } else {
+            0.0
+        }
+    }
+}
