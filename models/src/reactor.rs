@@ -7,9 +7,12 @@
 //!   at least 1);
 //! - the reactor runs the group with the smallest virtual runtime; that
 //!   group's tasks run back to back until the task quota (0.5 ms in Scylla)
-//!   has been used, then the reactor picks again. Tasks are never cut: a task
-//!   that crosses the quota finishes first, so a slice overruns by at most one
-//!   task;
+//!   has been used, then the reactor picks again. Long-running work in
+//!   Seastar (compaction, flush, streaming loops) checks `need_preempt()` and
+//!   yields when the quota expires, so a task longer than what is left of
+//!   the quota runs up to the quota, goes back to the front of its group's
+//!   queue, and continues in the group's next slice: no slice exceeds the
+//!   quota;
 //! - after a slice, the group's virtual runtime grows by `runtime / shares`;
 //! - a group that becomes runnable again starts at `max(own, the virtual
 //!   runtime of the group that ran last)`, so idle time earns no credit;
@@ -27,13 +30,34 @@ use std::collections::VecDeque;
 
 use units::{SimDuration, SimTime};
 
-/// A task the reactor promises to finish: `tag` completes `at`.
+/// A run of a task the reactor started: task `tag` runs until `at`, where
+/// the driver must call [`Reactor::complete`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskCompletion {
-    /// The caller's tag.
+    /// The caller's tag of the task running.
     pub tag: u64,
-    /// When it completes.
+    /// When this run ends (the task finishes or yields at the quota).
     pub at: SimTime,
+}
+
+/// What ended at a [`Reactor::complete`] call, and what runs next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunEnd {
+    /// The task that finished, if the run ended with it (not at a yield).
+    pub finished: Option<u64>,
+    /// The next run, if any work is queued.
+    pub next: Option<TaskCompletion>,
+}
+
+/// The task on the core: its tag, group, this run's length and what will
+/// remain of it afterwards.
+#[derive(Clone, Copy, Debug)]
+struct Running {
+    group: usize,
+    tag: u64,
+    slice_used: SimDuration,
+    run: SimDuration,
+    remaining_after: SimDuration,
 }
 
 /// Scylla's `--task-quota-ms` (`app_cfg.default_task_quota = 500us`).
@@ -57,8 +81,8 @@ struct Group {
 pub struct Reactor {
     quota: SimDuration,
     groups: Vec<Group>,
-    /// The group running and how long its current slice has run.
-    running: Option<(usize, SimDuration, SimDuration)>,
+    /// The task running, if any.
+    running: Option<Running>,
     /// Virtual runtime of the group that ran last.
     last_vruntime: f64,
     busy_since: Option<SimTime>,
@@ -113,7 +137,7 @@ impl Reactor {
         cost: SimDuration,
     ) -> Option<TaskCompletion> {
         let entry = &mut self.groups[group];
-        if entry.queue.is_empty() && self.running.is_none_or(|(running, _, _)| running != group) {
+        if entry.queue.is_empty() && self.running.is_none_or(|running| running.group != group) {
             // Becoming runnable: no credit for the time spent idle.
             entry.vruntime = entry.vruntime.max(self.last_vruntime);
         }
@@ -125,25 +149,38 @@ impl Reactor {
         self.start_next(now, None)
     }
 
-    /// The running task finished at `now`; returns the next task's completion.
-    pub fn complete(&mut self, now: SimTime) -> Option<TaskCompletion> {
-        let (group, slice_used, task_cost) =
-            self.running.take().expect("completion on an idle reactor");
-        self.tasks_completed += 1;
-        let slice_used = slice_used + task_cost;
-        self.groups[group].busy = self.groups[group].busy + task_cost;
-        let keep_running = slice_used < self.quota && !self.groups[group].queue.is_empty();
-        if keep_running {
-            return self.start_next(now, Some((group, slice_used)));
-        }
-        self.end_slice(group, slice_used);
-        let next = self.start_next(now, None);
+    /// The current run ended at `now` (the time its [`TaskCompletion`]
+    /// gave): reports the task if it finished, and starts the next run.
+    pub fn complete(&mut self, now: SimTime) -> RunEnd {
+        let running = self.running.take().expect("completion on an idle reactor");
+        let group = running.group;
+        let slice_used = running.slice_used + running.run;
+        self.groups[group].busy = self.groups[group].busy + running.run;
+        let finished = if running.remaining_after > SimDuration::ZERO {
+            // Yielded at the quota: the rest continues first in its group.
+            self.groups[group]
+                .queue
+                .push_front((running.tag, running.remaining_after));
+            None
+        } else {
+            self.tasks_completed += 1;
+            Some(running.tag)
+        };
+        let next = if finished.is_some()
+            && slice_used < self.quota
+            && !self.groups[group].queue.is_empty()
+        {
+            self.start_next(now, Some((group, slice_used)))
+        } else {
+            self.end_slice(group, slice_used);
+            self.start_next(now, None)
+        };
         if next.is_none() {
             if let Some(since) = self.busy_since.take() {
                 self.busy_total = self.busy_total + (now - since);
             }
         }
-        next
+        RunEnd { finished, next }
     }
 
     /// Charges a finished slice to its group's virtual runtime.
@@ -177,11 +214,15 @@ impl Reactor {
             .queue
             .pop_front()
             .expect("the chosen group has work");
-        self.running = Some((group, slice_used, cost));
-        Some(TaskCompletion {
+        let run = cost.min(self.quota - slice_used);
+        self.running = Some(Running {
+            group,
             tag,
-            at: now + cost,
-        })
+            slice_used,
+            run,
+            remaining_after: cost - run,
+        });
+        Some(TaskCompletion { tag, at: now + run })
     }
 
     /// Total busy time up to `now`.
@@ -240,22 +281,25 @@ mod tests {
         let (mut longest_slice, mut slice_group, mut slice_start) =
             (SimDuration::ZERO, usize::MAX, SimTime::ZERO);
         let mut now = SimTime::ZERO;
-        while let Some(done) = next {
-            if done.at > end {
+        while let Some(run) = next {
+            if run.at > end {
                 break;
             }
-            let group = group_of[&done.tag];
+            let group = group_of[&run.tag];
             if group != slice_group {
                 slice_group = group;
                 slice_start = now;
             }
-            now = done.at;
+            now = run.at;
             longest_slice = longest_slice.max(now - slice_start);
-            // The finished task's group submits another, staying busy.
-            group_of.insert(tag, group);
-            reactor.submit(now, tag, group, task);
-            tag += 1;
-            next = reactor.complete(now);
+            let ended = reactor.complete(now);
+            if ended.finished.is_some() {
+                // The finished task's group submits another, staying busy.
+                group_of.insert(tag, group);
+                reactor.submit(now, tag, group, task);
+                tag += 1;
+            }
+            next = ended.next;
         }
         (
             (0..shares.len())
@@ -288,17 +332,54 @@ mod tests {
     }
 
     #[test]
-    fn no_slice_runs_past_the_quota_by_more_than_one_task() {
-        let task = SimDuration::from_micros(70);
-        let (_, longest) = saturate(&[1000.0, 1000.0], &[0, 1], task, 1);
-        assert!(
-            longest <= SCYLLA_TASK_QUOTA + task,
-            "longest slice {longest}"
+    fn no_slice_runs_past_the_quota() {
+        for task in [SimDuration::from_micros(70), SimDuration::from_micros(1300)] {
+            let (busy, longest) = saturate(&[1000.0, 1000.0], &[0, 1], task, 1);
+            assert!(
+                longest <= SCYLLA_TASK_QUOTA,
+                "{task} tasks: longest slice {longest}"
+            );
+            assert!(
+                longest >= SCYLLA_TASK_QUOTA - task.min(SCYLLA_TASK_QUOTA),
+                "slices use their quota: {longest}"
+            );
+            let ratio = busy[0].as_secs_f64() / busy[1].as_secs_f64();
+            assert!(
+                (ratio - 1.0).abs() < 0.02,
+                "{task} tasks: equal shares split evenly ({ratio})"
+            );
+        }
+    }
+
+    #[test]
+    fn a_long_task_yields_at_the_quota_and_finishes_later() {
+        let mut reactor = Reactor::new(&[1000.0, 1000.0], SCYLLA_TASK_QUOTA);
+        let long = reactor
+            .submit(SimTime::ZERO, 1, 0, SimDuration::from_micros(1200))
+            .unwrap();
+        assert_eq!(
+            long.at,
+            SimTime::ZERO + SCYLLA_TASK_QUOTA,
+            "the first run stops at the quota"
         );
-        assert!(
-            longest >= SCYLLA_TASK_QUOTA,
-            "slices use their quota: {longest}"
-        );
+        reactor.submit(SimTime::ZERO, 2, 1, SimDuration::from_micros(10));
+        let ended = reactor.complete(long.at);
+        assert_eq!(ended.finished, None, "the long task yielded");
+        let short = ended.next.unwrap();
+        assert_eq!(short.tag, 2, "the other group runs in between");
+        let ended = reactor.complete(short.at);
+        assert_eq!(ended.finished, Some(2));
+        let mut run = ended.next.unwrap();
+        let mut finished = None;
+        while finished.is_none() {
+            let ended = reactor.complete(run.at);
+            finished = ended.finished;
+            if let Some(next) = ended.next {
+                run = next;
+            }
+        }
+        assert_eq!(finished, Some(1));
+        assert_eq!(reactor.group_busy_time(0), SimDuration::from_micros(1200));
     }
 
     #[test]
@@ -312,7 +393,7 @@ mod tests {
             let done = next.unwrap();
             now = done.at;
             reactor.submit(now, tag, 0, task);
-            next = reactor.complete(now);
+            next = reactor.complete(now).next;
         }
         // Group 1 wakes: it shares the core from now on instead of running
         // alone for a second to catch up.
@@ -327,7 +408,7 @@ mod tests {
             } else {
                 reactor.submit(now, tag, 0, task);
             }
-            next = reactor.complete(now);
+            next = reactor.complete(now).next;
         }
         assert!(
             (40..=60).contains(&group_1_tasks),

@@ -221,9 +221,8 @@ enum Event {
     TimeoutCheck {
         process: u32,
     },
-    CpuDone {
+    CpuRunEnd {
         shard: u32,
-        task: u64,
     },
     IoDone {
         node: u32,
@@ -491,21 +490,17 @@ impl Simulation {
             }
             Event::ReplyArrives { request, not_found } => self.complete(now, request, not_found),
             Event::TimeoutCheck { process } => self.check_timeouts(now, process),
-            Event::CpuDone { shard, task } => {
-                let state = &mut self.shards[shard as usize];
-                if let Some(next) = state.core.complete(now) {
-                    self.kernel.schedule_at(
-                        next.at,
-                        Event::CpuDone {
-                            shard,
-                            task: next.tag,
-                        },
-                    );
+            Event::CpuRunEnd { shard } => {
+                let ended = self.shards[shard as usize].core.complete(now);
+                if let Some(next) = ended.next {
+                    self.kernel.schedule_at(next.at, Event::CpuRunEnd { shard });
                 }
-                self.shards[shard as usize]
-                    .engine
-                    .handle_cpu_done(now, TaskId(task));
-                self.drain(now, shard);
+                if let Some(task) = ended.finished {
+                    self.shards[shard as usize]
+                        .engine
+                        .handle_cpu_done(now, TaskId(task));
+                    self.drain(now, shard);
+                }
             }
             Event::IoDone { node, tag } => {
                 let hardware = &mut self.nodes[node as usize];
@@ -851,13 +846,8 @@ impl Simulation {
                         .core
                         .submit(now, task.id.0, group, cost)
                     {
-                        self.kernel.schedule_at(
-                            started.at,
-                            Event::CpuDone {
-                                shard,
-                                task: started.tag,
-                            },
-                        );
+                        self.kernel
+                            .schedule_at(started.at, Event::CpuRunEnd { shard });
                     }
                 }
                 Action::SubmitIo(io) => {
