@@ -443,13 +443,7 @@ impl Simulation {
         let end = self.end_time().unwrap_or(SimTime::MAX);
         while let Some((now, event)) = self.kernel.pop_until(end) {
             if let Event::IntervalTick = event {
-                let lines = self.interval_tick(now);
-                progress(Progress {
-                    now,
-                    end: self.end_time(),
-                    operations: self.completed_operations,
-                    lines,
-                });
+                self.report_interval(now, progress);
             } else {
                 self.handle(now, event);
             }
@@ -463,14 +457,19 @@ impl Simulation {
         };
         self.kernel.advance_to(now);
         if now > self.last_tick {
-            let lines = self.interval_tick(now);
-            progress(Progress {
-                now,
-                end: self.end_time(),
-                operations: self.completed_operations,
-                lines,
-            });
+            self.report_interval(now, progress);
         }
+    }
+
+    /// Closes the interval ending `now` and hands its lines to `progress`.
+    fn report_interval(&mut self, now: SimTime, progress: &mut dyn FnMut(Progress)) {
+        let lines = self.interval_tick(now);
+        progress(Progress {
+            now,
+            end: self.end_time(),
+            operations: self.completed_operations,
+            lines,
+        });
     }
 
     fn handle(&mut self, now: SimTime, event: Event) {
