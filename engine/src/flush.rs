@@ -126,6 +126,7 @@ impl FlushJob {
             first_key: self.memtable.first_key,
             last_key: self.memtable.last_key,
             created_at: now,
+            key_share: None,
         };
         (sstable, self.memtable)
     }

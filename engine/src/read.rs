@@ -13,13 +13,18 @@
 //! stays free of randomness. A bloom filter passes for a held key and, with
 //! probability `BLOOM_FILTER_FP_CHANCE`, for one it does not hold.
 //!
+//! Preloaded data (`[data]`, as compaction leaves it) holds each key exactly
+//! once: those SSTables carry a `key_share`, consecutive slices of one hash
+//! of the key, so a key is found in exactly one of them. A compaction's
+//! output falls back to the density rule.
+//!
 //! I/O sizes: the index summary is in memory, so a lookup reads one index
 //! page (4 KiB) and then the row's data, rounded up to whole 4 KiB pages (the
 //! c-s default schema is uncompressed). The row cache, compression chunks and
 //! partition-index caching arrive with the storage-engine issue.
 
 use crate::memtable::Memtable;
-use crate::sstable::SSTable;
+use crate::sstable::{SSTable, KEY_SHARE_ONE};
 
 /// `bloom_filter_fp_chance`, the Scylla and Cassandra default for
 /// size-tiered tables.
@@ -55,6 +60,8 @@ fn holds(key: u64, first: u64, last: u64, rows: u64, salt: u64, ownership: f64) 
 const MEMTABLE_SALT: u64 = 0x6D65_6D74_6162_6C65;
 const SSTABLE_SALT: u64 = 0x7373_7461_626C_6573;
 const BLOOM_SALT: u64 = 0x626C_6F6F_6D66_7021;
+/// One salt for every SSTable with a key share, so their slices partition the keys.
+const KEY_SHARE_SALT: u64 = 0x7368_6172_6573_2121;
 
 /// True if `memtable` holds `key`, on a shard owning `ownership` of the keys.
 pub fn memtable_contains(memtable: &Memtable, key: u64, ownership: f64) -> bool {
@@ -70,14 +77,23 @@ pub fn memtable_contains(memtable: &Memtable, key: u64, ownership: f64) -> bool 
 
 /// True if `sstable` holds `key`, on a shard owning `ownership` of the keys.
 pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
-    holds(
-        key,
-        sstable.first_key,
-        sstable.last_key,
-        sstable.rows,
-        SSTABLE_SALT ^ sstable.generation,
-        ownership,
-    )
+    match sstable.key_share {
+        Some((low, high)) => {
+            if key < sstable.first_key || key > sstable.last_key {
+                return false;
+            }
+            let point = (unit_hash(key, KEY_SHARE_SALT) * KEY_SHARE_ONE as f64) as u64;
+            (low..high).contains(&point)
+        }
+        None => holds(
+            key,
+            sstable.first_key,
+            sstable.last_key,
+            sstable.rows,
+            SSTABLE_SALT ^ sstable.generation,
+            ownership,
+        ),
+    }
 }
 
 /// True if `sstable`'s bloom filter lets a lookup of `key` through: always
@@ -118,6 +134,7 @@ mod tests {
             first_key,
             last_key,
             created_at: SimTime::ZERO,
+            key_share: None,
         }
     }
 

@@ -39,7 +39,7 @@ use crate::controller::{self, BacklogController};
 use crate::flush::{FlushJob, FlushStep};
 use crate::memtable::Memtable;
 use crate::read;
-use crate::sstable::SSTable;
+use crate::sstable::{SSTable, KEY_SHARE_ONE};
 use crate::timer::{TimerKind, TimerTable};
 
 /// Why a CPU task was started.
@@ -248,6 +248,42 @@ impl Shard {
     /// SSTables on disk, oldest first.
     pub fn sstables(&self) -> &[SSTable] {
         &self.sstables
+    }
+
+    /// Puts data on disk before the run starts (volume mode's `[data]`):
+    /// SSTables of the given sizes and row counts over keys
+    /// `first_key..=last_key`, as compaction left them. Only on an empty
+    /// shard, before any request.
+    pub fn preload(&mut self, sstables: &[(u64, u64)], first_key: u64, last_key: u64) {
+        assert!(
+            self.sstables.is_empty() && self.active.is_empty() && self.flushing.is_none(),
+            "preloading a shard that already holds data"
+        );
+        // Each key is in exactly one SSTable: consecutive slices of the key
+        // hash space, each as wide as the SSTable's share of the keys this
+        // shard owns.
+        let owned_keys = ((last_key - first_key) as f64 + 1.0) * self.config.key_ownership_fraction;
+        let mut share_start = 0u64;
+        for &(data_bytes, rows) in sstables
+            .iter()
+            .filter(|(bytes, rows)| *bytes > 0 && *rows > 0)
+        {
+            let width = ((rows as f64 / owned_keys).min(1.0) * KEY_SHARE_ONE as f64) as u64;
+            let share_end = (share_start + width).min(KEY_SHARE_ONE);
+            let generation = self.next_sstable_generation;
+            self.next_sstable_generation += 1;
+            self.backlog.add_sstable(data_bytes);
+            self.sstables.push(SSTable {
+                generation,
+                data_bytes,
+                rows,
+                first_key,
+                last_key,
+                created_at: SimTime::ZERO,
+                key_share: Some((share_start, share_end)),
+            });
+            share_start = share_end;
+        }
     }
 
     /// Current figures.
@@ -1142,5 +1178,44 @@ mod compaction_tests {
             "{set:?} should set {expected}"
         );
         assert_eq!(shard.stats().compaction_shares, expected);
+    }
+
+    #[test]
+    fn preloaded_data_holds_every_key_exactly_once() {
+        let mut config = ShardConfig::scylla_defaults(64 * MIB);
+        config.key_ownership_fraction = 0.5;
+        let mut shard = Shard::new(config, SimTime::ZERO);
+        // 100,000 keys, half of them this shard's: 50,000 rows in three SSTables.
+        shard.preload(
+            &[
+                (30_000 * 300, 30_000),
+                (15_000 * 300, 15_000),
+                (5_000 * 300, 5_000),
+            ],
+            1,
+            100_000,
+        );
+        assert_eq!(shard.stats().sstable_count, 3);
+        let holders: Vec<usize> = (1..=100_000u64)
+            .map(|key| {
+                shard
+                    .sstables()
+                    .iter()
+                    .filter(|sstable| crate::read::sstable_contains(sstable, key, 0.5))
+                    .count()
+            })
+            .collect();
+        assert!(
+            holders.iter().all(|count| *count <= 1),
+            "no key is in two preloaded SSTables"
+        );
+        // Every key would be found on the shard that owns it: with half the
+        // keys routed here, the three slices cover the whole hash space.
+        let held = holders.iter().filter(|count| **count == 1).count();
+        assert_eq!(held, 100_000, "the slices cover every key routed here");
+        assert!(
+            shard.stats().compaction_backlog > 0.0,
+            "preloaded SSTables count in the backlog"
+        );
     }
 }

@@ -22,4 +22,13 @@ pub struct SSTable {
     pub last_key: u64,
     /// When the SSTable was sealed.
     pub created_at: SimTime,
+    /// Volume mode: the slice `[lo, hi)` of the key hash space (fixed point,
+    /// out of `KEY_SHARE_ONE`) whose keys this SSTable holds, for data laid
+    /// out so that each key is in exactly one SSTable (preloaded, compacted
+    /// data). `None`: it holds a fraction of its range given by its density,
+    /// independently of other SSTables (flushes of random writes).
+    pub key_share: Option<(u64, u64)>,
 }
+
+/// The whole key hash space, in `SSTable::key_share` units (2^53).
+pub const KEY_SHARE_ONE: u64 = 1 << 53;

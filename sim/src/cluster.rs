@@ -68,6 +68,24 @@ pub struct ClusterPlan {
     /// STCS compacts only buckets of at least min_threshold SSTables (2.1
     /// had no fallback to pairs of similar SSTables; 2.2 added it).
     pub compaction_enforce_min_threshold: bool,
+    /// Data on disk at the start (`[data]`).
+    pub preload: Option<Preload>,
+}
+
+/// `[data]` resolved: a table spread evenly over every shard, laid out as
+/// size-tiered compaction leaves it once caught up
+/// (`engine::compaction::stcs::settled_sizes`, with the shard's flush size
+/// as the smallest tier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Preload {
+    /// Partitions in the table.
+    pub partitions: u64,
+    /// SSTable bytes per partition.
+    pub row_bytes: u64,
+    /// First key.
+    pub first_key: u64,
+    /// Last key.
+    pub last_key: u64,
 }
 
 /// The backlog controllers a preset (or the scenario's `[controller]`)
@@ -428,11 +446,39 @@ impl Simulation {
             SimTime::ZERO + simulation.plan.interval,
             Event::IntervalTick,
         );
+        if let Some(preload) = simulation.plan.cluster.preload {
+            simulation.preload(preload);
+        }
         for shard in 0..simulation.shards.len() {
             // Static controllers set their shares at start.
             simulation.drain(SimTime::ZERO, shard as u32);
         }
         simulation
+    }
+
+    /// Gives every shard its share of the preloaded table.
+    fn preload(&mut self, preload: Preload) {
+        let shards = self.shards.len() as u64;
+        for (index, shard) in self.shards.iter_mut().enumerate() {
+            // Spread the remainder so the shards add up to the table.
+            let rows = preload.partitions / shards
+                + u64::from((index as u64) < preload.partitions % shards);
+            let config = shard.engine.config();
+            let flush_bytes = config.flush_soft_limit_bytes().max(1);
+            let min_threshold = config.compaction.min_threshold;
+            let sizes = engine::compaction::stcs::settled_sizes(
+                rows * preload.row_bytes,
+                flush_bytes,
+                min_threshold,
+            );
+            let sstables: Vec<(u64, u64)> = sizes
+                .iter()
+                .map(|bytes| (*bytes, bytes / preload.row_bytes))
+                .collect();
+            shard
+                .engine
+                .preload(&sstables, preload.first_key, preload.last_key);
+        }
     }
 
     fn end_time(&self) -> Option<SimTime> {
@@ -1127,6 +1173,7 @@ mod tests {
                 cpu: CpuScheduling::SCYLLA_2_2,
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
+                preload: None,
             },
             loads: vec![LoadPlan {
                 name: "write".into(),
@@ -1231,6 +1278,7 @@ mod workload_tests {
                 cpu: CpuScheduling::SCYLLA_2_2,
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
+                preload: None,
             },
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),

@@ -11,7 +11,7 @@ use models::cost::CostTable;
 use models::instance::{self, seastar_reserved_memory_bytes};
 use units::SimDuration;
 
-use crate::cluster::{ClusterPlan, Controllers, CpuScheduling, RunPlan};
+use crate::cluster::{ClusterPlan, Controllers, CpuScheduling, Preload, RunPlan};
 use crate::load::{ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, StartPlan, StopPlan};
 use crate::scenario::{HumanDuration, Scenario, ScenarioError};
 use engine::controller::{BacklogController, ControllerVersion};
@@ -143,6 +143,58 @@ fn preset_controllers(preset: &str) -> Controllers {
     }
 }
 
+/// `[data]`, checked: what each shard holds at the start.
+fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
+    let Some(data) = &scenario.data else {
+        return Ok(None);
+    };
+    let fail = |field: &str, reason: String| Err(scenario.error(&format!("data.{field}"), reason));
+    if !(data.partitions.is_finite() && data.partitions >= 1.0 && data.partitions <= 1e15) {
+        return fail(
+            "partitions",
+            format!(
+                "{} is not a number of partitions between 1 and 1e15",
+                data.partitions
+            ),
+        );
+    }
+    if data.row_bytes.0 == 0 {
+        return fail("row_bytes", "must be at least 1 byte".into());
+    }
+    let partitions = data.partitions.round() as u64;
+    let [first_key, last_key] = data.key_range.unwrap_or([1, partitions]);
+    if first_key > last_key {
+        return fail("key_range", format!("[{first_key}, {last_key}] is empty"));
+    }
+    if data.replication_factor.is_some_and(|factor| factor != 1) {
+        return fail(
+            "replication_factor",
+            "this build places one replica per key; replication arrives with the cluster issue"
+                .into(),
+        );
+    }
+    for (field, value, accepted) in [
+        ("compaction", &data.compaction, "size-tiered"),
+        ("state", &data.state, "compacted"),
+        ("cache", &data.cache, "cold"),
+    ] {
+        if let Some(value) = value {
+            if value != accepted {
+                return fail(
+                    field,
+                    format!("`{value}` is not supported; accepted: \"{accepted}\""),
+                );
+            }
+        }
+    }
+    Ok(Some(Preload {
+        partitions,
+        row_bytes: data.row_bytes.0,
+        first_key,
+        last_key,
+    }))
+}
+
 /// The preset's controllers with the scenario's `[controller]` applied.
 fn scenario_controllers(scenario: &Scenario) -> Result<Controllers, ScenarioError> {
     let preset = &scenario.cluster.preset;
@@ -263,6 +315,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         nic_gbps: overrides.nic_gbps.unwrap_or(instance.nic_gbps),
         costs: CostTable::scylla(),
         controllers: scenario_controllers(scenario)?,
+        preload: resolve_data(scenario)?,
         compaction_enforce_min_threshold: section.preset == "scylla-2.1",
         // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups.
         cpu: if section.preset == "scylla-2.1" {

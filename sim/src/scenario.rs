@@ -77,6 +77,9 @@ pub struct Scenario {
     pub interval: Option<HumanDuration>,
     /// The cluster under test.
     pub cluster: ClusterSection,
+    /// Data on disk before the first load (volume mode).
+    #[serde(default)]
+    pub data: Option<DataSection>,
     /// Backlog controller tuning; the preset's curves where absent.
     #[serde(default)]
     pub controller: Option<ControllerSection>,
@@ -181,6 +184,31 @@ pub struct ClusterOverrides {
     /// Sustained NIC bandwidth, gigabits per second.
     #[serde(default)]
     pub nic_gbps: Option<f64>,
+}
+
+/// `[data]`: what is on disk when the run starts.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataSection {
+    /// Partitions in the table (e.g. `38.85e9`).
+    pub partitions: f64,
+    /// Bytes each partition takes in an SSTable.
+    pub row_bytes: HumanBytes,
+    /// First and last key (c-s seeds); default `[1, partitions]`.
+    #[serde(default)]
+    pub key_range: Option<[u64; 2]>,
+    /// Replicas per partition; only 1 until the cluster issue.
+    #[serde(default)]
+    pub replication_factor: Option<u32>,
+    /// The table's strategy; `"size-tiered"`.
+    #[serde(default)]
+    pub compaction: Option<String>,
+    /// `"compacted"`: as size-tiered compaction leaves it once caught up.
+    #[serde(default)]
+    pub state: Option<String>,
+    /// `"cold"`: nothing cached when the run starts.
+    #[serde(default)]
+    pub cache: Option<String>,
 }
 
 /// `[controller]`: the tuning a controller-regression test varies.

@@ -194,6 +194,7 @@ impl CompactionJob {
                 .max()
                 .unwrap_or(0),
             created_at: now,
+            key_share: None,
         };
         (output, self.inputs)
     }
@@ -245,6 +246,7 @@ mod tests {
             first_key,
             last_key,
             created_at: SimTime::ZERO,
+            key_share: None,
         }
     }
 

@@ -218,6 +218,33 @@ pub fn pending_compactions(sstables: &[SSTable], options: &StcsOptions) -> u64 {
         .sum()
 }
 
+/// The SSTable sizes size-tiered compaction leaves once it has caught up,
+/// for `total_bytes` of data written through flushes of `flush_bytes`: in
+/// units of one flush, the total written in base `min_threshold` (4), one
+/// SSTable of `flush x 4^k` per unit of digit `k` (each tier holds fewer than
+/// min_threshold SSTables, or STCS would merge them), plus what is left
+/// below one flush. Largest first.
+pub fn settled_sizes(total_bytes: u64, flush_bytes: u64, min_threshold: usize) -> Vec<u64> {
+    assert!(flush_bytes > 0 && min_threshold >= 2);
+    let base = min_threshold as u64;
+    let mut units = total_bytes / flush_bytes;
+    let mut sizes = Vec::new();
+    let mut tier_bytes = flush_bytes;
+    while units > 0 {
+        for _ in 0..units % base {
+            sizes.push(tier_bytes);
+        }
+        units /= base;
+        tier_bytes = tier_bytes.saturating_mul(base);
+    }
+    sizes.reverse();
+    let rest = total_bytes % flush_bytes;
+    if rest > 0 {
+        sizes.push(rest);
+    }
+    sizes
+}
+
 /// A job's concurrency weight, `floor(log4(total_input_bytes))`
 /// (`calculate_weight`, `compaction_manager.cc` @2.1-3.0).
 ///
@@ -303,6 +330,7 @@ mod tests {
             first_key: 0,
             last_key: 0,
             created_at: SimTime::ZERO,
+            key_share: None,
         }
     }
 
@@ -508,6 +536,24 @@ mod tests {
             bucket_set(&sstables, &StcsOptions::default()),
             vec![vec![1, 2]]
         );
+    }
+
+    #[test]
+    fn settled_sizes_are_the_base_4_digits_of_the_flushes() {
+        // 46 flushes of 10 = 2 x 16 + 3 x 4 + 2 x 1, plus 5 bytes.
+        assert_eq!(
+            settled_sizes(465, 10, 4),
+            vec![160, 160, 40, 40, 40, 10, 10, 5]
+        );
+        assert_eq!(settled_sizes(7, 10, 4), vec![7]);
+        assert!(settled_sizes(0, 10, 4).is_empty());
+        // What is left would not be compacted again: no tier reaches 4.
+        let settled: Vec<SSTable> = settled_sizes(465 * MIB, 10 * MIB, 4)
+            .into_iter()
+            .enumerate()
+            .map(|(generation, bytes)| sst(generation as u64, bytes))
+            .collect();
+        assert_eq!(pick(&settled, &[], &StcsOptions::default(), true), None);
     }
 
     #[test]
