@@ -548,7 +548,8 @@ mod tests {
         assert_eq!(settled_sizes(7, 10, 4), vec![7]);
         assert!(settled_sizes(0, 10, 4).is_empty());
         // What is left would not be compacted again: no tier reaches 4.
-        let settled: Vec<SSTable> = settled_sizes(465 * MIB, 10 * MIB, 4)
+        // (Tiers above min_sstable_size: STCS buckets everything below 50 MiB together.)
+        let settled: Vec<SSTable> = settled_sizes(4650 * MIB, 100 * MIB, 4)
             .into_iter()
             .enumerate()
             .map(|(generation, bytes)| sst(generation as u64, bytes))
