@@ -2,7 +2,8 @@
 //!
 //! The engine holds the database's logic, real code rather than formulas: its
 //! memtables fill, its commitlog cycles buffers and segments, its flushes
-//! write SSTables. It never reads a clock, sleeps, spawns a thread, touches a
+//! write SSTables, size-tiered compaction merges them, and its backlog
+//! controllers move CPU shares. It never reads a clock, sleeps, spawns a thread, touches a
 //! file or socket, or draws a random number of its own. Instead a driver (the
 //! simulator in `sim`, later a real runtime) feeds it inputs and carries out
 //! the actions it asks for:
@@ -11,8 +12,8 @@
 //!   completion, a CPU task completion, a timer;
 //! - outputs, drained with [`Shard::poll_action`] until it returns `None`:
 //!   submit an I/O ([`IoRequest`]: read or write, bytes, I/O class), run CPU
-//!   work ([`CpuTask`]: scheduling group and the named work to price), reply
-//!   to a client;
+//!   work ([`CpuTask`]: scheduling group and the named work to price), set a
+//!   scheduling group's shares, reply to a client;
 //! - [`Shard::poll_timeout`] gives the next instant the shard wants
 //!   [`Shard::handle_timeout`] to be called.
 //!

@@ -4,8 +4,9 @@
 //! What runs where:
 //! - each node has one NVMe device (a RAID-0 of its drives) and one NIC,
 //!   shared by its shards;
-//! - each shard is an `engine::Shard` with its own core (`models::cpu`) and
-//!   its slice of the node's memory;
+//! - each shard is an `engine::Shard` with its own core (a Seastar-style
+//!   reactor, `models::reactor`, whose group shares the engine's controllers
+//!   move) and its slice of the node's memory;
 //! - each client process has its own NIC, seeded stream and key cursor.
 //!
 //! Placement is simple in this first cut: a key's token is a fixed hash of

@@ -7,7 +7,10 @@
 //! - [`plan`]: resolving a scenario into a [`cluster::RunPlan`];
 //! - [`load`]: what cassandra-stress processes do;
 //! - [`cluster`]: engine shards on modelled hardware, driven by clients;
-//! - [`metrics`] and [`report`]: histograms, time series, the results folder.
+//! - [`metrics`], [`report`] and [`charts`]: histograms, time series, the
+//!   results folder;
+//! - [`bench_hold`] and [`device_sweep`]: benchmarks of the kernel and of
+//!   the device model on its own.
 
 pub mod bench_hold;
 pub mod charts;
