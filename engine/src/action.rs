@@ -132,6 +132,9 @@ pub enum CpuWork {
         /// SSTables the read will consult.
         sstables: u32,
     },
+    /// Coordinate a request for a key this shard does not own: decode it,
+    /// find the replica, send it on, and later relay the answer.
+    Coordinate,
     /// Merge `bytes` of compaction input (decode, merge by key and
     /// timestamp, encode the output).
     CompactionMerge {
@@ -156,6 +159,57 @@ pub struct CpuTask {
     pub work: CpuWork,
 }
 
+/// A message between shards (of one node or of two).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Message {
+    /// A coordinator asks the replica to apply a write.
+    WriteRequest {
+        /// The coordinator's id for the request, echoed in the response.
+        id: u64,
+        /// The partition key.
+        key: u64,
+        /// Bytes of column values.
+        value_bytes: u32,
+    },
+    /// The replica applied the write.
+    WriteResponse {
+        /// The coordinator's id.
+        id: u64,
+    },
+    /// A coordinator asks the replica for a row.
+    ReadRequest {
+        /// The coordinator's id.
+        id: u64,
+        /// The partition key.
+        key: u64,
+    },
+    /// The replica's answer: the row's value bytes, or none.
+    ReadResponse {
+        /// The coordinator's id.
+        id: u64,
+        /// Bytes of the row found, if any.
+        value_bytes: Option<u32>,
+    },
+}
+
+impl Message {
+    /// Bytes on the wire: a frame of `MESSAGE_HEADER_BYTES` plus what the
+    /// message carries.
+    pub fn wire_bytes(&self) -> u64 {
+        MESSAGE_HEADER_BYTES
+            + match *self {
+                Message::WriteRequest { value_bytes, .. } => 8 + u64::from(value_bytes),
+                Message::ReadRequest { .. } => 8,
+                Message::ReadResponse { value_bytes, .. } => u64::from(value_bytes.unwrap_or(0)),
+                Message::WriteResponse { .. } => 0,
+            }
+    }
+}
+
+/// Frame, verb and header bytes of an internode message (Seastar RPC); an
+/// estimate.
+pub const MESSAGE_HEADER_BYTES: u64 = 64;
+
 /// What the engine asks its driver to do.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Action {
@@ -165,6 +219,13 @@ pub enum Action {
     RunCpu(CpuTask),
     /// Send a reply to a client.
     Reply(ClientReply),
+    /// Send a message to another shard.
+    Send {
+        /// The destination.
+        to: crate::placement::ShardAddress,
+        /// What to send.
+        message: Message,
+    },
     /// Give a scheduling group new CPU shares (the backlog controllers).
     SetShares {
         /// The group.

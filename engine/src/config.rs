@@ -10,6 +10,7 @@ use units::SimDuration;
 
 use crate::compaction::StcsOptions;
 use crate::controller::BacklogController;
+use crate::placement::{Placement, ShardAddress};
 
 /// Bytes in one mebibyte.
 const MIB: u64 = 1024 * 1024;
@@ -73,6 +74,10 @@ pub struct ShardConfig {
     pub compaction_controller: Option<BacklogController>,
     /// The memtable-flush controller (`None` as above).
     pub flush_controller: Option<BacklogController>,
+    /// This shard.
+    pub address: ShardAddress,
+    /// Where keys live: requests for keys another shard owns are forwarded.
+    pub placement: Placement,
 }
 
 impl ShardConfig {
@@ -99,6 +104,11 @@ impl ShardConfig {
             compaction_chunks_in_flight: 4,
             compaction_controller: None,
             flush_controller: None,
+            address: ShardAddress { node: 0, shard: 0 },
+            placement: Placement {
+                nodes: 1,
+                shards_per_node: 1,
+            },
         }
     }
 

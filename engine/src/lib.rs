@@ -8,8 +8,8 @@
 //! simulator in `sim`, later a real runtime) feeds it inputs and carries out
 //! the actions it asks for:
 //!
-//! - inputs ([`Shard`]'s `handle_*` methods): a client request, an I/O
-//!   completion, a CPU task completion, a timer;
+//! - inputs ([`Shard`]'s `handle_*` methods): a client request, a message
+//!   from another shard, an I/O completion, a CPU task completion, a timer;
 //! - outputs, drained with [`Shard::poll_action`] until it returns `None`:
 //!   submit an I/O ([`IoRequest`]: read or write, bytes, I/O class), run CPU
 //!   work ([`CpuTask`]: scheduling group and the named work to price), set a
@@ -30,6 +30,7 @@
 //! - [`compaction`]: the size-tiered strategy, its backlog tracker and jobs;
 //! - [`controller`]: backlog controllers turning backlog into shares;
 //! - [`sstable`]: SSTable descriptors;
+//! - [`placement`]: which shard owns a key;
 //! - [`read`]: what a read touches, decided from key ranges and bloom filters;
 //! - [`timer`]: the shard's timers;
 //! - [`shard`]: the state machine that ties them together.
@@ -43,6 +44,7 @@ pub mod config;
 pub mod controller;
 pub mod flush;
 pub mod memtable;
+pub mod placement;
 pub mod read;
 pub mod shard;
 pub mod sstable;
@@ -50,8 +52,9 @@ pub mod timer;
 
 pub use action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,
-    Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
+    Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
 };
 pub use config::ShardConfig;
+pub use placement::{Placement, ShardAddress};
 pub use shard::{Shard, ShardStats};
 pub use units::{SimDuration, SimTime};

@@ -29,7 +29,7 @@ use units::SimTime;
 
 use crate::action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,
-    Operation, ReplyStatus, SchedulingGroup, TaskId,
+    Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
 };
 use crate::commitlog::{Append, Commitlog, ENTRY_OVERHEAD_BYTES};
 use crate::compaction::job::CompactionJob;
@@ -38,6 +38,7 @@ use crate::config::ShardConfig;
 use crate::controller::{self, BacklogController};
 use crate::flush::{FlushJob, FlushStep};
 use crate::memtable::Memtable;
+use crate::placement::ShardAddress;
 use crate::read;
 use crate::sstable::{SSTable, KEY_SHARE_ONE};
 use crate::timer::{TimerKind, TimerTable};
@@ -45,8 +46,10 @@ use crate::timer::{TimerKind, TimerTable};
 /// Why a CPU task was started.
 #[derive(Clone, Copy, Debug)]
 enum TaskPurpose {
-    Write(ClientRequest),
-    Read(ClientRequest),
+    Write(Request),
+    Read(Request),
+    /// Forward a client request to the shard owning its key.
+    Coordinate(ClientRequest, ShardAddress),
     FlushSerialize {
         bytes: u64,
     },
@@ -91,10 +94,26 @@ enum IoPurpose {
     },
 }
 
+/// Who asked for an operation, and so who gets the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    /// A client connected to this shard.
+    Client(RequestId),
+    /// A coordinator shard, with its id for the request.
+    Peer { from: ShardAddress, id: u64 },
+}
+
+/// An operation this shard executes as a replica.
+#[derive(Clone, Copy, Debug)]
+struct Request {
+    origin: Origin,
+    operation: Operation,
+}
+
 /// A read waiting for its SSTable I/O.
 #[derive(Clone, Copy, Debug)]
 struct PendingRead {
-    request: ClientRequest,
+    request: Request,
     ios_outstanding: u32,
     value_bytes: Option<u32>,
 }
@@ -157,8 +176,10 @@ pub struct Shard {
     bytes_compacted: u64,
     compaction_shares: f64,
     flush_shares: f64,
-    throttled: VecDeque<ClientRequest>,
-    waiting_for_commitlog: VecDeque<ClientRequest>,
+    throttled: VecDeque<Request>,
+    waiting_for_commitlog: VecDeque<Request>,
+    /// Client requests forwarded to their owner, by the id sent with them.
+    forwarded: Slab<RequestId>,
     actions: VecDeque<Action>,
     timers: TimerTable,
     next_memtable_id: u64,
@@ -219,6 +240,7 @@ impl Shard {
             tasks: Slab::new(),
             ios: Slab::new(),
             reads: Slab::new(),
+            forwarded: Slab::new(),
             compactions: Slab::new(),
             backlog: StcsBacklogTracker::new(),
             compactions_completed: 0,
@@ -332,8 +354,108 @@ impl Shard {
 
     // ----- inputs -----
 
-    /// A client request arrives.
+    /// A client request arrives. If another shard owns its key, this shard
+    /// coordinates: it forwards the request and relays the answer.
     pub fn handle_client_request(&mut self, now: SimTime, request: ClientRequest) {
+        let key = match request.operation {
+            Operation::Write { key, .. } | Operation::Read { key } => key,
+        };
+        let owner = self.config.placement.owner(key);
+        if owner == self.config.address {
+            let origin = Origin::Client(request.id);
+            self.execute(
+                now,
+                Request {
+                    origin,
+                    operation: request.operation,
+                },
+            );
+        } else {
+            let task = TaskId(self.tasks.insert(TaskPurpose::Coordinate(request, owner)) as u64);
+            self.actions.push_back(Action::RunCpu(CpuTask {
+                id: task,
+                group: SchedulingGroup::Statement,
+                work: CpuWork::Coordinate,
+            }));
+        }
+        self.check_invariants(now);
+    }
+
+    /// A message from another shard arrives.
+    pub fn handle_message(&mut self, now: SimTime, from: ShardAddress, message: Message) {
+        match message {
+            Message::WriteRequest {
+                id,
+                key,
+                value_bytes,
+            } => {
+                let origin = Origin::Peer { from, id };
+                self.execute(
+                    now,
+                    Request {
+                        origin,
+                        operation: Operation::Write { key, value_bytes },
+                    },
+                );
+            }
+            Message::ReadRequest { id, key } => {
+                let origin = Origin::Peer { from, id };
+                self.execute(
+                    now,
+                    Request {
+                        origin,
+                        operation: Operation::Read { key },
+                    },
+                );
+            }
+            Message::WriteResponse { id } => self.relay(id, ReplyStatus::Written),
+            Message::ReadResponse { id, value_bytes } => {
+                let status = match value_bytes {
+                    Some(value_bytes) => ReplyStatus::Found { value_bytes },
+                    None => ReplyStatus::NotFound,
+                };
+                self.relay(id, status);
+            }
+        }
+        self.check_invariants(now);
+    }
+
+    /// A replica answered a forwarded request: pass the answer to the client.
+    fn relay(&mut self, id: u64, status: ReplyStatus) {
+        let client = self
+            .forwarded
+            .try_remove(id as usize)
+            .unwrap_or_else(|| panic!("a response for request {id}, which was never forwarded"));
+        self.actions
+            .push_back(Action::Reply(ClientReply { id: client, status }));
+    }
+
+    /// Answers whoever asked: the client, or the coordinating shard.
+    fn respond(&mut self, origin: Origin, status: ReplyStatus) {
+        match origin {
+            Origin::Client(id) => self
+                .actions
+                .push_back(Action::Reply(ClientReply { id, status })),
+            Origin::Peer { from, id } => {
+                let message = match status {
+                    ReplyStatus::Written => Message::WriteResponse { id },
+                    ReplyStatus::Found { value_bytes } => Message::ReadResponse {
+                        id,
+                        value_bytes: Some(value_bytes),
+                    },
+                    ReplyStatus::NotFound => Message::ReadResponse {
+                        id,
+                        value_bytes: None,
+                    },
+                };
+                self.actions.push_back(Action::Send { to: from, message });
+            }
+        }
+    }
+
+    /// Runs an operation on this shard's data, as its replica.
+    fn execute(&mut self, now: SimTime, request: Request) {
+        let _ = now;
         match request.operation {
             Operation::Write { .. } => {
                 // Keep arrival order: once anything waits, newcomers wait behind it.
@@ -378,6 +500,18 @@ impl Shard {
                 }
             }
             TaskPurpose::Read(request) => self.execute_read(request),
+            TaskPurpose::Coordinate(request, owner) => {
+                let id = self.forwarded.insert(request.id) as u64;
+                let message = match request.operation {
+                    Operation::Write { key, value_bytes } => Message::WriteRequest {
+                        id,
+                        key,
+                        value_bytes,
+                    },
+                    Operation::Read { key } => Message::ReadRequest { id, key },
+                };
+                self.actions.push_back(Action::Send { to: owner, message });
+            }
             TaskPurpose::CompactionMerge {
                 job,
                 input_bytes,
@@ -534,7 +668,7 @@ impl Shard {
 
     /// Looks the key up in the memtables and sends an index read to every
     /// SSTable whose bloom filter passes; replies at once if none does.
-    fn execute_read(&mut self, request: ClientRequest) {
+    fn execute_read(&mut self, request: Request) {
         let Operation::Read { key } = request.operation else {
             unreachable!("a read task carries a read");
         };
@@ -578,21 +712,18 @@ impl Shard {
         }
     }
 
-    fn reply_read(&mut self, request: ClientRequest, value_bytes: Option<u32>) {
+    fn reply_read(&mut self, request: Request, value_bytes: Option<u32>) {
         let status = match value_bytes {
             Some(value_bytes) => ReplyStatus::Found { value_bytes },
             None => ReplyStatus::NotFound,
         };
         self.reads_completed += 1;
-        self.actions.push_back(Action::Reply(ClientReply {
-            id: request.id,
-            status,
-        }));
+        self.respond(request.origin, status);
     }
 
     // ----- the write path -----
 
-    fn start_write(&mut self, request: ClientRequest) {
+    fn start_write(&mut self, request: Request) {
         let Operation::Write { value_bytes, .. } = request.operation else {
             unreachable!("only writes take the write path");
         };
@@ -608,7 +739,7 @@ impl Shard {
 
     /// Appends the write's commitlog entry and applies it, or parks it until
     /// a commitlog buffer frees. Returns false if it had to wait.
-    fn append_and_apply(&mut self, now: SimTime, request: ClientRequest) -> bool {
+    fn append_and_apply(&mut self, now: SimTime, request: Request) -> bool {
         let Operation::Write { key, value_bytes } = request.operation else {
             unreachable!("only writes take the write path");
         };
@@ -629,10 +760,7 @@ impl Shard {
             segment,
         );
         self.writes_completed += 1;
-        self.actions.push_back(Action::Reply(ClientReply {
-            id: request.id,
-            status: ReplyStatus::Written,
-        }));
+        self.respond(request.origin, ReplyStatus::Written);
         self.maybe_start_flush(now);
         true
     }
@@ -932,6 +1060,7 @@ mod tests {
     fn drive(node: &mut Shard, now: SimTime, replies: &mut Vec<RequestId>) {
         while let Some(action) = node.poll_action() {
             match action {
+                Action::Send { .. } => unreachable!("a single shard owns every key"),
                 Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
                 Action::SubmitIo(io) => node.handle_io_done(now, io.id),
                 Action::Reply(reply) => replies.push(reply.id),
@@ -990,6 +1119,7 @@ mod tests {
             key += 1;
             while let Some(action) = node.poll_action() {
                 match action {
+                    Action::Send { .. } => unreachable!("a single shard owns every key"),
                     Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
                     Action::SubmitIo(io) if io.class == IoClass::MemtableFlush => {
                         flush_ios.push(io.id)
@@ -1032,6 +1162,7 @@ mod tests {
             let (mut read_ios, mut status) = (Vec::new(), None);
             while let Some(action) = shard.poll_action() {
                 match action {
+                    Action::Send { .. } => unreachable!("a single shard owns every key"),
                     Action::RunCpu(task) => shard.handle_cpu_done(now, task.id),
                     Action::SubmitIo(io) => {
                         assert_eq!((io.kind, io.class), (IoKind::Read, IoClass::Query));
@@ -1068,6 +1199,7 @@ mod tests {
         let mut drain = |node: &mut Shard, now| {
             while let Some(action) = node.poll_action() {
                 match action {
+                    Action::Send { .. } => unreachable!("a single shard owns every key"),
                     Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
                     Action::SubmitIo(io) => {
                         ios += 1;
@@ -1119,6 +1251,7 @@ mod compaction_tests {
             );
             while let Some(action) = shard.poll_action() {
                 match action {
+                    Action::Send { .. } => unreachable!("a single shard owns every key"),
                     Action::RunCpu(task) => shard.handle_cpu_done(now, task.id),
                     Action::SubmitIo(io) => shard.handle_io_done(now, io.id),
                     Action::Reply(_) => {}
@@ -1216,6 +1349,101 @@ mod compaction_tests {
         assert!(
             shard.stats().compaction_backlog > 0.0,
             "preloaded SSTables count in the backlog"
+        );
+    }
+}
+
+#[cfg(test)]
+mod coordinator_tests {
+    use super::*;
+    use crate::placement::Placement;
+
+    /// Two shards of one node, every CPU task and I/O instant, messages
+    /// delivered in order: returns what the client sees.
+    fn drive(shards: &mut [Shard; 2], now: SimTime) -> Vec<ClientReply> {
+        let mut replies = Vec::new();
+        let mut progress = true;
+        while progress {
+            progress = false;
+            for index in 0..2 {
+                while let Some(action) = shards[index].poll_action() {
+                    progress = true;
+                    match action {
+                        Action::RunCpu(task) => shards[index].handle_cpu_done(now, task.id),
+                        Action::SubmitIo(io) => shards[index].handle_io_done(now, io.id),
+                        Action::Reply(reply) => replies.push(reply),
+                        Action::SetShares { .. } => {}
+                        Action::Send { to, message } => {
+                            let from = shards[index].config().address;
+                            shards[to.shard as usize].handle_message(now, from, message);
+                        }
+                    }
+                }
+            }
+        }
+        replies
+    }
+
+    #[test]
+    fn a_shard_forwards_requests_for_keys_it_does_not_own_and_relays_the_answer() {
+        let placement = Placement {
+            nodes: 1,
+            shards_per_node: 2,
+        };
+        let config = |shard| ShardConfig {
+            address: ShardAddress { node: 0, shard },
+            placement,
+            key_ownership_fraction: 0.5,
+            ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
+        };
+        let mut shards = [
+            Shard::new(config(0), SimTime::ZERO),
+            Shard::new(config(1), SimTime::ZERO),
+        ];
+        let now = SimTime::from_nanos(1);
+        let key = (0..).find(|key| placement.owner(*key).shard == 1).unwrap();
+        // The client talks to shard 0; shard 1 owns the key.
+        shards[0].handle_client_request(
+            now,
+            ClientRequest {
+                id: RequestId(7),
+                operation: Operation::Write {
+                    key,
+                    value_bytes: 100,
+                },
+            },
+        );
+        let replies = drive(&mut shards, now);
+        assert_eq!(
+            replies,
+            [ClientReply {
+                id: RequestId(7),
+                status: ReplyStatus::Written
+            }]
+        );
+        assert_eq!(
+            shards[1].stats().writes_completed,
+            1,
+            "the owner applied the write"
+        );
+        assert_eq!(
+            shards[0].stats().writes_completed,
+            0,
+            "the coordinator did not"
+        );
+        shards[0].handle_client_request(
+            now,
+            ClientRequest {
+                id: RequestId(8),
+                operation: Operation::Read { key },
+            },
+        );
+        let replies = drive(&mut shards, now);
+        assert_eq!(replies.len(), 1);
+        assert_eq!(replies[0].id, RequestId(8));
+        assert!(
+            matches!(replies[0].status, ReplyStatus::Found { .. }),
+            "{replies:?}"
         );
     }
 }

@@ -23,6 +23,9 @@
 //!   reads per client read over ~90 shards at ~50%: ~100 us of shard time per
 //!   client read with digests, which the cluster issue prices separately).
 //! - `read_ns_per_sstable`: merging one SSTable's row into the result.
+//! - `coordinate_ns`: a coordinator forwarding a request it does not own and
+//!   relaying the answer: two internode messages on this shard, 5-10 us of
+//!   CPU each side per message for Seastar RPC (hardware.md 6.3, estimate).
 //! - `compaction_ns_per_byte`: reading, merging and re-encoding SSTable data
 //!   in a compaction; ~100 MB/s per core (10 ns/byte) is the order of what
 //!   Scylla reports per shard for size-tiered compaction of small rows.
@@ -46,6 +49,8 @@ pub struct CostTable {
     pub read_ns_per_sstable: u64,
     /// CPU per byte of compaction input.
     pub compaction_ns_per_byte: f64,
+    /// CPU of coordinating one forwarded request.
+    pub coordinate_ns: u64,
 }
 
 impl CostTable {
@@ -59,6 +64,7 @@ impl CostTable {
             read_request_ns: 20_000,
             read_ns_per_sstable: 3_000,
             compaction_ns_per_byte: 10.0,
+            coordinate_ns: 10_000,
         }
     }
 

@@ -24,7 +24,8 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use engine::{
-    Action, ClientRequest, IoKind, Operation, ReplyStatus, RequestId, Shard, ShardConfig, TaskId,
+    Action, ClientRequest, IoKind, Message, Operation, Placement, ReplyStatus, RequestId, Shard,
+    ShardAddress, ShardConfig, TaskId,
 };
 use models::cost::CostTable;
 use models::network::Nic;
@@ -34,10 +35,14 @@ use slab::Slab;
 use units::{SimDuration, SimTime};
 
 use crate::kernel::{Kernel, TimerId};
-use crate::load::{KeySource, LoadPlan, MixCursor, OpKind, Schedule, StartPlan, StopPlan};
+use crate::load::{KeySource, LoadPlan, MixCursor, OpKind, Routing, Schedule, StartPlan, StopPlan};
 use crate::metrics::{round3, LatencySummary, OpMetrics, TimeSeries};
-use crate::rng::{self, splitmix64, SimRng};
+use crate::rng::{self, SimRng};
 use hdrhistogram::serialization::V2DeflateSerializer;
+
+/// A message between two shards of one node: a cross-shard queue hop
+/// (hardware.md 6.3: 1-2 us; estimate).
+const CROSS_SHARD_HOP: SimDuration = SimDuration::from_micros(1);
 
 /// Bytes on the wire around a CQL request or response (frame and TCP/IP
 /// headers); an estimate.
@@ -240,6 +245,11 @@ enum Event {
     TimeoutCheck {
         process: u32,
     },
+    MessageArrives {
+        shard: u32,
+        from: ShardAddress,
+        message: Message,
+    },
     CpuRunEnd {
         shard: u32,
     },
@@ -285,6 +295,8 @@ struct ClientProcess {
     /// (deadline, slab slot, serial); attempts answered are skipped lazily.
     timeouts: VecDeque<(SimTime, u32, u32)>,
     timeout_check_armed: bool,
+    /// Requests sent so far under round-robin routing.
+    round_robin_turn: u64,
 }
 
 /// One attempt of a client operation on the wire.
@@ -357,6 +369,14 @@ impl Simulation {
             .map(|index| ShardState {
                 engine: Shard::new(
                     ShardConfig {
+                        address: ShardAddress {
+                            node: index / cluster.shards_per_node,
+                            shard: index % cluster.shards_per_node,
+                        },
+                        placement: Placement {
+                            nodes: cluster.nodes,
+                            shards_per_node: cluster.shards_per_node,
+                        },
                         // Keys spread evenly over every shard of every node.
                         key_ownership_fraction: 1.0
                             / f64::from(cluster.nodes * cluster.shards_per_node),
@@ -389,6 +409,7 @@ impl Simulation {
                     in_flight: 0,
                     timeouts: VecDeque::new(),
                     timeout_check_armed: false,
+                    round_robin_turn: 0,
                 });
             }
         }
@@ -536,6 +557,16 @@ impl Simulation {
             }
             Event::ReplyArrives { request, not_found } => self.complete(now, request, not_found),
             Event::TimeoutCheck { process } => self.check_timeouts(now, process),
+            Event::MessageArrives {
+                shard,
+                from,
+                message,
+            } => {
+                self.shards[shard as usize]
+                    .engine
+                    .handle_message(now, from, message);
+                self.drain(now, shard);
+            }
             Event::CpuRunEnd { shard } => {
                 let ended = self.shards[shard as usize].core.complete(now);
                 if let Some(next) = ended.next {
@@ -761,7 +792,7 @@ impl Simulation {
                 },
             );
         }
-        let shard = self.owner_shard(key);
+        let shard = self.target_shard(process_index, key);
         self.kernel.schedule_at(
             arrival,
             Event::RequestArrives {
@@ -856,15 +887,33 @@ impl Simulation {
         self.next_after(now, in_flight.process);
     }
 
-    /// The shard owning `key`: a fixed hash as its token, the token's slice
-    /// of the ring for the node, Scylla's shard function within the node.
-    fn owner_shard(&self, key: u64) -> u32 {
-        let token = splitmix64(key);
-        let nodes = u128::from(self.plan.cluster.nodes);
-        let shards = u128::from(self.plan.cluster.shards_per_node);
-        let node = ((u128::from(token) * nodes) >> 64) as u32;
-        let shard = ((u128::from(token << 12) * shards) >> 64) as u32;
-        node * self.plan.cluster.shards_per_node + shard
+    /// The shard a client sends a request for `key` to: the owner
+    /// (token-aware), or the next node in turn (round-robin), on a shard the
+    /// turn counter picks as the driver's connections would spread.
+    fn target_shard(&mut self, process_index: u32, key: u64) -> u32 {
+        let cluster = &self.plan.cluster;
+        let process = &mut self.processes[process_index as usize];
+        let address = match self.plan.loads[process.load as usize].routing {
+            Routing::TokenAware => Placement {
+                nodes: cluster.nodes,
+                shards_per_node: cluster.shards_per_node,
+            }
+            .owner(key),
+            Routing::RoundRobin => {
+                let turn = process.round_robin_turn;
+                process.round_robin_turn += 1;
+                ShardAddress {
+                    node: (turn % u64::from(cluster.nodes)) as u32,
+                    shard: (turn / u64::from(cluster.nodes) % u64::from(cluster.shards_per_node))
+                        as u32,
+                }
+            }
+        };
+        self.shard_index(address)
+    }
+
+    fn shard_index(&self, address: ShardAddress) -> u32 {
+        address.node * self.plan.cluster.shards_per_node + address.shard
     }
 
     // ----- the engine's actions -----
@@ -876,6 +925,9 @@ impl Simulation {
                     let cost = match task.work {
                         engine::CpuWork::WriteRequest { mutation_bytes } => {
                             self.plan.cluster.costs.write_request(mutation_bytes)
+                        }
+                        engine::CpuWork::Coordinate => {
+                            SimDuration::from_nanos(self.plan.cluster.costs.coordinate_ns)
                         }
                         engine::CpuWork::CompactionMerge { bytes } => {
                             self.plan.cluster.costs.compaction_merge(bytes)
@@ -918,6 +970,26 @@ impl Simulation {
                             },
                         );
                     }
+                }
+                Action::Send { to, message } => {
+                    let from = self.shards[shard as usize].engine.config().address;
+                    let arrival = if to.node == from.node {
+                        now + CROSS_SHARD_HOP
+                    } else {
+                        let hardware = &mut self.nodes[from.node as usize];
+                        hardware
+                            .nic
+                            .send(now, message.wire_bytes(), &mut hardware.rng)
+                    };
+                    let destination = self.shard_index(to);
+                    self.kernel.schedule_at(
+                        arrival,
+                        Event::MessageArrives {
+                            shard: destination,
+                            from,
+                            message,
+                        },
+                    );
                 }
                 Action::SetShares { group, shares } => {
                     let group = self.plan.cluster.cpu.group_of(group);
@@ -1199,6 +1271,7 @@ mod tests {
                 loader_nic_gbps: 5.0,
                 tries: 10,
                 client_timeout: SimDuration::from_secs(12),
+                routing: Routing::TokenAware,
             }],
             notes: Vec::new(),
         }
@@ -1304,6 +1377,7 @@ mod workload_tests {
             loader_nic_gbps: 5.0,
             tries: 10,
             client_timeout: SimDuration::from_secs(12),
+            routing: Routing::TokenAware,
         }
     }
 
@@ -1364,6 +1438,34 @@ mod workload_tests {
         assert_eq!(write.count, 0, "no write was answered within its timeout");
         assert_eq!(write.errors, 5, "10 s / (2 tries x 1 s)");
         assert_eq!(write.timeouts, 10);
+    }
+
+    #[test]
+    fn round_robin_routing_forwards_through_a_coordinator_and_costs_a_hop() {
+        let run_with = |routing| {
+            let mut plan = slow_server(
+                RatePlan::ClosedLoop {
+                    threads: 8,
+                    limit_ops_per_s: Some(5_000.0),
+                },
+                StopPlan::Count(5_000),
+            );
+            plan.cluster.costs = CostTable::scylla();
+            plan.cluster.nodes = 3;
+            plan.cluster.shards_per_node = 2;
+            plan.loads[0].routing = routing;
+            let outcome = run(plan, &mut |_| {});
+            assert_eq!(outcome.ops[0].count, 5_000, "every write is answered");
+            LatencySummary::of(&outcome.ops[0].total).mean
+        };
+        let direct = run_with(Routing::TokenAware);
+        let forwarded = run_with(Routing::RoundRobin);
+        // 5 in 6 requests land on a shard that does not own the key: one more
+        // network (or cross-shard) round trip and the coordinator's CPU.
+        assert!(
+            forwarded > direct + 0.05,
+            "round-robin {forwarded} ms vs token-aware {direct} ms"
+        );
     }
 
     #[test]

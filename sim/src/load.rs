@@ -116,6 +116,17 @@ pub enum RatePlan {
     },
 }
 
+/// Where a client sends each request (the Java driver's load-balancing
+/// policy in c-s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routing {
+    /// Straight to the shard owning the key (token-aware; the default).
+    TokenAware,
+    /// To each node in turn, whatever the key; the node's shard coordinates
+    /// and forwards to the owner.
+    RoundRobin,
+}
+
 /// When a load stops issuing operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopPlan {
@@ -261,6 +272,8 @@ pub struct LoadPlan {
     pub tries: u32,
     /// How long the client waits for a reply before retrying.
     pub client_timeout: SimDuration,
+    /// Where requests go.
+    pub routing: Routing,
 }
 
 impl LoadPlan {
@@ -299,13 +312,17 @@ impl LoadPlan {
             StartPlan::After(index) => format!("starts after load #{index}"),
         };
         format!(
-            "{} ({} x {rate} on {}, {}, {} x {} B columns, {keys}, {stop}, {start})",
+            "{} ({} x {rate} on {}, {}, {} x {} B columns, {keys}, {stop}, {start}, {})",
             self.name,
             self.processes,
             self.loader,
             self.operation.name(),
             self.columns.count,
-            self.columns.size
+            self.columns.size,
+            match self.routing {
+                Routing::TokenAware => "token-aware",
+                Routing::RoundRobin => "round-robin",
+            }
         )
     }
 

@@ -12,7 +12,9 @@ use models::instance::{self, seastar_reserved_memory_bytes};
 use units::SimDuration;
 
 use crate::cluster::{ClusterPlan, Controllers, CpuScheduling, Preload, RunPlan};
-use crate::load::{ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, StartPlan, StopPlan};
+use crate::load::{
+    ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, Routing, StartPlan, StopPlan,
+};
 use crate::scenario::{HumanDuration, Scenario, ScenarioError};
 use engine::controller::{BacklogController, ControllerVersion};
 
@@ -435,6 +437,18 @@ fn resolve_load(
         loader: loader.name.to_string(),
         loader_nic_gbps: loader.nic_gbps,
         tries: command.tries(),
+        routing: match section.routing.as_deref() {
+            None | Some("token-aware") => Routing::TokenAware,
+            Some("round-robin") => Routing::RoundRobin,
+            Some(other) => {
+                return Err(scenario.error(
+                    &field.replace(".command", ".routing"),
+                    format!(
+                    "`{other}` is not a routing policy; accepted: \"token-aware\", \"round-robin\""
+                ),
+                ))
+            }
+        },
         client_timeout: section
             .client_timeout
             .map_or(DEFAULT_CLIENT_TIMEOUT, |HumanDuration(timeout)| timeout),
