@@ -12,6 +12,7 @@ pub mod cassandra_stress;
 pub mod cost;
 pub mod distribution;
 pub mod instance;
+pub mod io_scheduler;
 pub mod network;
 pub mod nvme;
 pub mod reactor;

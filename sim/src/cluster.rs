@@ -6,7 +6,10 @@
 //!   shared by its shards;
 //! - each shard is an `engine::Shard` with its own core (a Seastar-style
 //!   reactor, `models::reactor`, whose group shares the engine's controllers
-//!   move) and its slice of the node's memory;
+//!   move), its own I/O queue (a Seastar fair queue,
+//!   `models::io_scheduler`, in front of the node's shared device; the
+//!   controllers move its class shares with the CPU shares) and its slice
+//!   of the node's memory;
 //! - each client process has its own NIC, seeded stream and key cursor.
 //!
 //! Placement is simple in this first cut: a key's token is a fixed hash of
@@ -24,10 +27,13 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use engine::{
-    Action, ClientRequest, IoKind, Message, Operation, Placement, ReplyStatus, RequestId, Shard,
+    Action, ClientRequest, IoClass, IoKind, Message, Operation, Placement, ReplyStatus, RequestId, Shard,
     ShardAddress, ShardConfig, TaskId,
 };
 use models::cost::CostTable;
+use models::io_scheduler::{
+    FairQueue, FairQueueConfig, IoCost, IoProperties, LEGACY_I3_REQUESTS_PER_DISK,
+};
 use models::network::Nic;
 use models::nvme::{IoDirection, IoOp, NvmeDevice, NvmeProfile};
 use models::reactor::{Reactor, SCYLLA_TASK_QUOTA};
@@ -67,6 +73,8 @@ pub struct ClusterPlan {
     pub nic_gbps: f64,
     /// CPU prices.
     pub costs: CostTable,
+    /// How each shard's I/O queue orders the engine's I/O classes.
+    pub io: IoScheduling,
     /// How each shard's core schedules the engine's work.
     pub cpu: CpuScheduling,
     /// The backlog controllers of each shard.
@@ -102,6 +110,70 @@ pub struct Controllers {
     pub compaction: Option<engine::controller::BacklogController>,
     /// Drives the memtable-flush group's shares.
     pub flush: Option<engine::controller::BacklogController>,
+}
+
+/// Each shard's I/O queue: its sizing and the initial shares of the
+/// engine's I/O classes (scylla-mechanisms.md sections 1.5 and 8.2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IoScheduling {
+    /// Sizing and pricing of each shard's fair queue.
+    pub queue: FairQueueConfig,
+    /// Shares of commitlog, memtable flush, compaction and query, in that
+    /// order.
+    pub shares: [f64; 4],
+}
+
+impl IoScheduling {
+    /// Scylla 2.1's static shares: 100 for every foreground and background
+    /// class (streaming, 20, is not modelled yet).
+    pub const SCYLLA_2_1_SHARES: [f64; 4] = [100.0; 4];
+    /// Scylla 2.2 and later: 1000 each; the controllers then move memtable
+    /// flush and compaction.
+    pub const SCYLLA_2_2_SHARES: [f64; 4] = [1000.0; 4];
+
+    /// What a preset's setup gives each of `shards` shards on `device`:
+    /// Scylla 2.1-2.3 ran the legacy queue with `scylla_io_setup`'s
+    /// `--max-io-requests = min(128 x shards, 192 x disks)` on i3; 3.0's
+    /// setup wrote io_properties.yaml (scylla-mechanisms.md 8.2). Every
+    /// shard is its own I/O queue (`--num-io-queues` = shards).
+    pub fn for_preset(preset: &str, device: &NvmeProfile, shards: u32) -> IoScheduling {
+        let properties = IoProperties::of(device);
+        let legacy = |shares| IoScheduling {
+            queue: FairQueueConfig::legacy(
+                properties,
+                (128 * shards).min(LEGACY_I3_REQUESTS_PER_DISK * device.drives),
+                shards,
+            ),
+            shares,
+        };
+        match preset {
+            "scylla-2.1" => legacy(Self::SCYLLA_2_1_SHARES),
+            "scylla-2.2" | "scylla-2.3" => legacy(Self::SCYLLA_2_2_SHARES),
+            _ => IoScheduling {
+                queue: FairQueueConfig::io_properties(properties, shards),
+                shares: Self::SCYLLA_2_2_SHARES,
+            },
+        }
+    }
+
+    /// The fair-queue class of an engine I/O class.
+    pub fn class_of(class: IoClass) -> usize {
+        match class {
+            IoClass::Commitlog => 0,
+            IoClass::MemtableFlush => 1,
+            IoClass::Compaction => 2,
+            IoClass::Query => 3,
+        }
+    }
+
+    /// The I/O class a CPU scheduling group's controller also drives.
+    pub fn class_driven_with(group: engine::SchedulingGroup) -> Option<usize> {
+        match group {
+            engine::SchedulingGroup::Memtable => Some(Self::class_of(IoClass::MemtableFlush)),
+            engine::SchedulingGroup::Compaction => Some(Self::class_of(IoClass::Compaction)),
+            engine::SchedulingGroup::Statement | engine::SchedulingGroup::Commitlog => None,
+        }
+    }
 }
 
 /// How a shard's core divides its time between the engine's scheduling
@@ -273,6 +345,10 @@ struct NodeHardware {
 struct ShardState {
     engine: Shard,
     core: Reactor,
+    io_queue: FairQueue<(engine::IoId, IoOp)>,
+    /// I/Os dispatched to the device: the engine's id and the queue's cost,
+    /// keyed by the device tag's low half.
+    io_in_flight: Slab<(engine::IoId, IoCost)>,
     cpu_busy_at_last_tick: SimDuration,
     node: u32,
     timer: Option<(SimTime, TimerId)>,
@@ -388,6 +464,8 @@ impl Simulation {
                     SimTime::ZERO,
                 ),
                 core: Reactor::new(cluster.cpu.group_shares(), SCYLLA_TASK_QUOTA),
+                io_queue: FairQueue::new(cluster.io.queue, &cluster.io.shares),
+                io_in_flight: Slab::new(),
                 cpu_busy_at_last_tick: SimDuration::ZERO,
                 node: index / cluster.shards_per_node,
                 timer: None,
@@ -591,9 +669,11 @@ impl Simulation {
                     );
                 }
                 let shard = (tag >> 32) as u32;
-                self.shards[shard as usize]
-                    .engine
-                    .handle_io_done(now, engine::IoId(tag & 0xFFFF_FFFF));
+                let state = &mut self.shards[shard as usize];
+                let (io, cost) = state.io_in_flight.remove((tag & 0xFFFF_FFFF) as usize);
+                state.io_queue.complete(cost);
+                self.dispatch_io(now, shard);
+                self.shards[shard as usize].engine.handle_io_done(now, io);
                 self.drain(now, shard);
             }
             Event::ShardTimer { shard } => {
@@ -918,6 +998,26 @@ impl Simulation {
 
     // ----- the engine's actions -----
 
+    /// Sends what the shard's I/O queue lets through to the node's device.
+    fn dispatch_io(&mut self, now: SimTime, shard: u32) {
+        let state = &mut self.shards[shard as usize];
+        let hardware = &mut self.nodes[state.node as usize];
+        while let Some((cost, (io, op))) = state.io_queue.dispatch(now) {
+            let key = state.io_in_flight.insert((io, cost));
+            assert!(key <= 0xFFFF_FFFF, "in-flight I/O keys must fit in 32 bits");
+            let tag = (u64::from(shard) << 32) | key as u64;
+            if let Some(started) = hardware.device.submit(now, tag, op, &mut hardware.rng) {
+                self.kernel.schedule_at(
+                    started.at,
+                    Event::IoDone {
+                        node: state.node,
+                        tag: started.tag,
+                    },
+                );
+            }
+        }
+    }
+
     fn drain(&mut self, now: SimTime, shard: u32) {
         while let Some(action) = self.shards[shard as usize].engine.poll_action() {
             match action {
@@ -949,27 +1049,21 @@ impl Simulation {
                     }
                 }
                 Action::SubmitIo(io) => {
-                    assert!(io.id.0 <= 0xFFFF_FFFF, "I/O ids must fit in 32 bits");
-                    let node = self.shards[shard as usize].node;
-                    let tag = (u64::from(shard) << 32) | io.id.0;
                     let direction = match io.kind {
                         IoKind::Read => IoDirection::Read,
                         IoKind::Write => IoDirection::Write,
                     };
-                    let hardware = &mut self.nodes[node as usize];
                     let op = IoOp {
                         direction,
                         bytes: io.bytes,
                     };
-                    if let Some(started) = hardware.device.submit(now, tag, op, &mut hardware.rng) {
-                        self.kernel.schedule_at(
-                            started.at,
-                            Event::IoDone {
-                                node,
-                                tag: started.tag,
-                            },
-                        );
-                    }
+                    self.shards[shard as usize].io_queue.queue(
+                        IoScheduling::class_of(io.class),
+                        direction,
+                        io.bytes,
+                        (io.id, op),
+                    );
+                    self.dispatch_io(now, shard);
                 }
                 Action::Send { to, message } => {
                     let from = self.shards[shard as usize].engine.config().address;
@@ -992,6 +1086,13 @@ impl Simulation {
                     );
                 }
                 Action::SetShares { group, shares } => {
+                    // Scylla's controllers set the I/O class's shares with
+                    // the CPU group's (scylla-mechanisms.md 1.1, step 5).
+                    if let Some(class) = IoScheduling::class_driven_with(group) {
+                        self.shards[shard as usize]
+                            .io_queue
+                            .set_shares(class, shares);
+                    }
                     let group = self.plan.cluster.cpu.group_of(group);
                     self.shards[shard as usize].core.set_shares(group, shares);
                 }
@@ -1240,6 +1341,7 @@ mod tests {
                 instance: "i3.large".into(),
                 shards_per_node: 2,
                 memory_per_shard_bytes: 64 * 1024 * 1024,
+                io: IoScheduling::for_preset("scylla-2.2", &NvmeProfile::i3_drive(), 2),
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
                 costs: CostTable::scylla(),
@@ -1346,6 +1448,7 @@ mod workload_tests {
                 instance: "i3.large".into(),
                 shards_per_node: 1,
                 memory_per_shard_bytes: 1024 * 1024 * 1024,
+                io: IoScheduling::for_preset("scylla-2.2", &NvmeProfile::i3_drive(), 1),
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
                 costs,

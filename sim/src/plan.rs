@@ -11,7 +11,7 @@ use models::cost::CostTable;
 use models::instance::{self, seastar_reserved_memory_bytes};
 use units::SimDuration;
 
-use crate::cluster::{ClusterPlan, Controllers, CpuScheduling, Preload, RunPlan};
+use crate::cluster::{ClusterPlan, Controllers, CpuScheduling, IoScheduling, Preload, RunPlan};
 use crate::load::{
     ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, Routing, StartPlan, StopPlan,
 };
@@ -307,13 +307,15 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             ),
         ));
     }
+    let device = models::nvme::NvmeProfile::i3_drive().striped(drives);
     Ok(ClusterPlan {
+        io: IoScheduling::for_preset(&section.preset, &device, shards),
         preset: section.preset.clone(),
         nodes: section.nodes,
         instance: instance.name.to_string(),
         shards_per_node: shards,
         memory_per_shard_bytes: memory_per_shard,
-        device: models::nvme::NvmeProfile::i3_drive().striped(drives),
+        device,
         nic_gbps: overrides.nic_gbps.unwrap_or(instance.nic_gbps),
         costs: CostTable::scylla(),
         controllers: scenario_controllers(scenario)?,
