@@ -125,7 +125,11 @@ impl FairQueueConfig {
             max_req_count: READ_REQUEST_BASE_COUNT
                 * (properties.read_iops.max(properties.write_iops) * goal / queues).max(1.0),
             max_bytes_count: READ_REQUEST_BASE_COUNT
-                * (properties.read_bytes_per_s.max(properties.write_bytes_per_s) * goal / queues)
+                * (properties
+                    .read_bytes_per_s
+                    .max(properties.write_bytes_per_s)
+                    * goal
+                    / queues)
                     .max(4096.0),
             limit_by_cost: true,
             tau: FAIR_QUEUE_TAU,
@@ -356,9 +360,9 @@ mod tests {
         let mut in_flight: VecDeque<IoCost> = VecDeque::new();
         let mut served = vec![0u64; classes];
         let mut now = SimTime::ZERO;
-        for class in 0..classes {
+        for (class, &size) in bytes.iter().enumerate() {
             for _ in 0..4 {
-                queue.queue(class, IoDirection::Read, bytes[class], class);
+                queue.queue(class, IoDirection::Read, size, class);
             }
         }
         for _ in 0..steps {
@@ -369,7 +373,7 @@ mod tests {
             }
             let cost = in_flight.pop_front().expect("something executes");
             queue.complete(cost);
-            now = now + SimDuration::from_micros(10);
+            now += SimDuration::from_micros(10);
         }
         served
     }
@@ -380,7 +384,10 @@ mod tests {
         let mut queue = FairQueue::new(config, &[100.0, 1000.0]);
         let served = run_backlogged(&mut queue, &[4096, 4096], 200_000);
         let ratio = served[1] as f64 / served[0] as f64;
-        assert!((ratio - 10.0).abs() < 0.2, "served {served:?}, ratio {ratio}");
+        assert!(
+            (ratio - 10.0).abs() < 0.2,
+            "served {served:?}, ratio {ratio}"
+        );
     }
 
     #[test]
@@ -397,7 +404,10 @@ mod tests {
             cost.weight / config.max_req_count + cost.size / config.max_bytes_count
         };
         let ratio = served[1] as f64 * time(131_072) / (served[0] as f64 * time(4096));
-        assert!((ratio - 1.0).abs() < 0.02, "served {served:?}, disk-time ratio {ratio}");
+        assert!(
+            (ratio - 1.0).abs() < 0.02,
+            "served {served:?}, disk-time ratio {ratio}"
+        );
         let byte_ratio = served[1] as f64 * 32.0 / served[0] as f64;
         assert!((byte_ratio - 2.12).abs() < 0.05, "byte ratio {byte_ratio}");
     }
@@ -412,7 +422,7 @@ mod tests {
             queue.queue(0, IoDirection::Read, 4096, 0);
             let (cost, _) = queue.dispatch(now).unwrap();
             queue.complete(cost);
-            now = now + SimDuration::from_micros(100);
+            now += SimDuration::from_micros(100);
         }
         // Now both are backlogged: class 1 catches up for what class 0 did
         // in the last ~tau (100 ms = 1,000 requests), not for the 20,000 of
@@ -426,7 +436,7 @@ mod tests {
             let (cost, class) = queue.dispatch(now).unwrap();
             order.push(class);
             queue.complete(cost);
-            now = now + SimDuration::from_micros(100);
+            now += SimDuration::from_micros(100);
         }
         let catch_up = order.iter().take_while(|&&c| c == 1).count();
         assert!(
@@ -435,7 +445,10 @@ mod tests {
         );
         let tail = &order[2_000..];
         let class0 = tail.iter().filter(|&&c| c == 0).count();
-        assert!((480..=520).contains(&class0), "then they alternate: {class0} of 1000");
+        assert!(
+            (480..=520).contains(&class0),
+            "then they alternate: {class0} of 1000"
+        );
     }
 
     #[test]
@@ -483,7 +496,10 @@ mod tests {
         let config = FairQueueConfig::legacy(i3_properties(), 16, 1);
         let mut queue = FairQueue::new(config, &[1000.0, 1000.0]);
         let even = run_backlogged(&mut queue, &[4096, 4096], 50_000);
-        assert!((even[0] as f64 / even[1] as f64 - 1.0).abs() < 0.02, "{even:?}");
+        assert!(
+            (even[0] as f64 / even[1] as f64 - 1.0).abs() < 0.02,
+            "{even:?}"
+        );
         queue.set_shares(1, 250.0);
         assert_eq!(queue.shares(1), 250.0);
         let before = (queue.dispatched(0).0, queue.dispatched(1).0);
