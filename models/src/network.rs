@@ -1,13 +1,59 @@
-//! The network between clients and nodes: a NIC per sender that serializes
-//! its messages at the NIC's bandwidth, then a propagation latency with a
-//! seeded jitter.
+//! The network: a NIC per machine that sends its messages one at a time at
+//! its bandwidth, sharing it fairly between flows, then a propagation
+//! latency with a seeded jitter; and the faults a test can inject.
 //!
-//! Sources (hardware.md section 6.2): same-AZ EC2 one-way latency of 40-60 us
-//! for 2018 i3 with ENA (RTT median 80-120 us), with a long tail; modelled as
-//! 45 us plus an exponential jitter of mean 10 us. NIC bandwidths come from
-//! the instance catalog (hardware.md 1.1). Left out for now (models issue):
-//! per-message CPU, receive-side contention, fair sharing between flows, and
-//! the fault hooks (cuts, drops, degradation).
+//! What it models:
+//! - *Transmit.* A NIC serialises one message at a time at its bandwidth
+//!   (hardware.md 1.1 and 6.1: the instance's sustained figure, per
+//!   direction). Bytes on the wire are the message plus, per packet of at
+//!   most [`MSS_BYTES`], [`PACKET_OVERHEAD_BYTES`] of TCP/IP and Ethernet
+//!   framing (EC2's 9001-byte jumbo MTU inside a VPC).
+//! - *Fair sharing.* Messages waiting for the NIC are ordered by
+//!   start-time fair queueing (Goyal et al., SIGCOMM 1996) over flows the
+//!   caller names (a flow is a connection: a destination, or a destination
+//!   and a kind of traffic such as streaming): each message gets a start
+//!   tag `max(virtual time, its flow's last finish tag)` and a finish tag
+//!   `start + bytes`; the NIC sends the waiting message with the smallest
+//!   start tag, and virtual time is the start tag of the message on the
+//!   wire. Backlogged flows get equal bytes, a flow offering less keeps
+//!   what it offers and leaves the rest to the others, and an idle flow
+//!   earns no credit. Messages are not preempted: a small message waits at
+//!   most for the one on the wire.
+//! - *Paced flows.* A flow may have its own rate cap (bytes per second),
+//!   like Cassandra's `stream_throughput_outbound_megabits_per_sec`: its
+//!   next message may not start before the last one's start plus its bytes
+//!   at the cap. The NIC stays work-conserving for the other flows.
+//! - *Propagation.* A message arrives [`ONE_WAY_LATENCY`] plus an
+//!   exponential jitter of mean [`JITTER_MEAN`] after its last byte left
+//!   (hardware.md 6.2: same-AZ one-way 40-60 us on 2018 i3 with ENA, RTT
+//!   median 80-120 us, long tail).
+//! - *Receive.* The receiving NIC takes the message in at its own bandwidth,
+//!   first come first served ([`Nic::receive`]): a node that many senders
+//!   target at once is limited by its inbound link.
+//! - *Faults* ([`NicFaults`]): a cut NIC sends and receives nothing (what
+//!   is sent while cut, or on the wire when the cut starts, is lost) until
+//!   it heals; a drop probability loses each message independently; a
+//!   bandwidth factor degrades the link. The driver (the fault-injection
+//!   issue) sets them at run time: on/off schedules are a sequence of cuts
+//!   and heals. Cuts of one link between two machines are the driver's
+//!   (it knows both ends); [`LinkCuts`] holds them.
+//!
+//! Per-message CPU (RPC encode and decode on both ends) is engine work the
+//! cost table prices (`cost::CostTable`), not the NIC's.
+//!
+//! Left out: TCP congestion control and retransmission (a lost message is
+//! lost; the layers above time out), switch queueing and oversubscription
+//! (EC2 placement groups are non-blocking at these rates), and receive-side
+//! fairness.
+//!
+//! # Using it (event-driven)
+//! [`Nic::send`] either puts the message on the wire at once and returns
+//! its [`Delivery`], or queues it. After any `send` or [`Nic::wake`], call
+//! [`Nic::take_wakeup`]: if it returns a time, schedule a wake-up then and
+//! call [`Nic::wake`], which starts the next message and returns its
+//! delivery. A message on an idle NIC costs no extra event.
+
+use std::collections::{BTreeSet, VecDeque};
 
 use rand::{Rng, RngExt};
 use units::{SimDuration, SimTime};
@@ -16,40 +62,366 @@ use units::{SimDuration, SimTime};
 pub const ONE_WAY_LATENCY: SimDuration = SimDuration::from_micros(45);
 /// Mean of the exponential jitter added to each message.
 pub const JITTER_MEAN: SimDuration = SimDuration::from_micros(10);
+/// TCP payload per packet at EC2's 9001-byte MTU (minus 40 bytes of IPv4
+/// and TCP headers and 12 of TCP timestamps).
+pub const MSS_BYTES: u64 = 8_949;
+/// Bytes each packet adds on the wire: 52 of IP/TCP headers and options,
+/// 38 of Ethernet (header, FCS, preamble, inter-frame gap).
+pub const PACKET_OVERHEAD_BYTES: u64 = 90;
 
-/// A sender's NIC: messages leave one after another at its bandwidth.
-#[derive(Clone, Debug)]
-pub struct Nic {
-    bytes_per_s: f64,
-    free_at: SimTime,
-    bytes_sent: u64,
+/// Bytes on the wire for a message of `bytes`.
+pub fn wire_bytes(bytes: u64) -> u64 {
+    let packets = bytes.div_ceil(MSS_BYTES).max(1);
+    bytes + packets * PACKET_OVERHEAD_BYTES
 }
 
-impl Nic {
-    /// A NIC with `gbps` gigabits per second of transmit bandwidth.
-    pub fn new(gbps: f64) -> Nic {
+/// A connection's identity on one NIC, chosen by the caller (dense small
+/// numbers: the NIC keeps a slot per flow up to the largest seen).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowId(pub u32);
+
+/// What happened to a message whose transmission ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Delivery<P> {
+    /// It arrives at the far end's NIC at `at`.
+    Arrives {
+        /// Arrival time (before the receiver's own NIC).
+        at: SimTime,
+        /// Wire bytes, for [`Nic::receive`].
+        wire_bytes: u64,
+        /// What was sent.
+        payload: P,
+    },
+    /// It was lost (a cut or a drop).
+    Lost(P),
+}
+
+/// Faults on one NIC.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NicFaults {
+    /// Sends and receives nothing.
+    pub cut: bool,
+    /// Probability each message is lost.
+    pub drop_probability: f64,
+    /// Fraction of the nominal bandwidth available (1 = healthy).
+    pub bandwidth_factor: f64,
+}
+
+impl Default for NicFaults {
+    fn default() -> NicFaults {
+        NicFaults {
+            cut: false,
+            drop_probability: 0.0,
+            bandwidth_factor: 1.0,
+        }
+    }
+}
+
+/// Links cut between pairs of machines (either direction), for partitions
+/// narrower than a whole node. Ordered, so iteration is deterministic.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkCuts {
+    cut: BTreeSet<(u32, u32)>,
+}
+
+impl LinkCuts {
+    fn key(a: u32, b: u32) -> (u32, u32) {
+        (a.min(b), a.max(b))
+    }
+
+    /// Cuts the link between `a` and `b`.
+    pub fn cut(&mut self, a: u32, b: u32) {
+        self.cut.insert(Self::key(a, b));
+    }
+
+    /// Heals the link between `a` and `b`.
+    pub fn heal(&mut self, a: u32, b: u32) {
+        self.cut.remove(&Self::key(a, b));
+    }
+
+    /// Whether `a` and `b` can talk.
+    pub fn connected(&self, a: u32, b: u32) -> bool {
+        self.cut.is_empty() || !self.cut.contains(&Self::key(a, b))
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Queued<P> {
+    start_tag: f64,
+    bytes: u64,
+    payload: P,
+}
+
+#[derive(Clone, Debug)]
+struct Flow<P> {
+    queue: VecDeque<Queued<P>>,
+    finish_tag: f64,
+    /// Pacing cap in bytes per second, if any.
+    rate_cap: Option<f64>,
+    /// Earliest start of this flow's next message under its cap.
+    eligible_at: SimTime,
+}
+
+impl<P> Flow<P> {
+    fn new() -> Flow<P> {
+        Flow {
+            queue: VecDeque::new(),
+            finish_tag: 0.0,
+            rate_cap: None,
+            eligible_at: SimTime::ZERO,
+        }
+    }
+}
+
+/// A machine's NIC; `P` is what a message carries.
+#[derive(Clone, Debug)]
+pub struct Nic<P> {
+    bytes_per_s: f64,
+    faults: NicFaults,
+    /// When the message on the wire finishes (transmit side).
+    tx_free_at: SimTime,
+    /// When the receive side is free.
+    rx_free_at: SimTime,
+    flows: Vec<Flow<P>>,
+    /// Flows with queued messages, in no particular order.
+    active: Vec<u32>,
+    queued: usize,
+    virtual_time: f64,
+    wakeup_armed: Option<SimTime>,
+    wakeup_wanted: Option<SimTime>,
+    bytes_sent: u64,
+    bytes_received: u64,
+    messages_lost: u64,
+}
+
+impl<P> Nic<P> {
+    /// A NIC with `gbps` gigabits per second each way.
+    pub fn new(gbps: f64) -> Nic<P> {
         assert!(gbps > 0.0, "a NIC needs bandwidth");
         Nic {
             bytes_per_s: gbps * 1e9 / 8.0,
-            free_at: SimTime::ZERO,
+            faults: NicFaults::default(),
+            tx_free_at: SimTime::ZERO,
+            rx_free_at: SimTime::ZERO,
+            flows: Vec::new(),
+            active: Vec::new(),
+            queued: 0,
+            virtual_time: 0.0,
+            wakeup_armed: None,
+            wakeup_wanted: None,
             bytes_sent: 0,
+            bytes_received: 0,
+            messages_lost: 0,
         }
     }
 
-    /// Sends `bytes` at `now`; returns when the message arrives.
-    pub fn send<R: Rng + ?Sized>(&mut self, now: SimTime, bytes: u64, rng: &mut R) -> SimTime {
-        let start = self.free_at.max(now);
-        let serialized = start + SimDuration::from_secs_f64(bytes as f64 / self.bytes_per_s);
-        self.free_at = serialized;
+    fn flow(&mut self, flow: FlowId) -> &mut Flow<P> {
+        let index = flow.0 as usize;
+        if index >= self.flows.len() {
+            self.flows.resize_with(index + 1, Flow::new);
+        }
+        &mut self.flows[index]
+    }
+
+    /// Caps `flow` at `bytes_per_s` (None: no cap).
+    pub fn set_flow_rate_cap(&mut self, flow: FlowId, bytes_per_s: Option<f64>) {
+        self.flow(flow).rate_cap = bytes_per_s.filter(|rate| *rate > 0.0);
+    }
+
+    /// The NIC's faults.
+    pub fn faults(&self) -> NicFaults {
+        self.faults
+    }
+
+    /// Sets the NIC's faults (the fault-injection hook).
+    pub fn set_faults(&mut self, faults: NicFaults) {
+        assert!(
+            faults.bandwidth_factor > 0.0 && faults.bandwidth_factor <= 1.0,
+            "bandwidth factor in (0, 1]"
+        );
+        self.faults = faults;
+    }
+
+    fn transmission_time(&self, bytes: u64) -> SimDuration {
+        SimDuration::from_secs_f64(bytes as f64 / (self.bytes_per_s * self.faults.bandwidth_factor))
+    }
+
+    /// Sends `bytes` of payload on `flow` at `now`: on the wire at once if
+    /// the NIC and the flow allow (the delivery is returned), else queued.
+    pub fn send<R: Rng + ?Sized>(
+        &mut self,
+        now: SimTime,
+        flow: FlowId,
+        bytes: u64,
+        payload: P,
+        rng: &mut R,
+    ) -> Option<Delivery<P>> {
+        let bytes = wire_bytes(bytes);
+        let idle = self.queued == 0 && self.tx_free_at <= now;
+        let virtual_time = self.virtual_time;
+        let state = self.flow(flow);
+        let start_tag = virtual_time.max(state.finish_tag);
+        state.finish_tag = start_tag + bytes as f64;
+        if idle && state.eligible_at <= now {
+            return Some(self.transmit(now, flow, start_tag, bytes, payload, rng));
+        }
+        state.queue.push_back(Queued {
+            start_tag,
+            bytes,
+            payload,
+        });
+        if state.queue.len() == 1 {
+            self.active.push(flow.0);
+        }
+        self.queued += 1;
+        self.want_wakeup(now);
+        None
+    }
+
+    /// Puts a message on the wire at `now`.
+    fn transmit<R: Rng + ?Sized>(
+        &mut self,
+        now: SimTime,
+        flow: FlowId,
+        start_tag: f64,
+        bytes: u64,
+        payload: P,
+        rng: &mut R,
+    ) -> Delivery<P> {
+        self.virtual_time = start_tag;
+        let on_wire = self.transmission_time(bytes);
+        let end = now + on_wire;
+        self.tx_free_at = end;
+        let state = &mut self.flows[flow.0 as usize];
+        if let Some(cap) = state.rate_cap {
+            state.eligible_at = now + SimDuration::from_secs_f64(bytes as f64 / cap);
+        }
+        let uniform: f64 = rng.random();
+        let lost = self.faults.cut
+            || (self.faults.drop_probability > 0.0 && uniform < self.faults.drop_probability);
+        if lost {
+            self.messages_lost += 1;
+            return Delivery::Lost(payload);
+        }
         self.bytes_sent += bytes;
         let uniform: f64 = rng.random();
         let jitter = -JITTER_MEAN.as_secs_f64() * (1.0 - uniform).ln();
-        serialized + ONE_WAY_LATENCY + SimDuration::from_secs_f64(jitter)
+        Delivery::Arrives {
+            at: end + ONE_WAY_LATENCY + SimDuration::from_secs_f64(jitter),
+            wire_bytes: bytes,
+            payload,
+        }
     }
 
-    /// Bytes sent so far.
+    /// Notes when the next queued message could start.
+    fn want_wakeup(&mut self, now: SimTime) {
+        if self.queued == 0 {
+            self.wakeup_wanted = None;
+            return;
+        }
+        let earliest_eligible = self
+            .active
+            .iter()
+            .map(|&flow| self.flows[flow as usize].eligible_at)
+            .min()
+            .expect("queued messages have an active flow");
+        self.wakeup_wanted = Some(self.tx_free_at.max(earliest_eligible).max(now));
+    }
+
+    /// A wake-up time the driver must schedule (and then call
+    /// [`Nic::wake`]), if one is needed and not already scheduled.
+    pub fn take_wakeup(&mut self) -> Option<SimTime> {
+        let wanted = self.wakeup_wanted?;
+        if self.wakeup_armed.is_some_and(|armed| armed <= wanted) {
+            return None;
+        }
+        self.wakeup_armed = Some(wanted);
+        Some(wanted)
+    }
+
+    /// A scheduled wake-up fired: starts the next message if the wire is
+    /// free and one is eligible. Stale wake-ups return `None`.
+    pub fn wake<R: Rng + ?Sized>(&mut self, now: SimTime, rng: &mut R) -> Option<Delivery<P>> {
+        if self.wakeup_armed == Some(now) {
+            self.wakeup_armed = None;
+        }
+        if self.queued == 0 || self.tx_free_at > now {
+            self.want_wakeup(now);
+            return None;
+        }
+        // The eligible head with the smallest start tag; ties to the
+        // lowest flow id.
+        let mut best: Option<(usize, f64, u32)> = None;
+        for (position, &flow) in self.active.iter().enumerate() {
+            let state = &self.flows[flow as usize];
+            if state.eligible_at > now {
+                continue;
+            }
+            let tag = state
+                .queue
+                .front()
+                .expect("active flows have work")
+                .start_tag;
+            if best.is_none_or(|(_, best_tag, best_flow)| {
+                tag < best_tag || (tag == best_tag && flow < best_flow)
+            }) {
+                best = Some((position, tag, flow));
+            }
+        }
+        let Some((position, _, flow)) = best else {
+            self.want_wakeup(now);
+            return None;
+        };
+        let state = &mut self.flows[flow as usize];
+        let message = state.queue.pop_front().expect("chosen flow has work");
+        if state.queue.is_empty() {
+            self.active.swap_remove(position);
+        }
+        self.queued -= 1;
+        let delivery = self.transmit(
+            now,
+            FlowId(flow),
+            message.start_tag,
+            message.bytes,
+            message.payload,
+            rng,
+        );
+        self.want_wakeup(now);
+        Some(delivery)
+    }
+
+    /// A message of `wire_bytes` reaches this NIC at `at`: returns when it
+    /// has been received, or `None` if the NIC is cut.
+    pub fn receive(&mut self, at: SimTime, wire_bytes: u64) -> Option<SimTime> {
+        if self.faults.cut {
+            self.messages_lost += 1;
+            return None;
+        }
+        let start = self.rx_free_at.max(at);
+        let done = start + self.transmission_time(wire_bytes);
+        self.rx_free_at = done;
+        self.bytes_received += wire_bytes;
+        Some(done)
+    }
+
+    /// Messages waiting for the wire.
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// Wire bytes sent so far (lost messages excluded).
     pub fn bytes_sent(&self) -> u64 {
         self.bytes_sent
+    }
+
+    /// Wire bytes received so far.
+    pub fn bytes_received(&self) -> u64 {
+        self.bytes_received
+    }
+
+    /// Messages lost to cuts and drops on this NIC.
+    pub fn messages_lost(&self) -> u64 {
+        self.messages_lost
     }
 }
 
@@ -59,31 +431,248 @@ mod tests {
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 
+    /// Drives a NIC as the simulator does; returns (flow, delivery time or
+    /// None if lost) in transmission order.
+    struct Driver {
+        nic: Nic<u32>,
+        rng: Pcg64Mcg,
+        wakeups: BTreeSet<SimTime>,
+        delivered: Vec<(u32, Option<SimTime>, SimTime)>,
+    }
+
+    impl Driver {
+        fn new(gbps: f64) -> Driver {
+            Driver {
+                nic: Nic::new(gbps),
+                rng: Pcg64Mcg::seed_from_u64(7),
+                wakeups: BTreeSet::new(),
+                delivered: Vec::new(),
+            }
+        }
+
+        fn record(&mut self, now: SimTime, delivery: Option<Delivery<u32>>) {
+            match delivery {
+                Some(Delivery::Arrives { at, payload, .. }) => {
+                    self.delivered.push((payload, Some(at), now))
+                }
+                Some(Delivery::Lost(payload)) => self.delivered.push((payload, None, now)),
+                None => {}
+            }
+            if let Some(at) = self.nic.take_wakeup() {
+                self.wakeups.insert(at);
+            }
+        }
+
+        fn send(&mut self, now: SimTime, flow: u32, bytes: u64) {
+            let delivery = self.nic.send(now, FlowId(flow), bytes, flow, &mut self.rng);
+            self.record(now, delivery);
+        }
+
+        /// Runs wake-ups up to `until`.
+        fn run_until(&mut self, until: SimTime) {
+            while let Some(&at) = self.wakeups.iter().next() {
+                if at > until {
+                    break;
+                }
+                self.wakeups.remove(&at);
+                let delivery = self.nic.wake(at, &mut self.rng);
+                self.record(at, delivery);
+            }
+        }
+
+        fn queued_on(&self, flow: usize) -> usize {
+            self.nic.flows.get(flow).map_or(0, |f| f.queue.len())
+        }
+
+        fn bytes_started_by(&self, flow: u32, bytes: u64, until: SimTime) -> u64 {
+            self.delivered
+                .iter()
+                .filter(|(f, _, started)| *f == flow && *started < until)
+                .count() as u64
+                * bytes
+        }
+    }
+
     #[test]
     fn back_to_back_messages_queue_behind_each_other_on_the_nic() {
-        let mut nic = Nic::new(8.0); // 1 GB/s: 1 MB takes 1 ms on the wire
-        let mut rng = Pcg64Mcg::seed_from_u64(1);
-        let first = nic.send(SimTime::ZERO, 1_000_000, &mut rng);
-        let second = nic.send(SimTime::ZERO, 1_000_000, &mut rng);
-        assert!(first >= SimTime::ZERO + SimDuration::from_millis(1) + ONE_WAY_LATENCY);
-        assert!(second >= SimTime::ZERO + SimDuration::from_millis(2) + ONE_WAY_LATENCY);
-        assert_eq!(nic.bytes_sent(), 2_000_000);
+        let mut driver = Driver::new(8.0); // 1 GB/s: 1 MB takes ~1 ms
+        driver.send(SimTime::ZERO, 0, 1_000_000);
+        driver.send(SimTime::ZERO, 0, 1_000_000);
+        driver.run_until(SimTime::from_nanos(10_000_000));
+        let wire = wire_bytes(1_000_000) as f64 / 1e9;
+        let first = driver.delivered[0].1.unwrap();
+        let second = driver.delivered[1].1.unwrap();
+        assert!(first >= SimTime::ZERO + SimDuration::from_secs_f64(wire) + ONE_WAY_LATENCY);
+        assert!(second >= SimTime::ZERO + SimDuration::from_secs_f64(2.0 * wire) + ONE_WAY_LATENCY);
+        assert_eq!(driver.nic.bytes_sent(), 2 * wire_bytes(1_000_000));
     }
 
     #[test]
     fn mean_latency_of_small_messages_is_latency_plus_mean_jitter() {
-        let mut nic = Nic::new(10.0);
+        let mut nic: Nic<()> = Nic::new(10.0);
         let mut rng = Pcg64Mcg::seed_from_u64(2);
         let samples = 100_000;
         let mut total = 0.0;
         for i in 0..samples {
             let now = SimTime::from_nanos(i * 1_000_000);
-            total += (nic.send(now, 100, &mut rng) - now).as_secs_f64();
+            match nic.send(now, FlowId(0), 100, (), &mut rng) {
+                Some(Delivery::Arrives { at, .. }) => total += (at - now).as_secs_f64(),
+                other => panic!("an idle NIC sends at once: {other:?}"),
+            }
         }
         let mean_us = total / samples as f64 * 1e6;
+        // 45 us + 10 us mean jitter + 190 wire bytes at 10 Gbit/s (0.15 us).
         assert!(
-            (mean_us - 55.08).abs() < 0.5,
+            (mean_us - 55.15).abs() < 0.5,
             "mean one-way latency {mean_us} us"
         );
+    }
+
+    #[test]
+    fn two_bulk_flows_share_the_link_evenly() {
+        // Flow 0 sends 64 KiB messages, flow 1 sends 8 KiB ones, both
+        // always backlogged: equal bytes, not equal messages.
+        let mut driver = Driver::new(10.0);
+        let horizon = SimTime::from_nanos(1_000_000_000);
+        let mut now = SimTime::ZERO;
+        while now < horizon {
+            while driver.queued_on(0) < 4 {
+                driver.send(now, 0, 65_536);
+            }
+            while driver.queued_on(1) < 32 {
+                driver.send(now, 1, 8_192);
+            }
+            now += SimDuration::from_micros(50);
+            driver.run_until(now);
+        }
+        let bytes0 = driver.bytes_started_by(0, 65_536, horizon) as f64;
+        let bytes1 = driver.bytes_started_by(1, 8_192, horizon) as f64;
+        assert!((bytes0 / bytes1 - 1.0).abs() < 0.02, "{bytes0} vs {bytes1}");
+        let total_gbps = (bytes0 + bytes1) * 8.0 / 1e9;
+        assert!(
+            total_gbps > 9.7,
+            "the link stays busy: {total_gbps} Gbit/s of payload"
+        );
+    }
+
+    #[test]
+    fn a_flow_below_its_fair_share_keeps_it_and_the_other_takes_the_rest() {
+        // Flow 0 is capped at 2 Gbit/s (like a streaming throughput cap),
+        // flow 1 is bulk: it gets the other ~8.
+        let mut driver = Driver::new(10.0);
+        driver.nic.set_flow_rate_cap(FlowId(0), Some(2e9 / 8.0));
+        let horizon = SimTime::from_nanos(1_000_000_000);
+        let mut now = SimTime::ZERO;
+        while now < horizon {
+            for flow in [0, 1] {
+                while driver.queued_on(flow) < 8 {
+                    driver.send(now, flow as u32, 65_536);
+                }
+            }
+            now += SimDuration::from_micros(50);
+            driver.run_until(now);
+        }
+        let gbps = |flow| driver.bytes_started_by(flow, 65_536, horizon) as f64 * 8.0 / 1e9;
+        let (capped, bulk) = (gbps(0), gbps(1));
+        assert!((capped - 2.0).abs() < 0.05, "capped flow {capped} Gbit/s");
+        assert!(bulk > 7.5 && bulk < 8.0, "bulk flow {bulk} Gbit/s");
+    }
+
+    #[test]
+    fn a_cut_nic_delivers_nothing_and_resumes_after_heal() {
+        let mut driver = Driver::new(10.0);
+        let ms = |n: u64| SimTime::from_nanos(n * 1_000_000);
+        driver.send(ms(0), 0, 1_000);
+        driver.nic.set_faults(NicFaults {
+            cut: true,
+            ..NicFaults::default()
+        });
+        for i in 1..10 {
+            driver.send(ms(i), 0, 1_000);
+        }
+        assert_eq!(
+            driver.nic.receive(ms(5), 1_000),
+            None,
+            "a cut NIC receives nothing"
+        );
+        driver.nic.set_faults(NicFaults::default());
+        driver.send(ms(20), 0, 1_000);
+        driver.run_until(ms(100));
+        let outcomes: Vec<bool> = driver
+            .delivered
+            .iter()
+            .map(|(_, at, _)| at.is_some())
+            .collect();
+        assert_eq!(outcomes.len(), 11);
+        assert!(
+            outcomes[0] && outcomes[10],
+            "before the cut and after the heal: delivered"
+        );
+        assert!(
+            outcomes[1..10].iter().all(|delivered| !delivered),
+            "{outcomes:?}"
+        );
+        assert_eq!(driver.nic.messages_lost(), 10);
+        assert!(driver.nic.receive(ms(30), 1_000).is_some());
+    }
+
+    #[test]
+    fn drops_and_degradation_apply() {
+        let mut driver = Driver::new(8.0);
+        driver.nic.set_faults(NicFaults {
+            drop_probability: 0.25,
+            bandwidth_factor: 0.5,
+            cut: false,
+        });
+        for i in 0..40_000 {
+            driver.send(SimTime::from_nanos(i * 100_000), 0, 1_000);
+        }
+        let lost = driver
+            .delivered
+            .iter()
+            .filter(|(_, at, _)| at.is_none())
+            .count();
+        assert!((lost as f64 / 40_000.0 - 0.25).abs() < 0.01, "lost {lost}");
+        // Half of 1 GB/s: 1 MB of wire bytes takes 2 ms.
+        let mut nic: Nic<()> = Nic::new(8.0);
+        nic.set_faults(NicFaults {
+            bandwidth_factor: 0.5,
+            ..NicFaults::default()
+        });
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        let bytes = 1_000_000 - 112 * PACKET_OVERHEAD_BYTES; // 112 packets
+        let Some(Delivery::Arrives { at, .. }) =
+            nic.send(SimTime::ZERO, FlowId(0), bytes, (), &mut rng)
+        else {
+            panic!("sent");
+        };
+        assert!(at >= SimTime::from_nanos(2_000_000) + ONE_WAY_LATENCY);
+        assert!(
+            at < SimTime::from_nanos(2_000_000) + ONE_WAY_LATENCY + SimDuration::from_millis(1)
+        );
+    }
+
+    #[test]
+    fn the_receive_side_serialises_many_senders() {
+        // Ten 1 MB messages arriving together at a 1 GB/s receiver take
+        // 10 ms to get in.
+        let mut nic: Nic<()> = Nic::new(8.0);
+        let mut last = SimTime::ZERO;
+        for _ in 0..10 {
+            last = nic.receive(SimTime::ZERO, 1_000_000).unwrap();
+        }
+        assert_eq!(last, SimTime::from_nanos(10_000_000));
+        assert_eq!(nic.bytes_received(), 10_000_000);
+    }
+
+    #[test]
+    fn link_cuts_are_symmetric() {
+        let mut cuts = LinkCuts::default();
+        assert!(cuts.connected(1, 2));
+        cuts.cut(2, 1);
+        assert!(!cuts.connected(1, 2) && !cuts.connected(2, 1));
+        assert!(cuts.connected(1, 3));
+        cuts.heal(1, 2);
+        assert!(cuts.connected(2, 1));
     }
 }

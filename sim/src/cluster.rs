@@ -27,14 +27,14 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use engine::{
-    Action, ClientRequest, IoClass, IoKind, Message, Operation, Placement, ReplyStatus, RequestId, Shard,
-    ShardAddress, ShardConfig, TaskId,
+    Action, ClientRequest, IoClass, IoKind, Message, Operation, Placement, ReplyStatus, RequestId,
+    Shard, ShardAddress, ShardConfig, TaskId,
 };
 use models::cost::CostTable;
 use models::io_scheduler::{
     FairQueue, FairQueueConfig, IoCost, IoProperties, LEGACY_I3_REQUESTS_PER_DISK,
 };
-use models::network::Nic;
+use models::network::{Delivery, FlowId, Nic};
 use models::nvme::{IoDirection, IoOp, NvmeDevice, NvmeProfile};
 use models::reactor::{Reactor, SCYLLA_TASK_QUOTA};
 use slab::Slab;
@@ -311,8 +311,17 @@ enum Event {
         request: ClientRequest,
     },
     ReplyArrives {
+        process: u32,
         request: RequestId,
         not_found: bool,
+    },
+    /// A node's NIC can put its next queued message on the wire.
+    NodeNicWake {
+        node: u32,
+    },
+    /// A client process's NIC can put its next queued message on the wire.
+    ClientNicWake {
+        process: u32,
     },
     TimeoutCheck {
         process: u32,
@@ -337,9 +346,11 @@ enum Event {
 
 struct NodeHardware {
     device: NvmeDevice,
-    nic: Nic,
+    nic: Nic<Event>,
     rng: SimRng,
     busy_at_last_tick: SimDuration,
+    /// NIC bytes (sent, received) at the last interval tick.
+    nic_bytes_at_last_tick: (u64, u64),
 }
 
 struct ShardState {
@@ -356,7 +367,7 @@ struct ShardState {
 
 struct ClientProcess {
     load: u32,
-    nic: Nic,
+    nic: Nic<Event>,
     rng: SimRng,
     keys: KeySource,
     mix: MixCursor,
@@ -439,6 +450,7 @@ impl Simulation {
                 nic: Nic::new(cluster.nic_gbps),
                 rng: rng::stream(seed, &format!("node/{node}/hardware")),
                 busy_at_last_tick: SimDuration::ZERO,
+                nic_bytes_at_last_tick: (0, 0),
             })
             .collect();
         let shards = (0..cluster.nodes * cluster.shards_per_node)
@@ -633,7 +645,21 @@ impl Simulation {
                     .handle_client_request(now, request);
                 self.drain(now, shard);
             }
-            Event::ReplyArrives { request, not_found } => self.complete(now, request, not_found),
+            Event::ReplyArrives {
+                request, not_found, ..
+            } => self.complete(now, request, not_found),
+            Event::NodeNicWake { node } => {
+                let hardware = &mut self.nodes[node as usize];
+                let delivery = hardware.nic.wake(now, &mut hardware.rng);
+                let wakeup = hardware.nic.take_wakeup();
+                self.after_send(delivery, wakeup, Event::NodeNicWake { node });
+            }
+            Event::ClientNicWake { process } => {
+                let state = &mut self.processes[process as usize];
+                let delivery = state.nic.wake(now, &mut state.rng);
+                let wakeup = state.nic.take_wakeup();
+                self.after_send(delivery, wakeup, Event::ClientNicWake { process });
+            }
             Event::TimeoutCheck { process } => self.check_timeouts(now, process),
             Event::MessageArrives {
                 shard,
@@ -860,7 +886,6 @@ impl Simulation {
             Operation::Read { key } => (key, 0),
         };
         let bytes = MESSAGE_OVERHEAD_BYTES + 8 + u64::from(value_bytes);
-        let arrival = process.nic.send(now, bytes, &mut process.rng);
         let deadline = now + self.plan.loads[process.load as usize].client_timeout;
         process.timeouts.push_back((deadline, slot, serial));
         if !process.timeout_check_armed {
@@ -873,16 +898,62 @@ impl Simulation {
             );
         }
         let shard = self.target_shard(process_index, key);
-        self.kernel.schedule_at(
-            arrival,
-            Event::RequestArrives {
-                shard,
-                request: ClientRequest {
-                    id: RequestId((u64::from(serial) << 32) | u64::from(slot)),
-                    operation,
-                },
+        let node = self.shards[shard as usize].node;
+        let request = Event::RequestArrives {
+            shard,
+            request: ClientRequest {
+                id: RequestId((u64::from(serial) << 32) | u64::from(slot)),
+                operation,
+            },
+        };
+        // One connection (flow) per node, as the driver's pools.
+        let process = &mut self.processes[process_index as usize];
+        let delivery = process
+            .nic
+            .send(now, FlowId(node), bytes, request, &mut process.rng);
+        let wakeup = process.nic.take_wakeup();
+        self.after_send(
+            delivery,
+            wakeup,
+            Event::ClientNicWake {
+                process: process_index,
             },
         );
+    }
+
+    /// Follows up a NIC send or wake-up: schedules the NIC's next wake-up,
+    /// and takes a message that left into its receiver's NIC and on to its
+    /// event (a lost message just vanishes; the client's timeout sees it).
+    fn after_send(
+        &mut self,
+        delivery: Option<Delivery<Event>>,
+        wakeup: Option<SimTime>,
+        wake: Event,
+    ) {
+        if let Some(at) = wakeup {
+            self.kernel.schedule_at(at, wake);
+        }
+        let Some(Delivery::Arrives {
+            at,
+            wire_bytes,
+            payload,
+        }) = delivery
+        else {
+            return;
+        };
+        let received = match payload {
+            Event::RequestArrives { shard, .. } | Event::MessageArrives { shard, .. } => {
+                let node = self.shards[shard as usize].node;
+                self.nodes[node as usize].nic.receive(at, wire_bytes)
+            }
+            Event::ReplyArrives { process, .. } => {
+                self.processes[process as usize].nic.receive(at, wire_bytes)
+            }
+            _ => unreachable!("only messages travel over NICs"),
+        };
+        if let Some(done) = received {
+            self.kernel.schedule_at(done, payload);
+        }
     }
 
     /// The attempt in `slot` if it is still the one numbered `serial` (a
@@ -1067,23 +1138,26 @@ impl Simulation {
                 }
                 Action::Send { to, message } => {
                     let from = self.shards[shard as usize].engine.config().address;
-                    let arrival = if to.node == from.node {
-                        now + CROSS_SHARD_HOP
+                    let destination = self.shard_index(to);
+                    let arrival = Event::MessageArrives {
+                        shard: destination,
+                        from,
+                        message,
+                    };
+                    if to.node == from.node {
+                        self.kernel.schedule_at(now + CROSS_SHARD_HOP, arrival);
                     } else {
                         let hardware = &mut self.nodes[from.node as usize];
-                        hardware
-                            .nic
-                            .send(now, message.wire_bytes(), &mut hardware.rng)
-                    };
-                    let destination = self.shard_index(to);
-                    self.kernel.schedule_at(
-                        arrival,
-                        Event::MessageArrives {
-                            shard: destination,
-                            from,
-                            message,
-                        },
-                    );
+                        let delivery = hardware.nic.send(
+                            now,
+                            FlowId(to.node),
+                            message.wire_bytes(),
+                            arrival,
+                            &mut hardware.rng,
+                        );
+                        let wakeup = hardware.nic.take_wakeup();
+                        self.after_send(delivery, wakeup, Event::NodeNicWake { node: from.node });
+                    }
                 }
                 Action::SetShares { group, shares } => {
                     // Scylla's controllers set the I/O class's shares with
@@ -1097,6 +1171,14 @@ impl Simulation {
                     self.shards[shard as usize].core.set_shares(group, shares);
                 }
                 Action::Reply(reply) => {
+                    let (slot, serial) =
+                        ((reply.id.0 & 0xFFFF_FFFF) as u32, (reply.id.0 >> 32) as u32);
+                    if !self.live_attempt(slot, serial) {
+                        // The client gave up on this attempt: nobody reads
+                        // the reply (its bytes on the wire are left out).
+                        continue;
+                    }
+                    let process = self.in_flight[slot as usize].process;
                     let node = self.shards[shard as usize].node;
                     let hardware = &mut self.nodes[node as usize];
                     let (payload, not_found) = match reply.status {
@@ -1104,17 +1186,21 @@ impl Simulation {
                         ReplyStatus::Found { value_bytes } => (u64::from(value_bytes), false),
                         ReplyStatus::NotFound => (0, true),
                     };
-                    let arrival =
-                        hardware
-                            .nic
-                            .send(now, MESSAGE_OVERHEAD_BYTES + payload, &mut hardware.rng);
-                    self.kernel.schedule_at(
-                        arrival,
+                    // One flow per client connection, after the node flows.
+                    let flow = FlowId(self.plan.cluster.nodes + process);
+                    let delivery = hardware.nic.send(
+                        now,
+                        flow,
+                        MESSAGE_OVERHEAD_BYTES + payload,
                         Event::ReplyArrives {
+                            process,
                             request: reply.id,
                             not_found,
                         },
+                        &mut hardware.rng,
                     );
+                    let wakeup = hardware.nic.take_wakeup();
+                    self.after_send(delivery, wakeup, Event::NodeNicWake { node });
                 }
             }
         }
@@ -1180,6 +1266,11 @@ impl Simulation {
             row.push(compactions.to_string());
             row.push(format!("{:.4}", backlog / shards_per_node as f64));
             row.push(format!("{:.1}", compaction_shares / shards_per_node as f64));
+            let nic = (hardware.nic.bytes_sent(), hardware.nic.bytes_received());
+            let (sent, received) = hardware.nic_bytes_at_last_tick;
+            hardware.nic_bytes_at_last_tick = nic;
+            row.push(format!("{:.3}", (nic.0 - sent) as f64 / length / 1e6));
+            row.push(format!("{:.3}", (nic.1 - received) as f64 / length / 1e6));
         }
         self.timeseries.rows.push(row);
         if now < self.end_time().unwrap_or(SimTime::MAX) {
@@ -1308,6 +1399,8 @@ fn timeseries_columns(ops: &[OpMetrics], nodes: u32) -> Vec<String> {
         columns.push(format!("node{node}_compactions"));
         columns.push(format!("node{node}_compaction_backlog"));
         columns.push(format!("node{node}_compaction_shares"));
+        columns.push(format!("node{node}_nic_tx_mb_per_s"));
+        columns.push(format!("node{node}_nic_rx_mb_per_s"));
     }
     columns
 }
