@@ -11,6 +11,7 @@ use units::SimDuration;
 use crate::compaction::StcsOptions;
 use crate::controller::BacklogController;
 use crate::placement::{Placement, ShardAddress};
+use crate::sstable::SSTableFormat;
 
 /// Bytes in one mebibyte.
 const MIB: u64 = 1024 * 1024;
@@ -37,6 +38,8 @@ pub struct ShardConfig {
     /// key with 5 x 34-byte cells is ~314 B on disk, i.e. ~134 B of overhead
     /// for 180 B of payload; one cell costs 12 + 12 + 18 + 20 + 2 = 64 B).
     pub sstable_row_overhead_bytes: u64,
+    /// How SSTable components (index, summary, filter) are sized.
+    pub sstable_format: SSTableFormat,
     /// Commitlog segment size (`commitlog_segment_size_in_mb`, 32 in the
     /// shipped scylla.yaml).
     pub commitlog_segment_bytes: u64,
@@ -90,6 +93,7 @@ impl ShardConfig {
             virtual_dirty_soft_limit: 0.6,
             memtable_row_overhead_bytes: 100,
             sstable_row_overhead_bytes: 64,
+            sstable_format: SSTableFormat::CASSANDRA_STRESS,
             commitlog_segment_bytes: 32 * MIB,
             commitlog_buffer_bytes: 128 * 1024,
             commitlog_max_active_writes: 25,

@@ -519,9 +519,14 @@ impl Shard {
             } => {
                 self.bytes_compacted += input_bytes;
                 if output_bytes > 0 {
+                    let (total_bytes, rows) = self.compactions[job as usize].output_shape();
+                    let disk_bytes =
+                        self.config
+                            .sstable_format
+                            .write_bytes(output_bytes, total_bytes, rows);
                     self.submit_io(
                         IoKind::Write,
-                        output_bytes,
+                        disk_bytes,
                         IoClass::Compaction,
                         IoPurpose::CompactionWrite { job, output_bytes },
                     );
@@ -535,9 +540,15 @@ impl Shard {
                     .as_mut()
                     .expect("flush serialization without a flush");
                 job.serialized(bytes);
+                let memtable = job.memtable();
+                let disk_bytes = self.config.sstable_format.write_bytes(
+                    bytes,
+                    memtable.sstable_bytes,
+                    memtable.rows,
+                );
                 self.submit_io(
                     IoKind::Write,
-                    bytes,
+                    disk_bytes,
                     IoClass::MemtableFlush,
                     IoPurpose::FlushWrite { bytes },
                 );
@@ -708,7 +719,8 @@ impl Shard {
         }
         self.reads[read_slot as usize].ios_outstanding = lookups.len() as u32;
         for lookup in lookups {
-            self.submit_io(IoKind::Read, read::INDEX_READ_BYTES, IoClass::Query, lookup);
+            let bytes = self.config.sstable_format.index_read_bytes();
+            self.submit_io(IoKind::Read, bytes, IoClass::Query, lookup);
         }
     }
 

@@ -107,6 +107,11 @@ impl CompactionJob {
         self.input_bytes
     }
 
+    /// Data bytes and rows of the output SSTable, once written.
+    pub fn output_shape(&self) -> (u64, u64) {
+        (self.output_bytes, self.output_rows)
+    }
+
     /// Bytes of output written so far (a partially written SSTable, for the
     /// backlog tracker).
     pub fn written_bytes(&self) -> u64 {
