@@ -1,14 +1,23 @@
-//! The commitlog in periodic sync mode (Scylla's default).
+//! The commitlog, in periodic sync mode (Scylla's default) or batch mode.
 //!
 //! What it models (scylla-mechanisms.md section 3.2, `db/commitlog/commitlog.cc`
 //! @3.0): each write appends an entry to an in-memory buffer of 128 KiB; a
 //! full buffer is written to the current segment with one I/O in the
-//! commitlog class; the periodic sync timer (10 s) writes out a partly filled
-//! buffer. Writes are acknowledged once their entry is in the buffer, which is
-//! what periodic mode promises (up to one sync period of data can be lost in a
-//! crash). At most `max_active_writes` buffer writes are in flight; when that
-//! many are and a full buffer is already waiting, appends must wait: this is
-//! the commitlog's back-pressure on the write path.
+//! commitlog class.
+//! - *Periodic* (`commitlog_sync: periodic`): the sync timer (10 s) writes
+//!   out a partly filled buffer. Writes are acknowledged once their entry is
+//!   in the buffer, which is what periodic mode promises (up to one sync
+//!   period of data can be lost in a crash).
+//! - *Batch* (`commitlog_sync: batch`): a write is acknowledged only once
+//!   the buffer write holding its entry, and every one before it, is on
+//!   disk ([`Commitlog::durable_position`]). Each append writes the buffer
+//!   out at once if a write slot is free; entries arriving while every slot
+//!   is busy share the next write (group commit), which goes out when a
+//!   slot frees.
+//!
+//! At most `max_active_writes` buffer writes are in flight; when that many
+//! are and a full buffer is already waiting, appends must wait: this is the
+//! commitlog's back-pressure on the write path.
 //!
 //! Segments of 32 MiB are numbered; a memtable remembers the first segment it
 //! has data in, and once every memtable with data in a segment has flushed
@@ -16,7 +25,9 @@
 //! exceed the commitlog's total space, the node flushes memtables to free
 //! them.
 //!
-//! Left out for now: fsync cost (cheap on NVMe), batch mode, segment
+//! Left out for now: fsync cost beyond the write itself (NVMe drives with
+//! power-loss protection acknowledge flushes from their buffer), Cassandra's
+//! `commitlog_sync_batch_window_in_ms` wait (2 ms, deprecated in 4.0), segment
 //! pre-allocation and recycling I/O, replay after a crash (the fault issue).
 
 use std::collections::VecDeque;
@@ -24,18 +35,42 @@ use std::collections::VecDeque;
 /// Bytes of per-entry framing (size, checksum) around a mutation.
 pub const ENTRY_OVERHEAD_BYTES: u64 = 16;
 
+/// When writes are acknowledged (`commitlog_sync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Once in the buffer; the buffer is written at least every sync period.
+    Periodic,
+    /// Once the buffer holding the entry is written.
+    Batch,
+}
+
+/// A buffer write to submit: its bytes and the log position it ends at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferWrite {
+    /// Bytes written.
+    pub bytes: u64,
+    /// Log position (bytes appended since start) just past its last entry.
+    pub end_position: u64,
+}
+
 /// The commitlog of one shard.
 #[derive(Clone, Debug)]
 pub struct Commitlog {
+    mode: SyncMode,
     buffer_capacity_bytes: u64,
     segment_bytes: u64,
     max_active_writes: u32,
     total_space_bytes: u64,
     /// Bytes appended to the buffer not yet handed out as a write.
     buffer_fill_bytes: u64,
-    /// Full buffers waiting for a write slot, in order (bytes each).
-    sealed_buffers: VecDeque<u64>,
+    /// Full buffers waiting for a write slot, in order.
+    sealed_buffers: VecDeque<BufferWrite>,
     writes_in_flight: u32,
+    /// End positions of the writes in flight, in log order, each with
+    /// whether it has completed.
+    in_flight_ends: VecDeque<(u64, bool)>,
+    /// Every entry before this position is on disk.
+    durable_position: u64,
     current_segment: u64,
     current_segment_fill_bytes: u64,
     /// Segments `oldest_live_segment..=current_segment` are on disk.
@@ -51,6 +86,9 @@ pub enum Append {
     Accepted {
         /// Segment the entry went to.
         segment: u64,
+        /// Log position just past the entry: in batch mode the entry is
+        /// durable once [`Commitlog::durable_position`] reaches it.
+        end_position: u64,
     },
     /// Too many buffers are in flight or waiting; retry after a write completes.
     MustWait,
@@ -59,6 +97,7 @@ pub enum Append {
 impl Commitlog {
     /// An empty commitlog.
     pub fn new(
+        mode: SyncMode,
         buffer_capacity_bytes: u64,
         segment_bytes: u64,
         max_active_writes: u32,
@@ -67,6 +106,7 @@ impl Commitlog {
         assert!(buffer_capacity_bytes > 0 && buffer_capacity_bytes <= segment_bytes);
         assert!(max_active_writes > 0);
         Commitlog {
+            mode,
             buffer_capacity_bytes,
             segment_bytes,
             max_active_writes,
@@ -74,6 +114,8 @@ impl Commitlog {
             buffer_fill_bytes: 0,
             sealed_buffers: VecDeque::new(),
             writes_in_flight: 0,
+            in_flight_ends: VecDeque::new(),
+            durable_position: 0,
             current_segment: 0,
             current_segment_fill_bytes: 0,
             oldest_live_segment: 0,
@@ -102,16 +144,34 @@ impl Commitlog {
         self.current_segment_fill_bytes += entry_bytes;
         self.buffer_fill_bytes += entry_bytes;
         self.bytes_appended_total += entry_bytes;
+        if self.mode == SyncMode::Batch && self.writes_in_flight < self.max_active_writes {
+            // Batch mode syncs every entry: out now if a slot is free.
+            self.sync();
+        }
         Append::Accepted {
             segment: self.current_segment,
+            end_position: self.bytes_appended_total,
         }
     }
 
     fn seal_buffer(&mut self) {
         if self.buffer_fill_bytes > 0 {
-            self.sealed_buffers.push_back(self.buffer_fill_bytes);
+            self.sealed_buffers.push_back(BufferWrite {
+                bytes: self.buffer_fill_bytes,
+                end_position: self.bytes_appended_total,
+            });
             self.buffer_fill_bytes = 0;
         }
+    }
+
+    /// The sync mode.
+    pub fn mode(&self) -> SyncMode {
+        self.mode
+    }
+
+    /// Every entry ending at or before this position is on disk.
+    pub fn durable_position(&self) -> u64 {
+        self.durable_position
     }
 
     /// Periodic sync: seal the partly filled buffer so it is written.
@@ -123,23 +183,35 @@ impl Commitlog {
 
     /// The next buffer write to submit, if a sealed buffer and a write slot
     /// are both available. Call until it returns `None`.
-    pub fn next_write(&mut self) -> Option<u64> {
+    pub fn next_write(&mut self) -> Option<BufferWrite> {
         if self.writes_in_flight >= self.max_active_writes {
             return None;
         }
-        let bytes = self.sealed_buffers.pop_front()?;
+        let write = self.sealed_buffers.pop_front()?;
         self.writes_in_flight += 1;
-        Some(bytes)
+        self.in_flight_ends.push_back((write.end_position, false));
+        Some(write)
     }
 
-    /// A buffer write of `bytes` completed.
-    pub fn write_done(&mut self, bytes: u64) {
-        assert!(
-            self.writes_in_flight > 0,
-            "commitlog write completed that was never submitted"
-        );
+    /// A buffer write completed (writes may complete out of order; the
+    /// durable position advances over the completed prefix).
+    pub fn write_done(&mut self, write: BufferWrite) {
+        let slot = self
+            .in_flight_ends
+            .iter_mut()
+            .find(|(end, done)| *end == write.end_position && !done)
+            .expect("commitlog write completed that was never submitted");
+        slot.1 = true;
         self.writes_in_flight -= 1;
-        self.bytes_written_total += bytes;
+        self.bytes_written_total += write.bytes;
+        while let Some(&(end, true)) = self.in_flight_ends.front() {
+            self.durable_position = end;
+            self.in_flight_ends.pop_front();
+        }
+        if self.mode == SyncMode::Batch {
+            // The entries that gathered while every slot was busy go next.
+            self.sync();
+        }
     }
 
     /// Releases every segment before `segment` (all of their data is in
@@ -196,7 +268,14 @@ impl Commitlog {
         );
         assert!(self.buffer_fill_bytes <= self.buffer_capacity_bytes);
         assert!(self.oldest_live_segment <= self.current_segment);
-        let unwritten: u64 = self.sealed_buffers.iter().sum::<u64>() + self.buffer_fill_bytes;
+        let unwritten: u64 = self
+            .sealed_buffers
+            .iter()
+            .map(|write| write.bytes)
+            .sum::<u64>()
+            + self.buffer_fill_bytes;
+        assert_eq!(self.in_flight_ends.len(), self.writes_in_flight as usize);
+        assert!(self.durable_position <= self.bytes_appended_total);
         assert!(self.bytes_written_total + unwritten <= self.bytes_appended_total);
     }
 }
@@ -207,14 +286,14 @@ mod tests {
 
     fn accepted(append: Append) -> u64 {
         match append {
-            Append::Accepted { segment } => segment,
+            Append::Accepted { segment, .. } => segment,
             Append::MustWait => panic!("append had to wait"),
         }
     }
 
     #[test]
     fn full_buffers_become_writes_of_the_buffer_size() {
-        let mut log = Commitlog::new(100, 1000, 2, 10_000);
+        let mut log = Commitlog::new(SyncMode::Periodic, 100, 1000, 2, 10_000);
         for _ in 0..10 {
             accepted(log.append(10));
         }
@@ -224,21 +303,25 @@ mod tests {
             "the buffer is full but not yet sealed"
         );
         accepted(log.append(10));
-        assert_eq!(log.next_write(), Some(100));
+        assert_eq!(log.next_write().map(|w| w.bytes), Some(100));
         assert_eq!(log.next_write(), None);
-        log.write_done(100);
+        log.write_done(BufferWrite {
+            bytes: 100,
+            end_position: 100,
+        });
         assert_eq!(log.bytes_written_total(), 100);
         log.check_invariants();
     }
 
     #[test]
     fn appends_wait_when_every_write_slot_and_the_spare_buffer_are_taken() {
-        let mut log = Commitlog::new(100, 10_000, 1, 100_000);
+        let mut log = Commitlog::new(SyncMode::Periodic, 100, 10_000, 1, 100_000);
         for _ in 0..11 {
             accepted(log.append(10));
         }
+        let first = log.next_write();
         assert_eq!(
-            log.next_write(),
+            first.map(|w| w.bytes),
             Some(100),
             "the first buffer goes in flight"
         );
@@ -259,28 +342,28 @@ mod tests {
             "third buffer full, spare taken"
         );
         log.check_invariants();
-        log.write_done(100);
-        assert_eq!(log.next_write(), Some(100));
+        log.write_done(first.unwrap());
+        assert_eq!(log.next_write().map(|w| w.bytes), Some(100));
         accepted(log.append(10));
         log.check_invariants();
     }
 
     #[test]
     fn sync_writes_a_partial_buffer() {
-        let mut log = Commitlog::new(100, 1000, 2, 10_000);
+        let mut log = Commitlog::new(SyncMode::Periodic, 100, 1000, 2, 10_000);
         accepted(log.append(30));
         log.sync();
-        assert_eq!(log.next_write(), Some(30));
+        assert_eq!(log.next_write().map(|w| w.bytes), Some(30));
     }
 
     #[test]
     fn segments_roll_over_and_are_released_after_flush() {
-        let mut log = Commitlog::new(100, 100, 4, 250);
+        let mut log = Commitlog::new(SyncMode::Periodic, 100, 100, 4, 250);
         let mut last = 0;
         for _ in 0..30 {
             last = accepted(log.append(10));
-            while let Some(bytes) = log.next_write() {
-                log.write_done(bytes);
+            while let Some(write) = log.next_write() {
+                log.write_done(write);
             }
         }
         assert_eq!(last, 2);
@@ -289,5 +372,52 @@ mod tests {
         log.release_segments_before(2);
         assert_eq!(log.live_segments(), 1);
         assert!(!log.over_space_limit());
+    }
+
+    #[test]
+    fn batch_mode_acknowledges_an_entry_once_its_write_and_all_before_are_done() {
+        let mut log = Commitlog::new(SyncMode::Batch, 100, 10_000, 2, 100_000);
+        let end = |append| match append {
+            Append::Accepted { end_position, .. } => end_position,
+            Append::MustWait => panic!("append had to wait"),
+        };
+        // A free slot: the entry goes out alone at once.
+        assert_eq!(end(log.append(10)), 10);
+        let first = log.next_write().unwrap();
+        assert_eq!((first.bytes, first.end_position), (10, 10));
+        assert_eq!(end(log.append(10)), 20);
+        let second = log.next_write().unwrap();
+        assert_eq!(second.end_position, 20);
+        // Both slots busy: the next entries gather for one write.
+        assert_eq!(end(log.append(10)), 30);
+        assert_eq!(end(log.append(10)), 40);
+        assert_eq!(log.next_write(), None);
+        assert_eq!(log.durable_position(), 0);
+        // The second write finishes first: nothing is durable until the
+        // first is also done.
+        log.write_done(second);
+        assert_eq!(log.durable_position(), 0);
+        let grouped = log.next_write().unwrap();
+        assert_eq!(
+            (grouped.bytes, grouped.end_position),
+            (20, 40),
+            "group commit"
+        );
+        log.write_done(first);
+        assert_eq!(log.durable_position(), 20);
+        log.write_done(grouped);
+        assert_eq!(log.durable_position(), 40);
+        log.check_invariants();
+    }
+
+    #[test]
+    fn periodic_mode_leaves_entries_in_the_buffer_until_sync() {
+        let mut log = Commitlog::new(SyncMode::Periodic, 100, 10_000, 2, 100_000);
+        accepted(log.append(10));
+        assert_eq!(log.next_write(), None);
+        log.sync();
+        let write = log.next_write().unwrap();
+        log.write_done(write);
+        assert_eq!(log.durable_position(), 10);
     }
 }

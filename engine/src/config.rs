@@ -8,6 +8,7 @@
 
 use units::SimDuration;
 
+use crate::commitlog::SyncMode;
 use crate::compaction::StcsOptions;
 use crate::controller::BacklogController;
 use crate::placement::{Placement, ShardAddress};
@@ -51,6 +52,8 @@ pub struct ShardConfig {
     /// Commitlog disk space before it asks memtables to flush
     /// (`commitlog_total_space_in_mb` = -1: node memory, per shard about `M`).
     pub commitlog_total_space_bytes: u64,
+    /// `commitlog_sync`: periodic (Scylla's default) or batch.
+    pub commitlog_sync: SyncMode,
     /// `commitlog_sync_period_in_ms` (periodic mode): the buffer is written at
     /// least this often (10 s default).
     pub commitlog_sync_period: SimDuration,
@@ -98,6 +101,7 @@ impl ShardConfig {
             commitlog_buffer_bytes: 128 * 1024,
             commitlog_max_active_writes: 25,
             commitlog_total_space_bytes: memory_bytes,
+            commitlog_sync: SyncMode::Periodic,
             commitlog_sync_period: SimDuration::from_secs(10),
             flush_write_bytes: 128 * 1024,
             flush_write_behind: 4,

@@ -54,6 +54,7 @@ pub use action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,
     Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
 };
+pub use commitlog::SyncMode;
 pub use config::ShardConfig;
 pub use placement::{Placement, ShardAddress};
 pub use shard::{Shard, ShardStats};

@@ -31,7 +31,7 @@ use crate::action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,
     Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
 };
-use crate::commitlog::{Append, Commitlog, ENTRY_OVERHEAD_BYTES};
+use crate::commitlog::{Append, BufferWrite, Commitlog, SyncMode, ENTRY_OVERHEAD_BYTES};
 use crate::compaction::job::CompactionJob;
 use crate::compaction::{stcs, StcsBacklogTracker};
 use crate::config::ShardConfig;
@@ -64,7 +64,7 @@ enum TaskPurpose {
 #[derive(Clone, Copy, Debug)]
 enum IoPurpose {
     CommitlogWrite {
-        bytes: u64,
+        write: BufferWrite,
     },
     FlushWrite {
         bytes: u64,
@@ -178,6 +178,9 @@ pub struct Shard {
     flush_shares: f64,
     throttled: VecDeque<Request>,
     waiting_for_commitlog: VecDeque<Request>,
+    /// Batch mode: writes in the commitlog waiting for their buffer to be on
+    /// disk before they apply, in log order: (end position, segment, write).
+    awaiting_durability: VecDeque<(u64, u64, Request)>,
     /// Client requests forwarded to their owner, by the id sent with them.
     forwarded: Slab<RequestId>,
     actions: VecDeque<Action>,
@@ -198,6 +201,7 @@ impl Shard {
             .validate()
             .unwrap_or_else(|reason| panic!("invalid shard configuration: {reason}"));
         let commitlog = Commitlog::new(
+            config.commitlog_sync,
             config.commitlog_buffer_bytes,
             config.commitlog_segment_bytes,
             config.commitlog_max_active_writes,
@@ -249,6 +253,7 @@ impl Shard {
             flush_shares: 0.0,
             throttled: VecDeque::new(),
             waiting_for_commitlog: VecDeque::new(),
+            awaiting_durability: VecDeque::new(),
             actions,
             timers,
             next_memtable_id: 1,
@@ -564,8 +569,18 @@ impl Shard {
             panic!("I/O completion for unknown I/O {io:?}");
         });
         match purpose {
-            IoPurpose::CommitlogWrite { bytes } => {
-                self.commitlog.write_done(bytes);
+            IoPurpose::CommitlogWrite { write } => {
+                self.commitlog.write_done(write);
+                let durable = self.commitlog.durable_position();
+                while self
+                    .awaiting_durability
+                    .front()
+                    .is_some_and(|(end, _, _)| *end <= durable)
+                {
+                    let (_, segment, request) =
+                        self.awaiting_durability.pop_front().expect("checked");
+                    self.apply_write(now, segment, request);
+                }
                 self.submit_commitlog_writes();
                 self.resume_commitlog_waiters(now);
             }
@@ -752,18 +767,41 @@ impl Shard {
     /// Appends the write's commitlog entry and applies it, or parks it until
     /// a commitlog buffer frees. Returns false if it had to wait.
     fn append_and_apply(&mut self, now: SimTime, request: Request) -> bool {
-        let Operation::Write { key, value_bytes } = request.operation else {
+        let Operation::Write { value_bytes, .. } = request.operation else {
             unreachable!("only writes take the write path");
         };
         let entry_bytes = mutation_bytes(value_bytes) + ENTRY_OVERHEAD_BYTES;
         let segment = match self.commitlog.append(entry_bytes) {
-            Append::Accepted { segment } => segment,
+            Append::Accepted {
+                segment,
+                end_position,
+            } => {
+                if end_position > self.commitlog.durable_position()
+                    && self.commitlog.mode() == SyncMode::Batch
+                {
+                    self.awaiting_durability
+                        .push_back((end_position, segment, request));
+                    self.submit_commitlog_writes();
+                    return true;
+                }
+                segment
+            }
             Append::MustWait => {
                 self.waiting_for_commitlog.push_back(request);
                 return false;
             }
         };
         self.submit_commitlog_writes();
+        self.apply_write(now, segment, request);
+        true
+    }
+
+    /// Applies a write whose commitlog entry is in (periodic) or on disk
+    /// (batch): memtable insert, reply, and a flush if memory calls for one.
+    fn apply_write(&mut self, now: SimTime, segment: u64, request: Request) {
+        let Operation::Write { key, value_bytes } = request.operation else {
+            unreachable!("only writes take the write path");
+        };
         let row_bytes = 8 + u64::from(value_bytes);
         self.active.insert(
             key,
@@ -774,7 +812,6 @@ impl Shard {
         self.writes_completed += 1;
         self.respond(request.origin, ReplyStatus::Written);
         self.maybe_start_flush(now);
-        true
     }
 
     fn resume_commitlog_waiters(&mut self, now: SimTime) {
@@ -796,12 +833,12 @@ impl Shard {
     }
 
     fn submit_commitlog_writes(&mut self) {
-        while let Some(bytes) = self.commitlog.next_write() {
+        while let Some(write) = self.commitlog.next_write() {
             self.submit_io(
                 IoKind::Write,
-                bytes,
+                write.bytes,
                 IoClass::Commitlog,
-                IoPurpose::CommitlogWrite { bytes },
+                IoPurpose::CommitlogWrite { write },
             );
         }
     }
@@ -1116,6 +1153,61 @@ mod tests {
             stats.commitlog_segments <= 3,
             "flushed segments are released: {stats:?}"
         );
+    }
+
+    #[test]
+    fn in_batch_mode_a_write_is_acknowledged_only_after_its_commitlog_write() {
+        let config = ShardConfig {
+            commitlog_sync: SyncMode::Batch,
+            ..ShardConfig::scylla_defaults(64 * MIB)
+        };
+        let mut node = Shard::new(config, SimTime::ZERO);
+        let now = SimTime::from_nanos(1);
+        let mut commitlog_writes = Vec::new();
+        let mut replies = Vec::new();
+        // Run the CPU, hold the I/Os.
+        let step = |node: &mut Shard, ios: &mut Vec<IoRequest>, replies: &mut Vec<RequestId>| {
+            while let Some(action) = node.poll_action() {
+                match action {
+                    Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
+                    Action::SubmitIo(io) => ios.push(io),
+                    Action::Reply(reply) => replies.push(reply.id),
+                    Action::Send { .. } | Action::SetShares { .. } => {}
+                }
+            }
+        };
+        for id in 0..30 {
+            node.handle_client_request(now, write(id, id));
+            step(&mut node, &mut commitlog_writes, &mut replies);
+        }
+        // 25 writes in flight (one entry each), the other 5 grouped later.
+        assert_eq!(commitlog_writes.len(), 25);
+        assert!(commitlog_writes
+            .iter()
+            .all(|io| io.class == IoClass::Commitlog));
+        assert!(
+            replies.is_empty(),
+            "nothing is acknowledged before it is on disk"
+        );
+        // Completing the second write acknowledges nothing: the first is
+        // still in flight.
+        let second = commitlog_writes.remove(1);
+        node.handle_io_done(now, second.id);
+        step(&mut node, &mut commitlog_writes, &mut replies);
+        assert!(replies.is_empty());
+        let first = commitlog_writes.remove(0);
+        node.handle_io_done(now, first.id);
+        step(&mut node, &mut commitlog_writes, &mut replies);
+        assert_eq!(replies, vec![RequestId(0), RequestId(1)]);
+        // Two slots freed: the 5 waiting entries went out as one write.
+        assert_eq!(commitlog_writes.len(), 24);
+        while !commitlog_writes.is_empty() {
+            let io = commitlog_writes.remove(0);
+            node.handle_io_done(now, io.id);
+            step(&mut node, &mut commitlog_writes, &mut replies);
+        }
+        assert_eq!(replies.len(), 30);
+        assert_eq!(node.stats().writes_completed, 30);
     }
 
     #[test]

@@ -84,6 +84,34 @@ pub struct ClusterPlan {
     pub compaction_enforce_min_threshold: bool,
     /// Data on disk at the start (`[data]`).
     pub preload: Option<Preload>,
+    /// Commitlog settings (`[cluster.yaml]`).
+    pub commitlog: CommitlogPlan,
+}
+
+/// The commitlog settings of every shard.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CommitlogPlan {
+    /// `commitlog_sync`.
+    pub sync: engine::SyncMode,
+    /// `commitlog_sync_period_in_ms`.
+    pub sync_period: SimDuration,
+    /// `commitlog_segment_size_in_mb`, in bytes.
+    pub segment_bytes: u64,
+    /// `commitlog_total_space_in_mb` per shard, in bytes (None: the shard's
+    /// memory, Scylla's default).
+    pub total_space_per_shard_bytes: Option<u64>,
+}
+
+impl Default for CommitlogPlan {
+    /// scylla.yaml as shipped: periodic every 10 s, 32 MiB segments.
+    fn default() -> CommitlogPlan {
+        CommitlogPlan {
+            sync: engine::SyncMode::Periodic,
+            sync_period: SimDuration::from_secs(10),
+            segment_bytes: 32 * 1024 * 1024,
+            total_space_per_shard_bytes: None,
+        }
+    }
 }
 
 /// `[data]` resolved: a table spread evenly over every shard, laid out as
@@ -471,6 +499,13 @@ impl Simulation {
                         compaction_controller: cluster.controllers.compaction.clone(),
                         compaction_enforce_min_threshold: cluster.compaction_enforce_min_threshold,
                         flush_controller: cluster.controllers.flush.clone(),
+                        commitlog_sync: cluster.commitlog.sync,
+                        commitlog_sync_period: cluster.commitlog.sync_period,
+                        commitlog_segment_bytes: cluster.commitlog.segment_bytes,
+                        commitlog_total_space_bytes: cluster
+                            .commitlog
+                            .total_space_per_shard_bytes
+                            .unwrap_or(cluster.memory_per_shard_bytes),
                         ..ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes)
                     },
                     SimTime::ZERO,
@@ -1442,6 +1477,7 @@ mod tests {
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
                 preload: None,
+                commitlog: CommitlogPlan::default(),
             },
             loads: vec![LoadPlan {
                 name: "write".into(),
@@ -1549,6 +1585,7 @@ mod workload_tests {
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
                 preload: None,
+                commitlog: CommitlogPlan::default(),
             },
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),

@@ -11,11 +11,13 @@ use models::cost::CostTable;
 use models::instance::{self, seastar_reserved_memory_bytes};
 use units::SimDuration;
 
-use crate::cluster::{ClusterPlan, Controllers, CpuScheduling, IoScheduling, Preload, RunPlan};
+use crate::cluster::{
+    ClusterPlan, CommitlogPlan, Controllers, CpuScheduling, IoScheduling, Preload, RunPlan,
+};
 use crate::load::{
     ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, Routing, StartPlan, StopPlan,
 };
-use crate::scenario::{HumanDuration, Scenario, ScenarioError};
+use crate::scenario::{HumanDuration, NodeYaml, Scenario, ScenarioError};
 use engine::controller::{BacklogController, ControllerVersion};
 
 /// Presets the engine runs today. Of what they switch, this build models
@@ -308,6 +310,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         ));
     }
     let device = models::nvme::NvmeProfile::i3_drive().striped(drives);
+    let yaml = section.yaml.clone().unwrap_or_default();
     Ok(ClusterPlan {
         io: IoScheduling::for_preset(&section.preset, &device, shards),
         preset: section.preset.clone(),
@@ -320,7 +323,10 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         costs: CostTable::scylla(),
         controllers: scenario_controllers(scenario)?,
         preload: resolve_data(scenario)?,
-        compaction_enforce_min_threshold: section.preset == "scylla-2.1",
+        compaction_enforce_min_threshold: yaml
+            .compaction_enforce_min_threshold
+            .unwrap_or(section.preset == "scylla-2.1"),
+        commitlog: resolve_commitlog(scenario, &yaml, shards)?,
         // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups.
         cpu: if section.preset == "scylla-2.1" {
             CpuScheduling::Fifo
@@ -328,6 +334,61 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             CpuScheduling::SCYLLA_2_2
         },
     })
+}
+
+/// `[cluster.yaml]`'s commitlog settings over the shipped scylla.yaml.
+fn resolve_commitlog(
+    scenario: &Scenario,
+    yaml: &NodeYaml,
+    shards: u32,
+) -> Result<CommitlogPlan, ScenarioError> {
+    let mut plan = CommitlogPlan::default();
+    if let Some(sync) = &yaml.commitlog_sync {
+        plan.sync = match sync.as_str() {
+            "periodic" => engine::SyncMode::Periodic,
+            "batch" => engine::SyncMode::Batch,
+            other => {
+                return Err(scenario.error(
+                    "cluster.yaml.commitlog_sync",
+                    format!(
+                        "`{other}` is not a commitlog sync mode; accepted: \"periodic\", \"batch\""
+                    ),
+                ))
+            }
+        };
+    }
+    if let Some(ms) = yaml.commitlog_sync_period_in_ms {
+        if ms == 0 {
+            return Err(scenario.error(
+                "cluster.yaml.commitlog_sync_period_in_ms",
+                "the sync period must be at least 1 ms",
+            ));
+        }
+        plan.sync_period = SimDuration::from_millis(ms);
+    }
+    if let Some(mb) = yaml.commitlog_segment_size_in_mb {
+        if !(1..=1024).contains(&mb) {
+            return Err(scenario.error(
+                "cluster.yaml.commitlog_segment_size_in_mb",
+                format!("{mb} MB is outside 1..=1024"),
+            ));
+        }
+        plan.segment_bytes = mb * 1024 * 1024;
+    }
+    if let Some(mb) = yaml.commitlog_total_space_in_mb {
+        let per_shard = mb * 1024 * 1024 / u64::from(shards.max(1));
+        if per_shard < plan.segment_bytes {
+            return Err(scenario.error(
+                "cluster.yaml.commitlog_total_space_in_mb",
+                format!(
+                    "{mb} MB over {shards} shards leaves less than one {} MB segment per shard",
+                    plan.segment_bytes / (1024 * 1024)
+                ),
+            ));
+        }
+        plan.total_space_per_shard_bytes = Some(per_shard);
+    }
+    Ok(plan)
 }
 
 fn resolve_load(

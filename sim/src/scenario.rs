@@ -166,6 +166,33 @@ pub struct ClusterSection {
     /// Per-field overrides of the instance.
     #[serde(default)]
     pub overrides: Option<ClusterOverrides>,
+    /// Node settings, named as in scylla.yaml / cassandra.yaml.
+    #[serde(default)]
+    pub yaml: Option<NodeYaml>,
+}
+
+/// `[cluster.yaml]`: the scylla.yaml (or cassandra.yaml) settings the twin
+/// models, under their yaml names; unset ones keep the preset's defaults.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeYaml {
+    /// `"periodic"` (default) or `"batch"`.
+    #[serde(default)]
+    pub commitlog_sync: Option<String>,
+    /// Periodic mode: how often the commitlog buffer is written (10000).
+    #[serde(default)]
+    pub commitlog_sync_period_in_ms: Option<u64>,
+    /// Commitlog segment size (32).
+    #[serde(default)]
+    pub commitlog_segment_size_in_mb: Option<u64>,
+    /// Commitlog space per node before memtables are flushed to free it
+    /// (default: the node's memory).
+    #[serde(default)]
+    pub commitlog_total_space_in_mb: Option<u64>,
+    /// Size-tiered compaction without the fallback to pairs (false; Scylla
+    /// 2.1 behaved as true).
+    #[serde(default)]
+    pub compaction_enforce_min_threshold: Option<bool>,
 }
 
 /// `[cluster.overrides]`
