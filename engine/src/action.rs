@@ -4,6 +4,8 @@
 //! driver hands a request id in and gets it back in the reply; the engine
 //! hands I/O and task ids out and gets them back on completion.
 
+use crate::coordinator::{ConsistencyLevel, ReadResult};
+
 /// A client request's id, chosen by the driver and echoed in the reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RequestId(pub u64);
@@ -40,6 +42,8 @@ pub struct ClientRequest {
     pub id: RequestId,
     /// What to do.
     pub operation: Operation,
+    /// How many replicas must answer.
+    pub consistency: ConsistencyLevel,
 }
 
 /// How a request ended.
@@ -54,6 +58,8 @@ pub enum ReplyStatus {
     },
     /// A read found no row for the key.
     NotFound,
+    /// Not enough replicas answered before the coordinator's timeout.
+    Timeout,
 }
 
 /// The node's answer to a client request.
@@ -146,6 +152,13 @@ pub enum CpuWork {
         /// Bytes written by this step.
         bytes: u64,
     },
+    /// Hash a read result for a digest read (md5 before Scylla 2.2,
+    /// xxHash64 from 2.2): on a replica asked for a digest, and on the
+    /// coordinator for the data it compares with the digests.
+    Digest {
+        /// Bytes hashed.
+        bytes: u32,
+    },
 }
 
 /// A CPU task the engine asks the driver to run.
@@ -170,25 +183,33 @@ pub enum Message {
         key: u64,
         /// Bytes of column values.
         value_bytes: u32,
+        /// The write's timestamp (a read repair writes the newest version
+        /// back with its own).
+        timestamp: u64,
     },
     /// The replica applied the write.
     WriteResponse {
         /// The coordinator's id.
         id: u64,
     },
-    /// A coordinator asks the replica for a row.
+    /// A coordinator asks the replica for a row, or for its digest.
     ReadRequest {
         /// The coordinator's id.
         id: u64,
         /// The partition key.
         key: u64,
+        /// Only the digest of the result is wanted.
+        digest: bool,
     },
-    /// The replica's answer: the row's value bytes, or none.
+    /// The replica's answer: the row (for a data request) and the digest
+    /// of what it found.
     ReadResponse {
         /// The coordinator's id.
         id: u64,
-        /// Bytes of the row found, if any.
-        value_bytes: Option<u32>,
+        /// The result, for a data request; `None` for a digest request.
+        data: Option<ReadResult>,
+        /// Digest of the result.
+        digest: u64,
     },
 }
 
@@ -198,9 +219,12 @@ impl Message {
     pub fn wire_bytes(&self) -> u64 {
         MESSAGE_HEADER_BYTES
             + match *self {
-                Message::WriteRequest { value_bytes, .. } => 8 + u64::from(value_bytes),
+                Message::WriteRequest { value_bytes, .. } => 16 + u64::from(value_bytes),
                 Message::ReadRequest { .. } => 8,
-                Message::ReadResponse { value_bytes, .. } => u64::from(value_bytes.unwrap_or(0)),
+                Message::ReadResponse {
+                    data: Some(result), ..
+                } => 16 + result.map_or(0, |version| u64::from(version.value_bytes)),
+                Message::ReadResponse { data: None, .. } => DIGEST_BYTES,
                 Message::WriteResponse { .. } => 0,
             }
     }
@@ -209,6 +233,10 @@ impl Message {
 /// Frame, verb and header bytes of an internode message (Seastar RPC); an
 /// estimate.
 pub const MESSAGE_HEADER_BYTES: u64 = 64;
+
+/// Bytes of a digest on the wire (an MD5-sized 16-byte hash; Scylla kept
+/// the 16-byte field when it moved to xxHash64).
+pub const DIGEST_BYTES: u64 = 16;
 
 /// What the engine asks its driver to do.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -84,6 +84,16 @@ pub struct ShardConfig {
     pub address: ShardAddress,
     /// Where keys live: requests for keys another shard owns are forwarded.
     pub placement: Placement,
+    /// Replicas per key (the keyspace's replication factor).
+    pub replication_factor: u32,
+    /// `dclocal_read_repair_chance`: the fraction of reads that ask every
+    /// replica instead of `block_for` (0.1, the table default in Cassandra
+    /// 3.x and Scylla 2.x-3.x).
+    pub read_repair_chance: f64,
+    /// `write_request_timeout_in_ms` (2000).
+    pub write_timeout: SimDuration,
+    /// `read_request_timeout_in_ms` (5000).
+    pub read_timeout: SimDuration,
 }
 
 impl ShardConfig {
@@ -117,6 +127,10 @@ impl ShardConfig {
                 nodes: 1,
                 shards_per_node: 1,
             },
+            replication_factor: 1,
+            read_repair_chance: 0.1,
+            write_timeout: SimDuration::from_millis(2000),
+            read_timeout: SimDuration::from_millis(5000),
         }
     }
 
@@ -156,6 +170,20 @@ impl ShardConfig {
         }
         if self.commitlog_max_active_writes == 0 || self.flush_write_behind == 0 {
             return Err("commitlog writes and flush write-behind need at least 1 in flight".into());
+        }
+        if self.replication_factor == 0
+            || self.replication_factor as usize > crate::coordinator::MAX_REPLICAS
+            || self.replication_factor > self.placement.nodes
+        {
+            return Err(format!(
+                "replication factor {} must be between 1 and the node count ({}, at most {})",
+                self.replication_factor,
+                self.placement.nodes,
+                crate::coordinator::MAX_REPLICAS
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.read_repair_chance) {
+            return Err("read_repair_chance must be within 0..=1".into());
         }
         if !(self.key_ownership_fraction > 0.0 && self.key_ownership_fraction <= 1.0) {
             return Err("key ownership fraction must be in (0, 1]".into());

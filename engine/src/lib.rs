@@ -42,6 +42,7 @@ pub mod commitlog;
 pub mod compaction;
 pub mod config;
 pub mod controller;
+pub mod coordinator;
 pub mod flush;
 pub mod memtable;
 pub mod placement;
@@ -56,6 +57,7 @@ pub use action::{
 };
 pub use commitlog::SyncMode;
 pub use config::ShardConfig;
+pub use coordinator::{ConsistencyLevel, ReadResult, RowVersion};
 pub use placement::{Placement, ShardAddress};
 pub use shard::{Shard, ShardStats};
 pub use units::{SimDuration, SimTime};

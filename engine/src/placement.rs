@@ -4,10 +4,11 @@
 //! 64-bit hash of it (SplitMix64's finaliser); the ring is cut into `nodes`
 //! equal slices, and within a node the token picks the shard the way Scylla's
 //! sharder does (`murmur3_partitioner_ignore_msb_bits` = 12: drop the top 12
-//! bits, then scale to the shard count). One replica per key. The cluster
+//! bits, then scale to the shard count). The cluster
 //! issue replaces it with the Murmur3 token ring, vnodes and replication
 //! strategies; what stays is the question this module answers for the
-//! coordinator: where does this key live.
+//! coordinator: where does this key live. Replicas beyond the first are
+//! the same shard of the next nodes clockwise (SimpleStrategy).
 
 /// A shard of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -42,6 +43,21 @@ impl Placement {
         let node = ((u128::from(token) * u128::from(self.nodes)) >> 64) as u32;
         let shard = ((u128::from(token << 12) * u128::from(self.shards_per_node)) >> 64) as u32;
         ShardAddress { node, shard }
+    }
+
+    /// The replicas of `key` at replication factor `rf` (SimpleStrategy on
+    /// this simple ring): the owner, then the same shard of the next
+    /// `rf - 1` nodes around the ring. Fills `out`; returns how many.
+    pub fn replicas(&self, key: u64, rf: u32, out: &mut [ShardAddress]) -> usize {
+        let owner = self.owner(key);
+        let count = (rf.min(self.nodes) as usize).min(out.len());
+        for (step, slot) in out.iter_mut().take(count).enumerate() {
+            *slot = ShardAddress {
+                node: (owner.node + step as u32) % self.nodes,
+                shard: owner.shard,
+            };
+        }
+        count
     }
 
     /// Fraction of the key space each shard owns.

@@ -37,7 +37,7 @@ pub const BLOOM_FILTER_FALSE_POSITIVE_RATE: f64 = 0.0082;
 const PAGE_BYTES: u64 = 4096;
 
 /// A value in [0, 1) fixed by `key` and `salt` (SplitMix64 finaliser).
-fn unit_hash(key: u64, salt: u64) -> f64 {
+pub fn unit_hash(key: u64, salt: u64) -> f64 {
     let mut value = key ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

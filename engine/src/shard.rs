@@ -17,6 +17,14 @@
 //!    (one flush at a time); when the flush completes its memory is freed,
 //!    commitlog segments it covered are released, and waiting writes resume.
 //!
+//! Coordination (see [`crate::coordinator`]): a client request for a key
+//! this shard is not the only replica of costs a coordination task, then
+//! goes to every replica (writes) or to `block_for` of them, the closest
+//! for data and the others for digests (reads; all replicas with the
+//! read-repair chance); this shard answers the client at the consistency
+//! level, repairs replicas whose digests disagree, and answers with a
+//! timeout when replicas stay silent past the request timeout.
+//!
 //! The read path (see [`crate::read`] for what is decided how): a CPU task
 //! in the statement group, a memtable lookup, then for every SSTable whose
 //! bloom filter passes an index read followed by a data read, all SSTables in
@@ -25,7 +33,7 @@
 use std::collections::VecDeque;
 
 use slab::Slab;
-use units::SimTime;
+use units::{SimDuration, SimTime};
 
 use crate::action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,
@@ -36,6 +44,7 @@ use crate::compaction::job::CompactionJob;
 use crate::compaction::{stcs, StcsBacklogTracker};
 use crate::config::ShardConfig;
 use crate::controller::{self, BacklogController};
+use crate::coordinator::{digest_of, Coordinator, Next, ReadResult, RowVersion, MAX_REPLICAS};
 use crate::flush::{FlushJob, FlushStep};
 use crate::memtable::Memtable;
 use crate::placement::ShardAddress;
@@ -48,8 +57,20 @@ use crate::timer::{TimerKind, TimerTable};
 enum TaskPurpose {
     Write(Request),
     Read(Request),
-    /// Forward a client request to the shard owning its key.
-    Coordinate(ClientRequest, ShardAddress),
+    /// Coordinate a client request: send it to its replicas.
+    Coordinate(ClientRequest),
+    /// A replica hashes its read result for a digest request.
+    DigestForReplica {
+        origin: Origin,
+        result: ReadResult,
+    },
+    /// The coordinator hashes a data response to compare with digests.
+    DigestForCoordinator {
+        id: u64,
+        from: ShardAddress,
+        result: ReadResult,
+        digest: u64,
+    },
     FlushSerialize {
         bytes: u64,
     },
@@ -97,10 +118,27 @@ enum IoPurpose {
 /// Who asked for an operation, and so who gets the answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Origin {
-    /// A client connected to this shard.
+    /// A client connected to this shard (the single-replica fast path: this
+    /// shard is the only replica and answers the client itself).
     Client(RequestId),
-    /// A coordinator shard, with its id for the request.
-    Peer { from: ShardAddress, id: u64 },
+    /// A coordinator shard, with its id for the request; `digest`: it wants
+    /// only the digest of a read.
+    Peer {
+        from: ShardAddress,
+        id: u64,
+        digest: bool,
+    },
+    /// This shard's own coordinator (the coordinator is also a replica).
+    Local { id: u64, digest: bool },
+}
+
+impl Origin {
+    fn wants_digest(self) -> bool {
+        matches!(
+            self,
+            Origin::Peer { digest: true, .. } | Origin::Local { digest: true, .. }
+        )
+    }
 }
 
 /// An operation this shard executes as a replica.
@@ -181,8 +219,14 @@ pub struct Shard {
     /// Batch mode: writes in the commitlog waiting for their buffer to be on
     /// disk before they apply, in log order: (end position, segment, write).
     awaiting_durability: VecDeque<(u64, u64, Request)>,
-    /// Client requests forwarded to their owner, by the id sent with them.
-    forwarded: Slab<RequestId>,
+    /// Client requests this shard coordinates.
+    coordinator: Coordinator,
+    /// Deadlines of coordinated operations, in order (one queue per
+    /// timeout, so each stays sorted): (deadline, operation id).
+    write_deadlines: VecDeque<(SimTime, u64)>,
+    read_deadlines: VecDeque<(SimTime, u64)>,
+    /// Coordinated reads so far (salts the read-repair-chance decision).
+    reads_coordinated: u64,
     actions: VecDeque<Action>,
     timers: TimerTable,
     next_memtable_id: u64,
@@ -244,7 +288,10 @@ impl Shard {
             tasks: Slab::new(),
             ios: Slab::new(),
             reads: Slab::new(),
-            forwarded: Slab::new(),
+            coordinator: Coordinator::default(),
+            write_deadlines: VecDeque::new(),
+            read_deadlines: VecDeque::new(),
+            reads_coordinated: 0,
             compactions: Slab::new(),
             backlog: StcsBacklogTracker::new(),
             compactions_completed: 0,
@@ -359,14 +406,16 @@ impl Shard {
 
     // ----- inputs -----
 
-    /// A client request arrives. If another shard owns its key, this shard
-    /// coordinates: it forwards the request and relays the answer.
+    /// A client request arrives. If this shard is the key's only replica it
+    /// runs it and answers; otherwise it coordinates: it sends the request
+    /// to the replicas (running it itself if it is one) and answers once the
+    /// consistency level is met.
     pub fn handle_client_request(&mut self, now: SimTime, request: ClientRequest) {
         let key = match request.operation {
             Operation::Write { key, .. } | Operation::Read { key } => key,
         };
-        let owner = self.config.placement.owner(key);
-        if owner == self.config.address {
+        let rf = self.config.replication_factor;
+        if rf == 1 && self.config.placement.owner(key) == self.config.address {
             let origin = Origin::Client(request.id);
             self.execute(
                 now,
@@ -376,7 +425,7 @@ impl Shard {
                 },
             );
         } else {
-            let task = TaskId(self.tasks.insert(TaskPurpose::Coordinate(request, owner)) as u64);
+            let task = TaskId(self.tasks.insert(TaskPurpose::Coordinate(request)) as u64);
             self.actions.push_back(Action::RunCpu(CpuTask {
                 id: task,
                 group: SchedulingGroup::Statement,
@@ -393,8 +442,13 @@ impl Shard {
                 id,
                 key,
                 value_bytes,
+                ..
             } => {
-                let origin = Origin::Peer { from, id };
+                let origin = Origin::Peer {
+                    from,
+                    id,
+                    digest: false,
+                };
                 self.execute(
                     now,
                     Request {
@@ -403,8 +457,8 @@ impl Shard {
                     },
                 );
             }
-            Message::ReadRequest { id, key } => {
-                let origin = Origin::Peer { from, id };
+            Message::ReadRequest { id, key, digest } => {
+                let origin = Origin::Peer { from, id, digest };
                 self.execute(
                     now,
                     Request {
@@ -413,47 +467,254 @@ impl Shard {
                     },
                 );
             }
-            Message::WriteResponse { id } => self.relay(id, ReplyStatus::Written),
-            Message::ReadResponse { id, value_bytes } => {
-                let status = match value_bytes {
-                    Some(value_bytes) => ReplyStatus::Found { value_bytes },
-                    None => ReplyStatus::NotFound,
-                };
-                self.relay(id, status);
+            Message::WriteResponse { id } => {
+                let next = self.coordinator.write_acked(id);
+                self.act(now, id, next);
+            }
+            Message::ReadResponse { id, data, digest } => {
+                self.read_response(now, id, from, data, digest)
             }
         }
+        self.prune_deadlines();
         self.check_invariants(now);
     }
 
-    /// A replica answered a forwarded request: pass the answer to the client.
-    fn relay(&mut self, id: u64, status: ReplyStatus) {
-        let client = self
-            .forwarded
-            .try_remove(id as usize)
-            .unwrap_or_else(|| panic!("a response for request {id}, which was never forwarded"));
-        self.actions
-            .push_back(Action::Reply(ClientReply { id: client, status }));
+    /// A replica's read answer reaches the coordinator: a data answer that
+    /// is compared with digests is hashed first.
+    fn read_response(
+        &mut self,
+        now: SimTime,
+        id: u64,
+        from: ShardAddress,
+        data: Option<ReadResult>,
+        digest: u64,
+    ) {
+        if let Some(result) = data {
+            if self.config.replication_factor > 1 {
+                let bytes = result.map_or(0, |version| version.value_bytes);
+                let task = TaskId(self.tasks.insert(TaskPurpose::DigestForCoordinator {
+                    id,
+                    from,
+                    result,
+                    digest,
+                }) as u64);
+                self.actions.push_back(Action::RunCpu(CpuTask {
+                    id: task,
+                    group: SchedulingGroup::Statement,
+                    work: CpuWork::Digest { bytes },
+                }));
+                return;
+            }
+        }
+        let next = self.coordinator.read_answered(id, from, data, digest);
+        self.act(now, id, next);
     }
 
-    /// Answers whoever asked: the client, or the coordinating shard.
-    fn respond(&mut self, origin: Origin, status: ReplyStatus) {
+    /// Sends a coordinated request to its replicas.
+    fn coordinate(&mut self, now: SimTime, request: ClientRequest) {
+        let mut replicas = [self.config.address; MAX_REPLICAS];
+        let key = match request.operation {
+            Operation::Write { key, .. } | Operation::Read { key } => key,
+        };
+        let count =
+            self.config
+                .placement
+                .replicas(key, self.config.replication_factor, &mut replicas);
+        let replicas = &mut replicas[..count];
+        let block_for = request
+            .consistency
+            .block_for(count as u32)
+            .clamp(1, count as u32);
+        match request.operation {
+            Operation::Write { key, value_bytes } => {
+                let id = self
+                    .coordinator
+                    .open_write(request.id, count as u32, block_for);
+                self.write_deadlines
+                    .push_back((deadline(now, self.config.write_timeout), id));
+                for &replica in replicas.iter() {
+                    self.send_write(now, replica, id, key, value_bytes, 0);
+                }
+            }
+            Operation::Read { key } => {
+                // The coordinator's own copy first (the snitch's closest).
+                if let Some(position) = replicas.iter().position(|r| *r == self.config.address) {
+                    replicas[..=position].rotate_right(1);
+                }
+                self.reads_coordinated += 1;
+                let all =
+                    read::unit_hash(key, self.reads_coordinated) < self.config.read_repair_chance;
+                let contacted = if all { count } else { block_for as usize };
+                let id =
+                    self.coordinator
+                        .open_read(request.id, key, &replicas[..contacted], block_for);
+                self.read_deadlines
+                    .push_back((deadline(now, self.config.read_timeout), id));
+                for (position, &replica) in replicas[..contacted].iter().enumerate() {
+                    self.send_read(now, replica, id, key, position > 0);
+                }
+            }
+        }
+    }
+
+    fn send_write(
+        &mut self,
+        now: SimTime,
+        replica: ShardAddress,
+        id: u64,
+        key: u64,
+        value_bytes: u32,
+        timestamp: u64,
+    ) {
+        if replica == self.config.address {
+            let origin = Origin::Local { id, digest: false };
+            let operation = Operation::Write { key, value_bytes };
+            self.execute(now, Request { origin, operation });
+        } else {
+            let message = Message::WriteRequest {
+                id,
+                key,
+                value_bytes,
+                timestamp,
+            };
+            self.actions.push_back(Action::Send {
+                to: replica,
+                message,
+            });
+        }
+    }
+
+    fn send_read(&mut self, now: SimTime, replica: ShardAddress, id: u64, key: u64, digest: bool) {
+        if replica == self.config.address {
+            let origin = Origin::Local { id, digest };
+            let operation = Operation::Read { key };
+            self.execute(now, Request { origin, operation });
+        } else {
+            let message = Message::ReadRequest { id, key, digest };
+            self.actions.push_back(Action::Send {
+                to: replica,
+                message,
+            });
+        }
+    }
+
+    /// Carries out what the coordinator decided for operation `id`.
+    fn act(&mut self, now: SimTime, id: u64, next: Next) {
+        match next {
+            Next::Wait => {}
+            Next::Written(client) => self.actions.push_back(Action::Reply(ClientReply {
+                id: client,
+                status: ReplyStatus::Written,
+            })),
+            Next::Read(client, result) => self.actions.push_back(Action::Reply(ClientReply {
+                id: client,
+                status: match result {
+                    Some(version) => ReplyStatus::Found {
+                        value_bytes: version.value_bytes,
+                    },
+                    None => ReplyStatus::NotFound,
+                },
+            })),
+            Next::FetchFullData {
+                key,
+                replicas,
+                count,
+            } => {
+                for &replica in &replicas[..usize::from(count)] {
+                    self.send_read(now, replica, id, key, false);
+                }
+            }
+            Next::Repair {
+                key,
+                version,
+                replicas,
+                count,
+            } => {
+                for &replica in &replicas[..usize::from(count)] {
+                    self.send_write(
+                        now,
+                        replica,
+                        id,
+                        key,
+                        version.value_bytes,
+                        version.timestamp,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Drops deadlines of operations already closed from the queues' fronts,
+    /// so the shard's timer follows the oldest open operation.
+    fn prune_deadlines(&mut self) {
+        for queue in [&mut self.write_deadlines, &mut self.read_deadlines] {
+            while let Some(&(_, id)) = queue.front() {
+                if self.coordinator.is_open(id) {
+                    break;
+                }
+                queue.pop_front();
+            }
+        }
+    }
+
+    /// Answers whoever asked for a write: the client, or the coordinator.
+    fn respond_written(&mut self, now: SimTime, origin: Origin) {
         match origin {
-            Origin::Client(id) => self
-                .actions
-                .push_back(Action::Reply(ClientReply { id, status })),
-            Origin::Peer { from, id } => {
-                let message = match status {
-                    ReplyStatus::Written => Message::WriteResponse { id },
-                    ReplyStatus::Found { value_bytes } => Message::ReadResponse {
-                        id,
-                        value_bytes: Some(value_bytes),
+            Origin::Client(id) => self.actions.push_back(Action::Reply(ClientReply {
+                id,
+                status: ReplyStatus::Written,
+            })),
+            Origin::Peer { from, id, .. } => self.actions.push_back(Action::Send {
+                to: from,
+                message: Message::WriteResponse { id },
+            }),
+            Origin::Local { id, .. } => {
+                let next = self.coordinator.write_acked(id);
+                self.act(now, id, next);
+            }
+        }
+    }
+
+    /// Answers whoever asked for a read: the client, or the coordinator (a
+    /// digest request's result is hashed first).
+    fn respond_read(&mut self, now: SimTime, origin: Origin, result: ReadResult) {
+        if origin.wants_digest() {
+            let bytes = result.map_or(0, |version| version.value_bytes);
+            let task = TaskId(
+                self.tasks
+                    .insert(TaskPurpose::DigestForReplica { origin, result })
+                    as u64,
+            );
+            self.actions.push_back(Action::RunCpu(CpuTask {
+                id: task,
+                group: SchedulingGroup::Statement,
+                work: CpuWork::Digest { bytes },
+            }));
+            return;
+        }
+        self.send_read_result(now, origin, result);
+    }
+
+    fn send_read_result(&mut self, now: SimTime, origin: Origin, result: ReadResult) {
+        let digest = digest_of(result);
+        let data = (!origin.wants_digest()).then_some(result);
+        match origin {
+            Origin::Client(id) => self.actions.push_back(Action::Reply(ClientReply {
+                id,
+                status: match result {
+                    Some(version) => ReplyStatus::Found {
+                        value_bytes: version.value_bytes,
                     },
-                    ReplyStatus::NotFound => Message::ReadResponse {
-                        id,
-                        value_bytes: None,
-                    },
-                };
-                self.actions.push_back(Action::Send { to: from, message });
+                    None => ReplyStatus::NotFound,
+                },
+            })),
+            Origin::Peer { from, id, .. } => self.actions.push_back(Action::Send {
+                to: from,
+                message: Message::ReadResponse { id, data, digest },
+            }),
+            Origin::Local { id, .. } => {
+                let from = self.config.address;
+                self.read_response(now, id, from, data, digest);
             }
         }
     }
@@ -504,18 +765,21 @@ impl Shard {
                     self.waiting_for_commitlog.push_back(request);
                 }
             }
-            TaskPurpose::Read(request) => self.execute_read(request),
-            TaskPurpose::Coordinate(request, owner) => {
-                let id = self.forwarded.insert(request.id) as u64;
-                let message = match request.operation {
-                    Operation::Write { key, value_bytes } => Message::WriteRequest {
-                        id,
-                        key,
-                        value_bytes,
-                    },
-                    Operation::Read { key } => Message::ReadRequest { id, key },
-                };
-                self.actions.push_back(Action::Send { to: owner, message });
+            TaskPurpose::Read(request) => self.execute_read(now, request),
+            TaskPurpose::Coordinate(request) => self.coordinate(now, request),
+            TaskPurpose::DigestForReplica { origin, result } => {
+                self.send_read_result(now, origin, result);
+            }
+            TaskPurpose::DigestForCoordinator {
+                id,
+                from,
+                result,
+                digest,
+            } => {
+                let next = self
+                    .coordinator
+                    .read_answered(id, from, Some(result), digest);
+                self.act(now, id, next);
             }
             TaskPurpose::CompactionMerge {
                 job,
@@ -633,7 +897,7 @@ impl Shard {
                 }
                 if pending.ios_outstanding == 0 {
                     let pending = self.reads.remove(read as usize);
-                    self.reply_read(pending.request, pending.value_bytes);
+                    self.reply_read(now, pending.request, pending.value_bytes);
                 }
             }
         }
@@ -642,6 +906,29 @@ impl Shard {
 
     /// Timers due at or before `now` fire.
     pub fn handle_timeout(&mut self, now: SimTime) {
+        for reads in [false, true] {
+            loop {
+                let queue = if reads {
+                    &mut self.read_deadlines
+                } else {
+                    &mut self.write_deadlines
+                };
+                let Some(&(at, id)) = queue.front() else {
+                    break;
+                };
+                if at > now {
+                    break;
+                }
+                queue.pop_front();
+                if let Some(client) = self.coordinator.timed_out(id) {
+                    self.actions.push_back(Action::Reply(ClientReply {
+                        id: client,
+                        status: ReplyStatus::Timeout,
+                    }));
+                }
+            }
+        }
+        self.prune_deadlines();
         while let Some(kind) = self.timers.take_expired(now) {
             match kind {
                 TimerKind::CompactionController => {
@@ -687,14 +974,21 @@ impl Shard {
 
     /// When [`Shard::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<SimTime> {
-        self.timers.next_deadline()
+        [
+            self.timers.next_deadline(),
+            self.write_deadlines.front().map(|&(at, _)| at),
+            self.read_deadlines.front().map(|&(at, _)| at),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     // ----- the read path -----
 
     /// Looks the key up in the memtables and sends an index read to every
     /// SSTable whose bloom filter passes; replies at once if none does.
-    fn execute_read(&mut self, request: Request) {
+    fn execute_read(&mut self, now: SimTime, request: Request) {
         let Operation::Read { key } = request.operation else {
             unreachable!("a read task carries a read");
         };
@@ -729,7 +1023,7 @@ impl Shard {
             .collect();
         if lookups.is_empty() {
             let pending = self.reads.remove(read_slot as usize);
-            self.reply_read(pending.request, pending.value_bytes);
+            self.reply_read(now, pending.request, pending.value_bytes);
             return;
         }
         self.reads[read_slot as usize].ios_outstanding = lookups.len() as u32;
@@ -739,13 +1033,15 @@ impl Shard {
         }
     }
 
-    fn reply_read(&mut self, request: Request, value_bytes: Option<u32>) {
-        let status = match value_bytes {
-            Some(value_bytes) => ReplyStatus::Found { value_bytes },
-            None => ReplyStatus::NotFound,
-        };
+    fn reply_read(&mut self, now: SimTime, request: Request, value_bytes: Option<u32>) {
+        // Volume mode keeps no per-key timestamps: every replica's copy of a
+        // row is the same version, so digests agree.
+        let result = value_bytes.map(|value_bytes| RowVersion {
+            timestamp: 0,
+            value_bytes,
+        });
         self.reads_completed += 1;
-        self.respond(request.origin, status);
+        self.respond_read(now, request.origin, result);
     }
 
     // ----- the write path -----
@@ -810,7 +1106,7 @@ impl Shard {
             segment,
         );
         self.writes_completed += 1;
-        self.respond(request.origin, ReplyStatus::Written);
+        self.respond_written(now, request.origin);
         self.maybe_start_flush(now);
     }
 
@@ -1092,6 +1388,15 @@ impl Shard {
     }
 }
 
+/// A coordinator deadline `timeout` after `now`, rounded up to Seastar's
+/// low-resolution clock (10 ms), so deadlines of operations opened close
+/// together share one timer.
+fn deadline(now: SimTime, timeout: SimDuration) -> SimTime {
+    const TICK: u64 = 10_000_000;
+    let at = (now + timeout).as_nanos();
+    SimTime::from_nanos(at.div_ceil(TICK) * TICK)
+}
+
 /// Serialized size of a write mutation: key (8 bytes as c-s seeds it) plus
 /// column values plus a small frame.
 fn mutation_bytes(value_bytes: u32) -> u64 {
@@ -1102,6 +1407,7 @@ fn mutation_bytes(value_bytes: u32) -> u64 {
 mod tests {
     use super::*;
     use crate::action::RequestId;
+    use crate::coordinator::ConsistencyLevel;
 
     const MIB: u64 = 1024 * 1024;
 
@@ -1125,6 +1431,7 @@ mod tests {
                 key,
                 value_bytes: 1024,
             },
+            consistency: ConsistencyLevel::One,
         }
     }
 
@@ -1261,6 +1568,7 @@ mod tests {
                 ClientRequest {
                     id: RequestId(id),
                     operation: Operation::Read { key },
+                    consistency: ConsistencyLevel::One,
                 },
             );
             let (mut read_ios, mut status) = (Vec::new(), None);
@@ -1331,6 +1639,7 @@ mod compaction_tests {
     use super::*;
     use crate::action::RequestId;
     use crate::controller::{compaction_curve_2_2, COMPACTION_TICK};
+    use crate::coordinator::ConsistencyLevel;
 
     const MIB: u64 = 1024 * 1024;
 
@@ -1351,6 +1660,7 @@ mod compaction_tests {
                         key,
                         value_bytes: 1024,
                     },
+                    consistency: ConsistencyLevel::One,
                 },
             );
             while let Some(action) = shard.poll_action() {
@@ -1460,6 +1770,7 @@ mod compaction_tests {
 #[cfg(test)]
 mod coordinator_tests {
     use super::*;
+    use crate::coordinator::ConsistencyLevel;
     use crate::placement::Placement;
 
     /// Two shards of one node, every CPU task and I/O instant, messages
@@ -1515,6 +1826,7 @@ mod coordinator_tests {
                     key,
                     value_bytes: 100,
                 },
+                consistency: ConsistencyLevel::One,
             },
         );
         let replies = drive(&mut shards, now);
@@ -1540,6 +1852,7 @@ mod coordinator_tests {
             ClientRequest {
                 id: RequestId(8),
                 operation: Operation::Read { key },
+                consistency: ConsistencyLevel::One,
             },
         );
         let replies = drive(&mut shards, now);
@@ -1549,5 +1862,169 @@ mod coordinator_tests {
             matches!(replies[0].status, ReplyStatus::Found { .. }),
             "{replies:?}"
         );
+    }
+
+    /// Three single-shard nodes at RF=3; every CPU task and I/O instant,
+    /// messages delivered in order. Returns the client's replies and the
+    /// digest tasks run on each node.
+    fn drive_three(shards: &mut [Shard; 3], now: SimTime) -> (Vec<ClientReply>, [u32; 3]) {
+        let mut replies = Vec::new();
+        let mut digests = [0u32; 3];
+        let mut progress = true;
+        while progress {
+            progress = false;
+            for index in 0..3 {
+                while let Some(action) = shards[index].poll_action() {
+                    progress = true;
+                    match action {
+                        Action::RunCpu(task) => {
+                            if matches!(task.work, CpuWork::Digest { .. }) {
+                                digests[index] += 1;
+                            }
+                            shards[index].handle_cpu_done(now, task.id)
+                        }
+                        Action::SubmitIo(io) => shards[index].handle_io_done(now, io.id),
+                        Action::Reply(reply) => replies.push(reply),
+                        Action::SetShares { .. } => {}
+                        Action::Send { to, message } => {
+                            let from = shards[index].config().address;
+                            shards[to.node as usize].handle_message(now, from, message);
+                        }
+                    }
+                }
+            }
+        }
+        (replies, digests)
+    }
+
+    fn three_nodes(read_repair_chance: f64) -> [Shard; 3] {
+        let placement = Placement {
+            nodes: 3,
+            shards_per_node: 1,
+        };
+        let config = |node| ShardConfig {
+            address: ShardAddress { node, shard: 0 },
+            placement,
+            replication_factor: 3,
+            read_repair_chance,
+            ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
+        };
+        [
+            Shard::new(config(0), SimTime::ZERO),
+            Shard::new(config(1), SimTime::ZERO),
+            Shard::new(config(2), SimTime::ZERO),
+        ]
+    }
+
+    #[test]
+    fn a_quorum_write_reaches_every_replica_and_the_client_hears_once() {
+        let mut shards = three_nodes(0.0);
+        let now = SimTime::from_nanos(1);
+        shards[1].handle_client_request(
+            now,
+            ClientRequest {
+                id: RequestId(5),
+                operation: Operation::Write {
+                    key: 77,
+                    value_bytes: 100,
+                },
+                consistency: ConsistencyLevel::Quorum,
+            },
+        );
+        let (replies, _) = drive_three(&mut shards, now);
+        assert_eq!(
+            replies,
+            [ClientReply {
+                id: RequestId(5),
+                status: ReplyStatus::Written
+            }]
+        );
+        for shard in &shards {
+            assert_eq!(
+                shard.stats().writes_completed,
+                1,
+                "every replica applied it"
+            );
+        }
+        assert_eq!(shards[1].coordinator.open_operations(), 0);
+    }
+
+    #[test]
+    fn a_quorum_read_asks_one_replica_for_data_and_one_for_a_digest() {
+        let mut shards = three_nodes(0.0);
+        let now = SimTime::from_nanos(1);
+        let read = |id| ClientRequest {
+            id: RequestId(id),
+            operation: Operation::Read { key: 77 },
+            consistency: ConsistencyLevel::Quorum,
+        };
+        shards[2].handle_client_request(now, read(1));
+        let (replies, digests) = drive_three(&mut shards, now);
+        assert_eq!(replies.len(), 1);
+        assert_eq!(replies[0].status, ReplyStatus::NotFound);
+        let reads: u64 = shards.iter().map(|s| s.stats().reads_completed).sum();
+        assert_eq!(reads, 2, "block_for = 2 replicas read");
+        assert_eq!(
+            shards[2].stats().reads_completed,
+            1,
+            "the coordinator is a replica and reads its own copy"
+        );
+        // One digest on the digest replica, one on the coordinator for the
+        // data it compares.
+        assert_eq!(digests.iter().sum::<u32>(), 2, "{digests:?}");
+        // With read_repair_chance 1 every replica is asked.
+        let mut shards = three_nodes(1.0);
+        shards[2].handle_client_request(now, read(2));
+        let (replies, _) = drive_three(&mut shards, now);
+        assert_eq!(replies.len(), 1);
+        let reads: u64 = shards.iter().map(|s| s.stats().reads_completed).sum();
+        assert_eq!(reads, 3);
+        assert_eq!(shards[2].coordinator.open_operations(), 0);
+    }
+
+    #[test]
+    fn a_coordinator_answers_timeout_when_replicas_are_silent() {
+        let mut shards = three_nodes(0.0);
+        let now = SimTime::from_nanos(1);
+        shards[0].handle_client_request(
+            now,
+            ClientRequest {
+                id: RequestId(9),
+                operation: Operation::Write {
+                    key: 77,
+                    value_bytes: 100,
+                },
+                consistency: ConsistencyLevel::All,
+            },
+        );
+        // Run the coordinator only: its messages to the others are lost.
+        let mut replies = Vec::new();
+        while let Some(action) = shards[0].poll_action() {
+            match action {
+                Action::RunCpu(task) => shards[0].handle_cpu_done(now, task.id),
+                Action::SubmitIo(io) => shards[0].handle_io_done(now, io.id),
+                Action::Reply(reply) => replies.push(reply),
+                Action::Send { .. } | Action::SetShares { .. } => {}
+            }
+        }
+        assert!(replies.is_empty(), "ALL needs the two silent replicas");
+        let deadline = shards[0].poll_timeout().expect("a deadline is armed");
+        assert!(deadline >= now + SimDuration::from_secs(2));
+        assert!(deadline <= now + SimDuration::from_millis(2_010));
+        shards[0].handle_timeout(deadline);
+        let mut timed_out = Vec::new();
+        while let Some(action) = shards[0].poll_action() {
+            if let Action::Reply(reply) = action {
+                timed_out.push(reply);
+            }
+        }
+        assert_eq!(
+            timed_out,
+            [ClientReply {
+                id: RequestId(9),
+                status: ReplyStatus::Timeout
+            }]
+        );
+        assert_eq!(shards[0].coordinator.open_operations(), 0);
     }
 }

@@ -26,6 +26,13 @@
 //! - `coordinate_ns`: a coordinator forwarding a request it does not own and
 //!   relaying the answer: two internode messages on this shard, 5-10 us of
 //!   CPU each side per message for Seastar RPC (hardware.md 6.3, estimate).
+//! - `digest_fixed_ns` and `digest_ns_per_byte`: hashing one read result
+//!   for a digest read, fitted through the two ends of the per-value costs
+//!   scylla-mechanisms.md 4.3 quotes from the xxHash merge (1 KiB and 1 MiB
+//!   values): MD5 14 us and 4.0 ms give 10.1 us + 3.81 ns/B (the 64 KiB
+//!   point, 278 us, comes out at 259 us, -7%); xxHash64 1 us and 0.23 ms
+//!   give 0.78 us + 0.219 ns/B (64 KiB: 15.1 us vs 14 us, +8%). Scylla 2.1
+//!   hashes with MD5, 2.2 and later with xxHash64.
 //! - `compaction_ns_per_byte`: reading, merging and re-encoding SSTable data
 //!   in a compaction; ~100 MB/s per core (10 ns/byte) is the order of what
 //!   Scylla reports per shard for size-tiered compaction of small rows.
@@ -51,10 +58,30 @@ pub struct CostTable {
     pub compaction_ns_per_byte: f64,
     /// CPU of coordinating one forwarded request.
     pub coordinate_ns: u64,
+    /// Fixed CPU of hashing one read result for a digest.
+    pub digest_fixed_ns: u64,
+    /// CPU per byte hashed for a digest.
+    pub digest_ns_per_byte: f64,
 }
 
 impl CostTable {
-    /// A Scylla shard on an i3 core.
+    /// The table of a software preset: Scylla 2.1 digests with MD5, later
+    /// versions with xxHash64; the rest is common.
+    pub fn for_preset(preset: &str) -> CostTable {
+        let table = CostTable::scylla();
+        if preset == "scylla-2.1" {
+            CostTable {
+                name: "scylla-2.1",
+                digest_fixed_ns: 10_100,
+                digest_ns_per_byte: 3.81,
+                ..table
+            }
+        } else {
+            table
+        }
+    }
+
+    /// A Scylla shard on an i3 core (xxHash64 digests, 2.2 and later).
     pub fn scylla() -> CostTable {
         CostTable {
             name: "scylla",
@@ -65,7 +92,16 @@ impl CostTable {
             read_ns_per_sstable: 3_000,
             compaction_ns_per_byte: 10.0,
             coordinate_ns: 10_000,
+            digest_fixed_ns: 780,
+            digest_ns_per_byte: 0.219,
         }
+    }
+
+    /// CPU time to hash a read result of `bytes` for a digest.
+    pub fn digest(&self, bytes: u32) -> SimDuration {
+        SimDuration::from_nanos(
+            self.digest_fixed_ns + (f64::from(bytes) * self.digest_ns_per_byte) as u64,
+        )
     }
 
     /// CPU time to merge `bytes` of compaction input.
@@ -90,5 +126,34 @@ impl CostTable {
     /// CPU time to serialize `bytes` of memtable during a flush.
     pub fn flush_serialize(&self, bytes: u64) -> SimDuration {
         SimDuration::from_nanos((bytes as f64 * self.flush_ns_per_byte) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_costs_reproduce_the_published_per_value_figures() {
+        let (md5, xxhash) = (
+            CostTable::for_preset("scylla-2.1"),
+            CostTable::for_preset("scylla-2.2"),
+        );
+        let us = |d: SimDuration| d.as_secs_f64() * 1e6;
+        for (bytes, md5_us, xxhash_us) in [
+            (1024u32, 14.0, 1.0),
+            (65_536, 278.0, 14.0),
+            (1_048_576, 4000.0, 230.0),
+        ] {
+            let (m, x) = (us(md5.digest(bytes)), us(xxhash.digest(bytes)));
+            assert!(
+                (m / md5_us - 1.0).abs() < 0.08,
+                "md5 {bytes} B: {m} us vs {md5_us}"
+            );
+            assert!(
+                (x / xxhash_us - 1.0).abs() < 0.09,
+                "xxhash {bytes} B: {x} us vs {xxhash_us}"
+            );
+        }
     }
 }

@@ -13,6 +13,7 @@ pub mod cost;
 pub mod distribution;
 pub mod instance;
 pub mod io_scheduler;
+pub mod jvm;
 pub mod network;
 pub mod nvme;
 pub mod reactor;

@@ -45,6 +45,7 @@ use crate::load::{KeySource, LoadPlan, MixCursor, OpKind, Routing, Schedule, Sta
 use crate::metrics::{round3, LatencySummary, OpMetrics, TimeSeries};
 use crate::rng::{self, SimRng};
 use hdrhistogram::serialization::V2DeflateSerializer;
+use rand::RngExt;
 
 /// A message between two shards of one node: a cross-shard queue hop
 /// (hardware.md 6.3: 1-2 us; estimate).
@@ -86,6 +87,9 @@ pub struct ClusterPlan {
     pub preload: Option<Preload>,
     /// Commitlog settings (`[cluster.yaml]`).
     pub commitlog: CommitlogPlan,
+    /// Replicas per key: the keyspace's replication factor (from `[data]`
+    /// or the first load's `-schema replication(factor=N)`).
+    pub replication_factor: u32,
 }
 
 /// The commitlog settings of every shard.
@@ -319,6 +323,18 @@ pub struct RunOutcome {
     pub wall_seconds: f64,
 }
 
+/// How a request ended, as the client sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReplyOutcome {
+    /// Written, or read with a row.
+    Done,
+    /// Read, no row.
+    NotFound,
+    /// The coordinator timed out waiting for replicas (the driver raises a
+    /// timeout exception; c-s retries it like any error).
+    Timeout,
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Event {
     LoadStart {
@@ -341,7 +357,7 @@ enum Event {
     ReplyArrives {
         process: u32,
         request: RequestId,
-        not_found: bool,
+        outcome: ReplyOutcome,
     },
     /// A node's NIC can put its next queued message on the wire.
     NodeNicWake {
@@ -493,12 +509,14 @@ impl Simulation {
                             nodes: cluster.nodes,
                             shards_per_node: cluster.shards_per_node,
                         },
-                        // Keys spread evenly over every shard of every node.
-                        key_ownership_fraction: 1.0
+                        // Keys spread evenly over every shard of every
+                        // node, each key on `replication_factor` of them.
+                        key_ownership_fraction: f64::from(cluster.replication_factor)
                             / f64::from(cluster.nodes * cluster.shards_per_node),
                         compaction_controller: cluster.controllers.compaction.clone(),
                         compaction_enforce_min_threshold: cluster.compaction_enforce_min_threshold,
                         flush_controller: cluster.controllers.flush.clone(),
+                        replication_factor: cluster.replication_factor,
                         commitlog_sync: cluster.commitlog.sync,
                         commitlog_sync_period: cluster.commitlog.sync_period,
                         commitlog_segment_bytes: cluster.commitlog.segment_bytes,
@@ -603,13 +621,14 @@ impl Simulation {
         simulation
     }
 
-    /// Gives every shard its share of the preloaded table.
+    /// Gives every shard its share of the preloaded table (each partition
+    /// on `replication_factor` shards).
     fn preload(&mut self, preload: Preload) {
         let shards = self.shards.len() as u64;
+        let copies = preload.partitions * u64::from(self.plan.cluster.replication_factor);
         for (index, shard) in self.shards.iter_mut().enumerate() {
             // Spread the remainder so the shards add up to the table.
-            let rows = preload.partitions / shards
-                + u64::from((index as u64) < preload.partitions % shards);
+            let rows = copies / shards + u64::from((index as u64) < copies % shards);
             let config = shard.engine.config();
             let flush_bytes = config.flush_soft_limit_bytes().max(1);
             let min_threshold = config.compaction.min_threshold;
@@ -681,8 +700,8 @@ impl Simulation {
                 self.drain(now, shard);
             }
             Event::ReplyArrives {
-                request, not_found, ..
-            } => self.complete(now, request, not_found),
+                request, outcome, ..
+            } => self.complete(now, request, outcome),
             Event::NodeNicWake { node } => {
                 let hardware = &mut self.nodes[node as usize];
                 let delivery = hardware.nic.wake(now, &mut hardware.rng);
@@ -939,6 +958,8 @@ impl Simulation {
             request: ClientRequest {
                 id: RequestId((u64::from(serial) << 32) | u64::from(slot)),
                 operation,
+                consistency: self.plan.loads[self.processes[process_index as usize].load as usize]
+                    .consistency,
             },
         };
         // One connection (flow) per node, as the driver's pools.
@@ -1024,20 +1045,27 @@ impl Simulation {
                 return;
             }
             self.processes[process_index as usize].timeouts.pop_front();
-            let mut attempt = self.in_flight.remove(slot as usize);
-            let load_index = self.processes[process_index as usize].load as usize;
-            let tries = self.plan.loads[load_index].tries;
-            self.ops[usize::from(attempt.global_op)].timeouts += 1;
-            self.loads[load_index].ops[usize::from(attempt.load_op)].timeouts += 1;
-            if u32::from(attempt.attempt) + 1 < tries {
-                attempt.attempt += 1;
-                self.transmit(now, attempt);
-            } else {
-                self.ops[usize::from(attempt.global_op)].record_error();
-                self.loads[load_index].ops[usize::from(attempt.load_op)].record_error();
-                self.processes[process_index as usize].in_flight -= 1;
-                self.next_after(now, process_index);
-            }
+            let attempt = self.in_flight.remove(slot as usize);
+            self.retry_or_fail(now, attempt);
+        }
+    }
+
+    /// An attempt timed out (at the client or at the coordinator): c-s
+    /// retries it while it has tries left, then counts an error.
+    fn retry_or_fail(&mut self, now: SimTime, mut attempt: InFlight) {
+        let process_index = attempt.process;
+        let load_index = self.processes[process_index as usize].load as usize;
+        let tries = self.plan.loads[load_index].tries;
+        self.ops[usize::from(attempt.global_op)].timeouts += 1;
+        self.loads[load_index].ops[usize::from(attempt.load_op)].timeouts += 1;
+        if u32::from(attempt.attempt) + 1 < tries {
+            attempt.attempt += 1;
+            self.transmit(now, attempt);
+        } else {
+            self.ops[usize::from(attempt.global_op)].record_error();
+            self.loads[load_index].ops[usize::from(attempt.load_op)].record_error();
+            self.processes[process_index as usize].in_flight -= 1;
+            self.next_after(now, process_index);
         }
     }
 
@@ -1052,12 +1080,17 @@ impl Simulation {
         }
     }
 
-    fn complete(&mut self, now: SimTime, request: RequestId, not_found: bool) {
+    fn complete(&mut self, now: SimTime, request: RequestId, outcome: ReplyOutcome) {
         let (slot, serial) = ((request.0 & 0xFFFF_FFFF) as u32, (request.0 >> 32) as u32);
         if !self.live_attempt(slot, serial) {
             return; // the client gave up on this attempt already
         }
         let in_flight = self.in_flight.remove(slot as usize);
+        if outcome == ReplyOutcome::Timeout {
+            self.retry_or_fail(now, in_flight);
+            return;
+        }
+        let not_found = outcome == ReplyOutcome::NotFound;
         let latency = now - in_flight.measured_from;
         let global = usize::from(in_flight.global_op);
         self.ops[global].record(latency);
@@ -1073,18 +1106,29 @@ impl Simulation {
         self.next_after(now, in_flight.process);
     }
 
-    /// The shard a client sends a request for `key` to: the owner
+    /// The shard a client sends a request for `key` to: a replica, picked at random
     /// (token-aware), or the next node in turn (round-robin), on a shard the
     /// turn counter picks as the driver's connections would spread.
     fn target_shard(&mut self, process_index: u32, key: u64) -> u32 {
         let cluster = &self.plan.cluster;
         let process = &mut self.processes[process_index as usize];
         let address = match self.plan.loads[process.load as usize].routing {
-            Routing::TokenAware => Placement {
-                nodes: cluster.nodes,
-                shards_per_node: cluster.shards_per_node,
+            Routing::TokenAware => {
+                // The Java driver's TokenAwarePolicy shuffles the replicas
+                // (`shuffleReplicas`, on by default in driver 3.x).
+                let placement = Placement {
+                    nodes: cluster.nodes,
+                    shards_per_node: cluster.shards_per_node,
+                };
+                if cluster.replication_factor == 1 {
+                    placement.owner(key)
+                } else {
+                    let mut replicas =
+                        [ShardAddress { node: 0, shard: 0 }; engine::coordinator::MAX_REPLICAS];
+                    let count = placement.replicas(key, cluster.replication_factor, &mut replicas);
+                    replicas[process.rng.random_range(0..count)]
+                }
             }
-            .owner(key),
             Routing::RoundRobin => {
                 let turn = process.round_robin_turn;
                 process.round_robin_turn += 1;
@@ -1144,6 +1188,7 @@ impl Simulation {
                         engine::CpuWork::FlushSerialize { bytes } => {
                             self.plan.cluster.costs.flush_serialize(bytes)
                         }
+                        engine::CpuWork::Digest { bytes } => self.plan.cluster.costs.digest(bytes),
                     };
                     let group = self.plan.cluster.cpu.group_of(task.group);
                     if let Some(started) = self.shards[shard as usize]
@@ -1216,10 +1261,13 @@ impl Simulation {
                     let process = self.in_flight[slot as usize].process;
                     let node = self.shards[shard as usize].node;
                     let hardware = &mut self.nodes[node as usize];
-                    let (payload, not_found) = match reply.status {
-                        ReplyStatus::Written => (0, false),
-                        ReplyStatus::Found { value_bytes } => (u64::from(value_bytes), false),
-                        ReplyStatus::NotFound => (0, true),
+                    let (payload, outcome) = match reply.status {
+                        ReplyStatus::Written => (0, ReplyOutcome::Done),
+                        ReplyStatus::Found { value_bytes } => {
+                            (u64::from(value_bytes), ReplyOutcome::Done)
+                        }
+                        ReplyStatus::NotFound => (0, ReplyOutcome::NotFound),
+                        ReplyStatus::Timeout => (0, ReplyOutcome::Timeout),
                     };
                     // One flow per client connection, after the node flows.
                     let flow = FlowId(self.plan.cluster.nodes + process);
@@ -1230,7 +1278,7 @@ impl Simulation {
                         Event::ReplyArrives {
                             process,
                             request: reply.id,
-                            not_found,
+                            outcome,
                         },
                         &mut hardware.rng,
                     );
@@ -1478,6 +1526,7 @@ mod tests {
                 compaction_enforce_min_threshold: false,
                 preload: None,
                 commitlog: CommitlogPlan::default(),
+                replication_factor: 1,
             },
             loads: vec![LoadPlan {
                 name: "write".into(),
@@ -1503,6 +1552,7 @@ mod tests {
                 tries: 10,
                 client_timeout: SimDuration::from_secs(12),
                 routing: Routing::TokenAware,
+                consistency: engine::ConsistencyLevel::One,
             }],
             notes: Vec::new(),
         }
@@ -1586,6 +1636,7 @@ mod workload_tests {
                 compaction_enforce_min_threshold: false,
                 preload: None,
                 commitlog: CommitlogPlan::default(),
+                replication_factor: 1,
             },
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),
@@ -1611,6 +1662,7 @@ mod workload_tests {
             tries: 10,
             client_timeout: SimDuration::from_secs(12),
             routing: Routing::TokenAware,
+            consistency: engine::ConsistencyLevel::One,
         }
     }
 

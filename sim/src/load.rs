@@ -274,6 +274,8 @@ pub struct LoadPlan {
     pub client_timeout: SimDuration,
     /// Where requests go.
     pub routing: Routing,
+    /// The consistency level of its requests (`cl=`).
+    pub consistency: engine::ConsistencyLevel,
 }
 
 impl LoadPlan {

@@ -70,7 +70,14 @@ impl RunPlan {
 
 /// Resolves `scenario` with command-line `overrides`.
 pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan, ScenarioError> {
-    let cluster = resolve_cluster(scenario)?;
+    let mut cluster = resolve_cluster(scenario)?;
+    // The keyspace's replication factor: `[data]`'s, else the first load's
+    // (c-s creates keyspace1 once and never alters it).
+    let mut keyspace_rf: Option<(u32, String)> = scenario
+        .data
+        .as_ref()
+        .and_then(|data| data.replication_factor)
+        .map(|rf| (rf, "[data] replication_factor".to_string()));
     let mut notes = Vec::new();
     let mut loads = Vec::with_capacity(scenario.loads.len());
     for (index, section) in scenario.loads.iter().enumerate() {
@@ -84,6 +91,39 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
                 command.ignored_options.join(", ")
             ));
         }
+        let (rf, origin) = keyspace_rf.get_or_insert_with(|| {
+            (
+                command.effective_replication_factor(),
+                format!("load `{}`", section.name),
+            )
+        });
+        if let Some(explicit) = command.replication_factor {
+            if explicit != *rf {
+                return Err(scenario.error(
+                    &field,
+                    format!("replication(factor={explicit}) differs from the keyspace's {rf} (set by {origin}); c-s creates keyspace1 once and does not alter it"),
+                ));
+            }
+        }
+        let rf = *rf;
+        if rf == 0 || rf > cluster.nodes || rf as usize > engine::coordinator::MAX_REPLICAS {
+            return Err(scenario.error(
+                &field,
+                format!(
+                    "replication factor {rf} needs between 1 and {} nodes; the cluster has {}",
+                    engine::coordinator::MAX_REPLICAS,
+                    cluster.nodes
+                ),
+            ));
+        }
+        let block_for = command.consistency.block_for(rf);
+        if block_for > rf {
+            return Err(scenario.error(
+                &field,
+                format!("cl={:?} needs {block_for} replicas but the keyspace has {rf}; every request would fail with Unavailable", command.consistency),
+            ));
+        }
+        cluster.replication_factor = rf;
         let load = resolve_load(scenario, &field, section, &command, &loads)?;
         loads.push(load);
     }
@@ -169,13 +209,6 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
     let [first_key, last_key] = data.key_range.unwrap_or([1, partitions]);
     if first_key > last_key {
         return fail("key_range", format!("[{first_key}, {last_key}] is empty"));
-    }
-    if data.replication_factor.is_some_and(|factor| factor != 1) {
-        return fail(
-            "replication_factor",
-            "this build places one replica per key; replication arrives with the cluster issue"
-                .into(),
-        );
     }
     for (field, value, accepted) in [
         ("compaction", &data.compaction, "size-tiered"),
@@ -313,6 +346,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
     let yaml = section.yaml.clone().unwrap_or_default();
     Ok(ClusterPlan {
         io: IoScheduling::for_preset(&section.preset, &device, shards),
+        replication_factor: 1,
         preset: section.preset.clone(),
         nodes: section.nodes,
         instance: instance.name.to_string(),
@@ -320,7 +354,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         memory_per_shard_bytes: memory_per_shard,
         device,
         nic_gbps: overrides.nic_gbps.unwrap_or(instance.nic_gbps),
-        costs: CostTable::scylla(),
+        costs: CostTable::for_preset(&section.preset),
         controllers: scenario_controllers(scenario)?,
         preload: resolve_data(scenario)?,
         compaction_enforce_min_threshold: yaml
@@ -391,6 +425,20 @@ fn resolve_commitlog(
     Ok(plan)
 }
 
+/// The engine's level for c-s's: one datacenter, no hints, so ANY and
+/// LOCAL_ONE act as ONE and EACH_QUORUM and LOCAL_QUORUM as QUORUM.
+fn engine_consistency(level: cassandra_stress::ConsistencyLevel) -> engine::ConsistencyLevel {
+    use cassandra_stress::ConsistencyLevel as Cs;
+    match level {
+        Cs::Any | Cs::One | Cs::LocalOne => engine::ConsistencyLevel::One,
+        Cs::Two => engine::ConsistencyLevel::Two,
+        Cs::Three => engine::ConsistencyLevel::Three,
+        Cs::Quorum | Cs::EachQuorum => engine::ConsistencyLevel::Quorum,
+        Cs::LocalQuorum => engine::ConsistencyLevel::LocalQuorum,
+        Cs::All => engine::ConsistencyLevel::All,
+    }
+}
+
 fn resolve_load(
     scenario: &Scenario,
     field: &str,
@@ -411,12 +459,6 @@ fn resolve_load(
             clustering: clustering.clone(),
         },
     };
-    let factor = command.effective_replication_factor();
-    if factor != 1 {
-        return fail(format!(
-            "replication(factor={factor}): this build places one replica per key; replication arrives with the cluster issue"
-        ));
-    }
     let rate = match command.rate {
         Rate::ClosedLoop { threads, throttle_per_sec } => RatePlan::ClosedLoop {
             threads,
@@ -500,6 +542,7 @@ fn resolve_load(
         loader: loader.name.to_string(),
         loader_nic_gbps: loader.nic_gbps,
         tries: command.tries(),
+        consistency: engine_consistency(command.consistency),
         routing: match section.routing.as_deref() {
             None | Some("token-aware") => Routing::TokenAware,
             Some("round-robin") => Routing::RoundRobin,

@@ -1,0 +1,565 @@
+//! The coordinator's bookkeeping: what a client request waits for once its
+//! replicas have been asked, and what to do as their answers come in.
+//!
+//! What it models (scylla-mechanisms.md section 4; Cassandra's
+//! `AbstractWriteResponseHandler`, `AbstractReadExecutor` and
+//! `DigestResolver`, which Scylla's `storage_proxy` follows):
+//! - *Writes* go to every replica; the client gets its answer once
+//!   `block_for` of them have acknowledged (the consistency level); later
+//!   acknowledgements are counted and dropped.
+//! - *Reads* ask `block_for` replicas: the first for the data, the others
+//!   for a digest of it. With the table's read-repair chance
+//!   (`dclocal_read_repair_chance` 0.1 by default) the read asks every
+//!   replica instead, still answering after `block_for`. Once the data and
+//!   `block_for - 1` digests are in, the coordinator digests the data and
+//!   compares: all equal, the client gets the data; any differ (a digest
+//!   mismatch), it asks every replica it contacted for the full data,
+//!   takes the newest version by timestamp, writes it back to the replicas
+//!   that were behind, and answers the client once those repairs are
+//!   acknowledged (a blocking read repair).
+//! - *Timeouts*: an operation still open at its deadline (write 2 s, read
+//!   5 s: `write_request_timeout_in_ms`, `read_request_timeout_in_ms`)
+//!   answers the client with a timeout.
+//!
+//! This module decides; the shard sends the messages and runs the CPU work.
+//! Left out for now: speculative retry, heat-weighted replica choice,
+//! LOCAL_* across several datacenters (every node is in one DC here),
+//! background repair of mismatches found after the answer.
+
+use slab::Slab;
+
+use crate::action::RequestId;
+use crate::placement::ShardAddress;
+
+/// How many replicas must answer (`cl=` of cassandra-stress).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConsistencyLevel {
+    /// One replica.
+    One,
+    /// Two replicas.
+    Two,
+    /// Three replicas.
+    Three,
+    /// A majority of the replicas.
+    Quorum,
+    /// A majority of the local datacenter's replicas (one DC here).
+    LocalQuorum,
+    /// Every replica.
+    All,
+}
+
+impl ConsistencyLevel {
+    /// Replicas to wait for at replication factor `rf`.
+    pub fn block_for(self, rf: u32) -> u32 {
+        match self {
+            ConsistencyLevel::One => 1,
+            ConsistencyLevel::Two => 2,
+            ConsistencyLevel::Three => 3,
+            ConsistencyLevel::Quorum | ConsistencyLevel::LocalQuorum => rf / 2 + 1,
+            ConsistencyLevel::All => rf,
+        }
+    }
+}
+
+/// A version of a row as a replica holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RowVersion {
+    /// Write timestamp of the newest cell (microseconds, client-assigned).
+    pub timestamp: u64,
+    /// Bytes of column values.
+    pub value_bytes: u32,
+}
+
+/// What a replica read returned: the row's newest version, if any.
+pub type ReadResult = Option<RowVersion>;
+
+/// The digest of a read result (the replica hashes what it would return).
+pub fn digest_of(result: ReadResult) -> u64 {
+    match result {
+        None => 0x6E6F_6E65, // "none"
+        Some(version) => {
+            let mut value = version.timestamp ^ (u64::from(version.value_bytes) << 40);
+            value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            value ^ (value >> 31)
+        }
+    }
+}
+
+/// An open write.
+#[derive(Clone, Debug)]
+struct WriteOp {
+    client: RequestId,
+    block_for: u8,
+    acks: u8,
+    expected: u8,
+    answered: bool,
+}
+
+/// Where a read is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReadPhase {
+    /// Waiting for the data and the digests.
+    Digests,
+    /// A digest mismatched: waiting for full data from every contacted
+    /// replica.
+    FullData,
+    /// Waiting for the repair writes to be acknowledged.
+    Repairing,
+}
+
+/// An open read.
+#[derive(Clone, Debug)]
+struct ReadOp {
+    client: RequestId,
+    key: u64,
+    block_for: u8,
+    phase: ReadPhase,
+    /// Replicas contacted, in order (the first got the data request).
+    contacted: [ShardAddress; MAX_REPLICAS],
+    contacted_count: u8,
+    /// Data received (the first phase: from the data replica).
+    data: Option<ReadResult>,
+    /// Digests received in the first phase, data's included once in.
+    digests: u8,
+    mismatch: bool,
+    first_digest: Option<u64>,
+    /// Full-data phase (rare: only after a mismatch, so boxed): each
+    /// contacted replica's result, by position.
+    full: Option<Box<[Option<ReadResult>; MAX_REPLICAS]>>,
+    full_count: u8,
+    repairs_outstanding: u8,
+    newest: ReadResult,
+    answered: bool,
+    /// Responses expected in the current phase.
+    expected: u8,
+    received: u8,
+}
+
+/// Most replicas a key has (replication factors above this are refused).
+pub const MAX_REPLICAS: usize = 8;
+
+// Reads are most operations and live in a reused slab slot: no per-read
+// allocation, so the size difference is the cheaper trade.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+enum Op {
+    Write(WriteOp),
+    Read(ReadOp),
+}
+
+/// What the shard must do after an answer came in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Nothing yet.
+    Wait,
+    /// Answer the client: a write is acknowledged.
+    Written(RequestId),
+    /// Answer the client with this read result.
+    Read(RequestId, ReadResult),
+    /// Digests differ: ask these replicas for the full data of `key`.
+    FetchFullData {
+        /// The key.
+        key: u64,
+        /// Replicas to ask (the contacted ones).
+        replicas: [ShardAddress; MAX_REPLICAS],
+        /// How many of `replicas` are set.
+        count: u8,
+    },
+    /// Write `version` of `key` back to the replicas behind.
+    Repair {
+        /// The key.
+        key: u64,
+        /// The newest version.
+        version: RowVersion,
+        /// Replicas behind.
+        replicas: [ShardAddress; MAX_REPLICAS],
+        /// How many of `replicas` are set.
+        count: u8,
+    },
+}
+
+fn slot_mut(ops: &mut Slab<(u32, Op)>, id: u64) -> Option<&mut Op> {
+    let (generation, slot) = ((id >> 32) as u32, (id & 0xFFFF_FFFF) as usize);
+    match ops.get_mut(slot) {
+        Some((g, op)) if *g == generation => Some(op),
+        _ => None,
+    }
+}
+
+/// Open operations of one coordinating shard. An operation's id is its
+/// slot and a generation, so a late answer to a closed operation never
+/// lands on a newer one in the same slot.
+#[derive(Clone, Debug, Default)]
+pub struct Coordinator {
+    ops: Slab<(u32, Op)>,
+    generation: u32,
+    /// Digest mismatches seen (reads that went to the full-data phase).
+    pub digest_mismatches: u64,
+    /// Rows written back by blocking read repair.
+    pub read_repairs: u64,
+}
+
+impl Coordinator {
+    fn insert(&mut self, op: Op) -> u64 {
+        self.generation = self.generation.wrapping_add(1);
+        let slot = self.ops.insert((self.generation, op)) as u64;
+        assert!(slot <= u64::from(u32::MAX), "too many open operations");
+        (u64::from(self.generation) << 32) | slot
+    }
+
+    fn get_mut(&mut self, id: u64) -> Option<&mut Op> {
+        slot_mut(&mut self.ops, id)
+    }
+
+    fn remove(&mut self, id: u64) -> Option<Op> {
+        self.get_mut(id)?;
+        Some(self.ops.remove((id & 0xFFFF_FFFF) as usize).1)
+    }
+
+    /// Opens a write sent to `replicas` replicas, answered after
+    /// `block_for`; returns its id for the messages.
+    pub fn open_write(&mut self, client: RequestId, replicas: u32, block_for: u32) -> u64 {
+        assert!(block_for >= 1 && block_for <= replicas);
+        self.insert(Op::Write(WriteOp {
+            client,
+            block_for: block_for as u8,
+            acks: 0,
+            expected: replicas as u8,
+            answered: false,
+        }))
+    }
+
+    /// Opens a read of `key` sent to `contacted` (data from the first,
+    /// digests from the rest), answered after `block_for` of them.
+    pub fn open_read(
+        &mut self,
+        client: RequestId,
+        key: u64,
+        contacted: &[ShardAddress],
+        block_for: u32,
+    ) -> u64 {
+        assert!(!contacted.is_empty() && contacted.len() <= MAX_REPLICAS);
+        assert!(block_for >= 1 && block_for as usize <= contacted.len());
+        let mut list = [ShardAddress { node: 0, shard: 0 }; MAX_REPLICAS];
+        list[..contacted.len()].copy_from_slice(contacted);
+        self.insert(Op::Read(ReadOp {
+            client,
+            key,
+            block_for: block_for as u8,
+            phase: ReadPhase::Digests,
+            contacted: list,
+            contacted_count: contacted.len() as u8,
+            data: None,
+            digests: 0,
+            mismatch: false,
+            first_digest: None,
+            full: None,
+            full_count: 0,
+            repairs_outstanding: 0,
+            newest: None,
+            answered: false,
+            expected: contacted.len() as u8,
+            received: 0,
+        }))
+    }
+
+    /// Operations open.
+    pub fn open_operations(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// A replica acknowledged write `id` (a client write or a repair).
+    pub fn write_acked(&mut self, id: u64) -> Next {
+        let Some(op) = self.get_mut(id) else {
+            return Next::Wait; // timed out and closed already
+        };
+        match op {
+            Op::Write(write) => {
+                write.acks += 1;
+                let next = if !write.answered && write.acks >= write.block_for {
+                    write.answered = true;
+                    Next::Written(write.client)
+                } else {
+                    Next::Wait
+                };
+                if write.acks >= write.expected {
+                    self.remove(id);
+                }
+                next
+            }
+            Op::Read(read) => {
+                debug_assert_eq!(read.phase, ReadPhase::Repairing);
+                read.repairs_outstanding = read.repairs_outstanding.saturating_sub(1);
+                if read.repairs_outstanding == 0 {
+                    let (client, newest) = (read.client, read.newest);
+                    self.remove(id);
+                    Next::Read(client, newest)
+                } else {
+                    Next::Wait
+                }
+            }
+        }
+    }
+
+    /// A replica answered read `id`: with the data (`Some(result)`) or a
+    /// digest (`digest`). `from` is the replica.
+    pub fn read_answered(
+        &mut self,
+        id: u64,
+        from: ShardAddress,
+        data: Option<ReadResult>,
+        digest: u64,
+    ) -> Next {
+        let Some(Op::Read(read)) = slot_mut(&mut self.ops, id) else {
+            return Next::Wait; // timed out and closed already
+        };
+        read.received += 1;
+        let next = match read.phase {
+            ReadPhase::Digests => {
+                match read.first_digest {
+                    None => read.first_digest = Some(digest),
+                    Some(first) if first != digest => read.mismatch = true,
+                    Some(_) => {}
+                }
+                if let Some(result) = data {
+                    read.data = Some(result);
+                }
+                read.digests += 1;
+                let data = match read.data {
+                    Some(data) if !read.answered && read.digests >= read.block_for => data,
+                    _ => return self.close_if_done(id, Next::Wait),
+                };
+                if read.mismatch {
+                    self.digest_mismatches += 1;
+                    read.phase = ReadPhase::FullData;
+                    read.expected = read.contacted_count;
+                    read.received = 0;
+                    Next::FetchFullData {
+                        key: read.key,
+                        replicas: read.contacted,
+                        count: read.contacted_count,
+                    }
+                } else {
+                    read.answered = true;
+                    Next::Read(read.client, data)
+                }
+            }
+            ReadPhase::FullData => {
+                let position = read.contacted[..read.contacted_count as usize]
+                    .iter()
+                    .position(|replica| *replica == from)
+                    .expect("full data from a contacted replica");
+                let result = data.expect("a full-data answer carries data");
+                let full = read
+                    .full
+                    .get_or_insert_with(|| Box::new([None; MAX_REPLICAS]));
+                if full[position].is_none() {
+                    read.full_count += 1;
+                }
+                full[position] = Some(result);
+                if read.full_count < read.contacted_count {
+                    Next::Wait
+                } else {
+                    self.resolve(id)
+                }
+            }
+            ReadPhase::Repairing => Next::Wait,
+        };
+        self.close_if_done(id, next)
+    }
+
+    /// A read answered in the digest phase closes once every contacted
+    /// replica has answered; passes `next` through.
+    fn close_if_done(&mut self, id: u64, next: Next) -> Next {
+        if let Some(Op::Read(read)) = self.get_mut(id) {
+            if read.answered && read.phase == ReadPhase::Digests && read.received >= read.expected {
+                self.remove(id);
+            }
+        }
+        next
+    }
+
+    /// Every contacted replica sent its full data: the newest version wins
+    /// and goes back to those behind.
+    fn resolve(&mut self, id: u64) -> Next {
+        let Some(Op::Read(read)) = slot_mut(&mut self.ops, id) else {
+            unreachable!("resolving a closed read");
+        };
+        let count = read.contacted_count as usize;
+        let full = read.full.as_deref().expect("full data arrived");
+        let newest = full[..count]
+            .iter()
+            .map(|result| result.expect("every replica answered"))
+            .max()
+            .expect("at least one replica");
+        read.newest = newest;
+        let Some(version) = newest else {
+            // Nobody has the row: nothing to repair.
+            let client = read.client;
+            self.remove(id);
+            return Next::Read(client, None);
+        };
+        let mut behind = [ShardAddress { node: 0, shard: 0 }; MAX_REPLICAS];
+        let mut behind_count = 0;
+        for (result, replica) in full[..count].iter().zip(&read.contacted) {
+            if result.expect("answered") != Some(version) {
+                behind[behind_count] = *replica;
+                behind_count += 1;
+            }
+        }
+        if behind_count == 0 {
+            let client = read.client;
+            self.remove(id);
+            return Next::Read(client, newest);
+        }
+        read.phase = ReadPhase::Repairing;
+        read.repairs_outstanding = behind_count as u8;
+        self.read_repairs += behind_count as u64;
+        Next::Repair {
+            key: read.key,
+            version,
+            replicas: behind,
+            count: behind_count as u8,
+        }
+    }
+
+    /// Operation `id` reached its deadline: closes it; returns the client
+    /// to answer with a timeout if it was not answered yet.
+    pub fn timed_out(&mut self, id: u64) -> Option<RequestId> {
+        let op = self.remove(id)?;
+        match op {
+            Op::Write(write) => (!write.answered).then_some(write.client),
+            Op::Read(read) => (!read.answered).then_some(read.client),
+        }
+    }
+
+    /// True if `id` is still open.
+    pub fn is_open(&mut self, id: u64) -> bool {
+        self.get_mut(id).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replica(node: u32) -> ShardAddress {
+        ShardAddress { node, shard: 0 }
+    }
+
+    #[test]
+    fn block_for_by_level() {
+        assert_eq!(ConsistencyLevel::Quorum.block_for(3), 2);
+        assert_eq!(ConsistencyLevel::Quorum.block_for(5), 3);
+        assert_eq!(ConsistencyLevel::One.block_for(3), 1);
+        assert_eq!(ConsistencyLevel::All.block_for(3), 3);
+        assert_eq!(ConsistencyLevel::LocalQuorum.block_for(2), 2);
+    }
+
+    #[test]
+    fn a_quorum_write_answers_at_the_second_ack_and_closes_at_the_third() {
+        let mut coordinator = Coordinator::default();
+        let id = coordinator.open_write(RequestId(9), 3, 2);
+        assert_eq!(coordinator.write_acked(id), Next::Wait);
+        assert_eq!(coordinator.write_acked(id), Next::Written(RequestId(9)));
+        assert_eq!(coordinator.open_operations(), 1);
+        assert_eq!(coordinator.write_acked(id), Next::Wait);
+        assert_eq!(coordinator.open_operations(), 0);
+    }
+
+    #[test]
+    fn matching_digests_answer_with_the_data() {
+        let mut coordinator = Coordinator::default();
+        let row = Some(RowVersion {
+            timestamp: 5,
+            value_bytes: 100,
+        });
+        let id = coordinator.open_read(RequestId(1), 42, &[replica(0), replica(1)], 2);
+        // The digest arrives before the data: still waiting.
+        assert_eq!(
+            coordinator.read_answered(id, replica(1), None, digest_of(row)),
+            Next::Wait
+        );
+        assert_eq!(
+            coordinator.read_answered(id, replica(0), Some(row), digest_of(row)),
+            Next::Read(RequestId(1), row)
+        );
+        assert_eq!(coordinator.open_operations(), 0);
+    }
+
+    #[test]
+    fn a_mismatch_fetches_full_data_repairs_the_stale_replica_then_answers() {
+        let mut coordinator = Coordinator::default();
+        let old = Some(RowVersion {
+            timestamp: 5,
+            value_bytes: 100,
+        });
+        let new = Some(RowVersion {
+            timestamp: 9,
+            value_bytes: 120,
+        });
+        let contacted = [replica(0), replica(1)];
+        let id = coordinator.open_read(RequestId(3), 7, &contacted, 2);
+        assert_eq!(
+            coordinator.read_answered(id, replica(0), Some(old), digest_of(old)),
+            Next::Wait
+        );
+        let Next::FetchFullData { key, count, .. } =
+            coordinator.read_answered(id, replica(1), None, digest_of(new))
+        else {
+            panic!("a mismatch fetches the full data");
+        };
+        assert_eq!((key, count), (7, 2));
+        assert_eq!(coordinator.digest_mismatches, 1);
+        assert_eq!(
+            coordinator.read_answered(id, replica(1), Some(new), digest_of(new)),
+            Next::Wait
+        );
+        let Next::Repair {
+            version,
+            replicas,
+            count,
+            ..
+        } = coordinator.read_answered(id, replica(0), Some(old), digest_of(old))
+        else {
+            panic!("the stale replica is repaired");
+        };
+        assert_eq!(Some(version), new);
+        assert_eq!(&replicas[..count as usize], &[replica(0)]);
+        assert_eq!(coordinator.write_acked(id), Next::Read(RequestId(3), new));
+        assert_eq!(coordinator.read_repairs, 1);
+        assert_eq!(coordinator.open_operations(), 0);
+    }
+
+    #[test]
+    fn a_read_repair_chance_read_answers_at_block_for_and_closes_after_all() {
+        let mut coordinator = Coordinator::default();
+        let row = None;
+        let id = coordinator.open_read(RequestId(4), 1, &[replica(0), replica(1), replica(2)], 2);
+        assert_eq!(
+            coordinator.read_answered(id, replica(0), Some(row), digest_of(row)),
+            Next::Wait
+        );
+        assert_eq!(
+            coordinator.read_answered(id, replica(2), None, digest_of(row)),
+            Next::Read(RequestId(4), None)
+        );
+        assert_eq!(coordinator.open_operations(), 1);
+        assert_eq!(
+            coordinator.read_answered(id, replica(1), None, digest_of(row)),
+            Next::Wait
+        );
+        assert_eq!(coordinator.open_operations(), 0);
+    }
+
+    #[test]
+    fn a_timed_out_operation_answers_once_and_late_answers_are_ignored() {
+        let mut coordinator = Coordinator::default();
+        let id = coordinator.open_write(RequestId(5), 3, 3);
+        assert_eq!(coordinator.write_acked(id), Next::Wait);
+        assert_eq!(coordinator.timed_out(id), Some(RequestId(5)));
+        assert_eq!(coordinator.write_acked(id), Next::Wait);
+        assert_eq!(coordinator.timed_out(id), None);
+    }
+}

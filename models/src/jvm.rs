@@ -1,0 +1,1247 @@
+//! A Cassandra 3.11 node's CPU under the JVM: SEDA thread pools whose
+//! threads share the cores, and G1 stop-the-world pauses that freeze them
+//! all. The counterpart of [`crate::reactor`] (Scylla's one-thread-per-core
+//! Seastar reactor).
+//!
+//! What it models (hardware.md section 4):
+//! - *Stages* ([`Stage`]): each SEDA stage is a pool with a maximum thread
+//!   count and an unbounded FIFO of tasks (`ThreadPoolExecutor` /
+//!   `SharedExecutorPool` queues). A task waits in its stage's queue until
+//!   one of the stage's threads is free; a stage never runs more tasks than
+//!   its threads. Defaults are Cassandra 3.11's ([`StageThreads`], section
+//!   4.5 and `cassandra.yaml` 3.11).
+//! - *Cores* as the OS scheduler gives them: every thread holding a task is
+//!   runnable and the `cores` hardware threads are processor-shared among
+//!   them, so each of `n` runnable threads progresses at
+//!   `min(1, cores / n)` of a core. Fewer threads than cores run at full
+//!   speed and an idle node costs nothing.
+//! - *Hand-off*: every task pays a fixed CPU cost on top of its demand for
+//!   the queue hand-off and wake-up of the pool thread (context switch and
+//!   cache misses; section 4.5 estimates 5-20 us per hop \[E\]; the default
+//!   [`HANDOFF_COST`] is the middle, 10 us).
+//! - *G1 garbage collection* ([`GcModel`], [`G1Params`]): allocation (the
+//!   driver reports it with [`JvmNode::allocate`], about
+//!   [`ALLOCATION_PER_OPERATION_BYTES`] per request, section 4.4) fills
+//!   eden; each time eden fills the whole node stops for a pause drawn from
+//!   section 4.4's proposed model: young pauses lognormal with a median that
+//!   grows with old-generation occupancy (remembered-set and card scanning)
+//!   and a p99 about 3.5 times the median, capped at `MaxGCPauseMillis`
+//!   (500 ms, section 4.1); every young collection promotes part of eden to
+//!   the old generation, and when the old generation reaches the initiating
+//!   occupancy the next pause is a mixed collection (200-800 ms, not capped)
+//!   that brings it back to the live set; rarely (about once a day) a full
+//!   collection / to-space exhaustion takes 1-4 s (section 4.4, Wikimedia
+//!   figures in 4.2). During a pause no thread progresses: every running
+//!   task finishes exactly the pause length later and queued tasks start
+//!   only after it. [`JvmNode::pause`] injects a pause of a chosen length
+//!   (a fault, or a test).
+//!
+//! Cassandra 3.11 ships CMS (section 4.1, G1 commented out as
+//! "experimental"); the twin uses the G1 model section 4.4 proposes for a
+//! 48 GB heap under heavy load, which is what the published 3.11 benchmarks
+//! ran. Every \[E\] number is an estimate to calibrate against benchmark
+//! tails (section 7).
+//!
+//! Left out: CMS and ParNew; concurrent marking's CPU (`ConcGCThreads`
+//! steal cores between pauses); time-to-safepoint and safepoint bias (a
+//! pause starts at once); humongous allocations and their early concurrent
+//! cycles (Wikimedia, section 4.2); TLAB sizing; NUMA (`-XX:+UseNUMA`) and
+//! biased locking (disabled by `jvm.options`, section 4.1); hyperthread
+//! interference; OS scheduler time slices and priorities (processor sharing
+//! is their fluid limit); threads blocked on I/O or locks while holding a
+//! pool thread (a task here is CPU only: the driver models a blocking read
+//! as separate CPU tasks around the I/O); the `SharedExecutorPool`'s
+//! spinning workers.
+//!
+//! # Using it (event-driven)
+//! Every input takes `now` and returns [`JvmNode::next_completion`] after
+//! it: the one time at which the driver must wake the node up. Keep ONE
+//! pending wake-up per node:
+//! 1. after [`JvmNode::submit`], [`JvmNode::allocate`], [`JvmNode::pause`]
+//!    or [`JvmNode::complete`], if the returned time differs from the
+//!    wake-up you have pending, schedule a new one at it; the old one is
+//!    now stale (processor sharing moves completions whenever a task
+//!    arrives or finishes, and a pause pushes them all back);
+//! 2. when a wake-up fires at `t`, call [`JvmNode::complete`]`(t, ..)` only
+//!    if it is still the node's [`JvmNode::next_completion`] (drop it
+//!    otherwise). `complete` finishes exactly the tasks due by `now` and
+//!    appends their tags in completion order (equal times: start order);
+//!    with nothing due it finishes nothing, so a stale wake-up that slips
+//!    through is harmless. Dropping them is still better: each call
+//!    re-bases the fixed-point service clock, which can move later
+//!    completions by up to 1 ns when threads outnumber cores.
+//!
+//! Per event the cost is O(log running threads) (a binary heap ordered by
+//! finish in per-thread service time, as in egalitarian processor sharing
+//! all runnable threads progress alike); steady state allocates nothing
+//! once the heap and queues have grown.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use rand::{Rng, RngExt};
+use units::{SimDuration, SimTime};
+
+/// `native_transport_max_threads` (hardware.md 4.5, \[S\] cassandra.yaml).
+pub const NATIVE_TRANSPORT_MAX_THREADS: u32 = 128;
+
+/// `concurrent_reads` (hardware.md 4.5, \[R\] cassandra.yaml).
+pub const CONCURRENT_READS: u32 = 32;
+
+/// `concurrent_writes` (hardware.md 4.5, \[R\] cassandra.yaml; the guide
+/// says 8 x cores).
+pub const CONCURRENT_WRITES: u32 = 32;
+
+/// CPU per task for the queue hand-off and the pool thread's wake-up
+/// (context switch, cache misses): hardware.md 4.5 estimates 5-20 us per
+/// hop \[E\]; this is the middle of that range.
+pub const HANDOFF_COST: SimDuration = SimDuration::from_micros(10);
+
+/// Garbage a request allocates on the coordinator and replica (memtable,
+/// CQL and messaging objects): hardware.md 4.4 estimates 5-20 KB per
+/// operation \[E\]; this is the middle of that range. The driver passes it
+/// (or its own figure) to [`JvmNode::allocate`].
+pub const ALLOCATION_PER_OPERATION_BYTES: u64 = 10 * 1024;
+
+/// Fixed-point scale of per-thread service: units per nanosecond of one
+/// core (2^20, so rounding at a rate change loses under a femtosecond).
+const SERVICE_UNITS_PER_NANO: u128 = 1 << 20;
+
+/// Standard normal 99th percentile.
+const NORMAL_P99_Z: f64 = 2.326_347_874_040_841;
+
+/// Most cores a node may have (keeps the fixed-point products in u128).
+pub const MAX_CORES: u32 = 4096;
+
+/// A Cassandra 3.11 SEDA stage (thread pool).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// `Native-Transport-Requests`: CQL request decoding and coordination.
+    NativeTransport,
+    /// `ReadStage`: local reads.
+    Read,
+    /// `MutationStage`: local writes (commit log append, memtable insert).
+    Mutation,
+    /// `CompactionExecutor`.
+    Compaction,
+    /// `MemtableFlushWriter`.
+    MemtableFlush,
+}
+
+/// Number of [`Stage`]s.
+pub const STAGE_COUNT: usize = 5;
+
+impl Stage {
+    /// Every stage, in index order.
+    pub const ALL: [Stage; STAGE_COUNT] = [
+        Stage::NativeTransport,
+        Stage::Read,
+        Stage::Mutation,
+        Stage::Compaction,
+        Stage::MemtableFlush,
+    ];
+
+    /// Position in [`Stage::ALL`].
+    pub const fn index(self) -> usize {
+        match self {
+            Stage::NativeTransport => 0,
+            Stage::Read => 1,
+            Stage::Mutation => 2,
+            Stage::Compaction => 3,
+            Stage::MemtableFlush => 4,
+        }
+    }
+
+    /// Cassandra's thread-pool name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stage::NativeTransport => "Native-Transport-Requests",
+            Stage::Read => "ReadStage",
+            Stage::Mutation => "MutationStage",
+            Stage::Compaction => "CompactionExecutor",
+            Stage::MemtableFlush => "MemtableFlushWriter",
+        }
+    }
+}
+
+/// Maximum threads of each stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StageThreads {
+    /// `native_transport_max_threads`.
+    pub native_transport: u32,
+    /// `concurrent_reads`.
+    pub read: u32,
+    /// `concurrent_writes`.
+    pub mutation: u32,
+    /// `concurrent_compactors`.
+    pub compaction: u32,
+    /// Memtable flush threads in all (`memtable_flush_writers` per data
+    /// directory).
+    pub memtable_flush: u32,
+}
+
+impl StageThreads {
+    /// Cassandra 3.11 defaults for a machine with `cores` cores and
+    /// `data_directories` entries in `data_file_directories` (a RAID 0 of
+    /// all drives is one directory):
+    /// - native transport, reads, writes: hardware.md 4.5 (128, 32, 32);
+    /// - `concurrent_compactors`: "the smaller of (number of disks, number
+    ///   of cores), with a minimum of 2 and a maximum of 8", counting disks
+    ///   as data directories (cassandra.yaml 3.11 comment and
+    ///   `DatabaseDescriptor`, from memory \[R\]; hardware.md is silent);
+    /// - flush: `memtable_flush_writers` "defaults to two for a single data
+    ///   directory", one per directory otherwise, and 3.11 runs that many
+    ///   threads per directory (cassandra.yaml 3.11 comment, from memory
+    ///   \[R\]; hardware.md is silent).
+    pub fn cassandra_3_11(cores: u32, data_directories: u32) -> StageThreads {
+        let data_directories = data_directories.max(1);
+        StageThreads {
+            native_transport: NATIVE_TRANSPORT_MAX_THREADS,
+            read: CONCURRENT_READS,
+            mutation: CONCURRENT_WRITES,
+            compaction: cores.min(data_directories).clamp(2, 8),
+            memtable_flush: if data_directories == 1 {
+                2
+            } else {
+                data_directories
+            },
+        }
+    }
+
+    /// The maximum threads of `stage`.
+    pub const fn get(&self, stage: Stage) -> u32 {
+        match stage {
+            Stage::NativeTransport => self.native_transport,
+            Stage::Read => self.read,
+            Stage::Mutation => self.mutation,
+            Stage::Compaction => self.compaction,
+            Stage::MemtableFlush => self.memtable_flush,
+        }
+    }
+}
+
+/// G1 parameters: heap, eden, and the pause model of hardware.md 4.4.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct G1Params {
+    /// Heap (`-Xmx`): 48 GB, the heap hardware.md 4.4's model is for
+    /// (3.11's auto-size would give 8 GB, section 4.1).
+    pub heap_bytes: u64,
+    /// Eden: 4 GiB. Section 4.4 says "eden several GB" with young pauses
+    /// every 2-10 s at 0.5-2 GB/s of allocation \[E\]; 4 GiB gives 4 s at
+    /// 1 GiB/s. It is 8 % of the heap, inside G1's adaptive range
+    /// (`G1NewSizePercent` 5 to `G1MaxNewSizePercent` 60, JDK 8 defaults
+    /// from memory \[R\]).
+    pub eden_bytes: u64,
+    /// Cap on young pauses, `-XX:MaxGCPauseMillis=500` (hardware.md 4.1,
+    /// \[S\] jvm.options; 4.4 bounds young pauses by it).
+    pub max_young_pause: SimDuration,
+    /// Young-pause median with an empty old generation: 60 ms \[E\]. The
+    /// median is `young_median_base + young_median_per_old_occupancy x
+    /// old bytes / heap` (a fixed part for roots and eden evacuation, a
+    /// part for remembered sets and cards that grows with the old
+    /// generation); with the defaults the old generation cycles between 30
+    /// and 45 % of the heap, so medians are 96-114 ms, inside section 4.4's
+    /// 80-150 ms.
+    pub young_median_base: SimDuration,
+    /// Young-pause median growth from an empty to a full old generation:
+    /// 120 ms \[E\] (see `young_median_base`).
+    pub young_median_per_old_occupancy: SimDuration,
+    /// Young-pause p99 over median: 3.5 \[E\], from section 4.4's median
+    /// 80-150 ms and p99 300-500 ms (ratios 3.3-3.75); sets the lognormal's
+    /// sigma, `ln(3.5) / 2.326`.
+    pub young_p99_over_median: f64,
+    /// Fraction of eden a young collection promotes to the old generation:
+    /// 5 % \[E\], sized so mixed collections come every 1-5 minutes as
+    /// section 4.4 proposes (with the defaults: every 37 young pauses,
+    /// 2.5 min at 1 GiB/s). Old-generation growth is mostly on-heap
+    /// memtables (`memtable_allocation_type: heap_buffers`, section 4.4).
+    pub promoted_fraction: f64,
+    /// Old generation after a mixed or full collection, as a fraction of
+    /// the heap: 30 % \[E\] (the live set: memtables, up to 1/4 of the heap
+    /// by cassandra.yaml 3.11's `memtable_heap_space_in_mb` default, from
+    /// memory \[R\], plus caches and metadata). Also the starting occupancy.
+    pub old_live_fraction: f64,
+    /// Old-generation occupancy (fraction of the heap) at which the next
+    /// collection is mixed: 45 %, JDK 8's `InitiatingHeapOccupancyPercent`
+    /// default (from memory \[R\]; jvm.options offers 70, hardware.md 4.1).
+    pub mixed_trigger_fraction: f64,
+    /// Mixed-pause median: 400 ms \[E\]. With `mixed_pause_p99` 800 ms the
+    /// lognormal's 1st and 99th percentiles are section 4.4's 200 and 800
+    /// ms. Not capped by `MaxGCPauseMillis` (section 4.4).
+    pub mixed_pause_median: SimDuration,
+    /// Mixed-pause p99: 800 ms \[E\] (section 4.4).
+    pub mixed_pause_p99: SimDuration,
+    /// Chance that a collection is a full GC (to-space exhaustion):
+    /// 5e-5 \[E\], about once a day at section 4.4's 2-10 s young interval
+    /// ("rare, <= 1/day at steady state"). A collection is also full when
+    /// the old generation cannot take the promotion.
+    pub full_probability: f64,
+    /// Full-pause median: 2 s \[E\]; with `full_pause_p99` 4 s the 1st and
+    /// 99th percentiles are section 4.4's 1 and 4 s (Wikimedia saw 686 ms
+    /// to 3.5 s, section 4.2).
+    pub full_pause_median: SimDuration,
+    /// Full-pause p99: 4 s \[E\] (section 4.4).
+    pub full_pause_p99: SimDuration,
+}
+
+impl G1Params {
+    /// Section 4.4's model: G1, 48 GB heap, heavy load.
+    pub fn cassandra_3_11_heap_48g() -> G1Params {
+        const GIB: u64 = 1 << 30;
+        G1Params {
+            heap_bytes: 48 * GIB,
+            eden_bytes: 4 * GIB,
+            max_young_pause: SimDuration::from_millis(500),
+            young_median_base: SimDuration::from_millis(60),
+            young_median_per_old_occupancy: SimDuration::from_millis(120),
+            young_p99_over_median: 3.5,
+            promoted_fraction: 0.05,
+            old_live_fraction: 0.30,
+            mixed_trigger_fraction: 0.45,
+            mixed_pause_median: SimDuration::from_millis(400),
+            mixed_pause_p99: SimDuration::from_millis(800),
+            full_probability: 5e-5,
+            full_pause_median: SimDuration::from_secs(2),
+            full_pause_p99: SimDuration::from_secs(4),
+        }
+    }
+
+    fn validate(&self) {
+        assert!(self.eden_bytes > 0 && self.eden_bytes < self.heap_bytes);
+        assert!(self.young_p99_over_median >= 1.0);
+        assert!(self.mixed_pause_p99 >= self.mixed_pause_median);
+        assert!(self.full_pause_p99 >= self.full_pause_median);
+        assert!((0.0..=1.0).contains(&self.promoted_fraction));
+        assert!((0.0..=1.0).contains(&self.full_probability));
+        assert!(
+            0.0 <= self.old_live_fraction && self.old_live_fraction < self.mixed_trigger_fraction,
+            "the live set lies below the mixed trigger"
+        );
+    }
+}
+
+/// Whether the node collects garbage.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GcModel {
+    /// No collector: [`JvmNode::allocate`] does nothing (for comparisons;
+    /// injected pauses still apply).
+    Disabled,
+    /// G1 with these parameters.
+    G1(G1Params),
+}
+
+/// A node's configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JvmConfig {
+    /// Hardware threads (vCPUs) the JVM runs on.
+    pub cores: u32,
+    /// Maximum threads of each stage.
+    pub threads: StageThreads,
+    /// CPU added to every task for its hand-off to a pool thread.
+    pub handoff_cost: SimDuration,
+    /// The garbage collector.
+    pub gc: GcModel,
+}
+
+impl JvmConfig {
+    /// Cassandra 3.11 defaults on `cores` cores and `data_directories`
+    /// data directories, with [`HANDOFF_COST`] and G1 as in section 4.4.
+    pub fn cassandra_3_11(cores: u32, data_directories: u32) -> JvmConfig {
+        JvmConfig {
+            cores,
+            threads: StageThreads::cassandra_3_11(cores, data_directories),
+            handoff_cost: HANDOFF_COST,
+            gc: GcModel::G1(G1Params::cassandra_3_11_heap_48g()),
+        }
+    }
+}
+
+/// What kind of stop-the-world pause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PauseKind {
+    /// G1 young (evacuation) pause.
+    Young,
+    /// G1 mixed collection.
+    Mixed,
+    /// Full GC / to-space exhaustion.
+    Full,
+    /// A pause injected with [`JvmNode::pause`].
+    Injected,
+}
+
+/// One stop-the-world pause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GcPause {
+    /// What kind.
+    pub kind: PauseKind,
+    /// When the world stops (after any pause still in progress).
+    pub start: SimTime,
+    /// How long it stays stopped.
+    pub duration: SimDuration,
+}
+
+/// Counters of one kind of pause.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PauseStats {
+    /// Pauses started.
+    pub count: u64,
+    /// Their total length (a pause counts in full when it starts).
+    pub total: SimDuration,
+    /// The longest.
+    pub longest: SimDuration,
+}
+
+impl PauseStats {
+    fn record(&mut self, duration: SimDuration) {
+        self.count += 1;
+        self.total = self.total + duration;
+        self.longest = self.longest.max(duration);
+    }
+
+    fn merge(self, other: PauseStats) -> PauseStats {
+        PauseStats {
+            count: self.count + other.count,
+            total: self.total + other.total,
+            longest: self.longest.max(other.longest),
+        }
+    }
+}
+
+/// Pause counters by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GcStats {
+    /// Young pauses.
+    pub young: PauseStats,
+    /// Mixed pauses.
+    pub mixed: PauseStats,
+    /// Full pauses.
+    pub full: PauseStats,
+    /// Injected pauses.
+    pub injected: PauseStats,
+}
+
+impl GcStats {
+    /// All kinds together.
+    pub fn all(&self) -> PauseStats {
+        self.young
+            .merge(self.mixed)
+            .merge(self.full)
+            .merge(self.injected)
+    }
+
+    fn of_kind(&mut self, kind: PauseKind) -> &mut PauseStats {
+        match kind {
+            PauseKind::Young => &mut self.young,
+            PauseKind::Mixed => &mut self.mixed,
+            PauseKind::Full => &mut self.full,
+            PauseKind::Injected => &mut self.injected,
+        }
+    }
+}
+
+/// A stage's threads and queue.
+#[derive(Clone, Debug)]
+struct Pool {
+    threads: u32,
+    active: u32,
+    queue: VecDeque<(u64, SimDuration)>,
+    completed: u64,
+}
+
+/// A pool thread holding a task, ordered by when it finishes in per-thread
+/// service, then by start order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct RunningTask {
+    finish_service: u128,
+    sequence: u64,
+    tag: u64,
+    stage: Stage,
+}
+
+/// G1's occupancy.
+#[derive(Clone, Copy, Debug)]
+struct G1State {
+    params: G1Params,
+    eden_used_bytes: u64,
+    old_used_bytes: u64,
+}
+
+/// One Cassandra node's CPU: stages, cores and garbage collection.
+#[derive(Clone, Debug)]
+pub struct JvmNode {
+    cores: u32,
+    handoff_cost: SimDuration,
+    pools: [Pool; STAGE_COUNT],
+    running: BinaryHeap<Reverse<RunningTask>>,
+    /// Service each runnable thread has received since the start, in
+    /// [`SERVICE_UNITS_PER_NANO`] units: all runnable threads progress
+    /// alike, so a task finishes when this reaches its `finish_service`.
+    service: u128,
+    /// When `service` was last brought up to date.
+    updated_at: SimTime,
+    /// The latest stop-the-world interval `[pause_start, pause_end)`;
+    /// chained pauses are merged into it. Empty at the start.
+    pause_start: SimTime,
+    pause_end: SimTime,
+    next_sequence: u64,
+    g1: Option<G1State>,
+    gc_stats: GcStats,
+    last_pause: Option<GcPause>,
+    /// Core time tasks have used, in nanoseconds.
+    cpu_busy_nanos: u128,
+    tasks_completed: u64,
+}
+
+impl JvmNode {
+    /// A node with `config`, idle at time zero.
+    pub fn new(config: JvmConfig) -> JvmNode {
+        assert!(
+            (1..=MAX_CORES).contains(&config.cores),
+            "1 to {MAX_CORES} cores"
+        );
+        let g1 = match config.gc {
+            GcModel::Disabled => None,
+            GcModel::G1(params) => {
+                params.validate();
+                Some(G1State {
+                    params,
+                    eden_used_bytes: 0,
+                    old_used_bytes: (params.heap_bytes as f64 * params.old_live_fraction) as u64,
+                })
+            }
+        };
+        JvmNode {
+            cores: config.cores,
+            handoff_cost: config.handoff_cost,
+            pools: Stage::ALL.map(|stage| {
+                let threads = config.threads.get(stage);
+                assert!(threads >= 1, "{} needs a thread", stage.name());
+                Pool {
+                    threads,
+                    active: 0,
+                    queue: VecDeque::new(),
+                    completed: 0,
+                }
+            }),
+            running: BinaryHeap::new(),
+            service: 0,
+            updated_at: SimTime::ZERO,
+            pause_start: SimTime::ZERO,
+            pause_end: SimTime::ZERO,
+            next_sequence: 0,
+            g1,
+            gc_stats: GcStats::default(),
+            last_pause: None,
+            cpu_busy_nanos: 0,
+            tasks_completed: 0,
+        }
+    }
+
+    /// Submits task `tag` needing `demand` of CPU to `stage`: it starts on
+    /// a free thread of the stage (costing [`JvmConfig::handoff_cost`] more)
+    /// or waits in the stage's FIFO. Returns the node's next completion.
+    pub fn submit(
+        &mut self,
+        now: SimTime,
+        stage: Stage,
+        tag: u64,
+        demand: SimDuration,
+    ) -> Option<SimTime> {
+        self.advance(now);
+        let pool = &mut self.pools[stage.index()];
+        if pool.active < pool.threads {
+            pool.active += 1;
+            self.start(stage, tag, demand);
+        } else {
+            pool.queue.push_back((tag, demand));
+        }
+        debug_assert!(self.invariants_hold());
+        self.next_completion()
+    }
+
+    /// Finishes the tasks due by `now` (call it at [`JvmNode::next_completion`]),
+    /// appending their tags to `finished` in completion order, and starts
+    /// queued tasks on the freed threads. Returns the next completion.
+    pub fn complete(&mut self, now: SimTime, finished: &mut Vec<u64>) -> Option<SimTime> {
+        self.advance(now);
+        while let Some(&Reverse(task)) = self.running.peek() {
+            if task.finish_service > self.service {
+                break;
+            }
+            self.running.pop();
+            finished.push(task.tag);
+            self.tasks_completed += 1;
+            let pool = &mut self.pools[task.stage.index()];
+            pool.completed += 1;
+            match pool.queue.pop_front() {
+                Some((tag, demand)) => self.start(task.stage, tag, demand),
+                None => pool.active -= 1,
+            }
+        }
+        debug_assert!(self.invariants_hold());
+        debug_assert!(self.next_completion().is_none_or(|next| next > now));
+        self.next_completion()
+    }
+
+    /// Reports `bytes` allocated at `now`. With G1, each time eden fills a
+    /// collection stops the node (after any pause in progress; bytes
+    /// reported during a pause count towards the next one). Returns the
+    /// next completion.
+    pub fn allocate<R: Rng + ?Sized>(
+        &mut self,
+        now: SimTime,
+        bytes: u64,
+        rng: &mut R,
+    ) -> Option<SimTime> {
+        let Some(g1) = self.g1.as_mut() else {
+            return self.next_completion();
+        };
+        g1.eden_used_bytes = g1.eden_used_bytes.saturating_add(bytes);
+        // One collection per eden's worth (more than one only when a
+        // single report exceeds eden).
+        while let Some(g1) = self.g1.as_mut() {
+            if g1.eden_used_bytes < g1.params.eden_bytes {
+                break;
+            }
+            g1.eden_used_bytes -= g1.params.eden_bytes;
+            let (kind, duration) = g1.collect(rng);
+            self.stop_the_world(now, kind, duration);
+        }
+        self.next_completion()
+    }
+
+    /// Stops the node for `duration` from `now` (or from the end of the
+    /// pause in progress), as an injected pause. Returns the next
+    /// completion.
+    pub fn pause(&mut self, now: SimTime, duration: SimDuration) -> Option<SimTime> {
+        self.stop_the_world(now, PauseKind::Injected, duration);
+        self.next_completion()
+    }
+
+    /// When the earliest running task finishes, if any runs: the one
+    /// wake-up the driver keeps.
+    pub fn next_completion(&self) -> Option<SimTime> {
+        let Reverse(task) = self.running.peek()?;
+        let remaining = task.finish_service.saturating_sub(self.service);
+        let needed = self.nanos_for_service(remaining, self.running.len());
+        Some(self.after_service(self.updated_at, needed))
+    }
+
+    /// Whether the world is stopped at `now`.
+    pub fn is_paused(&self, now: SimTime) -> bool {
+        self.pause_start <= now && now < self.pause_end
+    }
+
+    /// When the pause in progress at `now` ends, if one is.
+    pub fn paused_until(&self, now: SimTime) -> Option<SimTime> {
+        self.is_paused(now).then_some(self.pause_end)
+    }
+
+    /// The last pause started.
+    pub fn last_pause(&self) -> Option<GcPause> {
+        self.last_pause
+    }
+
+    /// Pause counters.
+    pub fn gc_stats(&self) -> &GcStats {
+        &self.gc_stats
+    }
+
+    /// Bytes in eden and in the old generation (zeros without G1).
+    pub fn heap_used_bytes(&self) -> (u64, u64) {
+        self.g1
+            .map_or((0, 0), |g1| (g1.eden_used_bytes, g1.old_used_bytes))
+    }
+
+    /// Threads of `stage` holding a task.
+    pub fn active(&self, stage: Stage) -> u32 {
+        self.pools[stage.index()].active
+    }
+
+    /// Tasks waiting in `stage`'s queue.
+    pub fn queued(&self, stage: Stage) -> usize {
+        self.pools[stage.index()].queue.len()
+    }
+
+    /// Tasks `stage` has completed.
+    pub fn completed(&self, stage: Stage) -> u64 {
+        self.pools[stage.index()].completed
+    }
+
+    /// Runnable threads (tasks running, all stages).
+    pub fn running(&self) -> usize {
+        self.running.len()
+    }
+
+    /// Tasks completed, all stages.
+    pub fn tasks_completed(&self) -> u64 {
+        self.tasks_completed
+    }
+
+    /// Core time tasks used up to the last input (hand-off costs included).
+    pub fn cpu_busy(&self) -> SimDuration {
+        SimDuration::from_nanos(self.cpu_busy_nanos.min(u128::from(u64::MAX)) as u64)
+    }
+
+    /// The node's cores.
+    pub fn cores(&self) -> u32 {
+        self.cores
+    }
+
+    /// Starts task `tag` on a thread of `stage` (already counted active).
+    fn start(&mut self, stage: Stage, tag: u64, demand: SimDuration) {
+        let cost = u128::from((demand + self.handoff_cost).as_nanos());
+        self.running.push(Reverse(RunningTask {
+            finish_service: self.service + cost * SERVICE_UNITS_PER_NANO,
+            sequence: self.next_sequence,
+            tag,
+            stage,
+        }));
+        self.next_sequence += 1;
+    }
+
+    /// Brings per-thread service up to `now`: the running threads shared
+    /// the cores over `[updated_at, now)` minus the stopped interval.
+    fn advance(&mut self, now: SimTime) {
+        debug_assert!(now >= self.updated_at, "time ran backwards");
+        let elapsed = now.saturating_since(self.updated_at);
+        let stopped = now
+            .min(self.pause_end)
+            .saturating_since(self.updated_at.max(self.pause_start));
+        let serving = u128::from((elapsed - stopped).as_nanos());
+        let threads = self.running.len() as u128;
+        let cores = u128::from(self.cores);
+        if threads > 0 && serving > 0 {
+            self.service += if threads <= cores {
+                serving * SERVICE_UNITS_PER_NANO
+            } else {
+                serving * cores * SERVICE_UNITS_PER_NANO / threads
+            };
+            self.cpu_busy_nanos += serving * threads.min(cores);
+        }
+        self.updated_at = self.updated_at.max(now);
+    }
+
+    /// Nanoseconds of running (not stopped) time for each of `threads`
+    /// runnable threads to receive `service` units; rounds up so that
+    /// [`JvmNode::advance`]'s rounding down still reaches it.
+    fn nanos_for_service(&self, service: u128, threads: usize) -> u64 {
+        let threads = threads as u128;
+        let cores = u128::from(self.cores);
+        let nanos = if threads <= cores {
+            service.div_ceil(SERVICE_UNITS_PER_NANO)
+        } else {
+            (service * threads).div_ceil(cores * SERVICE_UNITS_PER_NANO)
+        };
+        nanos.min(u128::from(u64::MAX)) as u64
+    }
+
+    /// The time at which `nanos` of running time have passed after `from`,
+    /// skipping the stopped interval.
+    fn after_service(&self, from: SimTime, nanos: u64) -> SimTime {
+        let nanos = SimDuration::from_nanos(nanos);
+        if self.pause_end <= from {
+            return from + nanos;
+        }
+        if from >= self.pause_start {
+            return self.pause_end + nanos;
+        }
+        let end = from + nanos;
+        if end > self.pause_start {
+            end + (self.pause_end - self.pause_start)
+        } else {
+            end
+        }
+    }
+
+    /// Stops the world for `duration` from `now`, or from the end of a
+    /// pause still in progress (chained pauses merge into one interval).
+    fn stop_the_world(&mut self, now: SimTime, kind: PauseKind, duration: SimDuration) {
+        let start = if now <= self.pause_end && self.pause_start < self.pause_end {
+            // Chained: the world is already stopped (or stops right now).
+            let start = self.pause_end;
+            self.pause_end += duration;
+            start
+        } else {
+            if self.pause_end > self.updated_at {
+                // An older pause lies between the last update and now: fold
+                // it into `service` before the interval is replaced.
+                self.advance(now);
+            }
+            self.pause_start = now;
+            self.pause_end = now + duration;
+            now
+        };
+        self.gc_stats.of_kind(kind).record(duration);
+        self.last_pause = Some(GcPause {
+            kind,
+            start,
+            duration,
+        });
+    }
+
+    /// Thread accounting is consistent.
+    fn invariants_hold(&self) -> bool {
+        let active: u32 = self.pools.iter().map(|pool| pool.active).sum();
+        active as usize == self.running.len()
+            && self.pools.iter().all(|pool| {
+                pool.active <= pool.threads
+                    && (pool.queue.is_empty() || pool.active == pool.threads)
+            })
+    }
+}
+
+impl G1State {
+    /// A collection as eden fills: its kind and pause, and the old
+    /// generation afterwards. Always draws one uniform and one normal.
+    fn collect<R: Rng + ?Sized>(&mut self, rng: &mut R) -> (PauseKind, SimDuration) {
+        let params = &self.params;
+        let uniform: f64 = rng.random();
+        let normal = standard_normal(rng);
+        let heap = params.heap_bytes as f64;
+        let promoted = (params.eden_bytes as f64 * params.promoted_fraction) as u64;
+        let old_capacity = params.heap_bytes - params.eden_bytes;
+        let live = (heap * params.old_live_fraction) as u64;
+        if uniform < params.full_probability
+            || self.old_used_bytes.saturating_add(promoted) > old_capacity
+        {
+            self.old_used_bytes = live;
+            let duration = lognormal(params.full_pause_median, params.full_pause_p99, normal);
+            (PauseKind::Full, duration)
+        } else if self.old_used_bytes as f64 >= heap * params.mixed_trigger_fraction {
+            self.old_used_bytes = live;
+            let duration = lognormal(params.mixed_pause_median, params.mixed_pause_p99, normal);
+            (PauseKind::Mixed, duration)
+        } else {
+            let occupancy = self.old_used_bytes as f64 / heap;
+            let median = params.young_median_base.as_secs_f64()
+                + params.young_median_per_old_occupancy.as_secs_f64() * occupancy;
+            let sigma = params.young_p99_over_median.ln() / NORMAL_P99_Z;
+            let duration = SimDuration::from_secs_f64(median * (sigma * normal).exp())
+                .min(params.max_young_pause);
+            self.old_used_bytes += promoted;
+            (PauseKind::Young, duration)
+        }
+    }
+}
+
+/// A lognormal draw with the given median and p99 from a standard normal.
+fn lognormal(median: SimDuration, p99: SimDuration, normal: f64) -> SimDuration {
+    let median = median.as_secs_f64();
+    let sigma = (p99.as_secs_f64() / median).ln() / NORMAL_P99_Z;
+    SimDuration::from_secs_f64(median * (sigma * normal).exp())
+}
+
+/// A standard normal draw (Box-Muller, one of the pair).
+fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    let u1 = 1.0 - rng.random::<f64>(); // (0, 1]
+    let u2 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use rand::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+
+    use super::*;
+
+    const MS: SimDuration = SimDuration::from_millis(1);
+
+    fn ms(millis: u64) -> SimDuration {
+        SimDuration::from_millis(millis)
+    }
+
+    fn at_ms(millis: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_millis(millis)
+    }
+
+    fn threads(read: u32, mutation: u32) -> StageThreads {
+        StageThreads {
+            native_transport: 8,
+            read,
+            mutation,
+            compaction: 2,
+            memtable_flush: 2,
+        }
+    }
+
+    fn node(cores: u32, threads: StageThreads, handoff_cost: SimDuration, gc: GcModel) -> JvmNode {
+        JvmNode::new(JvmConfig {
+            cores,
+            threads,
+            handoff_cost,
+            gc,
+        })
+    }
+
+    /// Completes tasks as a driver would, up to and including `until`;
+    /// records each tag's completion time.
+    fn drain(node: &mut JvmNode, until: SimTime, done: &mut BTreeMap<u64, SimTime>) {
+        let mut finished = Vec::new();
+        while let Some(at) = node.next_completion() {
+            if at > until {
+                break;
+            }
+            node.complete(at, &mut finished);
+            assert!(
+                !finished.is_empty(),
+                "a wake-up at next_completion finishes a task"
+            );
+            for tag in finished.drain(..) {
+                assert!(done.insert(tag, at).is_none(), "tag {tag} finished twice");
+            }
+        }
+    }
+
+    /// What a test does to the node at the pause instant.
+    type Stop<'a> = &'a dyn Fn(&mut JvmNode, SimTime);
+
+    /// Ten threads on four cores (two read tasks queued), paused at 7 ms
+    /// by `stop` (nothing if `None`); returns each tag's completion time.
+    fn mixed_load(gc: GcModel, stop: Option<Stop<'_>>) -> BTreeMap<u64, SimTime> {
+        let mut node = node(4, threads(4, 6), HANDOFF_COST, gc);
+        for k in 0..6 {
+            node.submit(SimTime::ZERO, Stage::Mutation, k, ms(1 + k));
+            node.submit(SimTime::ZERO, Stage::Read, 10 + k, ms(2 + k));
+        }
+        assert_eq!(node.queued(Stage::Read), 2);
+        let mut done = BTreeMap::new();
+        let pause_at = at_ms(7);
+        drain(
+            &mut node,
+            SimTime::from_nanos(pause_at.as_nanos() - 1),
+            &mut done,
+        );
+        if let Some(stop) = stop {
+            stop(&mut node, pause_at);
+        }
+        drain(&mut node, SimTime::MAX, &mut done);
+        assert_eq!(done.len(), 12);
+        done
+    }
+
+    /// Checks that tasks done before 7 ms kept their time and every other
+    /// task finished exactly `pause` later.
+    fn assert_shifted(
+        reference: &BTreeMap<u64, SimTime>,
+        paused: &BTreeMap<u64, SimTime>,
+        pause: SimDuration,
+    ) {
+        let (mut before, mut after) = (0, 0);
+        for (tag, &at) in reference {
+            if at < at_ms(7) {
+                before += 1;
+                assert_eq!(paused[tag], at, "tag {tag} finished before the pause");
+            } else {
+                after += 1;
+                assert_eq!(paused[tag], at + pause, "tag {tag} delayed by the pause");
+            }
+        }
+        assert!(before >= 1 && after >= 6, "{before} before, {after} after");
+    }
+
+    #[test]
+    fn a_gc_pause_delays_every_in_flight_task_by_the_pause_length() {
+        let reference = mixed_load(GcModel::Disabled, None);
+        let pause = SimDuration::from_nanos(137_000_003);
+        let stop = |node: &mut JvmNode, now: SimTime| {
+            node.pause(now, pause);
+            assert!(node.is_paused(now));
+            assert!(node.is_paused(now + (pause - SimDuration::from_nanos(1))));
+            assert!(!node.is_paused(now + pause));
+            assert_eq!(node.paused_until(now), Some(now + pause));
+        };
+        let paused = mixed_load(GcModel::Disabled, Some(&stop));
+        assert_shifted(&reference, &paused, pause);
+    }
+
+    #[test]
+    fn an_eden_fill_stops_the_node_for_the_drawn_young_pause() {
+        let params = G1Params::cassandra_3_11_heap_48g();
+        let reference = mixed_load(GcModel::G1(params), None);
+        let drawn = std::cell::Cell::new(SimDuration::ZERO);
+        let stop = |node: &mut JvmNode, now: SimTime| {
+            let mut rng = Pcg64Mcg::seed_from_u64(3);
+            node.allocate(now, params.eden_bytes - 1, &mut rng);
+            assert_eq!(node.gc_stats().all().count, 0, "eden not full yet");
+            node.allocate(now, 1, &mut rng);
+            let pause = node.last_pause().expect("eden filled");
+            assert_eq!((pause.kind, pause.start), (PauseKind::Young, now));
+            assert_eq!(node.gc_stats().young.count, 1);
+            assert_eq!(node.heap_used_bytes().0, 0, "eden emptied");
+            drawn.set(pause.duration);
+        };
+        let paused = mixed_load(GcModel::G1(params), Some(&stop));
+        assert!(drawn.get() > SimDuration::ZERO && drawn.get() <= params.max_young_pause);
+        assert_shifted(&reference, &paused, drawn.get());
+    }
+
+    #[test]
+    fn tasks_submitted_during_a_pause_wait_for_its_end_and_pauses_chain() {
+        let mut node = node(2, threads(4, 4), SimDuration::ZERO, GcModel::Disabled);
+        node.pause(SimTime::ZERO, ms(100));
+        assert_eq!(node.submit(at_ms(10), Stage::Read, 1, MS), Some(at_ms(101)));
+        assert_eq!(node.pause(at_ms(50), ms(20)), Some(at_ms(121)));
+        let chained = node.last_pause().unwrap();
+        assert_eq!(chained.start, at_ms(100), "starts when the first ends");
+        let mut finished = Vec::new();
+        node.complete(at_ms(101), &mut finished);
+        assert!(finished.is_empty(), "a stale wake-up finishes nothing");
+        node.complete(at_ms(121), &mut finished);
+        assert_eq!(finished, [1]);
+        let stats = node.gc_stats().injected;
+        assert_eq!(
+            (stats.count, stats.total, stats.longest),
+            (2, ms(120), ms(100))
+        );
+        assert_eq!(node.cpu_busy(), MS, "no service while stopped");
+    }
+
+    #[test]
+    fn a_stage_runs_no_more_tasks_than_its_threads() {
+        let mut node = node(8, threads(4, 2), SimDuration::ZERO, GcModel::Disabled);
+        for tag in 0..3 {
+            node.submit(SimTime::ZERO, Stage::Mutation, tag, MS);
+        }
+        assert_eq!(
+            (node.active(Stage::Mutation), node.queued(Stage::Mutation)),
+            (2, 1)
+        );
+        assert_eq!(node.running(), 2, "the third waits although cores are free");
+        let mut finished = Vec::new();
+        let next = node.complete(at_ms(1), &mut finished);
+        assert_eq!(finished, [0, 1]);
+        assert_eq!(
+            (node.active(Stage::Mutation), node.queued(Stage::Mutation)),
+            (1, 0)
+        );
+        assert_eq!(next, Some(at_ms(2)), "the third starts when one finishes");
+        finished.clear();
+        node.complete(at_ms(2), &mut finished);
+        assert_eq!(finished, [2]);
+        assert_eq!(node.completed(Stage::Mutation), 3);
+        assert_eq!(node.next_completion(), None);
+    }
+
+    /// `busy` always-busy threads on 4 cores running 10 ms tasks for one
+    /// second: every completion time, and the CPU used.
+    fn always_busy(busy: u64) -> (Vec<SimTime>, SimDuration) {
+        let mut node = node(4, threads(4, 64), SimDuration::ZERO, GcModel::Disabled);
+        for tag in 0..busy {
+            node.submit(SimTime::ZERO, Stage::Mutation, tag, ms(10));
+        }
+        let mut times = Vec::new();
+        let mut finished = Vec::new();
+        while let Some(at) = node.next_completion().filter(|&at| at <= at_ms(1000)) {
+            node.complete(at, &mut finished);
+            for tag in finished.drain(..) {
+                times.push(at);
+                node.submit(at, Stage::Mutation, tag, ms(10));
+            }
+        }
+        (times, node.cpu_busy())
+    }
+
+    #[test]
+    fn threads_beyond_the_cores_share_them_equally() {
+        let (four, four_busy) = always_busy(4);
+        let (eight, eight_busy) = always_busy(8);
+        assert_eq!(four.len(), 400);
+        assert_eq!(eight.len(), 400, "the cores do the same work");
+        for (round, chunk) in four.chunks(4).enumerate() {
+            assert!(chunk.iter().all(|&at| at == at_ms(10 * (round as u64 + 1))));
+        }
+        for (round, chunk) in eight.chunks(8).enumerate() {
+            assert!(
+                chunk.iter().all(|&at| at == at_ms(20 * (round as u64 + 1))),
+                "each of 8 threads gets half a core: round {round} {chunk:?}"
+            );
+        }
+        assert_eq!(four_busy, SimDuration::from_secs(4));
+        assert_eq!(eight_busy, SimDuration::from_secs(4));
+    }
+
+    #[test]
+    fn fewer_threads_than_cores_run_at_full_speed_and_idle_costs_nothing() {
+        let mut node = node(8, threads(4, 4), HANDOFF_COST, GcModel::Disabled);
+        let mut finished = Vec::new();
+        assert_eq!(node.next_completion(), None);
+        node.complete(at_ms(5), &mut finished);
+        assert!(finished.is_empty());
+        assert_eq!(
+            node.cpu_busy(),
+            SimDuration::ZERO,
+            "an idle node uses nothing"
+        );
+        for tag in 0..3 {
+            node.submit(at_ms(5), Stage::Read, tag, ms(5));
+        }
+        let done = at_ms(10) + HANDOFF_COST;
+        assert_eq!(node.next_completion(), Some(done), "full speed");
+        node.complete(done, &mut finished);
+        assert_eq!(finished, [0, 1, 2]);
+        assert_eq!(
+            node.cpu_busy(),
+            SimDuration::from_nanos((ms(5) + HANDOFF_COST).as_nanos() * 3)
+        );
+        // A second later: no credit and no debt for the idle time.
+        node.submit(at_ms(1000), Stage::Read, 3, MS);
+        assert_eq!(node.next_completion(), Some(at_ms(1001) + HANDOFF_COST));
+        assert_eq!(node.gc_stats().all(), PauseStats::default());
+    }
+
+    /// The pauses of a G1 node allocating 100 MiB every 100 ms (1 GiB/s)
+    /// for `seconds`.
+    fn pause_sequence(seed: u64, seconds: u64) -> Vec<GcPause> {
+        let mut node = node(
+            16,
+            StageThreads::cassandra_3_11(16, 1),
+            HANDOFF_COST,
+            GcModel::G1(G1Params::cassandra_3_11_heap_48g()),
+        );
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let mut pauses = Vec::new();
+        for step in 0..seconds * 10 {
+            let count = node.gc_stats().all().count;
+            node.allocate(at_ms(100 * step), 100 << 20, &mut rng);
+            if node.gc_stats().all().count > count {
+                pauses.push(node.last_pause().unwrap());
+            }
+        }
+        pauses
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_pauses() {
+        let first = pause_sequence(7, 1200);
+        assert!(
+            first.len() > 250,
+            "about one pause per 4 s: {}",
+            first.len()
+        );
+        assert!(first.iter().any(|pause| pause.kind == PauseKind::Mixed));
+        assert_eq!(first, pause_sequence(7, 1200));
+        assert_ne!(first, pause_sequence(8, 1200), "the seed matters");
+    }
+
+    fn percentile(sorted: &[SimDuration], fraction: f64) -> SimDuration {
+        sorted[((sorted.len() - 1) as f64 * fraction).round() as usize]
+    }
+
+    #[test]
+    fn pause_durations_follow_the_section_4_4_model() {
+        let params = G1Params::cassandra_3_11_heap_48g();
+        let mut node = node(16, threads(32, 32), HANDOFF_COST, GcModel::G1(params));
+        let mut rng = Pcg64Mcg::seed_from_u64(11);
+        let mut by_kind: BTreeMap<&str, Vec<SimDuration>> = BTreeMap::new();
+        let mut mixed_starts = Vec::new();
+        // 1 GiB/s: eden fills every 4 s.
+        for step in 0..20_000 {
+            node.allocate(at_ms(4000 * step), params.eden_bytes, &mut rng);
+            let pause = node.last_pause().unwrap();
+            let kind = match pause.kind {
+                PauseKind::Young => "young",
+                PauseKind::Mixed => {
+                    mixed_starts.push(pause.start);
+                    "mixed"
+                }
+                PauseKind::Full => "full",
+                PauseKind::Injected => unreachable!(),
+            };
+            by_kind.entry(kind).or_default().push(pause.duration);
+        }
+        for durations in by_kind.values_mut() {
+            durations.sort();
+        }
+        let young = &by_kind["young"];
+        let (median, p99) = (percentile(young, 0.5), percentile(young, 0.99));
+        assert!(
+            (ms(80)..=ms(150)).contains(&median),
+            "young median {median}"
+        );
+        assert!((ms(300)..=ms(500)).contains(&p99), "young p99 {p99}");
+        assert_eq!(
+            young.last(),
+            Some(&params.max_young_pause),
+            "capped, and reached"
+        );
+        assert_eq!(node.gc_stats().young.longest, params.max_young_pause);
+
+        let mixed = &by_kind["mixed"];
+        let mixed_median = percentile(mixed, 0.5);
+        assert!(
+            (ms(350)..=ms(450)).contains(&mixed_median),
+            "mixed median {mixed_median}"
+        );
+        assert!(percentile(mixed, 0.02) >= ms(200) && percentile(mixed, 0.98) <= ms(800));
+        let mut gaps: Vec<SimDuration> = mixed_starts.windows(2).map(|w| w[1] - w[0]).collect();
+        gaps.sort();
+        let gap = percentile(&gaps, 0.5);
+        assert!(
+            (SimDuration::from_secs(60)..=SimDuration::from_secs(300)).contains(&gap),
+            "mixed every 1-5 min: {gap}"
+        );
+        let full = by_kind.get("full").map_or(0, Vec::len);
+        assert!(full <= 5, "full GCs are rare: {full} in {} s", 4 * 20_000);
+        let stats = node.gc_stats();
+        assert_eq!(stats.all().count, 20_000);
+        assert_eq!(stats.young.count as usize, young.len());
+    }
+
+    #[test]
+    fn work_is_conserved_under_random_load_and_pauses() {
+        let mut node = node(3, threads(5, 4), HANDOFF_COST, GcModel::Disabled);
+        let mut rng = Pcg64Mcg::seed_from_u64(5);
+        let mut submitted = BTreeMap::new();
+        let mut done = BTreeMap::new();
+        let mut demand_total = SimDuration::ZERO;
+        let mut now = SimTime::ZERO;
+        for tag in 0..2_000 {
+            now += SimDuration::from_micros(rng.random_range(0..400));
+            drain(&mut node, now, &mut done);
+            if rng.random::<f64>() < 0.01 {
+                node.pause(now, SimDuration::from_micros(rng.random_range(0..20_000)));
+            }
+            let stage = Stage::ALL[rng.random_range(0..STAGE_COUNT)];
+            let demand = SimDuration::from_micros(rng.random_range(0..900));
+            node.submit(now, stage, tag, demand);
+            submitted.insert(tag, (now, demand));
+            demand_total = demand_total + demand + HANDOFF_COST;
+        }
+        drain(&mut node, SimTime::MAX, &mut done);
+        assert_eq!(done.len(), submitted.len(), "every task finishes");
+        for (tag, &(at, demand)) in &submitted {
+            assert!(
+                done[tag] >= at + demand + HANDOFF_COST,
+                "tag {tag} ran too fast"
+            );
+        }
+        let busy = node.cpu_busy().as_nanos().abs_diff(demand_total.as_nanos());
+        assert!(
+            busy <= 3 * 4_000,
+            "CPU used = demand (rounding): off by {busy} ns"
+        );
+        assert_eq!(node.running(), 0);
+        assert!(Stage::ALL.iter().all(|&stage| node.queued(stage) == 0));
+    }
+
+    #[test]
+    fn cassandra_3_11_stage_defaults() {
+        let i3_16xlarge = StageThreads::cassandra_3_11(64, 1);
+        assert_eq!(
+            (
+                i3_16xlarge.native_transport,
+                i3_16xlarge.read,
+                i3_16xlarge.mutation
+            ),
+            (128, 32, 32)
+        );
+        assert_eq!((i3_16xlarge.compaction, i3_16xlarge.memtable_flush), (2, 2));
+        let jbod = StageThreads::cassandra_3_11(16, 12);
+        assert_eq!((jbod.compaction, jbod.memtable_flush), (8, 12));
+        assert_eq!(StageThreads::cassandra_3_11(4, 6).compaction, 4);
+    }
+}
