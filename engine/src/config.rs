@@ -134,6 +134,26 @@ impl ShardConfig {
         }
     }
 
+    /// Cassandra 3.11 defaults for a node whose memtables may use
+    /// `memtable_space_bytes` (`memtable_heap_space_in_mb`, a quarter of the
+    /// heap): writes block only when the space is full (no throttle), a
+    /// flush starts at `memtable_cleanup_threshold` = 1 / (1 +
+    /// `memtable_flush_writers`) = 0.33 of it, on-heap rows cost more
+    /// bookkeeping than Scylla's LSA ([E]: object headers, `BTree` nodes and
+    /// cell objects, ~200 bytes per one-cell row), and the commitlog may
+    /// hold 8 GiB (`commitlog_total_space_in_mb`).
+    pub fn cassandra_defaults(memtable_space_bytes: u64) -> ShardConfig {
+        ShardConfig {
+            dirty_memory_fraction: 1.0,
+            throttle_fraction: 1.0,
+            virtual_dirty_soft_limit: 1.0 / 3.0,
+            memtable_row_overhead_bytes: 200,
+            commitlog_total_space_bytes: 8 * 1024 * MIB,
+            compaction_enforce_min_threshold: true,
+            ..ShardConfig::scylla_defaults(memtable_space_bytes)
+        }
+    }
+
     /// Real dirty bytes at which writes wait.
     pub fn dirty_limit_bytes(&self) -> u64 {
         (self.memory_bytes as f64 * self.dirty_memory_fraction) as u64

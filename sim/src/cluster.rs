@@ -34,6 +34,7 @@ use models::cost::CostTable;
 use models::io_scheduler::{
     FairQueue, FairQueueConfig, IoCost, IoProperties, LEGACY_I3_REQUESTS_PER_DISK,
 };
+use models::jvm::{JvmConfig, JvmNode, Stage, ALLOCATION_PER_OPERATION_BYTES};
 use models::network::{Delivery, FlowId, Nic};
 use models::nvme::{IoDirection, IoOp, NvmeDevice, NvmeProfile};
 use models::reactor::{Reactor, SCYLLA_TASK_QUOTA};
@@ -153,6 +154,9 @@ pub struct IoScheduling {
     /// Shares of commitlog, memtable flush, compaction and query, in that
     /// order.
     pub shares: [f64; 4],
+    /// Every class in one FIFO (Cassandra: no I/O scheduler above the
+    /// kernel's deadline elevator).
+    pub single_class: bool,
 }
 
 impl IoScheduling {
@@ -177,19 +181,36 @@ impl IoScheduling {
                 shards,
             ),
             shares,
+            single_class: false,
         };
         match preset {
+            // The block layer's queue: 128 requests per device (the
+            // deadline elevator's default `nr_requests`), first come first
+            // served.
+            "cassandra-3.11" => IoScheduling {
+                queue: FairQueueConfig::legacy(properties, 128 * device.drives, 1),
+                shares: [1000.0; 4],
+                single_class: true,
+            },
             "scylla-2.1" => legacy(Self::SCYLLA_2_1_SHARES),
             "scylla-2.2" | "scylla-2.3" => legacy(Self::SCYLLA_2_2_SHARES),
             _ => IoScheduling {
                 queue: FairQueueConfig::io_properties(properties, shards),
                 shares: Self::SCYLLA_2_2_SHARES,
+                single_class: false,
             },
         }
     }
 
     /// The fair-queue class of an engine I/O class.
-    pub fn class_of(class: IoClass) -> usize {
+    pub fn class_of(&self, class: IoClass) -> usize {
+        if self.single_class {
+            return 0;
+        }
+        Self::scylla_class_of(class)
+    }
+
+    fn scylla_class_of(class: IoClass) -> usize {
         match class {
             IoClass::Commitlog => 0,
             IoClass::MemtableFlush => 1,
@@ -199,10 +220,15 @@ impl IoScheduling {
     }
 
     /// The I/O class a CPU scheduling group's controller also drives.
-    pub fn class_driven_with(group: engine::SchedulingGroup) -> Option<usize> {
+    pub fn class_driven_with(&self, group: engine::SchedulingGroup) -> Option<usize> {
+        if self.single_class {
+            return None;
+        }
         match group {
-            engine::SchedulingGroup::Memtable => Some(Self::class_of(IoClass::MemtableFlush)),
-            engine::SchedulingGroup::Compaction => Some(Self::class_of(IoClass::Compaction)),
+            engine::SchedulingGroup::Memtable => {
+                Some(Self::scylla_class_of(IoClass::MemtableFlush))
+            }
+            engine::SchedulingGroup::Compaction => Some(Self::scylla_class_of(IoClass::Compaction)),
             engine::SchedulingGroup::Statement | engine::SchedulingGroup::Commitlog => None,
         }
     }
@@ -217,6 +243,9 @@ pub enum CpuScheduling {
     /// Scylla 2.2 and later: a group per kind of work with its shares
     /// (statement, memtable, commitlog, compaction).
     Groups([f64; 4]),
+    /// Cassandra: one engine shard per node on a JVM (`models::jvm`): SEDA
+    /// stages whose threads share the node's cores, and G1 pauses.
+    Jvm(JvmConfig),
 }
 
 impl CpuScheduling {
@@ -228,7 +257,7 @@ impl CpuScheduling {
     /// The reactor's group shares.
     pub fn group_shares(&self) -> &[f64] {
         match self {
-            CpuScheduling::Fifo => &[1000.0],
+            CpuScheduling::Fifo | CpuScheduling::Jvm(_) => &[1000.0],
             CpuScheduling::Groups(shares) => shares,
         }
     }
@@ -236,7 +265,7 @@ impl CpuScheduling {
     /// The reactor group an engine scheduling group runs in.
     pub fn group_of(&self, group: engine::SchedulingGroup) -> usize {
         match self {
-            CpuScheduling::Fifo => 0,
+            CpuScheduling::Fifo | CpuScheduling::Jvm(_) => 0,
             CpuScheduling::Groups(_) => match group {
                 engine::SchedulingGroup::Statement => 0,
                 engine::SchedulingGroup::Memtable => 1,
@@ -378,6 +407,10 @@ enum Event {
     CpuRunEnd {
         shard: u32,
     },
+    /// A JVM node's next task completion.
+    JvmWake {
+        shard: u32,
+    },
     IoDone {
         node: u32,
         tag: u64,
@@ -397,9 +430,43 @@ struct NodeHardware {
     nic_bytes_at_last_tick: (u64, u64),
 }
 
+/// The CPU a shard's engine runs on.
+enum ShardCpu {
+    /// A Seastar reactor: one core per shard (Scylla).
+    Reactor(Reactor),
+    /// A JVM over the node's cores (Cassandra: one shard per node). `wake`
+    /// is the kernel timer armed at its next completion.
+    Jvm {
+        node: Box<JvmNode>,
+        wake: Option<(SimTime, TimerId)>,
+        finished: Vec<u64>,
+    },
+}
+
+impl ShardCpu {
+    /// Core time used so far and the cores it is spread over.
+    fn busy(&self, now: SimTime) -> (SimDuration, u32) {
+        match self {
+            ShardCpu::Reactor(core) => (core.busy_time(now), 1),
+            ShardCpu::Jvm { node, .. } => (node.cpu_busy(), node.cores()),
+        }
+    }
+}
+
+/// The SEDA stage that runs a piece of engine work on Cassandra.
+fn stage_of(work: engine::CpuWork) -> Stage {
+    match work {
+        engine::CpuWork::WriteRequest { .. } => Stage::Mutation,
+        engine::CpuWork::ReadRequest { .. } | engine::CpuWork::Digest { .. } => Stage::Read,
+        engine::CpuWork::Coordinate => Stage::NativeTransport,
+        engine::CpuWork::CompactionMerge { .. } => Stage::Compaction,
+        engine::CpuWork::FlushSerialize { .. } => Stage::MemtableFlush,
+    }
+}
+
 struct ShardState {
     engine: Shard,
-    core: Reactor,
+    cpu: ShardCpu,
     io_queue: FairQueue<(engine::IoId, IoOp)>,
     /// I/Os dispatched to the device: the engine's id and the queue's cost,
     /// keyed by the device tag's low half.
@@ -524,11 +591,26 @@ impl Simulation {
                             .commitlog
                             .total_space_per_shard_bytes
                             .unwrap_or(cluster.memory_per_shard_bytes),
-                        ..ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes)
+                        ..match cluster.cpu {
+                            CpuScheduling::Jvm(_) => {
+                                ShardConfig::cassandra_defaults(cluster.memory_per_shard_bytes)
+                            }
+                            _ => ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes),
+                        }
                     },
                     SimTime::ZERO,
                 ),
-                core: Reactor::new(cluster.cpu.group_shares(), SCYLLA_TASK_QUOTA),
+                cpu: match &cluster.cpu {
+                    CpuScheduling::Jvm(config) => ShardCpu::Jvm {
+                        node: Box::new(JvmNode::new(*config)),
+                        wake: None,
+                        finished: Vec::new(),
+                    },
+                    scheduling => ShardCpu::Reactor(Reactor::new(
+                        scheduling.group_shares(),
+                        SCYLLA_TASK_QUOTA,
+                    )),
+                },
                 io_queue: FairQueue::new(cluster.io.queue, &cluster.io.shares),
                 io_in_flight: Slab::new(),
                 cpu_busy_at_last_tick: SimDuration::ZERO,
@@ -725,8 +807,37 @@ impl Simulation {
                     .handle_message(now, from, message);
                 self.drain(now, shard);
             }
+            Event::JvmWake { shard } => {
+                let ShardCpu::Jvm {
+                    node,
+                    wake,
+                    finished,
+                } = &mut self.shards[shard as usize].cpu
+                else {
+                    unreachable!("JVM wake-ups go to JVM nodes");
+                };
+                *wake = None;
+                let mut done = std::mem::take(finished);
+                if node.next_completion() == Some(now) {
+                    node.complete(now, &mut done);
+                }
+                for &tag in &done {
+                    self.shards[shard as usize]
+                        .engine
+                        .handle_cpu_done(now, TaskId(tag));
+                }
+                done.clear();
+                if let ShardCpu::Jvm { finished, .. } = &mut self.shards[shard as usize].cpu {
+                    *finished = done;
+                }
+                self.drain(now, shard);
+                self.rearm_jvm(shard);
+            }
             Event::CpuRunEnd { shard } => {
-                let ended = self.shards[shard as usize].core.complete(now);
+                let ShardCpu::Reactor(core) = &mut self.shards[shard as usize].cpu else {
+                    unreachable!("reactor runs end on reactors");
+                };
+                let ended = core.complete(now);
                 if let Some(next) = ended.next {
                     self.kernel.schedule_at(next.at, Event::CpuRunEnd { shard });
                 }
@@ -1191,12 +1302,27 @@ impl Simulation {
                         engine::CpuWork::Digest { bytes } => self.plan.cluster.costs.digest(bytes),
                     };
                     let group = self.plan.cluster.cpu.group_of(task.group);
-                    if let Some(started) = self.shards[shard as usize]
-                        .core
-                        .submit(now, task.id.0, group, cost)
-                    {
-                        self.kernel
-                            .schedule_at(started.at, Event::CpuRunEnd { shard });
+                    let node_index = self.shards[shard as usize].node as usize;
+                    match &mut self.shards[shard as usize].cpu {
+                        ShardCpu::Reactor(core) => {
+                            if let Some(started) = core.submit(now, task.id.0, group, cost) {
+                                self.kernel
+                                    .schedule_at(started.at, Event::CpuRunEnd { shard });
+                            }
+                        }
+                        ShardCpu::Jvm { node, .. } => {
+                            node.submit(now, stage_of(task.work), task.id.0, cost);
+                            // Requests allocate; G1 collects when eden fills.
+                            if matches!(
+                                task.work,
+                                engine::CpuWork::WriteRequest { .. }
+                                    | engine::CpuWork::ReadRequest { .. }
+                            ) {
+                                let rng = &mut self.nodes[node_index].rng;
+                                node.allocate(now, ALLOCATION_PER_OPERATION_BYTES, rng);
+                            }
+                            self.rearm_jvm(shard);
+                        }
                     }
                 }
                 Action::SubmitIo(io) => {
@@ -1209,7 +1335,7 @@ impl Simulation {
                         bytes: io.bytes,
                     };
                     self.shards[shard as usize].io_queue.queue(
-                        IoScheduling::class_of(io.class),
+                        self.plan.cluster.io.class_of(io.class),
                         direction,
                         io.bytes,
                         (io.id, op),
@@ -1242,13 +1368,15 @@ impl Simulation {
                 Action::SetShares { group, shares } => {
                     // Scylla's controllers set the I/O class's shares with
                     // the CPU group's (scylla-mechanisms.md 1.1, step 5).
-                    if let Some(class) = IoScheduling::class_driven_with(group) {
+                    if let Some(class) = self.plan.cluster.io.class_driven_with(group) {
                         self.shards[shard as usize]
                             .io_queue
                             .set_shares(class, shares);
                     }
                     let group = self.plan.cluster.cpu.group_of(group);
-                    self.shards[shard as usize].core.set_shares(group, shares);
+                    if let ShardCpu::Reactor(core) = &mut self.shards[shard as usize].cpu {
+                        core.set_shares(group, shares);
+                    }
                 }
                 Action::Reply(reply) => {
                     let (slot, serial) =
@@ -1290,6 +1418,24 @@ impl Simulation {
         self.rearm_timer(shard);
     }
 
+    /// Keeps one kernel timer at a JVM node's next completion.
+    fn rearm_jvm(&mut self, shard: u32) {
+        let ShardCpu::Jvm { node, wake, .. } = &mut self.shards[shard as usize].cpu else {
+            return;
+        };
+        let wanted = node.next_completion();
+        if wake.map(|(at, _)| at) == wanted {
+            return;
+        }
+        if let Some((_, timer)) = wake.take() {
+            self.kernel.cancel_timer(timer);
+        }
+        if let Some(at) = wanted {
+            let timer = self.kernel.set_timer(at, Event::JvmWake { shard });
+            *wake = Some((at, timer));
+        }
+    }
+
     /// Keeps one kernel timer per shard at the shard's `poll_timeout`.
     fn rearm_timer(&mut self, shard: u32) {
         let state = &mut self.shards[shard as usize];
@@ -1323,7 +1469,7 @@ impl Simulation {
         let shards_per_node = self.plan.cluster.shards_per_node as usize;
         for (node, hardware) in self.nodes.iter_mut().enumerate() {
             let shards = &mut self.shards[node * shards_per_node..(node + 1) * shards_per_node];
-            let (mut memtable, mut sstables, mut cpu_busy) = (0, 0, 0.0);
+            let (mut memtable, mut sstables, mut cpu_busy, mut cpu_cores) = (0, 0, 0.0, 0u32);
             let (mut compactions, mut backlog, mut compaction_shares) = (0, 0.0, 0.0);
             for shard in shards.iter_mut() {
                 let stats = shard.engine.stats();
@@ -1332,7 +1478,8 @@ impl Simulation {
                 compactions += stats.active_compactions;
                 backlog += stats.compaction_backlog;
                 compaction_shares += stats.compaction_shares;
-                let busy = shard.core.busy_time(now);
+                let (busy, cores) = shard.cpu.busy(now);
+                cpu_cores += cores;
                 cpu_busy += (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
                 shard.cpu_busy_at_last_tick = busy;
             }
@@ -1344,7 +1491,7 @@ impl Simulation {
             row.push(format!("{:.4}", utilisation.min(1.0)));
             row.push(format!(
                 "{:.4}",
-                (cpu_busy / (length * shards_per_node as f64)).min(1.0)
+                (cpu_busy / (length * f64::from(cpu_cores.max(1)))).min(1.0)
             ));
             row.push(compactions.to_string());
             row.push(format!("{:.4}", backlog / shards_per_node as f64));

@@ -24,7 +24,17 @@ use engine::controller::{BacklogController, ControllerVersion};
 /// the CPU scheduler (2.1: one FIFO queue per shard; 2.2 on: scheduling
 /// groups with shares); controllers, digests, hints and streaming arrive
 /// with later issues.
-const SCYLLA_PRESETS: [&str; 4] = ["scylla-2.1", "scylla-2.2", "scylla-2.3", "scylla-3.0"];
+const PRESETS: [&str; 5] = [
+    "scylla-2.1",
+    "scylla-2.2",
+    "scylla-2.3",
+    "scylla-3.0",
+    "cassandra-3.11",
+];
+
+/// The cassandra-3.11 preset's heap: R5's `-Xmx48G` with G1, the heap the
+/// JVM model's pause figures are for (hardware.md 4.4).
+const CASSANDRA_HEAP_BYTES: u64 = 48 << 30;
 
 /// Loader instance when a load names none: R1 and R2 used c4.4xlarge.
 const DEFAULT_LOADER: &str = "c4.4xlarge";
@@ -296,18 +306,17 @@ fn scenario_controllers(scenario: &Scenario) -> Result<Controllers, ScenarioErro
 
 fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
     let section = &scenario.cluster;
-    if !SCYLLA_PRESETS.contains(&section.preset.as_str()) {
-        let reason = if section.preset == "cassandra-3.11" {
-            "cassandra-3.11 needs the JVM runtime model, which is not in this build; use one of scylla-2.1, scylla-2.2, scylla-2.3, scylla-3.0".to_string()
-        } else {
+    if !PRESETS.contains(&section.preset.as_str()) {
+        return Err(scenario.error(
+            "cluster.preset",
             format!(
                 "unknown preset `{}`; accepted: {}",
                 section.preset,
-                SCYLLA_PRESETS.join(", ")
-            )
-        };
-        return Err(scenario.error("cluster.preset", reason));
+                PRESETS.join(", ")
+            ),
+        ));
     }
+    let cassandra = section.preset == "cassandra-3.11";
     let instance = instance::by_name(&section.instance).ok_or_else(|| {
         scenario.error(
             "cluster.instance",
@@ -329,9 +338,36 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
     let memory = overrides
         .memory
         .map_or(instance.memory_bytes, |bytes| bytes.0);
-    let shards = overrides.shards.unwrap_or_else(|| instance.scylla_shards());
+    if cassandra && overrides.shards.is_some_and(|shards| shards != 1) {
+        return Err(scenario.error(
+            "cluster.overrides.shards",
+            "Cassandra is not sharded: a cassandra-3.11 node is one engine on all its cores",
+        ));
+    }
+    if cassandra && memory < CASSANDRA_HEAP_BYTES + (8 << 30) {
+        return Err(scenario.error(
+            "cluster.instance",
+            format!(
+                "cassandra-3.11 runs R5's 48 GiB G1 heap (the JVM model's pause figures are for it), which needs at least 56 GiB of memory; `{}` has {}",
+                instance.name,
+                units::format_bytes(memory)
+            ),
+        ));
+    }
+    let shards = if cassandra {
+        1
+    } else {
+        overrides.shards.unwrap_or_else(|| instance.scylla_shards())
+    };
+    // Scylla: a shard's slice of what Seastar leaves after the OS reserve.
+    // Cassandra: the memtable space, `memtable_heap_space_in_mb` = a
+    // quarter of the heap.
     let usable = memory.saturating_sub(seastar_reserved_memory_bytes(memory));
-    let memory_per_shard = usable / u64::from(shards);
+    let memory_per_shard = if cassandra {
+        CASSANDRA_HEAP_BYTES / 4
+    } else {
+        usable / u64::from(shards)
+    };
     if memory_per_shard < 64 * 1024 * 1024 {
         return Err(scenario.error(
             "cluster.overrides.memory",
@@ -357,12 +393,28 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         costs: CostTable::for_preset(&section.preset),
         controllers: scenario_controllers(scenario)?,
         preload: resolve_data(scenario)?,
+        // Scylla 2.1 and Cassandra compact size tiers of min_threshold
+        // SSTables only; Scylla 2.2 added the fallback to pairs.
         compaction_enforce_min_threshold: yaml
             .compaction_enforce_min_threshold
-            .unwrap_or(section.preset == "scylla-2.1"),
-        commitlog: resolve_commitlog(scenario, &yaml, shards)?,
-        // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups.
-        cpu: if section.preset == "scylla-2.1" {
+            .unwrap_or(section.preset == "scylla-2.1" || cassandra),
+        commitlog: {
+            let mut commitlog = resolve_commitlog(scenario, &yaml, shards)?;
+            if cassandra && commitlog.total_space_per_shard_bytes.is_none() {
+                // cassandra.yaml 3.11: `commitlog_total_space_in_mb` is
+                // min(8192, a quarter of the commitlog volume).
+                commitlog.total_space_per_shard_bytes = Some(8 << 30);
+            }
+            commitlog
+        },
+        // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups;
+        // Cassandra runs on the JVM over all the node's vCPUs.
+        cpu: if cassandra {
+            CpuScheduling::Jvm(models::jvm::JvmConfig::cassandra_3_11(
+                instance.vcpus,
+                drives,
+            ))
+        } else if section.preset == "scylla-2.1" {
             CpuScheduling::Fifo
         } else {
             CpuScheduling::SCYLLA_2_2
