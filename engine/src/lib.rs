@@ -47,6 +47,7 @@ pub mod flush;
 pub mod memtable;
 pub mod placement;
 pub mod read;
+pub mod ring;
 pub mod shard;
 pub mod sstable;
 pub mod timer;
