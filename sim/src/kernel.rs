@@ -15,6 +15,12 @@
 //!   entry at 24 bytes for small events (the HOLD benchmark showed entry
 //!   size, not logic, is what separates the kernel from a bare heap).
 //!
+//! Events themselves wait in a slab beside the heap, which holds only
+//! 24-byte keys `(time, sequence, timer slot, event slot)`: sifting moves
+//! keys, not events, so a large event type (the cluster's is ~56 bytes)
+//! costs one slab insert and remove instead of being copied at every level
+//! of every sift (the 40-node profile spent most of the run loop there).
+//!
 //! The queue is a binary heap keyed by a packed `(time, sequence)` pair. The
 //! HOLD benchmark (`twin bench hold`) compares it with a bare
 //! `std::collections::BinaryHeap` loop so that the cost of ordering ties and
@@ -41,32 +47,32 @@ const NO_TIMER: u32 = u32::MAX;
 /// A timer slot with no live timer (no entry has this sequence).
 const RETIRED: u64 = u64::MAX;
 
-struct Entry<E> {
+struct Entry {
     time: SimTime,
     sequence: u64,
     timer_slot: u32,
-    event: E,
+    event_slot: u32,
 }
 
-impl<E> Entry<E> {
+impl Entry {
     #[inline]
     fn key(&self) -> (u64, u64) {
         (self.time.as_nanos(), self.sequence)
     }
 }
 
-impl<E> PartialEq for Entry<E> {
+impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
         self.key() == other.key()
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl Eq for Entry {}
+impl PartialOrd for Entry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+impl Ord for Entry {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
@@ -78,7 +84,9 @@ impl<E> Ord for Entry<E> {
 pub struct Kernel<E> {
     now: SimTime,
     next_sequence: u64,
-    queue: BinaryHeap<Entry<E>>,
+    queue: BinaryHeap<Entry>,
+    /// The events of the queued entries, by `Entry::event_slot`.
+    events: slab::Slab<E>,
     /// Sequence of the live timer in each slot (`RETIRED` if none); a queued
     /// timer is live iff its sequence equals its slot's.
     timer_sequences: Vec<u64>,
@@ -106,6 +114,7 @@ impl<E> Kernel<E> {
             now: SimTime::ZERO,
             next_sequence: 0,
             queue: BinaryHeap::new(),
+            events: slab::Slab::new(),
             timer_sequences: Vec::new(),
             free_timer_slots: Vec::new(),
             live_timers: 0,
@@ -199,11 +208,12 @@ impl<E> Kernel<E> {
         }
         let sequence = self.next_sequence;
         self.next_sequence += 1;
+        let event_slot = self.events.insert(event) as u32;
         self.queue.push(Entry {
             time,
             sequence,
             timer_slot,
-            event,
+            event_slot,
         });
     }
 
@@ -216,6 +226,7 @@ impl<E> Kernel<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         while let Some(entry) = self.queue.pop() {
+            let event = self.events.remove(entry.event_slot as usize);
             if entry.timer_slot != NO_TIMER {
                 if self.timer_sequences[entry.timer_slot as usize] != entry.sequence {
                     continue; // cancelled
@@ -225,7 +236,7 @@ impl<E> Kernel<E> {
             debug_assert!(entry.time >= self.now);
             self.now = entry.time;
             self.events_processed += 1;
-            return Some((entry.time, entry.event));
+            return Some((entry.time, event));
         }
         None
     }
@@ -242,7 +253,9 @@ impl<E> Kernel<E> {
             if top.timer_slot != NO_TIMER
                 && self.timer_sequences[top.timer_slot as usize] != top.sequence
             {
+                let slot = top.event_slot as usize;
                 self.queue.pop();
+                self.events.remove(slot);
                 continue;
             }
             return self.pop();
@@ -322,7 +335,7 @@ mod tests {
 
     #[test]
     fn small_events_make_24_byte_heap_entries() {
-        assert_eq!(std::mem::size_of::<Entry<u32>>(), 24);
+        assert_eq!(std::mem::size_of::<Entry>(), 24);
     }
 
     #[test]
