@@ -77,6 +77,18 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Run a scenario and report the simulator's own speed and memory
+    /// (nothing is written; the results are the same as `twin run`'s).
+    Cluster {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Simulated time to run, e.g. 10s (overrides `duration`).
+        #[arg(long)]
+        duration: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -99,7 +111,113 @@ fn main() -> ExitCode {
                     json,
                 },
         } => bench_hold(pending, until, seed, json),
+        Command::Bench {
+            bench:
+                BenchCommand::Cluster {
+                    scenario,
+                    duration,
+                    json,
+                },
+        } => bench_cluster(scenario, duration, json),
     }
+}
+
+/// What `twin bench cluster --json` prints.
+#[derive(serde::Serialize)]
+struct ClusterBench {
+    scenario: String,
+    nodes: u32,
+    shards: u32,
+    simulated_seconds: f64,
+    wall_seconds: f64,
+    events: u64,
+    client_operations: u64,
+    sim_seconds_per_wall_second: f64,
+    events_per_wall_second: f64,
+    client_ops_per_wall_second: f64,
+    peak_rss_bytes: Option<u64>,
+}
+
+/// The process's peak resident set (Linux `VmHWM`), if the system says.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool) -> ExitCode {
+    let duration = match duration
+        .map(|text| units::parse_duration(&text))
+        .transpose()
+    {
+        Ok(duration) => duration,
+        Err(error) => {
+            eprintln!("twin bench cluster: --duration: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let overrides = RunOverrides {
+        seed: None,
+        duration,
+    };
+    let plan = match sim::scenario::load(&path).and_then(|scenario| resolve(&scenario, &overrides))
+    {
+        Ok(plan) => plan,
+        Err(error) => {
+            eprintln!("twin: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    if !json {
+        say(&plan.describe());
+    }
+    let (nodes, shards) = (
+        plan.cluster.nodes,
+        plan.cluster.nodes * plan.cluster.shards_per_node,
+    );
+    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let simulated_seconds = outcome.end.as_secs_f64();
+    let wall = outcome.wall_seconds.max(1e-9);
+    let operations: u64 = outcome.ops.iter().map(|ops| ops.count).sum();
+    let report = ClusterBench {
+        scenario: outcome.plan.scenario.clone(),
+        nodes,
+        shards,
+        simulated_seconds,
+        wall_seconds: outcome.wall_seconds,
+        events: outcome.events,
+        client_operations: operations,
+        sim_seconds_per_wall_second: simulated_seconds / wall,
+        events_per_wall_second: outcome.events as f64 / wall,
+        client_ops_per_wall_second: operations as f64 / wall,
+        peak_rss_bytes: peak_rss_bytes(),
+    };
+    if json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(text) => say(&text),
+            Err(error) => {
+                eprintln!("twin bench cluster: {error}");
+                return ExitCode::from(EXIT_ENVIRONMENT);
+            }
+        }
+    } else {
+        say(&format!(
+            "{}: {} nodes, {} shards, {:.1} simulated s in {:.1} wall s\n  simulated seconds per wall second  {:.2}\n  events per wall second             {:.0}\n  client operations per wall second  {:.0}\n  peak RSS                           {}",
+            report.scenario,
+            report.nodes,
+            report.shards,
+            report.simulated_seconds,
+            report.wall_seconds,
+            report.sim_seconds_per_wall_second,
+            report.events_per_wall_second,
+            report.client_ops_per_wall_second,
+            report
+                .peak_rss_bytes
+                .map_or("unknown".to_string(), units::format_bytes),
+        ));
+    }
+    ExitCode::SUCCESS
 }
 
 fn run(
