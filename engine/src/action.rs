@@ -27,6 +27,9 @@ pub enum Operation {
         key: u64,
         /// Bytes of column values in the row.
         value_bytes: u32,
+        /// The write's timestamp, microseconds (client-assigned, as the
+        /// Java driver c-s uses assigns them); the newest wins on reads.
+        timestamp: u64,
     },
     /// Read one partition by key.
     Read {
@@ -55,6 +58,9 @@ pub enum ReplyStatus {
     Found {
         /// Bytes of column values returned.
         value_bytes: u32,
+        /// Timestamp of the version returned (0 in volume mode, which keeps
+        /// no per-key timestamps).
+        timestamp: u64,
     },
     /// A read found no row for the key.
     NotFound,

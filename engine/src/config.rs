@@ -66,6 +66,11 @@ pub struct ShardConfig {
     /// a memtable or SSTable spanning keys `a..=b` with `r` rows holds a key
     /// routed here with probability `r / ((b - a + 1) x fraction)`).
     pub key_ownership_fraction: f64,
+    /// Data mode (`[fidelity] mode = "data"`): memtables and SSTables keep
+    /// their rows and reads return the newest version written; volume mode
+    /// (false) carries sizes only. Same flush, compaction and controller
+    /// logic either way.
+    pub data_mode: bool,
     /// Size-tiered compaction options (the table's strategy).
     pub compaction: StcsOptions,
     /// `compaction_enforce_min_threshold` (default false: pairs of similar
@@ -116,6 +121,7 @@ impl ShardConfig {
             flush_write_bytes: 128 * 1024,
             flush_write_behind: 4,
             key_ownership_fraction: 1.0,
+            data_mode: false,
             compaction: StcsOptions::default(),
             compaction_enforce_min_threshold: false,
             compaction_chunk_bytes: 128 * 1024,

@@ -350,7 +350,12 @@ impl Coordinator {
                     .iter()
                     .position(|replica| *replica == from)
                     .expect("full data from a contacted replica");
-                let result = data.expect("a full-data answer carries data");
+                // A digest of the first round arriving late (a replica
+                // asked only for a digest, slower than the mismatch) is
+                // not the full data this phase waits for.
+                let Some(result) = data else {
+                    return self.close_if_done(id, Next::Wait);
+                };
                 let full = read
                     .full
                     .get_or_insert_with(|| Box::new([None; MAX_REPLICAS]));

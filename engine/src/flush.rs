@@ -13,6 +13,7 @@
 
 use units::SimTime;
 
+use crate::cells::SortedCells;
 use crate::memtable::Memtable;
 use crate::sstable::SSTable;
 
@@ -127,6 +128,7 @@ impl FlushJob {
             last_key: self.memtable.last_key,
             created_at: now,
             key_share: None,
+            cells: self.memtable.cells.as_ref().map(SortedCells::from_map),
         };
         (sstable, self.memtable)
     }

@@ -38,6 +38,7 @@
 #![warn(missing_docs)]
 
 pub mod action;
+pub mod cells;
 pub mod commitlog;
 pub mod compaction;
 pub mod config;

@@ -4,13 +4,17 @@
 //! A memtable here carries the volume summary the twin needs at scale: memory
 //! used, rows, the bytes it will take as an SSTable, its key range, and the
 //! first commitlog segment it has data in (so segments can be released once
-//! it is flushed). Rows themselves (data mode) arrive with the storage-engine
-//! issue; the flush logic and dirty-memory limits do not change with them.
+//! it is flushed). In data mode it also keeps its rows (`cells`); the flush
+//! logic and dirty-memory limits do not look at them.
 //!
 //! Dirty memory (scylla-mechanisms.md section 1.3): *real* dirty is all
 //! memtable memory not yet freed; *virtual* dirty is real dirty minus what an
 //! in-progress flush has already written out, so it falls during a flush even
 //! though memory is freed only when the flush completes.
+
+use std::collections::BTreeMap;
+
+use crate::coordinator::RowVersion;
 
 /// One memtable.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +33,9 @@ pub struct Memtable {
     pub last_key: u64,
     /// First commitlog segment holding this memtable's data.
     pub first_segment: Option<u64>,
+    /// Data mode: the newest version of every key inserted (`None` in
+    /// volume mode).
+    pub cells: Option<BTreeMap<u64, RowVersion>>,
 }
 
 impl Memtable {
@@ -42,6 +49,26 @@ impl Memtable {
             first_key: u64::MAX,
             last_key: 0,
             first_segment: None,
+            cells: None,
+        }
+    }
+
+    /// An empty memtable that keeps its rows (data mode).
+    pub fn with_cells(id: u64) -> Memtable {
+        Memtable {
+            cells: Some(BTreeMap::new()),
+            ..Memtable::new(id)
+        }
+    }
+
+    /// Data mode: records `version` of `key`, keeping the newer of it and
+    /// what the memtable already holds. No effect in volume mode.
+    pub fn store(&mut self, key: u64, version: RowVersion) {
+        if let Some(cells) = self.cells.as_mut() {
+            cells
+                .entry(key)
+                .and_modify(|held| *held = crate::cells::reconcile(*held, version))
+                .or_insert(version);
         }
     }
 

@@ -18,12 +18,16 @@
 //! of the key, so a key is found in exactly one of them. A compaction's
 //! output falls back to the density rule.
 //!
+//! In data mode the structures carry their rows (`cells`), and whether one
+//! holds a key is looked up; bloom false positives keep the same rule.
+//!
 //! I/O sizes: the index summary is in memory, so a lookup reads one index
 //! block (`SSTableFormat::index_read_bytes`, 4 KiB with c-s keys) and then
 //! the row's data, rounded up to whole 4 KiB pages (the c-s default schema
 //! is uncompressed). The row cache, compression chunks and
 //! partition-index caching arrive with the storage-engine issue.
 
+use crate::coordinator::RowVersion;
 use crate::memtable::Memtable;
 use crate::sstable::{SSTable, KEY_SHARE_ONE};
 
@@ -65,6 +69,9 @@ const KEY_SHARE_SALT: u64 = 0x7368_6172_6573_2121;
 
 /// True if `memtable` holds `key`, on a shard owning `ownership` of the keys.
 pub fn memtable_contains(memtable: &Memtable, key: u64, ownership: f64) -> bool {
+    if let Some(cells) = &memtable.cells {
+        return cells.contains_key(&key);
+    }
     holds(
         key,
         memtable.first_key,
@@ -77,6 +84,9 @@ pub fn memtable_contains(memtable: &Memtable, key: u64, ownership: f64) -> bool 
 
 /// True if `sstable` holds `key`, on a shard owning `ownership` of the keys.
 pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
+    if let Some(cells) = &sstable.cells {
+        return cells.get(key).is_some();
+    }
     match sstable.key_share {
         Some((low, high)) => {
             if key < sstable.first_key || key > sstable.last_key {
@@ -93,6 +103,42 @@ pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
             SSTABLE_SALT ^ sstable.generation,
             ownership,
         ),
+    }
+}
+
+/// The version of `key` that `memtable` returns, if it holds the key: in
+/// data mode its row; in volume mode a row of the memtable's mean value
+/// size, with timestamp 0 (volume mode keeps no per-key timestamps, so all
+/// copies of a row are the same version).
+pub fn memtable_version(
+    memtable: &Memtable,
+    key: u64,
+    ownership: f64,
+    row_overhead_bytes: u64,
+) -> Option<RowVersion> {
+    match &memtable.cells {
+        Some(cells) => cells.get(&key).copied(),
+        None => memtable_contains(memtable, key, ownership).then(|| RowVersion {
+            timestamp: 0,
+            value_bytes: mean_value_bytes(memtable.memory_bytes, memtable.rows, row_overhead_bytes),
+        }),
+    }
+}
+
+/// The version of `key` that `sstable` returns, if it holds the key (see
+/// [`memtable_version`]).
+pub fn sstable_version(
+    sstable: &SSTable,
+    key: u64,
+    ownership: f64,
+    row_overhead_bytes: u64,
+) -> Option<RowVersion> {
+    match &sstable.cells {
+        Some(cells) => cells.get(key),
+        None => sstable_contains(sstable, key, ownership).then(|| RowVersion {
+            timestamp: 0,
+            value_bytes: mean_value_bytes(sstable.data_bytes, sstable.rows, row_overhead_bytes),
+        }),
     }
 }
 
@@ -135,6 +181,7 @@ mod tests {
             last_key,
             created_at: SimTime::ZERO,
             key_share: None,
+            cells: None,
         }
     }
 

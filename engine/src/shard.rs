@@ -95,12 +95,13 @@ enum IoPurpose {
     ReadIndex {
         read: u32,
         row_bytes: u64,
-        value_bytes: Option<u32>,
+        /// What the SSTable returns for the key (`None`: a false positive).
+        version: ReadResult,
     },
     /// The data of a row (or a bloom-filter false positive's empty page).
     ReadData {
         read: u32,
-        value_bytes: Option<u32>,
+        version: ReadResult,
     },
     /// A chunk of compaction input.
     CompactionRead {
@@ -153,7 +154,8 @@ struct Request {
 struct PendingRead {
     request: Request,
     ios_outstanding: u32,
-    value_bytes: Option<u32>,
+    /// The newest version found so far.
+    found: ReadResult,
 }
 
 /// Point-in-time figures of a shard, for time series and checks.
@@ -278,9 +280,10 @@ impl Shard {
                 None => {}
             }
         }
+        let active = new_memtable(0, config.data_mode);
         Shard {
             config,
-            active: Memtable::new(0),
+            active,
             sealed: VecDeque::new(),
             flushing: None,
             sstables: Vec::new(),
@@ -355,6 +358,7 @@ impl Shard {
                 last_key,
                 created_at: SimTime::ZERO,
                 key_share: Some((share_start, share_end)),
+                cells: None,
             });
             share_start = share_end;
         }
@@ -442,7 +446,7 @@ impl Shard {
                 id,
                 key,
                 value_bytes,
-                ..
+                timestamp,
             } => {
                 let origin = Origin::Peer {
                     from,
@@ -453,7 +457,11 @@ impl Shard {
                     now,
                     Request {
                         origin,
-                        operation: Operation::Write { key, value_bytes },
+                        operation: Operation::Write {
+                            key,
+                            value_bytes,
+                            timestamp,
+                        },
                     },
                 );
             }
@@ -526,14 +534,18 @@ impl Shard {
             .block_for(count as u32)
             .clamp(1, count as u32);
         match request.operation {
-            Operation::Write { key, value_bytes } => {
+            Operation::Write {
+                key,
+                value_bytes,
+                timestamp,
+            } => {
                 let id = self
                     .coordinator
                     .open_write(request.id, count as u32, block_for);
                 self.write_deadlines
                     .push_back((deadline(now, self.config.write_timeout), id));
                 for &replica in replicas.iter() {
-                    self.send_write(now, replica, id, key, value_bytes, 0);
+                    self.send_write(now, replica, id, key, value_bytes, timestamp);
                 }
             }
             Operation::Read { key } => {
@@ -568,7 +580,11 @@ impl Shard {
     ) {
         if replica == self.config.address {
             let origin = Origin::Local { id, digest: false };
-            let operation = Operation::Write { key, value_bytes };
+            let operation = Operation::Write {
+                key,
+                value_bytes,
+                timestamp,
+            };
             self.execute(now, Request { origin, operation });
         } else {
             let message = Message::WriteRequest {
@@ -611,6 +627,7 @@ impl Shard {
                 status: match result {
                     Some(version) => ReplyStatus::Found {
                         value_bytes: version.value_bytes,
+                        timestamp: version.timestamp,
                     },
                     None => ReplyStatus::NotFound,
                 },
@@ -704,6 +721,7 @@ impl Shard {
                 status: match result {
                     Some(version) => ReplyStatus::Found {
                         value_bytes: version.value_bytes,
+                        timestamp: version.timestamp,
                     },
                     None => ReplyStatus::NotFound,
                 },
@@ -859,14 +877,14 @@ impl Shard {
             IoPurpose::ReadIndex {
                 read,
                 row_bytes,
-                value_bytes,
+                version,
             } => {
                 let bytes = read::data_read_bytes(row_bytes);
                 self.submit_io(
                     IoKind::Read,
                     bytes,
                     IoClass::Query,
-                    IoPurpose::ReadData { read, value_bytes },
+                    IoPurpose::ReadData { read, version },
                 );
             }
             IoPurpose::CompactionRead {
@@ -889,15 +907,13 @@ impl Shard {
             IoPurpose::CompactionWrite { job, output_bytes } => {
                 self.compaction_chunk_written(now, job, output_bytes);
             }
-            IoPurpose::ReadData { read, value_bytes } => {
+            IoPurpose::ReadData { read, version } => {
                 let pending = &mut self.reads[read as usize];
                 pending.ios_outstanding -= 1;
-                if value_bytes.is_some() {
-                    pending.value_bytes = pending.value_bytes.max(value_bytes);
-                }
+                pending.found = pending.found.max(version);
                 if pending.ios_outstanding == 0 {
                     let pending = self.reads.remove(read as usize);
-                    self.reply_read(now, pending.request, pending.value_bytes);
+                    self.reply_read(now, pending.request, pending.found);
                 }
             }
         }
@@ -993,21 +1009,20 @@ impl Shard {
             unreachable!("a read task carries a read");
         };
         let ownership = self.config.key_ownership_fraction;
-        let memtable_value = std::iter::once(&self.active)
+        let memtable_overhead = self.config.memtable_row_overhead_bytes;
+        // Every memtable is consulted: in data mode an older memtable may
+        // hold an older version, and the newest wins.
+        let memtable_version = std::iter::once(&self.active)
             .chain(self.sealed.iter())
             .chain(self.flushing.as_ref().map(FlushJob::memtable))
-            .find(|memtable| read::memtable_contains(memtable, key, ownership))
-            .map(|memtable| {
-                read::mean_value_bytes(
-                    memtable.memory_bytes,
-                    memtable.rows,
-                    self.config.memtable_row_overhead_bytes,
-                )
-            });
+            .filter_map(|memtable| {
+                read::memtable_version(memtable, key, ownership, memtable_overhead)
+            })
+            .max();
         let read_slot = self.reads.insert(PendingRead {
             request,
             ios_outstanding: 0,
-            value_bytes: memtable_value,
+            found: memtable_version,
         }) as u32;
         let overhead = self.config.sstable_row_overhead_bytes;
         let lookups: Vec<IoPurpose> = self
@@ -1017,13 +1032,12 @@ impl Shard {
             .map(|sstable| IoPurpose::ReadIndex {
                 read: read_slot,
                 row_bytes: sstable.data_bytes / sstable.rows.max(1),
-                value_bytes: read::sstable_contains(sstable, key, ownership)
-                    .then(|| read::mean_value_bytes(sstable.data_bytes, sstable.rows, overhead)),
+                version: read::sstable_version(sstable, key, ownership, overhead),
             })
             .collect();
         if lookups.is_empty() {
             let pending = self.reads.remove(read_slot as usize);
-            self.reply_read(now, pending.request, pending.value_bytes);
+            self.reply_read(now, pending.request, pending.found);
             return;
         }
         self.reads[read_slot as usize].ios_outstanding = lookups.len() as u32;
@@ -1033,13 +1047,7 @@ impl Shard {
         }
     }
 
-    fn reply_read(&mut self, now: SimTime, request: Request, value_bytes: Option<u32>) {
-        // Volume mode keeps no per-key timestamps: every replica's copy of a
-        // row is the same version, so digests agree.
-        let result = value_bytes.map(|value_bytes| RowVersion {
-            timestamp: 0,
-            value_bytes,
-        });
+    fn reply_read(&mut self, now: SimTime, request: Request, result: ReadResult) {
         self.reads_completed += 1;
         self.respond_read(now, request.origin, result);
     }
@@ -1095,10 +1103,22 @@ impl Shard {
     /// Applies a write whose commitlog entry is in (periodic) or on disk
     /// (batch): memtable insert, reply, and a flush if memory calls for one.
     fn apply_write(&mut self, now: SimTime, segment: u64, request: Request) {
-        let Operation::Write { key, value_bytes } = request.operation else {
+        let Operation::Write {
+            key,
+            value_bytes,
+            timestamp,
+        } = request.operation
+        else {
             unreachable!("only writes take the write path");
         };
         let row_bytes = 8 + u64::from(value_bytes);
+        self.active.store(
+            key,
+            RowVersion {
+                timestamp,
+                value_bytes,
+            },
+        );
         self.active.insert(
             key,
             row_bytes + self.config.memtable_row_overhead_bytes,
@@ -1179,7 +1199,7 @@ impl Shard {
     fn seal_active(&mut self) {
         let id = self.next_memtable_id;
         self.next_memtable_id += 1;
-        let memtable = std::mem::replace(&mut self.active, Memtable::new(id));
+        let memtable = std::mem::replace(&mut self.active, new_memtable(id, self.config.data_mode));
         self.sealed_memory_bytes += memtable.memory_bytes;
         self.sealed.push_back(memtable);
     }
@@ -1391,6 +1411,15 @@ impl Shard {
 /// A coordinator deadline `timeout` after `now`, rounded up to Seastar's
 /// low-resolution clock (10 ms), so deadlines of operations opened close
 /// together share one timer.
+/// An empty memtable, keeping its rows in data mode.
+fn new_memtable(id: u64, data_mode: bool) -> Memtable {
+    if data_mode {
+        Memtable::with_cells(id)
+    } else {
+        Memtable::new(id)
+    }
+}
+
 fn deadline(now: SimTime, timeout: SimDuration) -> SimTime {
     const TICK: u64 = 10_000_000;
     let at = (now + timeout).as_nanos();
@@ -1430,6 +1459,7 @@ mod tests {
             operation: Operation::Write {
                 key,
                 value_bytes: 1024,
+                timestamp: 1,
             },
             consistency: ConsistencyLevel::One,
         }
@@ -1590,7 +1620,7 @@ mod tests {
         let (ios, status) = read(&mut shard, 1_000_000, flushed_key);
         assert_eq!(ios, [4096, 4096], "an index page, then the 1 KB row's page");
         assert!(
-            matches!(status, ReplyStatus::Found { value_bytes } if (1000..=1100).contains(&value_bytes)),
+            matches!(status, ReplyStatus::Found { value_bytes, .. } if (1000..=1100).contains(&value_bytes)),
             "{status:?}"
         );
         let newest_key = 19_999;
@@ -1659,6 +1689,7 @@ mod compaction_tests {
                     operation: Operation::Write {
                         key,
                         value_bytes: 1024,
+                        timestamp: 1,
                     },
                     consistency: ConsistencyLevel::One,
                 },
@@ -1825,6 +1856,7 @@ mod coordinator_tests {
                 operation: Operation::Write {
                     key,
                     value_bytes: 100,
+                    timestamp: 1,
                 },
                 consistency: ConsistencyLevel::One,
             },
@@ -1927,6 +1959,7 @@ mod coordinator_tests {
                 operation: Operation::Write {
                     key: 77,
                     value_bytes: 100,
+                    timestamp: 1,
                 },
                 consistency: ConsistencyLevel::Quorum,
             },
@@ -1993,6 +2026,7 @@ mod coordinator_tests {
                 operation: Operation::Write {
                     key: 77,
                     value_bytes: 100,
+                    timestamp: 1,
                 },
                 consistency: ConsistencyLevel::All,
             },

@@ -27,6 +27,8 @@
 
 use units::SimTime;
 
+use crate::cells::SortedCells;
+
 /// How an SSTable's components are sized.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SSTableFormat {
@@ -113,6 +115,8 @@ pub struct SSTable {
     /// data). `None`: it holds a fraction of its range given by its density,
     /// independently of other SSTables (flushes of random writes).
     pub key_share: Option<(u64, u64)>,
+    /// Data mode: the rows (`None` in volume mode).
+    pub cells: Option<SortedCells>,
 }
 
 /// The whole key hash space, in `SSTable::key_share` units (2^53).
@@ -147,6 +151,7 @@ mod tests {
             last_key: rows - 1,
             created_at: SimTime::ZERO,
             key_share: None,
+            cells: None,
         };
         assert_eq!(format.index_bytes(rows), 24_000_000);
         assert_eq!(format.summary_bytes(rows), 7_813 * 22);

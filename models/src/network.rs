@@ -177,11 +177,18 @@ impl<P> Flow<P> {
 #[derive(Clone, Debug)]
 pub struct Nic<P> {
     bytes_per_s: f64,
+    /// Fixed one-way propagation latency.
+    latency: SimDuration,
+    /// Mean of the exponential jitter added to it.
+    jitter_mean_s: f64,
     faults: NicFaults,
     /// When the message on the wire finishes (transmit side).
     tx_free_at: SimTime,
     /// When the receive side is free.
-    rx_free_at: SimTime,
+    /// Messages registered with the receive side: (arrival, when the link
+    /// is busy until once every message arrived by then is in), by
+    /// arrival; older entries are collapsed as time passes.
+    rx_log: VecDeque<(SimTime, SimTime)>,
     flows: Vec<Flow<P>>,
     /// Flows with queued messages, in no particular order.
     active: Vec<u32>,
@@ -200,9 +207,11 @@ impl<P> Nic<P> {
         assert!(gbps > 0.0, "a NIC needs bandwidth");
         Nic {
             bytes_per_s: gbps * 1e9 / 8.0,
+            latency: ONE_WAY_LATENCY,
+            jitter_mean_s: JITTER_MEAN.as_secs_f64(),
             faults: NicFaults::default(),
             tx_free_at: SimTime::ZERO,
-            rx_free_at: SimTime::ZERO,
+            rx_log: VecDeque::new(),
             flows: Vec::new(),
             active: Vec::new(),
             queued: 0,
@@ -213,6 +222,15 @@ impl<P> Nic<P> {
             bytes_received: 0,
             messages_lost: 0,
         }
+    }
+
+    /// Sets the propagation of what this NIC sends: a fixed one-way
+    /// `latency` plus an exponential jitter of mean `jitter_mean` (defaults
+    /// [`ONE_WAY_LATENCY`] and [`JITTER_MEAN`], same-AZ EC2). A large jitter
+    /// reorders messages.
+    pub fn set_propagation(&mut self, latency: SimDuration, jitter_mean: SimDuration) {
+        self.latency = latency;
+        self.jitter_mean_s = jitter_mean.as_secs_f64();
     }
 
     fn flow(&mut self, flow: FlowId) -> &mut Flow<P> {
@@ -305,9 +323,9 @@ impl<P> Nic<P> {
         }
         self.bytes_sent += bytes;
         let uniform: f64 = rng.random();
-        let jitter = -JITTER_MEAN.as_secs_f64() * (1.0 - uniform).ln();
+        let jitter = -self.jitter_mean_s * (1.0 - uniform).ln();
         Delivery::Arrives {
-            at: end + ONE_WAY_LATENCY + SimDuration::from_secs_f64(jitter),
+            at: end + self.latency + SimDuration::from_secs_f64(jitter),
             wire_bytes: bytes,
             payload,
         }
@@ -390,16 +408,40 @@ impl<P> Nic<P> {
         Some(delivery)
     }
 
-    /// A message of `wire_bytes` reaches this NIC at `at`: returns when it
-    /// has been received, or `None` if the NIC is cut.
-    pub fn receive(&mut self, at: SimTime, wire_bytes: u64) -> Option<SimTime> {
+    /// A message of `wire_bytes` will reach this NIC at `at` (told at
+    /// `now`, when it was sent; `at >= now`): returns when it has been
+    /// received, or `None` if the NIC is cut.
+    ///
+    /// Messages are taken in order of arrival, not of registration: jitter
+    /// lets a message sent later arrive first, and it must not wait behind
+    /// one still on its way. A message queues behind the messages that
+    /// arrived before it; those registered earlier but arriving after it
+    /// keep the times already given to them (their bandwidth overlaps
+    /// briefly), while later queries see both.
+    pub fn receive(&mut self, now: SimTime, at: SimTime, wire_bytes: u64) -> Option<SimTime> {
         if self.faults.cut {
             self.messages_lost += 1;
             return None;
         }
-        let start = self.rx_free_at.max(at);
-        let done = start + self.transmission_time(wire_bytes);
-        self.rx_free_at = done;
+        // Every later message arrives at or after `now`: the entries that
+        // arrived by then collapse into the last of them (a prefix maximum).
+        while self.rx_log.len() >= 2 && self.rx_log[1].0 <= now {
+            self.rx_log.pop_front();
+        }
+        let position = self
+            .rx_log
+            .iter()
+            .rposition(|(arrival, _)| *arrival <= at)
+            .map_or(0, |index| index + 1);
+        let busy_until = match position {
+            0 => SimTime::ZERO,
+            _ => self.rx_log[position - 1].1,
+        };
+        let done = busy_until.max(at) + self.transmission_time(wire_bytes);
+        self.rx_log.insert(position, (at, done));
+        for entry in self.rx_log.iter_mut().skip(position + 1) {
+            entry.1 = entry.1.max(done);
+        }
         self.bytes_received += wire_bytes;
         Some(done)
     }
@@ -591,7 +633,7 @@ mod tests {
             driver.send(ms(i), 0, 1_000);
         }
         assert_eq!(
-            driver.nic.receive(ms(5), 1_000),
+            driver.nic.receive(ms(5), ms(5), 1_000),
             None,
             "a cut NIC receives nothing"
         );
@@ -613,7 +655,7 @@ mod tests {
             "{outcomes:?}"
         );
         assert_eq!(driver.nic.messages_lost(), 10);
-        assert!(driver.nic.receive(ms(30), 1_000).is_some());
+        assert!(driver.nic.receive(ms(30), ms(30), 1_000).is_some());
     }
 
     #[test]
@@ -659,10 +701,32 @@ mod tests {
         let mut nic: Nic<()> = Nic::new(8.0);
         let mut last = SimTime::ZERO;
         for _ in 0..10 {
-            last = nic.receive(SimTime::ZERO, 1_000_000).unwrap();
+            last = nic
+                .receive(SimTime::ZERO, SimTime::ZERO, 1_000_000)
+                .unwrap();
         }
         assert_eq!(last, SimTime::from_nanos(10_000_000));
         assert_eq!(nic.bytes_received(), 10_000_000);
+    }
+
+    #[test]
+    fn a_message_arriving_first_does_not_wait_behind_one_still_on_its_way() {
+        let mut nic: Nic<()> = Nic::new(8.0); // 1 GB/s: 1 ms per MB
+        let ms = |m: u64| SimTime::from_nanos(m * 1_000_000);
+        // Sent first, delayed: arrives at 5 ms, in by 6 ms.
+        assert_eq!(nic.receive(ms(0), ms(5), 1_000_000), Some(ms(6)));
+        // Sent after it but arriving at 1 ms: in by 2 ms, not 7.
+        assert_eq!(nic.receive(ms(0), ms(1), 1_000_000), Some(ms(2)));
+        // Arriving at 1.5 ms: behind the 1 ms one, so in by 3 ms.
+        assert_eq!(
+            nic.receive(ms(0), SimTime::from_nanos(1_500_000), 1_000_000),
+            Some(ms(3))
+        );
+        // Arriving at 5.5 ms: behind everything that arrived before it.
+        assert_eq!(
+            nic.receive(ms(1), SimTime::from_nanos(5_500_000), 1_000_000),
+            Some(ms(7))
+        );
     }
 
     #[test]

@@ -86,6 +86,12 @@ pub struct ClusterPlan {
     pub compaction_enforce_min_threshold: bool,
     /// Data on disk at the start (`[data]`).
     pub preload: Option<Preload>,
+    /// Data mode: the engine keeps rows and reads return versions.
+    pub data_mode: bool,
+    /// One-way propagation latency between machines.
+    pub network_latency: SimDuration,
+    /// Mean exponential jitter added to each message's propagation.
+    pub network_jitter: SimDuration,
     /// Commitlog settings (`[cluster.yaml]`).
     pub commitlog: CommitlogPlan,
     /// Replicas per key: the keyspace's replication factor (from `[data]`
@@ -350,13 +356,50 @@ pub struct RunOutcome {
     pub events: u64,
     /// Wall-clock seconds the run took (not deterministic; perf.json only).
     pub wall_seconds: f64,
+    /// Data mode: what the clients' read check found.
+    pub consistency: Option<ConsistencyCheck>,
+}
+
+/// Data mode's client-side check of what reads return: a read must return
+/// a version at least as new as the newest write acknowledged (to any
+/// client) before the read was issued. Reads that do not are *stale*: what
+/// CL=ONE with lagging replicas, or a missing read repair, looks like.
+#[derive(Clone, Debug, Default)]
+pub struct ConsistencyCheck {
+    /// Newest acknowledged write timestamp per key (looked up by key only;
+    /// never iterated, so its order cannot reach an output).
+    acknowledged: std::collections::HashMap<u64, u64>,
+    /// Reads answered and checked.
+    pub reads_checked: u64,
+    /// Reads that returned an older version than one acknowledged before
+    /// they began.
+    pub stale_reads: u64,
+}
+
+impl ConsistencyCheck {
+    /// The newest version of `key` acknowledged so far (0: none).
+    fn floor(&self, key: u64) -> u64 {
+        self.acknowledged.get(&key).copied().unwrap_or(0)
+    }
+
+    fn write_acknowledged(&mut self, key: u64, timestamp: u64) {
+        let newest = self.acknowledged.entry(key).or_insert(timestamp);
+        *newest = (*newest).max(timestamp);
+    }
+
+    fn read_answered(&mut self, floor: u64, returned: u64) {
+        self.reads_checked += 1;
+        self.stale_reads += u64::from(returned < floor);
+    }
 }
 
 /// How a request ended, as the client sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ReplyOutcome {
-    /// Written, or read with a row.
-    Done,
+    /// Written.
+    Written,
+    /// Read, with a row of this timestamp (0 in volume mode).
+    Found { timestamp: u64 },
     /// Read, no row.
     NotFound,
     /// The coordinator timed out waiting for replicas (the driver raises a
@@ -493,6 +536,8 @@ struct ClientProcess {
     /// (deadline, slab slot, serial); attempts answered are skipped lazily.
     timeouts: VecDeque<(SimTime, u32, u32)>,
     timeout_check_armed: bool,
+    /// The last write timestamp this process assigned (microseconds).
+    last_timestamp: u64,
     /// Requests sent so far under round-robin routing.
     round_robin_turn: u64,
 }
@@ -509,6 +554,9 @@ struct InFlight {
     /// 0 for the first try.
     attempt: u8,
     operation: Operation,
+    /// Data mode, reads: the newest version of the key acknowledged when
+    /// the read was issued (see `ConsistencyCheck`).
+    read_floor: u64,
 }
 
 /// Client-side metrics of one load.
@@ -534,6 +582,8 @@ struct Simulation {
     op_windows: Vec<Option<(SimTime, SimTime)>>,
     loads: Vec<LoadState>,
     timeseries: TimeSeries,
+    /// Data mode: the clients' read check.
+    consistency: Option<ConsistencyCheck>,
     last_tick: SimTime,
     loads_unfinished: usize,
     completed_operations: u64,
@@ -558,7 +608,11 @@ impl Simulation {
         let nodes = (0..cluster.nodes)
             .map(|node| NodeHardware {
                 device: NvmeDevice::new(cluster.device.clone()),
-                nic: Nic::new(cluster.nic_gbps),
+                nic: {
+                    let mut nic = Nic::new(cluster.nic_gbps);
+                    nic.set_propagation(cluster.network_latency, cluster.network_jitter);
+                    nic
+                },
                 rng: rng::stream(seed, &format!("node/{node}/hardware")),
                 busy_at_last_tick: SimDuration::ZERO,
                 nic_bytes_at_last_tick: (0, 0),
@@ -580,6 +634,7 @@ impl Simulation {
                         // node, each key on `replication_factor` of them.
                         key_ownership_fraction: f64::from(cluster.replication_factor)
                             / f64::from(cluster.nodes * cluster.shards_per_node),
+                        data_mode: cluster.data_mode,
                         compaction_controller: cluster.controllers.compaction.clone(),
                         compaction_enforce_min_threshold: cluster.compaction_enforce_min_threshold,
                         flush_controller: cluster.controllers.flush.clone(),
@@ -623,7 +678,14 @@ impl Simulation {
             for process in 0..load.processes {
                 processes.push(ClientProcess {
                     load: load_index as u32,
-                    nic: Nic::new(load.loader_nic_gbps),
+                    nic: {
+                        let mut nic = Nic::new(load.loader_nic_gbps);
+                        nic.set_propagation(
+                            plan.cluster.network_latency,
+                            plan.cluster.network_jitter,
+                        );
+                        nic
+                    },
                     rng: rng::stream(seed, &format!("load/{}/process/{process}", load.name)),
                     keys: load.keys.source(),
                     mix: MixCursor::new(),
@@ -634,6 +696,7 @@ impl Simulation {
                     in_flight: 0,
                     timeouts: VecDeque::new(),
                     timeout_check_armed: false,
+                    last_timestamp: 0,
                     round_robin_turn: 0,
                 });
             }
@@ -674,6 +737,7 @@ impl Simulation {
             op_windows,
             loads,
             timeseries,
+            consistency: plan.cluster.data_mode.then(ConsistencyCheck::default),
             last_tick: SimTime::ZERO,
             loads_unfinished,
             completed_operations: 0,
@@ -1020,9 +1084,23 @@ impl Simulation {
             .expect("metrics exist for every op kind") as u8;
         process.in_flight += 1;
         let operation = match kind {
-            OpKind::Write => Operation::Write { key, value_bytes },
+            OpKind::Write => {
+                // The Java driver's monotonic client timestamps: the clock
+                // in microseconds, bumped past the last one it handed out.
+                let timestamp = (now.as_nanos() / 1_000).max(process.last_timestamp + 1);
+                process.last_timestamp = timestamp;
+                Operation::Write {
+                    key,
+                    value_bytes,
+                    timestamp,
+                }
+            }
             OpKind::Read => Operation::Read { key },
         };
+        let read_floor = self
+            .consistency
+            .as_ref()
+            .map_or(0, |check| check.floor(key));
         self.transmit(
             now,
             InFlight {
@@ -1033,6 +1111,7 @@ impl Simulation {
                 serial: 0,
                 attempt: 0,
                 operation,
+                read_floor,
             },
         );
     }
@@ -1047,7 +1126,9 @@ impl Simulation {
         let slot = self.in_flight.insert(attempt) as u32;
         let process = &mut self.processes[process_index as usize];
         let (key, value_bytes) = match operation {
-            Operation::Write { key, value_bytes } => (key, value_bytes),
+            Operation::Write {
+                key, value_bytes, ..
+            } => (key, value_bytes),
             Operation::Read { key } => (key, 0),
         };
         let bytes = MESSAGE_OVERHEAD_BYTES + 8 + u64::from(value_bytes);
@@ -1108,14 +1189,15 @@ impl Simulation {
         else {
             return;
         };
+        let now = self.kernel.now();
         let received = match payload {
             Event::RequestArrives { shard, .. } | Event::MessageArrives { shard, .. } => {
                 let node = self.shards[shard as usize].node;
-                self.nodes[node as usize].nic.receive(at, wire_bytes)
+                self.nodes[node as usize].nic.receive(now, at, wire_bytes)
             }
-            Event::ReplyArrives { process, .. } => {
-                self.processes[process as usize].nic.receive(at, wire_bytes)
-            }
+            Event::ReplyArrives { process, .. } => self.processes[process as usize]
+                .nic
+                .receive(now, at, wire_bytes),
             _ => unreachable!("only messages travel over NICs"),
         };
         if let Some(done) = received {
@@ -1202,6 +1284,17 @@ impl Simulation {
             return;
         }
         let not_found = outcome == ReplyOutcome::NotFound;
+        if let Some(check) = &mut self.consistency {
+            match (in_flight.operation, outcome) {
+                (Operation::Write { key, timestamp, .. }, _) => {
+                    check.write_acknowledged(key, timestamp)
+                }
+                (_, ReplyOutcome::Found { timestamp }) => {
+                    check.read_answered(in_flight.read_floor, timestamp)
+                }
+                _ => check.read_answered(in_flight.read_floor, 0),
+            }
+        }
         let latency = now - in_flight.measured_from;
         let global = usize::from(in_flight.global_op);
         self.ops[global].record(latency);
@@ -1390,10 +1483,11 @@ impl Simulation {
                     let node = self.shards[shard as usize].node;
                     let hardware = &mut self.nodes[node as usize];
                     let (payload, outcome) = match reply.status {
-                        ReplyStatus::Written => (0, ReplyOutcome::Done),
-                        ReplyStatus::Found { value_bytes } => {
-                            (u64::from(value_bytes), ReplyOutcome::Done)
-                        }
+                        ReplyStatus::Written => (0, ReplyOutcome::Written),
+                        ReplyStatus::Found {
+                            value_bytes,
+                            timestamp,
+                        } => (u64::from(value_bytes), ReplyOutcome::Found { timestamp }),
                         ReplyStatus::NotFound => (0, ReplyOutcome::NotFound),
                         ReplyStatus::Timeout => (0, ReplyOutcome::Timeout),
                     };
@@ -1600,6 +1694,7 @@ impl Simulation {
             op_windows,
             loads,
             timeseries: self.timeseries,
+            consistency: self.consistency,
             events: self.kernel.events_processed(),
             wall_seconds,
             plan: self.plan,
@@ -1672,6 +1767,9 @@ mod tests {
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
                 preload: None,
+                data_mode: false,
+                network_latency: models::network::ONE_WAY_LATENCY,
+                network_jitter: models::network::JITTER_MEAN,
                 commitlog: CommitlogPlan::default(),
                 replication_factor: 1,
             },
@@ -1782,6 +1880,9 @@ mod workload_tests {
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
                 preload: None,
+                data_mode: false,
+                network_latency: models::network::ONE_WAY_LATENCY,
+                network_jitter: models::network::JITTER_MEAN,
                 commitlog: CommitlogPlan::default(),
                 replication_factor: 1,
             },

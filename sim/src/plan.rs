@@ -197,6 +197,25 @@ fn preset_controllers(preset: &str) -> Controllers {
     }
 }
 
+/// `[fidelity] mode`, checked: true for data mode.
+fn resolve_fidelity(scenario: &Scenario) -> Result<bool, ScenarioError> {
+    let Some(fidelity) = &scenario.fidelity else {
+        return Ok(false);
+    };
+    match fidelity.mode.as_str() {
+        "volume" => Ok(false),
+        "data" if scenario.data.is_some() => Err(scenario.error(
+            "fidelity.mode",
+            "data mode keeps every row in memory and starts empty; `[data]` preloads volume-mode SSTables (use mode = \"volume\", or populate with a write load first)",
+        )),
+        "data" => Ok(true),
+        other => Err(scenario.error(
+            "fidelity.mode",
+            format!("`{other}` is not a fidelity; accepted: \"volume\", \"data\""),
+        )),
+    }
+}
+
 /// `[data]`, checked: what each shard holds at the start.
 fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
     let Some(data) = &scenario.data else {
@@ -393,6 +412,17 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         costs: CostTable::for_preset(&section.preset),
         controllers: scenario_controllers(scenario)?,
         preload: resolve_data(scenario)?,
+        data_mode: resolve_fidelity(scenario)?,
+        network_latency: scenario
+            .network
+            .as_ref()
+            .and_then(|network| network.latency)
+            .map_or(models::network::ONE_WAY_LATENCY, |latency| latency.0),
+        network_jitter: scenario
+            .network
+            .as_ref()
+            .and_then(|network| network.jitter)
+            .map_or(models::network::JITTER_MEAN, |jitter| jitter.0),
         // Scylla 2.1 and Cassandra compact size tiers of min_threshold
         // SSTables only; Scylla 2.2 added the fallback to pairs.
         compaction_enforce_min_threshold: yaml

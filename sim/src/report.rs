@@ -80,6 +80,20 @@ pub struct Summary {
     pub shards_per_node: u32,
     /// Per load, by name: the same per-op figures for that load alone.
     pub loads: BTreeMap<String, LoadSummary>,
+    /// Data mode only: reads checked against the writes acknowledged
+    /// before them, and how many returned an older version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<ConsistencySummary>,
+}
+
+/// Data mode's read check in `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConsistencySummary {
+    /// Reads answered and checked.
+    pub reads_checked: u64,
+    /// Reads that returned a version older than one acknowledged before
+    /// they were issued.
+    pub stale_reads: u64,
 }
 
 /// One load in `summary.json`.
@@ -182,6 +196,13 @@ impl Summary {
             nodes: cluster.nodes,
             instance: cluster.instance.clone(),
             shards_per_node: cluster.shards_per_node,
+            consistency: outcome
+                .consistency
+                .as_ref()
+                .map(|check| ConsistencySummary {
+                    reads_checked: check.reads_checked,
+                    stale_reads: check.stale_reads,
+                }),
         }
     }
 
@@ -196,6 +217,13 @@ impl Summary {
         if self.loads.len() > 1 {
             out.push_str("\nResults for the whole run:\n");
             out.push_str(&results_block(&self.ops, Some(self.simulated_seconds)));
+        }
+        if let Some(check) = &self.consistency {
+            let _ = writeln!(
+                out,
+                "\nData-mode read check: {} reads checked, {} stale (older than a write acknowledged before the read began)",
+                check.reads_checked, check.stale_reads
+            );
         }
         out
     }

@@ -77,6 +77,12 @@ pub struct Scenario {
     pub interval: Option<HumanDuration>,
     /// The cluster under test.
     pub cluster: ClusterSection,
+    /// Propagation between machines; same-AZ EC2 figures where absent.
+    #[serde(default)]
+    pub network: Option<NetworkSection>,
+    /// What the engine stores: rows (data mode) or sizes (volume mode).
+    #[serde(default)]
+    pub fidelity: Option<FidelitySection>,
     /// Data on disk before the first load (volume mode).
     #[serde(default)]
     pub data: Option<DataSection>,
@@ -211,6 +217,28 @@ pub struct ClusterOverrides {
     /// Sustained NIC bandwidth, gigabits per second.
     #[serde(default)]
     pub nic_gbps: Option<f64>,
+}
+
+/// `[network]`: how long a message takes once it leaves its NIC.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    /// Fixed one-way latency (default 45us, same-AZ, hardware.md 6.2).
+    #[serde(default)]
+    pub latency: Option<HumanDuration>,
+    /// Mean of an exponential jitter added per message (default 10us); a
+    /// jitter comparable to message spacing reorders messages.
+    #[serde(default)]
+    pub jitter: Option<HumanDuration>,
+}
+
+/// `[fidelity]`: how much the engine stores.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FidelitySection {
+    /// `"volume"` (default: sizes, row counts and key ranges only) or
+    /// `"data"` (every row's newest version, for correctness checks).
+    pub mode: String,
 }
 
 /// `[data]`: what is on disk when the run starts.

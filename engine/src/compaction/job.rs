@@ -16,11 +16,14 @@
 //! over the union of the ranges (on the keys this shard owns):
 //! `U x (1 - prod(1 - r_i / U))`, with `U` the owned keys in the union. For
 //! disjoint ranges (sequential populations) this is the sum of the rows; for
-//! repeated overwrites of a small range it collapses them. Tombstones and
-//! TTLs are not modelled yet.
+//! repeated overwrites of a small range it collapses them. In data mode the
+//! inputs carry their rows: the job merges them when it starts (keeping the
+//! newest version of each key), and the output's rows are exactly the
+//! merged ones. Tombstones and TTLs are not modelled.
 
 use units::SimTime;
 
+use crate::cells::SortedCells;
 use crate::sstable::SSTable;
 
 /// An in-progress compaction.
@@ -32,6 +35,8 @@ pub struct CompactionJob {
     input_bytes: u64,
     output_rows: u64,
     output_bytes: u64,
+    /// Data mode: the merged rows of the inputs.
+    output_cells: Option<SortedCells>,
     chunk_bytes: u64,
     chunks_in_flight_max: u32,
     read_submitted_bytes: u64,
@@ -68,7 +73,15 @@ impl CompactionJob {
         assert!(chunk_bytes > 0 && chunks_in_flight_max > 0);
         let input_bytes: u64 = inputs.iter().map(|sstable| sstable.data_bytes).sum();
         let input_rows: u64 = inputs.iter().map(|sstable| sstable.rows).sum();
-        let output_rows = distinct_rows(&inputs, ownership);
+        let output_cells = inputs
+            .iter()
+            .map(|sstable| sstable.cells.as_ref())
+            .collect::<Option<Vec<&SortedCells>>>()
+            .map(|runs| SortedCells::merge(&runs));
+        let output_rows = match &output_cells {
+            Some(cells) => cells.len() as u64,
+            None => distinct_rows(&inputs, ownership),
+        };
         let output_bytes =
             (input_bytes as f64 * output_rows as f64 / input_rows.max(1) as f64).round() as u64;
         CompactionJob {
@@ -78,6 +91,7 @@ impl CompactionJob {
             input_bytes,
             output_rows,
             output_bytes: output_bytes.max(1),
+            output_cells,
             chunk_bytes,
             chunks_in_flight_max,
             read_submitted_bytes: 0,
@@ -200,6 +214,7 @@ impl CompactionJob {
                 .unwrap_or(0),
             created_at: now,
             key_share: None,
+            cells: self.output_cells,
         };
         (output, self.inputs)
     }
@@ -252,6 +267,7 @@ mod tests {
             last_key,
             created_at: SimTime::ZERO,
             key_share: None,
+            cells: None,
         }
     }
 

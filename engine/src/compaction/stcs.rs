@@ -331,6 +331,7 @@ mod tests {
             last_key: 0,
             created_at: SimTime::ZERO,
             key_share: None,
+            cells: None,
         }
     }
 
