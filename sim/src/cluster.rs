@@ -41,7 +41,7 @@ use models::reactor::{Reactor, SCYLLA_TASK_QUOTA};
 use slab::Slab;
 use units::{SimDuration, SimTime};
 
-use crate::kernel::{Kernel, TimerId};
+use crate::kernel::Kernel;
 use crate::load::{KeySource, LoadPlan, MixCursor, OpKind, Routing, Schedule, StartPlan, StopPlan};
 use crate::metrics::{round3, LatencySummary, OpMetrics, TimeSeries};
 use crate::rng::{self, SimRng};
@@ -481,7 +481,8 @@ enum ShardCpu {
     /// is the kernel timer armed at its next completion.
     Jvm {
         node: Box<JvmNode>,
-        wake: Option<(SimTime, TimerId)>,
+        /// The earliest wake-up scheduled, if any.
+        wake: Option<SimTime>,
         finished: Vec<u64>,
     },
 }
@@ -516,7 +517,8 @@ struct ShardState {
     io_in_flight: Slab<(engine::IoId, IoCost)>,
     cpu_busy_at_last_tick: SimDuration,
     node: u32,
-    timer: Option<(SimTime, TimerId)>,
+    /// The earliest wake-up scheduled for the shard's timers, if any.
+    timer: Option<SimTime>,
 }
 
 struct ClientProcess {
@@ -880,9 +882,11 @@ impl Simulation {
                 else {
                     unreachable!("JVM wake-ups go to JVM nodes");
                 };
-                *wake = None;
+                if *wake == Some(now) {
+                    *wake = None;
+                }
                 let mut done = std::mem::take(finished);
-                if node.next_completion() == Some(now) {
+                if node.next_completion().is_some_and(|at| at <= now) {
                     node.complete(now, &mut done);
                 }
                 for &tag in &done {
@@ -932,9 +936,16 @@ impl Simulation {
                 self.drain(now, shard);
             }
             Event::ShardTimer { shard } => {
-                self.shards[shard as usize].timer = None;
-                self.shards[shard as usize].engine.handle_timeout(now);
-                self.drain(now, shard);
+                let state = &mut self.shards[shard as usize];
+                if state.timer == Some(now) {
+                    state.timer = None;
+                }
+                if state.engine.poll_timeout().is_some_and(|due| due <= now) {
+                    state.engine.handle_timeout(now);
+                    self.drain(now, shard);
+                } else {
+                    self.rearm_timer(shard);
+                }
             }
             Event::IntervalTick => unreachable!("handled by the run loop"),
         }
@@ -1512,37 +1523,34 @@ impl Simulation {
         self.rearm_timer(shard);
     }
 
-    /// Keeps one kernel timer at a JVM node's next completion.
+    /// Makes sure a wake-up is scheduled at or before a JVM node's next
+    /// completion (see `rearm_timer` for why wake-ups are never cancelled).
     fn rearm_jvm(&mut self, shard: u32) {
         let ShardCpu::Jvm { node, wake, .. } = &mut self.shards[shard as usize].cpu else {
             return;
         };
-        let wanted = node.next_completion();
-        if wake.map(|(at, _)| at) == wanted {
-            return;
-        }
-        if let Some((_, timer)) = wake.take() {
-            self.kernel.cancel_timer(timer);
-        }
-        if let Some(at) = wanted {
-            let timer = self.kernel.set_timer(at, Event::JvmWake { shard });
-            *wake = Some((at, timer));
+        if let Some(at) = node.next_completion() {
+            if wake.is_none_or(|armed| armed > at) {
+                self.kernel.schedule_at(at, Event::JvmWake { shard });
+                *wake = Some(at);
+            }
         }
     }
 
-    /// Keeps one kernel timer per shard at the shard's `poll_timeout`.
+    /// Makes sure a wake-up is scheduled at or before the shard's
+    /// `poll_timeout`. Wake-ups are never cancelled: one scheduled earlier
+    /// than needed fires, finds nothing due, and schedules the next. The
+    /// shard's earliest timer is mostly its oldest request's deadline, which
+    /// moves later with every completion: cancelling and rescheduling each
+    /// time left a dead heap entry seconds in the future per request, and
+    /// the 40-node run's queue grew to millions of them.
     fn rearm_timer(&mut self, shard: u32) {
         let state = &mut self.shards[shard as usize];
-        let wanted = state.engine.poll_timeout();
-        if state.timer.map(|(at, _)| at) == wanted {
-            return;
-        }
-        if let Some((_, timer)) = state.timer.take() {
-            self.kernel.cancel_timer(timer);
-        }
-        if let Some(at) = wanted {
-            let timer = self.kernel.set_timer(at, Event::ShardTimer { shard });
-            self.shards[shard as usize].timer = Some((at, timer));
+        if let Some(at) = state.engine.poll_timeout() {
+            if state.timer.is_none_or(|armed| armed > at) {
+                self.kernel.schedule_at(at, Event::ShardTimer { shard });
+                state.timer = Some(at);
+            }
         }
     }
 

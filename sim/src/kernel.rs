@@ -21,7 +21,7 @@
 //! costs one slab insert and remove instead of being copied at every level
 //! of every sift (the 40-node profile spent most of the run loop there).
 //!
-//! The queue is a binary heap keyed by a packed `(time, sequence)` pair. The
+//! The queue is a 4-ary heap (`QuadHeap`) keyed by `(time, sequence)`. The
 //! HOLD benchmark (`twin bench hold`) compares it with a bare
 //! `std::collections::BinaryHeap` loop so that the cost of ordering ties and
 //! cancellation stays visible.
@@ -29,9 +29,6 @@
 //! Bounds: [`Kernel::with_limits`] caps the number of pending entries; going
 //! over it is a bug in the model (an unbounded feedback loop), so it panics
 //! with the kernel's state rather than eating all memory.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use units::{SimDuration, SimTime};
 
@@ -61,22 +58,82 @@ impl Entry {
     }
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
+/// A 4-ary min-heap of entries by `(time, sequence)`.
+///
+/// Half the levels of a binary heap: a pop compares the four children of
+/// each level, which sit in one or two cache lines, and moves one entry
+/// per level. On the 40-node benchmark's queue (a few thousand entries)
+/// it pops faster than `std::collections::BinaryHeap`, whose pop was 30%
+/// of the run.
+struct QuadHeap {
+    items: Vec<Entry>,
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+impl QuadHeap {
+    const ARITY: usize = 4;
+
+    fn new() -> QuadHeap {
+        QuadHeap { items: Vec::new() }
     }
-}
-impl Ord for Entry {
-    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
+
     #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key().cmp(&self.key())
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&Entry> {
+        self.items.first()
+    }
+
+    #[inline]
+    fn push(&mut self, entry: Entry) {
+        let key = entry.key();
+        let mut hole = self.items.len();
+        self.items.push(entry);
+        // Sift the hole up, moving parents down, then place the entry.
+        while hole > 0 {
+            let parent = (hole - 1) / Self::ARITY;
+            if self.items[parent].key() <= key {
+                break;
+            }
+            self.items.swap(hole, parent);
+            hole = parent;
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Entry> {
+        let last = self.items.pop()?;
+        if self.items.is_empty() {
+            return Some(last);
+        }
+        let top = std::mem::replace(&mut self.items[0], last);
+        let key = self.items[0].key();
+        let len = self.items.len();
+        let mut hole = 0;
+        loop {
+            let first_child = hole * Self::ARITY + 1;
+            if first_child >= len {
+                break;
+            }
+            let end = (first_child + Self::ARITY).min(len);
+            let mut smallest = first_child;
+            let mut smallest_key = self.items[first_child].key();
+            for child in first_child + 1..end {
+                let child_key = self.items[child].key();
+                if child_key < smallest_key {
+                    smallest = child;
+                    smallest_key = child_key;
+                }
+            }
+            if key <= smallest_key {
+                break;
+            }
+            self.items.swap(hole, smallest);
+            hole = smallest;
+        }
+        Some(top)
     }
 }
 
@@ -84,7 +141,7 @@ impl Ord for Entry {
 pub struct Kernel<E> {
     now: SimTime,
     next_sequence: u64,
-    queue: BinaryHeap<Entry>,
+    queue: QuadHeap,
     /// The events of the queued entries, by `Entry::event_slot`.
     events: slab::Slab<E>,
     /// Sequence of the live timer in each slot (`RETIRED` if none); a queued
@@ -113,7 +170,7 @@ impl<E> Kernel<E> {
         Kernel {
             now: SimTime::ZERO,
             next_sequence: 0,
-            queue: BinaryHeap::new(),
+            queue: QuadHeap::new(),
             events: slab::Slab::new(),
             timer_sequences: Vec::new(),
             free_timer_slots: Vec::new(),
@@ -278,6 +335,37 @@ mod tests {
 
     fn t(nanos: u64) -> SimTime {
         SimTime::from_nanos(nanos)
+    }
+
+    #[test]
+    fn the_quad_heap_pops_in_key_order_under_interleaved_pushes() {
+        let mut heap = QuadHeap::new();
+        let mut reference = std::collections::BTreeSet::new();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for sequence in 0..20_000u64 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            if state.is_multiple_of(3) {
+                let popped = heap.pop().map(|entry| entry.key());
+                let expected = reference.pop_first();
+                assert_eq!(popped, expected);
+            } else {
+                let time = SimTime::from_nanos(state % 1_000);
+                heap.push(Entry {
+                    time,
+                    sequence,
+                    timer_slot: NO_TIMER,
+                    event_slot: 0,
+                });
+                reference.insert((time.as_nanos(), sequence));
+            }
+            assert_eq!(heap.len(), reference.len());
+        }
+        while let Some(expected) = reference.pop_first() {
+            assert_eq!(heap.pop().map(|entry| entry.key()), Some(expected));
+        }
+        assert!(heap.pop().is_none());
     }
 
     #[test]
