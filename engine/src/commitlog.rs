@@ -21,14 +21,18 @@
 //!
 //! Segments of 32 MiB are numbered; a memtable remembers the first segment it
 //! has data in, and once every memtable with data in a segment has flushed
-//! the segment is released (deleted or recycled). When the segments on disk
-//! exceed the commitlog's total space, the node flushes memtables to free
-//! them.
+//! the segment is released. A released segment is recycled
+//! (`commitlog_reuse_segments`, on by default in Scylla 2.x): its file is
+//! kept and the next new segment reuses it instead of creating and
+//! pre-allocating a file, as long as the files on disk stay within the
+//! total space; otherwise it is deleted. When the live segments exceed the
+//! commitlog's total space, the node flushes memtables to free them.
 //!
 //! Left out for now: fsync cost beyond the write itself (NVMe drives with
 //! power-loss protection acknowledge flushes from their buffer), Cassandra's
 //! `commitlog_sync_batch_window_in_ms` wait (2 ms, deprecated in 4.0), segment
-//! pre-allocation and recycling I/O, replay after a crash (the fault issue).
+//! pre-allocation and rename I/O (metadata operations, small next to the
+//! buffer writes), replay after a crash (the fault issue).
 
 use std::collections::VecDeque;
 
@@ -77,6 +81,11 @@ pub struct Commitlog {
     oldest_live_segment: u64,
     bytes_appended_total: u64,
     bytes_written_total: u64,
+    /// Released segment files kept for reuse.
+    recycled_files: u64,
+    /// Segments opened on a new file / on a recycled one, since start.
+    segments_created: u64,
+    segments_reused: u64,
 }
 
 /// The outcome of an append.
@@ -121,6 +130,9 @@ impl Commitlog {
             oldest_live_segment: 0,
             bytes_appended_total: 0,
             bytes_written_total: 0,
+            recycled_files: 0,
+            segments_created: 1,
+            segments_reused: 0,
         }
     }
 
@@ -138,8 +150,7 @@ impl Commitlog {
             self.seal_buffer();
         }
         if self.current_segment_fill_bytes + entry_bytes > self.segment_bytes {
-            self.current_segment += 1;
-            self.current_segment_fill_bytes = 0;
+            self.open_segment();
         }
         self.current_segment_fill_bytes += entry_bytes;
         self.buffer_fill_bytes += entry_bytes;
@@ -151,6 +162,18 @@ impl Commitlog {
         Append::Accepted {
             segment: self.current_segment,
             end_position: self.bytes_appended_total,
+        }
+    }
+
+    /// Opens the next segment, on a recycled file if one is kept.
+    fn open_segment(&mut self) {
+        self.current_segment += 1;
+        self.current_segment_fill_bytes = 0;
+        if self.recycled_files > 0 {
+            self.recycled_files -= 1;
+            self.segments_reused += 1;
+        } else {
+            self.segments_created += 1;
         }
     }
 
@@ -219,8 +242,24 @@ impl Commitlog {
     pub fn release_segments_before(&mut self, segment: u64) {
         let segment = segment.min(self.current_segment);
         if segment > self.oldest_live_segment {
+            let released = segment - self.oldest_live_segment;
             self.oldest_live_segment = segment;
+            // Keep the released files for reuse while everything on disk
+            // fits the total space; delete the rest.
+            let room = (self.total_space_bytes / self.segment_bytes)
+                .saturating_sub(self.live_segments() + self.recycled_files);
+            self.recycled_files += released.min(room);
         }
+    }
+
+    /// Released segment files kept for reuse.
+    pub fn recycled_files(&self) -> u64 {
+        self.recycled_files
+    }
+
+    /// Segments opened since start: (on new files, on recycled files).
+    pub fn segments_opened(&self) -> (u64, u64) {
+        (self.segments_created, self.segments_reused)
     }
 
     /// The segment new entries go to.
@@ -233,15 +272,16 @@ impl Commitlog {
         self.current_segment - self.oldest_live_segment + 1
     }
 
-    /// Bytes of segments on disk.
+    /// Bytes of segment files on disk, live and kept for reuse.
     pub fn disk_bytes(&self) -> u64 {
-        self.live_segments() * self.segment_bytes
+        (self.live_segments() + self.recycled_files) * self.segment_bytes
     }
 
-    /// True when segments on disk exceed the total space and memtables should
-    /// flush so old segments can go.
+    /// True when live segments exceed the total space and memtables should
+    /// flush so old segments can go (files kept for reuse do not count:
+    /// they are released, and the next segment takes one).
     pub fn over_space_limit(&self) -> bool {
-        self.disk_bytes() > self.total_space_bytes
+        self.live_segments() * self.segment_bytes > self.total_space_bytes
     }
 
     /// Buffer writes in flight.
@@ -372,6 +412,36 @@ mod tests {
         log.release_segments_before(2);
         assert_eq!(log.live_segments(), 1);
         assert!(!log.over_space_limit());
+        // Space for two files: one live, one released file kept for reuse,
+        // the other deleted.
+        assert_eq!(log.recycled_files(), 1);
+        assert_eq!(log.disk_bytes(), 200);
+    }
+
+    #[test]
+    fn new_segments_reuse_released_files() {
+        let mut log = Commitlog::new(SyncMode::Periodic, 100, 100, 4, 1_000);
+        let mut fill = |log: &mut Commitlog, entries: u32| {
+            let mut last = 0;
+            for _ in 0..entries {
+                last = accepted(log.append(10));
+                while let Some(write) = log.next_write() {
+                    log.write_done(write);
+                }
+            }
+            last
+        };
+        // Segments 0..=3 on new files; release 0..=2.
+        assert_eq!(fill(&mut log, 40), 3);
+        assert_eq!(log.segments_opened(), (4, 0));
+        log.release_segments_before(3);
+        assert_eq!(log.recycled_files(), 3);
+        // The next three segments reuse them, the fourth needs a new file.
+        assert_eq!(fill(&mut log, 40), 7);
+        assert_eq!(log.segments_opened(), (5, 3));
+        assert_eq!(log.recycled_files(), 0);
+        assert_eq!(log.live_segments(), 5);
+        log.check_invariants();
     }
 
     #[test]
