@@ -421,7 +421,7 @@ mod tests {
     #[test]
     fn new_segments_reuse_released_files() {
         let mut log = Commitlog::new(SyncMode::Periodic, 100, 100, 4, 1_000);
-        let mut fill = |log: &mut Commitlog, entries: u32| {
+        let fill = |log: &mut Commitlog, entries: u32| {
             let mut last = 0;
             for _ in 0..entries {
                 last = accepted(log.append(10));
