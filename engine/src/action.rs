@@ -143,6 +143,9 @@ pub enum CpuWork {
     ReadRequest {
         /// SSTables the read will consult.
         sstables: u32,
+        /// Bytes of compressed chunks it will decompress (0 if the table
+        /// is uncompressed).
+        decompress_bytes: u64,
     },
     /// Coordinate a request for a key this shard does not own: decode it,
     /// find the replica, send it on, and later relay the answer.

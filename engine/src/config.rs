@@ -71,6 +71,10 @@ pub struct ShardConfig {
     /// (false) carries sizes only. Same flush, compaction and controller
     /// logic either way.
     pub data_mode: bool,
+    /// The table's compression chunk (`chunk_length_in_kb`), if the table
+    /// is compressed: a read then reads and decompresses whole chunks.
+    /// `None`: uncompressed (c-s's default schema).
+    pub compression_chunk_bytes: Option<u64>,
     /// Size-tiered compaction options (the table's strategy).
     pub compaction: StcsOptions,
     /// `compaction_enforce_min_threshold` (default false: pairs of similar
@@ -122,6 +126,7 @@ impl ShardConfig {
             flush_write_behind: 4,
             key_ownership_fraction: 1.0,
             data_mode: false,
+            compression_chunk_bytes: None,
             compaction: StcsOptions::default(),
             compaction_enforce_min_threshold: false,
             compaction_chunk_bytes: 128 * 1024,

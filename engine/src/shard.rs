@@ -758,11 +758,16 @@ impl Shard {
                     })
                     .count();
                 let task = TaskId(self.tasks.insert(TaskPurpose::Read(request)) as u64);
+                let decompress_bytes = self
+                    .config
+                    .compression_chunk_bytes
+                    .map_or(0, |chunk| chunk * sstables as u64);
                 self.actions.push_back(Action::RunCpu(CpuTask {
                     id: task,
                     group: SchedulingGroup::Statement,
                     work: CpuWork::ReadRequest {
                         sstables: sstables as u32,
+                        decompress_bytes,
                     },
                 }));
             }
@@ -879,7 +884,7 @@ impl Shard {
                 row_bytes,
                 version,
             } => {
-                let bytes = read::data_read_bytes(row_bytes);
+                let bytes = read::data_read_bytes(row_bytes, self.config.compression_chunk_bytes);
                 self.submit_io(
                     IoKind::Read,
                     bytes,

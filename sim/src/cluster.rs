@@ -88,6 +88,8 @@ pub struct ClusterPlan {
     pub preload: Option<Preload>,
     /// Data mode: the engine keeps rows and reads return versions.
     pub data_mode: bool,
+    /// The table's compression chunk, if it is compressed.
+    pub compression_chunk_bytes: Option<u64>,
     /// One-way propagation latency between machines.
     pub network_latency: SimDuration,
     /// Mean exponential jitter added to each message's propagation.
@@ -471,6 +473,8 @@ struct NodeHardware {
     busy_at_last_tick: SimDuration,
     /// NIC bytes (sent, received) at the last interval tick.
     nic_bytes_at_last_tick: (u64, u64),
+    /// Device bytes (read, written) at the last interval tick.
+    disk_bytes_at_last_tick: (u64, u64),
 }
 
 /// The CPU a shard's engine runs on.
@@ -618,6 +622,7 @@ impl Simulation {
                 rng: rng::stream(seed, &format!("node/{node}/hardware")),
                 busy_at_last_tick: SimDuration::ZERO,
                 nic_bytes_at_last_tick: (0, 0),
+                disk_bytes_at_last_tick: (0, 0),
             })
             .collect();
         let shards = (0..cluster.nodes * cluster.shards_per_node)
@@ -637,6 +642,7 @@ impl Simulation {
                         key_ownership_fraction: f64::from(cluster.replication_factor)
                             / f64::from(cluster.nodes * cluster.shards_per_node),
                         data_mode: cluster.data_mode,
+                        compression_chunk_bytes: cluster.compression_chunk_bytes,
                         compaction_controller: cluster.controllers.compaction.clone(),
                         compaction_enforce_min_threshold: cluster.compaction_enforce_min_threshold,
                         flush_controller: cluster.controllers.flush.clone(),
@@ -1397,9 +1403,14 @@ impl Simulation {
                         engine::CpuWork::CompactionMerge { bytes } => {
                             self.plan.cluster.costs.compaction_merge(bytes)
                         }
-                        engine::CpuWork::ReadRequest { sstables } => {
-                            self.plan.cluster.costs.read_request(sstables)
-                        }
+                        engine::CpuWork::ReadRequest {
+                            sstables,
+                            decompress_bytes,
+                        } => self
+                            .plan
+                            .cluster
+                            .costs
+                            .read_request(sstables, decompress_bytes),
                         engine::CpuWork::FlushSerialize { bytes } => {
                             self.plan.cluster.costs.flush_serialize(bytes)
                         }
@@ -1603,6 +1614,11 @@ impl Simulation {
             hardware.nic_bytes_at_last_tick = nic;
             row.push(format!("{:.3}", (nic.0 - sent) as f64 / length / 1e6));
             row.push(format!("{:.3}", (nic.1 - received) as f64 / length / 1e6));
+            let disk = hardware.device.bytes_transferred();
+            let (read, written) = hardware.disk_bytes_at_last_tick;
+            hardware.disk_bytes_at_last_tick = disk;
+            row.push(format!("{:.3}", (disk.0 - read) as f64 / length / 1e6));
+            row.push(format!("{:.3}", (disk.1 - written) as f64 / length / 1e6));
         }
         self.timeseries.rows.push(row);
         if now < self.end_time().unwrap_or(SimTime::MAX) {
@@ -1734,6 +1750,8 @@ fn timeseries_columns(ops: &[OpMetrics], nodes: u32) -> Vec<String> {
         columns.push(format!("node{node}_compaction_shares"));
         columns.push(format!("node{node}_nic_tx_mb_per_s"));
         columns.push(format!("node{node}_nic_rx_mb_per_s"));
+        columns.push(format!("node{node}_disk_read_mb_per_s"));
+        columns.push(format!("node{node}_disk_write_mb_per_s"));
     }
     columns
 }
@@ -1776,6 +1794,7 @@ mod tests {
                 compaction_enforce_min_threshold: false,
                 preload: None,
                 data_mode: false,
+                compression_chunk_bytes: None,
                 network_latency: models::network::ONE_WAY_LATENCY,
                 network_jitter: models::network::JITTER_MEAN,
                 commitlog: CommitlogPlan::default(),
@@ -1889,6 +1908,7 @@ mod workload_tests {
                 compaction_enforce_min_threshold: false,
                 preload: None,
                 data_mode: false,
+                compression_chunk_bytes: None,
                 network_latency: models::network::ONE_WAY_LATENCY,
                 network_jitter: models::network::JITTER_MEAN,
                 commitlog: CommitlogPlan::default(),

@@ -75,6 +75,16 @@ impl RunPlan {
             cluster.device.channels(),
             loads.join("; ")
         ) + &describe_controllers(&cluster.controllers)
+            + &cluster
+                .compression_chunk_bytes
+                .map_or(String::new(), |chunk| {
+                    format!("; table compressed in {} KiB chunks", chunk / 1024)
+                })
+            + if cluster.data_mode {
+                "; data mode"
+            } else {
+                ""
+            }
     }
 }
 
@@ -89,6 +99,7 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         .and_then(|data| data.replication_factor)
         .map(|rf| (rf, "[data] replication_factor".to_string()));
     let mut notes = Vec::new();
+    let mut table_compression: Option<(Option<cassandra_stress::Compression>, String)> = None;
     let mut loads = Vec::with_capacity(scenario.loads.len());
     for (index, section) in scenario.loads.iter().enumerate() {
         let field = format!("load[{index}].command");
@@ -134,9 +145,27 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
             ));
         }
         cluster.replication_factor = rf;
+        // The table's compressor: the first load's (c-s creates the table
+        // once); a later load asking for another is refused like the RF.
+        let (compression, compression_origin) = table_compression
+            .get_or_insert_with(|| (command.compression, format!("load `{}`", section.name)));
+        if let Some(asked) = command.compression {
+            if Some(asked) != *compression {
+                return Err(scenario.error(
+                    &field,
+                    format!(
+                        "compression={} differs from the table's {} (set by {compression_origin}); c-s creates standard1 once and does not alter it",
+                        asked.class_name(),
+                        compression.map_or("none", |c| c.class_name())
+                    ),
+                ));
+            }
+        }
         let load = resolve_load(scenario, &field, section, &command, &loads)?;
         loads.push(load);
     }
+    cluster.compression_chunk_bytes =
+        resolve_compression_chunk(scenario, &cluster, table_compression.and_then(|(c, _)| c))?;
     let duration = overrides
         .duration
         .or(scenario.duration.map(|HumanDuration(duration)| duration));
@@ -195,6 +224,40 @@ fn preset_controllers(preset: &str) -> Controllers {
             tick: version.flush_tick(),
         }),
     }
+}
+
+/// The compression chunk of the table: `[table] chunk_length_in_kb`, else
+/// the server's default: 4 KiB in Scylla (`compression_parameters::
+/// DEFAULT_CHUNK_LENGTH`), 64 KiB in Cassandra 3.11
+/// (`CompressionParams.DEFAULT_CHUNK_LENGTH`). `None` for an uncompressed
+/// table.
+fn resolve_compression_chunk(
+    scenario: &Scenario,
+    cluster: &ClusterPlan,
+    compression: Option<cassandra_stress::Compression>,
+) -> Result<Option<u64>, ScenarioError> {
+    let chunk_kb = scenario
+        .table
+        .as_ref()
+        .and_then(|table| table.chunk_length_in_kb);
+    let Some(_) = compression else {
+        if chunk_kb.is_some() {
+            return Err(scenario.error(
+                "table.chunk_length_in_kb",
+                "the table is uncompressed (no load gives -schema compression=...), so it has no chunks",
+            ));
+        }
+        return Ok(None);
+    };
+    let default_kb = if cluster.preset == "cassandra-3.11" { 64 } else { 4 };
+    let kb = chunk_kb.unwrap_or(default_kb);
+    if !(kb.is_power_of_two() && (1..=1024).contains(&kb)) {
+        return Err(scenario.error(
+            "table.chunk_length_in_kb",
+            format!("{kb} is not a power of two between 1 and 1024 (KiB)"),
+        ));
+    }
+    Ok(Some(kb * 1024))
 }
 
 /// `[fidelity] mode`, checked: true for data mode.
@@ -413,6 +476,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         controllers: scenario_controllers(scenario)?,
         preload: resolve_data(scenario)?,
         data_mode: resolve_fidelity(scenario)?,
+        compression_chunk_bytes: None,
         network_latency: scenario
             .network
             .as_ref()

@@ -80,6 +80,9 @@ pub struct Scenario {
     /// Propagation between machines; same-AZ EC2 figures where absent.
     #[serde(default)]
     pub network: Option<NetworkSection>,
+    /// Table options c-s's command line cannot set.
+    #[serde(default)]
+    pub table: Option<TableSection>,
     /// What the engine stores: rows (data mode) or sizes (volume mode).
     #[serde(default)]
     pub fidelity: Option<FidelitySection>,
@@ -230,6 +233,16 @@ pub struct NetworkSection {
     /// jitter comparable to message spacing reorders messages.
     #[serde(default)]
     pub jitter: Option<HumanDuration>,
+}
+
+/// `[table]`: options of c-s's `keyspace1.standard1` beyond its command line.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSection {
+    /// Compression chunk, KiB (a power of two); the server's default (Scylla
+    /// 4, Cassandra 3.11 64) where absent. Needs `-schema compression=`.
+    #[serde(default)]
+    pub chunk_length_in_kb: Option<u64>,
 }
 
 /// `[fidelity]`: how much the engine stores.

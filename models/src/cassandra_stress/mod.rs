@@ -163,6 +163,9 @@ pub struct StressCommand {
     pub compaction: Option<CompactionStrategy>,
     /// The other `compaction(...)` options, e.g. `("sstable_size_in_mb", "160")`.
     pub compaction_options: Vec<(String, String)>,
+    /// `-schema compression=CLASS`; `None`: c-s creates the table
+    /// uncompressed (scylla-mechanisms.md 9.1).
+    pub compression: Option<Compression>,
     /// Threads and rate limiting.
     pub rate: Rate,
     /// Columns per row and their sizes.
@@ -376,6 +379,37 @@ impl CompactionStrategy {
             CompactionStrategy::SizeTiered => "SizeTieredCompactionStrategy",
             CompactionStrategy::Leveled => "LeveledCompactionStrategy",
         }
+    }
+}
+
+/// A table compressor named by `-schema compression=...`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// `LZ4Compressor`.
+    Lz4,
+    /// `SnappyCompressor`.
+    Snappy,
+    /// `DeflateCompressor`.
+    Deflate,
+}
+
+impl Compression {
+    /// The Cassandra class name.
+    pub fn class_name(self) -> &'static str {
+        match self {
+            Compression::Lz4 => "LZ4Compressor",
+            Compression::Snappy => "SnappyCompressor",
+            Compression::Deflate => "DeflateCompressor",
+        }
+    }
+
+    /// The compressor named `class` (with or without the
+    /// `org.apache.cassandra.io.compress.` package, any case).
+    pub fn from_class_name(class: &str) -> Option<Compression> {
+        let short = class.rsplit('.').next().unwrap_or(class);
+        [Compression::Lz4, Compression::Snappy, Compression::Deflate]
+            .into_iter()
+            .find(|known| known.class_name().eq_ignore_ascii_case(short))
     }
 }
 

@@ -4,7 +4,7 @@
 use units::SimDuration;
 
 use super::{
-    tokenize, ColumnSpec, CompactionStrategy, ConsistencyLevel, Operation, Population, Rate, Stop,
+    tokenize, ColumnSpec, CompactionStrategy, Compression, ConsistencyLevel, Operation, Population, Rate, Stop,
     StressCommand, StressError, ACCEPTED_CL, DEFAULT_AUTO_MAX_THREADS, DEFAULT_AUTO_MIN_THREADS,
     DEFAULT_CONSISTENCY, DEFAULT_KEY_SIZE_BYTES, DEFAULT_MAX_MEASUREMENTS,
     DEFAULT_MIN_MEASUREMENTS, DEFAULT_POPULATION_SIZE, DEFAULT_REPLICATION_FACTOR, DEFAULT_RETRIES,
@@ -303,6 +303,7 @@ impl Parser {
             replication_factor: None,
             compaction: None,
             compaction_options: Vec::new(),
+            compression: None,
             rate: match (command, count) {
                 (Command::Write, Some(n)) if n > 0 => Rate::ClosedLoop {
                     threads: DEFAULT_WRITE_THREADS,
@@ -533,9 +534,14 @@ impl Parser {
                     // c-s applies compaction options only with a strategy.
                     None => self.ignored.push(format!("-schema {t}")),
                 }
-            } else if strip_prefix_ci(t, "keyspace=").is_some_and(|v| !v.is_empty())
-                || strip_prefix_ci(t, "compression=").is_some_and(|v| !v.is_empty())
-            {
+            } else if let Some(class) = strip_prefix_ci(t, "compression=").filter(|v| !v.is_empty()) {
+                result.compression = Some(Compression::from_class_name(class).ok_or_else(|| {
+                    StressError::new(
+                        t,
+                        format!("unknown compressor `{class}`: accepted are LZ4Compressor, SnappyCompressor, DeflateCompressor"),
+                    )
+                })?);
+            } else if strip_prefix_ci(t, "keyspace=").is_some_and(|v| !v.is_empty()) {
                 self.ignored.push(format!("-schema {t}"));
             } else {
                 return Err(StressError::new(

@@ -65,6 +65,7 @@ fn r1_populate() {
             replication_factor: Some(3),
             compaction: None,
             compaction_options: vec![],
+            compression: None,
             rate: Rate::ClosedLoop {
                 threads: 200,
                 throttle_per_sec: None
@@ -98,6 +99,7 @@ fn r1_read() {
             replication_factor: None,
             compaction: None,
             compaction_options: vec![],
+            compression: None,
             rate: Rate::ClosedLoop {
                 threads: 150,
                 throttle_per_sec: Some(20_000)
@@ -132,6 +134,7 @@ fn r2_write() {
             replication_factor: Some(3),
             compaction: None,
             compaction_options: vec![],
+            compression: None,
             rate: Rate::ClosedLoop {
                 threads: 1000,
                 throttle_per_sec: None
@@ -175,6 +178,7 @@ fn r5_mixed() {
             replication_factor: None,
             compaction: None,
             compaction_options: vec![],
+            compression: None,
             rate: Rate::ClosedLoop {
                 threads: 200,
                 throttle_per_sec: Some(21_429)
@@ -213,6 +217,7 @@ fn r5_populate() {
             replication_factor: None,
             compaction: None,
             compaction_options: vec![],
+            compression: None,
             rate: Rate::ClosedLoop {
                 threads: 200,
                 throttle_per_sec: None
@@ -529,13 +534,18 @@ fn schema_options() {
         c.compaction_options,
         vec![("sstable_size_in_mb".to_string(), "160".to_string())]
     );
+    assert_eq!(c.ignored_options, vec!["-schema keyspace=ks1".to_string()]);
+    assert_eq!(c.compression, Some(Compression::Lz4));
     assert_eq!(
-        c.ignored_options,
-        vec![
-            "-schema keyspace=ks1".to_string(),
-            "-schema compression=LZ4Compressor".to_string()
-        ]
+        ok("write n=1 -schema compression=org.apache.cassandra.io.compress.SnappyCompressor")
+            .compression,
+        Some(Compression::Snappy)
     );
+    assert_eq!(ok("write n=1").compression, None);
+    let error = parse("write n=1 -schema compression=ZstdCompressor")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("ZstdCompressor"), "{error}");
     assert_eq!(
         ok("write n=1 -schema replication(strategy=SimpleStrategy)").replication_factor,
         Some(1)
