@@ -275,6 +275,53 @@ fn raid0_spreads_random_requests_over_its_drives() {
     assert!(within(figures.iops, 2.0 * 550_000.0, 0.03), "{figures:?}");
 }
 
+/// Peak IOPS over queue depths 1..=`max_depth` (every 2), and the knee: the
+/// smallest depth reaching 95% of the peak.
+fn knee(profile: NvmeProfile, max_depth: u64) -> (u64, f64) {
+    let points: Vec<(u64, f64)> = (1..=max_depth)
+        .step_by(2)
+        .map(|depth| {
+            (
+                depth,
+                closed_loop(profile.clone(), READ_4K, depth, 20_000).iops,
+            )
+        })
+        .collect();
+    let peak = points.iter().map(|point| point.1).fold(0.0, f64::max);
+    let knee = points
+        .iter()
+        .find(|point| point.1 >= 0.95 * peak)
+        .expect("the peak reaches itself")
+        .0;
+    (knee, peak)
+}
+
+/// RAID-0 of N drives: N times the IOPS, reached at N times the single
+/// drive's knee or deeper. Random 4 KiB requests land on the drives like
+/// balls in bins, so at N times one drive's knee some drives still idle
+/// while others queue; the striped curve bends later and more gently (2 x
+/// Optane: knee ~21-24 at ~1.05M IOPS, R6's fio figure, against ~5 for one
+/// drive's hard 550K cap).
+#[test]
+fn raid0_of_n_drives_gives_n_times_the_iops_at_n_times_the_knee_or_deeper() {
+    let (knee_one, peak_one) = knee(NvmeProfile::optane_p4800x(), 64);
+    for drives in [2u64, 4] {
+        let (knee_n, peak_n) = knee(
+            NvmeProfile::optane_p4800x().striped(drives as u32),
+            48 * drives,
+        );
+        let n = drives as f64;
+        assert!(
+            within(peak_n, n * peak_one, 0.05),
+            "{drives} drives: {peak_n} vs {peak_one}"
+        );
+        assert!(
+            (drives * knee_one..=6 * drives * knee_one).contains(&knee_n),
+            "{drives} drives: knee {knee_n} vs {knee_one}"
+        );
+    }
+}
+
 #[test]
 fn writes_raise_nand_read_latency_but_barely_optane_s() {
     // Reads at a quarter of the drive's units; a 4 KiB write stream at
