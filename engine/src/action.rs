@@ -219,6 +219,9 @@ pub enum Message {
         data: Option<ReadResult>,
         /// Digest of the result.
         digest: u64,
+        /// The replica's published cache hit rate, in 1/10000 (heat-weighted
+        /// balancing; `u16::MAX` if it has none).
+        cache_hit_rate: u16,
     },
 }
 

@@ -9,9 +9,11 @@
 use units::SimDuration;
 
 use crate::commitlog::SyncMode;
-use crate::compaction::StcsOptions;
+use crate::compaction::CompactionStrategy;
 use crate::controller::BacklogController;
 use crate::placement::{Placement, ShardAddress};
+use crate::row_cache::{HotMass, RowCacheConfig};
+use crate::speculation::SpeculativeRetry;
 use crate::sstable::SSTableFormat;
 
 /// Bytes in one mebibyte.
@@ -71,12 +73,21 @@ pub struct ShardConfig {
     /// (false) carries sizes only. Same flush, compaction and controller
     /// logic either way.
     pub data_mode: bool,
+    /// The table's `speculative_retry` (99.0PERCENTILE in Scylla 2.x/3.0
+    /// and Cassandra 3.11).
+    pub speculative_retry: SpeculativeRetry,
+    /// The row cache, if any (`None`: reads always go to the SSTables).
+    pub row_cache: Option<RowCacheSetup>,
+    /// `cache_hit_rate_read_balancing` (Scylla: true; Cassandra has none):
+    /// reads go to replicas by cache temperature (`heat`).
+    pub heat_weighted_balancing: bool,
     /// The table's compression chunk (`chunk_length_in_kb`), if the table
     /// is compressed: a read then reads and decompresses whole chunks.
     /// `None`: uncompressed (c-s's default schema).
     pub compression_chunk_bytes: Option<u64>,
-    /// Size-tiered compaction options (the table's strategy).
-    pub compaction: StcsOptions,
+    /// The table's compaction strategy and its options (size-tiered by
+    /// default; leveled from c-s's `-schema compaction(strategy=...)`).
+    pub compaction: CompactionStrategy,
     /// `compaction_enforce_min_threshold` (default false: pairs of similar
     /// SSTables are compacted when no bucket reaches min_threshold).
     pub compaction_enforce_min_threshold: bool,
@@ -84,6 +95,22 @@ pub struct ShardConfig {
     pub compaction_chunk_bytes: u64,
     /// Chunks of one compaction in the pipeline at once. Estimate.
     pub compaction_chunks_in_flight: u32,
+    /// `concurrent_compactors` (Cassandra 3.11): `Some(n)` runs
+    /// Cassandra's compaction manager, at most `n` jobs at once, each from
+    /// SSTables no running job holds, with no weight rule, and leveled jobs
+    /// in parallel (cassandra.yaml's default is the smaller of the data
+    /// directories and the cores, within 2..=8: 2 for one directory).
+    /// `None`: Scylla's rules (one size-tiered job per weight, one leveled
+    /// job per table), which have no such limit; Scylla 2.x-3.0 marks the
+    /// option `Invalid` (`db/config.hh`).
+    pub concurrent_compactors: Option<u32>,
+    /// `compaction_throughput_mb_per_sec` (Cassandra 3.11, default 16 MiB/s)
+    /// in bytes per second: compactions of this shard together read at most
+    /// this much (a token bucket, [`crate::compaction::RateLimiter`]).
+    /// Cassandra runs one shard per node, so this is per node. `None`:
+    /// unthrottled (Cassandra's 0, and Scylla, which parses the option and
+    /// leaves it `Unused`).
+    pub compaction_throughput_bytes_per_sec: Option<u64>,
     /// The compaction controller (`None`: Scylla 2.1, no controller and no
     /// CPU shares to move).
     pub compaction_controller: Option<BacklogController>,
@@ -126,18 +153,20 @@ impl ShardConfig {
             flush_write_behind: 4,
             key_ownership_fraction: 1.0,
             data_mode: false,
+            speculative_retry: SpeculativeRetry::DEFAULT,
+            row_cache: None,
+            heat_weighted_balancing: true,
             compression_chunk_bytes: None,
-            compaction: StcsOptions::default(),
+            compaction: CompactionStrategy::default(),
             compaction_enforce_min_threshold: false,
             compaction_chunk_bytes: 128 * 1024,
             compaction_chunks_in_flight: 4,
+            concurrent_compactors: None,
+            compaction_throughput_bytes_per_sec: None,
             compaction_controller: None,
             flush_controller: None,
             address: ShardAddress { node: 0, shard: 0 },
-            placement: Placement {
-                nodes: 1,
-                shards_per_node: 1,
-            },
+            placement: Placement::single_node(1),
             replication_factor: 1,
             read_repair_chance: 0.1,
             write_timeout: SimDuration::from_millis(2000),
@@ -152,7 +181,10 @@ impl ShardConfig {
     /// `memtable_flush_writers`) = 0.33 of it, on-heap rows cost more
     /// bookkeeping than Scylla's LSA ([E]: object headers, `BTree` nodes and
     /// cell objects, ~200 bytes per one-cell row), and the commitlog may
-    /// hold 8 GiB (`commitlog_total_space_in_mb`).
+    /// hold 8 GiB (`commitlog_total_space_in_mb`). Compaction: at most 2
+    /// jobs at once (`concurrent_compactors` for one data directory; the
+    /// simulator sets it from the node's directories and cores) reading at
+    /// most 16 MiB/s (`compaction_throughput_mb_per_sec: 16`).
     pub fn cassandra_defaults(memtable_space_bytes: u64) -> ShardConfig {
         ShardConfig {
             dirty_memory_fraction: 1.0,
@@ -161,6 +193,10 @@ impl ShardConfig {
             memtable_row_overhead_bytes: 200,
             commitlog_total_space_bytes: 8 * 1024 * MIB,
             compaction_enforce_min_threshold: true,
+            concurrent_compactors: Some(2),
+            compaction_throughput_bytes_per_sec: Some(16 * MIB),
+            // Cassandra balances with its dynamic snitch (not modelled).
+            heat_weighted_balancing: false,
             ..ShardConfig::scylla_defaults(memtable_space_bytes)
         }
     }
@@ -204,13 +240,23 @@ impl ShardConfig {
         }
         if self.replication_factor == 0
             || self.replication_factor as usize > crate::coordinator::MAX_REPLICAS
-            || self.replication_factor > self.placement.nodes
+            || self.replication_factor as usize != self.placement.replica_count()
         {
             return Err(format!(
-                "replication factor {} must be between 1 and the node count ({}, at most {})",
+                "replication factor {} must be between 1 and {} and match the placement's {} replicas per key",
                 self.replication_factor,
-                self.placement.nodes,
-                crate::coordinator::MAX_REPLICAS
+                crate::coordinator::MAX_REPLICAS,
+                self.placement.replica_count()
+            ));
+        }
+        if self.address.node >= self.placement.nodes()
+            || self.address.shard >= self.placement.shards_per_node()
+        {
+            return Err(format!(
+                "shard {:?} is outside the placement's {} nodes x {} shards",
+                self.address,
+                self.placement.nodes(),
+                self.placement.shards_per_node()
             ));
         }
         if !(0.0..=1.0).contains(&self.read_repair_chance) {
@@ -226,6 +272,19 @@ impl ShardConfig {
         }
         if self.flush_write_bytes == 0 {
             return Err("flush write size must be positive".into());
+        }
+        if self.concurrent_compactors == Some(0) {
+            return Err("concurrent_compactors must be at least 1".into());
+        }
+        if self.compaction_throughput_bytes_per_sec == Some(0) {
+            return Err(
+                "a compaction throughput limit must be positive (None: unthrottled)".into(),
+            );
+        }
+        if let CompactionStrategy::Leveled(options) = &self.compaction {
+            if options.sstable_size_bytes == 0 {
+                return Err("leveled compaction's sstable size must be positive".into());
+            }
         }
         Ok(())
     }
@@ -246,4 +305,22 @@ mod tests {
         );
         assert!(config.validate().is_ok());
     }
+}
+
+/// How a shard's row cache is set up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowCacheSetup {
+    /// Size, entry overhead and write policy.
+    pub config: RowCacheConfig,
+    /// Scylla: the cache takes whatever shard memory the memtables and the
+    /// SSTables' in-memory components leave, resized as they change
+    /// (`config.capacity_bytes` is then ignored).
+    pub takes_free_memory: bool,
+    /// Volume mode: the reads' key popularity, hottest keys first.
+    pub popularity: Option<HotMass>,
+    /// Volume mode: rows of the key range the reads draw from, over the
+    /// whole cluster (the shard takes its `key_ownership_fraction` of it).
+    pub key_rows: f64,
+    /// Volume mode: bytes of a cached row's key and values.
+    pub mean_row_bytes: u64,
 }

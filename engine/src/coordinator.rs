@@ -22,14 +22,22 @@
 //!   answers the client with a timeout.
 //!
 //! This module decides; the shard sends the messages and runs the CPU work.
-//! Left out for now: speculative retry, heat-weighted replica choice,
-//! LOCAL_* across several datacenters (every node is in one DC here),
-//! background repair of mismatches found after the answer.
+//! - *Speculative retry* ([`Coordinator::speculate`], policy and delay in
+//!   `speculation`): a read still short of its consistency level when its
+//!   delay passes asks one spare replica (a digest if the data is in, the
+//!   data otherwise); the coordinator's read latencies feed the
+//!   percentile.
+//!
+//! Left out: heat-weighted replica choice, LOCAL_* across several
+//! datacenters (every node is in one DC here), background repair of
+//! mismatches found after the answer.
 
 use slab::Slab;
+use units::SimTime;
 
 use crate::action::RequestId;
 use crate::placement::ShardAddress;
+use crate::speculation::LatencyEstimate;
 
 /// How many replicas must answer (`cl=` of cassandra-stress).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,6 +121,10 @@ enum ReadPhase {
 struct ReadOp {
     client: RequestId,
     key: u64,
+    opened_at: SimTime,
+    /// A replica not contacted, for a speculative retry.
+    spare: Option<ShardAddress>,
+    speculated: bool,
     block_for: u8,
     phase: ReadPhase,
     /// Replicas contacted, in order (the first got the data request).
@@ -198,6 +210,10 @@ pub struct Coordinator {
     pub digest_mismatches: u64,
     /// Rows written back by blocking read repair.
     pub read_repairs: u64,
+    /// Extra requests sent by speculative retry.
+    pub speculative_retries: u64,
+    /// Coordinator read latency, for the speculative-retry percentile.
+    pub read_latency: LatencyEstimate,
 }
 
 impl Coordinator {
@@ -231,13 +247,16 @@ impl Coordinator {
     }
 
     /// Opens a read of `key` sent to `contacted` (data from the first,
-    /// digests from the rest), answered after `block_for` of them.
+    /// digests from the rest), answered after `block_for` of them; `spare`
+    /// is the replica a speculative retry would ask.
     pub fn open_read(
         &mut self,
+        now: SimTime,
         client: RequestId,
         key: u64,
         contacted: &[ShardAddress],
         block_for: u32,
+        spare: Option<ShardAddress>,
     ) -> u64 {
         assert!(!contacted.is_empty() && contacted.len() <= MAX_REPLICAS);
         assert!(block_for >= 1 && block_for as usize <= contacted.len());
@@ -246,6 +265,9 @@ impl Coordinator {
         self.insert(Op::Read(ReadOp {
             client,
             key,
+            opened_at: now,
+            spare,
+            speculated: false,
             block_for: block_for as u8,
             phase: ReadPhase::Digests,
             contacted: list,
@@ -269,8 +291,42 @@ impl Coordinator {
         self.ops.len()
     }
 
+    /// Speculative retry for read `id`: if it is still waiting for its
+    /// consistency level and has a spare replica, that replica joins the
+    /// contacted ones; returns it and whether to ask it for a digest (the
+    /// data is in) or for the data.
+    pub fn speculate(&mut self, id: u64) -> Option<(ShardAddress, bool)> {
+        let Some(Op::Read(read)) = slot_mut(&mut self.ops, id) else {
+            return None;
+        };
+        if read.answered || read.speculated || read.phase != ReadPhase::Digests {
+            return None;
+        }
+        let spare = read.spare?;
+        read.speculated = true;
+        read.contacted[read.contacted_count as usize] = spare;
+        read.contacted_count += 1;
+        read.expected += 1;
+        self.speculative_retries += 1;
+        Some((spare, read.data.is_some()))
+    }
+
+    /// The key of open read `id`.
+    pub fn read_key(&self, id: u64) -> Option<u64> {
+        let (generation, slot) = ((id >> 32) as u32, (id & 0xFFFF_FFFF) as usize);
+        match self.ops.get(slot) {
+            Some((g, Op::Read(read))) if *g == generation => Some(read.key),
+            _ => None,
+        }
+    }
+
+    /// A read is answered at `now`: its latency feeds the percentile.
+    fn answered(&mut self, now: SimTime, opened_at: SimTime) {
+        self.read_latency.record(now - opened_at);
+    }
+
     /// A replica acknowledged write `id` (a client write or a repair).
-    pub fn write_acked(&mut self, id: u64) -> Next {
+    pub fn write_acked(&mut self, now: SimTime, id: u64) -> Next {
         let Some(op) = self.get_mut(id) else {
             return Next::Wait; // timed out and closed already
         };
@@ -292,8 +348,9 @@ impl Coordinator {
                 debug_assert_eq!(read.phase, ReadPhase::Repairing);
                 read.repairs_outstanding = read.repairs_outstanding.saturating_sub(1);
                 if read.repairs_outstanding == 0 {
-                    let (client, newest) = (read.client, read.newest);
+                    let (client, newest, opened_at) = (read.client, read.newest, read.opened_at);
                     self.remove(id);
+                    self.answered(now, opened_at);
                     Next::Read(client, newest)
                 } else {
                     Next::Wait
@@ -306,6 +363,7 @@ impl Coordinator {
     /// digest (`digest`). `from` is the replica.
     pub fn read_answered(
         &mut self,
+        now: SimTime,
         id: u64,
         from: ShardAddress,
         data: Option<ReadResult>,
@@ -342,7 +400,9 @@ impl Coordinator {
                     }
                 } else {
                     read.answered = true;
-                    Next::Read(read.client, data)
+                    let (client, opened_at) = (read.client, read.opened_at);
+                    self.answered(now, opened_at);
+                    Next::Read(client, data)
                 }
             }
             ReadPhase::FullData => {
@@ -366,7 +426,7 @@ impl Coordinator {
                 if read.full_count < read.contacted_count {
                     Next::Wait
                 } else {
-                    self.resolve(id)
+                    self.resolve(now, id)
                 }
             }
             ReadPhase::Repairing => Next::Wait,
@@ -387,7 +447,7 @@ impl Coordinator {
 
     /// Every contacted replica sent its full data: the newest version wins
     /// and goes back to those behind.
-    fn resolve(&mut self, id: u64) -> Next {
+    fn resolve(&mut self, now: SimTime, id: u64) -> Next {
         let Some(Op::Read(read)) = slot_mut(&mut self.ops, id) else {
             unreachable!("resolving a closed read");
         };
@@ -399,10 +459,11 @@ impl Coordinator {
             .max()
             .expect("at least one replica");
         read.newest = newest;
+        let (client, opened_at) = (read.client, read.opened_at);
         let Some(version) = newest else {
             // Nobody has the row: nothing to repair.
-            let client = read.client;
             self.remove(id);
+            self.answered(now, opened_at);
             return Next::Read(client, None);
         };
         let mut behind = [ShardAddress { node: 0, shard: 0 }; MAX_REPLICAS];
@@ -414,8 +475,8 @@ impl Coordinator {
             }
         }
         if behind_count == 0 {
-            let client = read.client;
             self.remove(id);
+            self.answered(now, opened_at);
             return Next::Read(client, newest);
         }
         read.phase = ReadPhase::Repairing;
@@ -449,6 +510,8 @@ impl Coordinator {
 mod tests {
     use super::*;
 
+    const NOW: SimTime = SimTime::ZERO;
+
     fn replica(node: u32) -> ShardAddress {
         ShardAddress { node, shard: 0 }
     }
@@ -466,10 +529,13 @@ mod tests {
     fn a_quorum_write_answers_at_the_second_ack_and_closes_at_the_third() {
         let mut coordinator = Coordinator::default();
         let id = coordinator.open_write(RequestId(9), 3, 2);
-        assert_eq!(coordinator.write_acked(id), Next::Wait);
-        assert_eq!(coordinator.write_acked(id), Next::Written(RequestId(9)));
+        assert_eq!(coordinator.write_acked(NOW, id), Next::Wait);
+        assert_eq!(
+            coordinator.write_acked(NOW, id),
+            Next::Written(RequestId(9))
+        );
         assert_eq!(coordinator.open_operations(), 1);
-        assert_eq!(coordinator.write_acked(id), Next::Wait);
+        assert_eq!(coordinator.write_acked(NOW, id), Next::Wait);
         assert_eq!(coordinator.open_operations(), 0);
     }
 
@@ -480,17 +546,67 @@ mod tests {
             timestamp: 5,
             value_bytes: 100,
         });
-        let id = coordinator.open_read(RequestId(1), 42, &[replica(0), replica(1)], 2);
+        let id = coordinator.open_read(NOW, RequestId(1), 42, &[replica(0), replica(1)], 2, None);
         // The digest arrives before the data: still waiting.
         assert_eq!(
-            coordinator.read_answered(id, replica(1), None, digest_of(row)),
+            coordinator.read_answered(NOW, id, replica(1), None, digest_of(row)),
             Next::Wait
         );
         assert_eq!(
-            coordinator.read_answered(id, replica(0), Some(row), digest_of(row)),
+            coordinator.read_answered(NOW, id, replica(0), Some(row), digest_of(row)),
             Next::Read(RequestId(1), row)
         );
         assert_eq!(coordinator.open_operations(), 0);
+    }
+
+    #[test]
+    fn a_speculative_retry_asks_the_spare_and_the_first_two_answers_decide() {
+        let mut coordinator = Coordinator::default();
+        let row = Some(RowVersion {
+            timestamp: 5,
+            value_bytes: 100,
+        });
+        let contacted = [replica(0), replica(1)];
+        // The data replica answers; the digest replica is slow: the spare is
+        // asked for a digest.
+        let id = coordinator.open_read(NOW, RequestId(1), 42, &contacted, 2, Some(replica(2)));
+        assert_eq!(
+            coordinator.read_answered(NOW, id, replica(0), Some(row), digest_of(row)),
+            Next::Wait
+        );
+        assert_eq!(coordinator.speculate(id), Some((replica(2), true)));
+        assert_eq!(coordinator.speculate(id), None, "one extra request only");
+        let later = NOW + units::SimDuration::from_millis(3);
+        assert_eq!(
+            coordinator.read_answered(later, id, replica(2), None, digest_of(row)),
+            Next::Read(RequestId(1), row)
+        );
+        // The slow replica's late digest closes the read.
+        assert_eq!(coordinator.open_operations(), 1);
+        assert_eq!(
+            coordinator.read_answered(later, id, replica(1), None, digest_of(row)),
+            Next::Wait
+        );
+        assert_eq!(coordinator.open_operations(), 0);
+        assert_eq!(coordinator.speculative_retries, 1);
+        // Its 3 ms latency feeds the percentile (a bucket bound within 20%).
+        let p99 = coordinator.read_latency.percentile(later, 99.0).unwrap();
+        assert!((3_000_000..3_600_000).contains(&p99.as_nanos()), "{p99:?}");
+        // The data replica is the slow one: the spare is asked for data.
+        let id = coordinator.open_read(NOW, RequestId(2), 43, &contacted, 2, Some(replica(2)));
+        assert_eq!(
+            coordinator.read_answered(NOW, id, replica(1), None, digest_of(row)),
+            Next::Wait
+        );
+        assert_eq!(coordinator.speculate(id), Some((replica(2), false)));
+        assert_eq!(
+            coordinator.read_answered(NOW, id, replica(2), Some(row), digest_of(row)),
+            Next::Read(RequestId(2), row)
+        );
+        // Answered reads, and reads without a spare, never speculate.
+        assert_eq!(coordinator.speculate(id), None);
+        let id = coordinator.open_read(NOW, RequestId(3), 44, &contacted, 2, None);
+        assert_eq!(coordinator.speculate(id), None);
     }
 
     #[test]
@@ -505,20 +621,20 @@ mod tests {
             value_bytes: 120,
         });
         let contacted = [replica(0), replica(1)];
-        let id = coordinator.open_read(RequestId(3), 7, &contacted, 2);
+        let id = coordinator.open_read(NOW, RequestId(3), 7, &contacted, 2, None);
         assert_eq!(
-            coordinator.read_answered(id, replica(0), Some(old), digest_of(old)),
+            coordinator.read_answered(NOW, id, replica(0), Some(old), digest_of(old)),
             Next::Wait
         );
         let Next::FetchFullData { key, count, .. } =
-            coordinator.read_answered(id, replica(1), None, digest_of(new))
+            coordinator.read_answered(NOW, id, replica(1), None, digest_of(new))
         else {
             panic!("a mismatch fetches the full data");
         };
         assert_eq!((key, count), (7, 2));
         assert_eq!(coordinator.digest_mismatches, 1);
         assert_eq!(
-            coordinator.read_answered(id, replica(1), Some(new), digest_of(new)),
+            coordinator.read_answered(NOW, id, replica(1), Some(new), digest_of(new)),
             Next::Wait
         );
         let Next::Repair {
@@ -526,13 +642,16 @@ mod tests {
             replicas,
             count,
             ..
-        } = coordinator.read_answered(id, replica(0), Some(old), digest_of(old))
+        } = coordinator.read_answered(NOW, id, replica(0), Some(old), digest_of(old))
         else {
             panic!("the stale replica is repaired");
         };
         assert_eq!(Some(version), new);
         assert_eq!(&replicas[..count as usize], &[replica(0)]);
-        assert_eq!(coordinator.write_acked(id), Next::Read(RequestId(3), new));
+        assert_eq!(
+            coordinator.write_acked(NOW, id),
+            Next::Read(RequestId(3), new)
+        );
         assert_eq!(coordinator.read_repairs, 1);
         assert_eq!(coordinator.open_operations(), 0);
     }
@@ -541,18 +660,25 @@ mod tests {
     fn a_read_repair_chance_read_answers_at_block_for_and_closes_after_all() {
         let mut coordinator = Coordinator::default();
         let row = None;
-        let id = coordinator.open_read(RequestId(4), 1, &[replica(0), replica(1), replica(2)], 2);
+        let id = coordinator.open_read(
+            NOW,
+            RequestId(4),
+            1,
+            &[replica(0), replica(1), replica(2)],
+            2,
+            None,
+        );
         assert_eq!(
-            coordinator.read_answered(id, replica(0), Some(row), digest_of(row)),
+            coordinator.read_answered(NOW, id, replica(0), Some(row), digest_of(row)),
             Next::Wait
         );
         assert_eq!(
-            coordinator.read_answered(id, replica(2), None, digest_of(row)),
+            coordinator.read_answered(NOW, id, replica(2), None, digest_of(row)),
             Next::Read(RequestId(4), None)
         );
         assert_eq!(coordinator.open_operations(), 1);
         assert_eq!(
-            coordinator.read_answered(id, replica(1), None, digest_of(row)),
+            coordinator.read_answered(NOW, id, replica(1), None, digest_of(row)),
             Next::Wait
         );
         assert_eq!(coordinator.open_operations(), 0);
@@ -562,9 +688,9 @@ mod tests {
     fn a_timed_out_operation_answers_once_and_late_answers_are_ignored() {
         let mut coordinator = Coordinator::default();
         let id = coordinator.open_write(RequestId(5), 3, 3);
-        assert_eq!(coordinator.write_acked(id), Next::Wait);
+        assert_eq!(coordinator.write_acked(NOW, id), Next::Wait);
         assert_eq!(coordinator.timed_out(id), Some(RequestId(5)));
-        assert_eq!(coordinator.write_acked(id), Next::Wait);
+        assert_eq!(coordinator.write_acked(NOW, id), Next::Wait);
         assert_eq!(coordinator.timed_out(id), None);
     }
 }

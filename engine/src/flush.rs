@@ -129,6 +129,9 @@ impl FlushJob {
             created_at: now,
             key_share: None,
             cells: self.memtable.cells.as_ref().map(SortedCells::from_map),
+            level: 0,
+            token_range: None,
+            segments: None,
         };
         (sstable, self.memtable)
     }

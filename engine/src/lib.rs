@@ -2,7 +2,7 @@
 //!
 //! The engine holds the database's logic, real code rather than formulas: its
 //! memtables fill, its commitlog cycles buffers and segments, its flushes
-//! write SSTables, size-tiered compaction merges them, and its backlog
+//! write SSTables, size-tiered or leveled compaction merges them, and its backlog
 //! controllers move CPU shares. It never reads a clock, sleeps, spawns a thread, touches a
 //! file or socket, or draws a random number of its own. Instead a driver (the
 //! simulator in `sim`, later a real runtime) feeds it inputs and carries out
@@ -27,11 +27,19 @@
 //! - [`commitlog`]: periodic-mode commitlog buffers and segments;
 //! - [`memtable`]: memtables and dirty-memory accounting;
 //! - [`flush`]: writing a sealed memtable out as an SSTable;
-//! - [`compaction`]: the size-tiered strategy, its backlog tracker and jobs;
+//! - [`compaction`]: the size-tiered and leveled strategies, their backlog
+//!   trackers, jobs, and Cassandra's compaction throughput limit;
 //! - [`controller`]: backlog controllers turning backlog into shares;
 //! - [`sstable`]: SSTable descriptors;
-//! - [`placement`]: which shard owns a key;
+//! - [`ring`]: Murmur3 tokens, vnodes and replication strategies;
+//! - [`placement`]: which shards of which nodes hold a key (the ring's
+//!   replicas and Scylla's sharder);
 //! - [`read`]: what a read touches, decided from key ranges and bloom filters;
+//! - [`row_cache`]: the row cache (Scylla's, all free memory; Cassandra's,
+//!   `row_cache_size_in_mb`), cold at start, hit rates from key popularity
+//!   in volume mode and an exact LRU in data mode;
+//! - [`page_cache`]: the OS page cache over SSTable Data that Cassandra
+//!   reads through;
 //! - [`timer`]: the shard's timers;
 //! - [`shard`]: the state machine that ties them together.
 
@@ -45,11 +53,15 @@ pub mod config;
 pub mod controller;
 pub mod coordinator;
 pub mod flush;
+pub mod heat;
 pub mod memtable;
+pub mod page_cache;
 pub mod placement;
 pub mod read;
 pub mod ring;
+pub mod row_cache;
 pub mod shard;
+pub mod speculation;
 pub mod sstable;
 pub mod timer;
 
@@ -60,6 +72,6 @@ pub use action::{
 pub use commitlog::SyncMode;
 pub use config::ShardConfig;
 pub use coordinator::{ConsistencyLevel, ReadResult, RowVersion};
-pub use placement::{Placement, ShardAddress};
+pub use placement::{key_token, Placement, ShardAddress};
 pub use shard::{Shard, ShardStats};
 pub use units::{SimDuration, SimTime};

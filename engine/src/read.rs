@@ -18,6 +18,14 @@
 //! of the key, so a key is found in exactly one of them. A compaction's
 //! output falls back to the density rule.
 //!
+//! Token ranges: a key's token is another fixed hash of it ([`key_token`],
+//! standing for murmur3 on the ring). An SSTable with a `token_range`
+//! (leveled compaction's levels 1 and up) holds only keys whose token is in
+//! it: a lookup of any other key skips it without touching its bloom
+//! filter, as Scylla's and Cassandra's leveled SSTable sets do, and its
+//! density counts only the keys of its slice of the ring (of the segment of
+//! it the token falls in, when it has segments).
+//!
 //! In data mode the structures carry their rows (`cells`), and whether one
 //! holds a key is looked up; bloom false positives keep the same rule.
 //!
@@ -66,6 +74,28 @@ const SSTABLE_SALT: u64 = 0x7373_7461_626C_6573;
 const BLOOM_SALT: u64 = 0x626C_6F6F_6D66_7021;
 /// One salt for every SSTable with a key share, so their slices partition the keys.
 const KEY_SHARE_SALT: u64 = 0x7368_6172_6573_2121;
+/// The salt of [`key_token`].
+const TOKEN_SALT: u64 = 0x746F_6B65_6E5F_7269;
+
+/// The token of `key`: its position on the ring, in `KEY_SHARE_ONE` units
+/// (a fixed hash, independent of the other decisions here).
+pub fn key_token(key: u64) -> u64 {
+    (unit_hash(key, TOKEN_SALT) * KEY_SHARE_ONE as f64) as u64
+}
+
+/// The fraction of the ring an SSTable's token range covers (1 without one).
+fn token_fraction(sstable: &SSTable) -> f64 {
+    sstable.token_range.map_or(1.0, |(low, high)| {
+        high.saturating_sub(low) as f64 / KEY_SHARE_ONE as f64
+    })
+}
+
+/// False if `sstable` has a token range that does not hold `key`'s token.
+fn token_in_range(sstable: &SSTable, key: u64) -> bool {
+    sstable
+        .token_range
+        .is_none_or(|(low, high)| (low..high).contains(&key_token(key)))
+}
 
 /// True if `memtable` holds `key`, on a shard owning `ownership` of the keys.
 pub fn memtable_contains(memtable: &Memtable, key: u64, ownership: f64) -> bool {
@@ -87,6 +117,9 @@ pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
     if let Some(cells) = &sstable.cells {
         return cells.get(key).is_some();
     }
+    if !token_in_range(sstable, key) {
+        return false;
+    }
     match sstable.key_share {
         Some((low, high)) => {
             if key < sstable.first_key || key > sstable.last_key {
@@ -95,14 +128,38 @@ pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
             let point = (unit_hash(key, KEY_SHARE_SALT) * KEY_SHARE_ONE as f64) as u64;
             (low..high).contains(&point)
         }
-        None => holds(
-            key,
-            sstable.first_key,
-            sstable.last_key,
-            sstable.rows,
-            SSTABLE_SALT ^ sstable.generation,
-            ownership,
-        ),
+        None => match &sstable.segments {
+            // The piece of the SSTable's ring the key's token falls in.
+            Some(segments) => {
+                let token = key_token(key);
+                let index = segments.partition_point(|segment| segment.token_end <= token);
+                let Some(segment) = segments.get(index) else {
+                    return false;
+                };
+                let start = match index {
+                    0 => sstable.token_range.map_or(0, |(low, _)| low),
+                    _ => segments[index - 1].token_end,
+                };
+                let fraction =
+                    segment.token_end.saturating_sub(start) as f64 / KEY_SHARE_ONE as f64;
+                holds(
+                    key,
+                    segment.first_key,
+                    segment.last_key,
+                    segment.rows,
+                    SSTABLE_SALT ^ sstable.generation,
+                    ownership * fraction,
+                )
+            }
+            None => holds(
+                key,
+                sstable.first_key,
+                sstable.last_key,
+                sstable.rows,
+                SSTABLE_SALT ^ sstable.generation,
+                ownership * token_fraction(sstable),
+            ),
+        },
     }
 }
 
@@ -146,7 +203,7 @@ pub fn sstable_version(
 /// for keys it holds, with the false-positive chance for keys in its range
 /// it does not (keys outside its range are excluded by the summary).
 pub fn bloom_filter_passes(sstable: &SSTable, key: u64, ownership: f64) -> bool {
-    if key < sstable.first_key || key > sstable.last_key {
+    if key < sstable.first_key || key > sstable.last_key || !token_in_range(sstable, key) {
         return false;
     }
     sstable_contains(sstable, key, ownership)
@@ -189,6 +246,9 @@ mod tests {
             created_at: SimTime::ZERO,
             key_share: None,
             cells: None,
+            level: 0,
+            token_range: None,
+            segments: None,
         }
     }
 
@@ -202,6 +262,53 @@ mod tests {
         // range a quarter full.
         let quarter = sstable(2, 0, 999, 250);
         assert!((0..1000).all(|key| sstable_contains(&quarter, key, 0.25)));
+    }
+
+    #[test]
+    fn a_token_range_holds_only_its_slice_of_the_ring() {
+        let half = KEY_SHARE_ONE / 2;
+        let mut left = sstable(1, 0, 9_999, 5_000);
+        left.token_range = Some((0, half));
+        let mut right = sstable(2, 0, 9_999, 5_000);
+        right.token_range = Some((half, KEY_SHARE_ONE));
+        // Dense halves: every key is in exactly one, and a lookup consults
+        // only that one (not even a false positive from the other).
+        for key in 0..10_000u64 {
+            let in_left = key_token(key) < half;
+            assert_eq!(sstable_contains(&left, key, 1.0), in_left);
+            assert_eq!(sstable_contains(&right, key, 1.0), !in_left);
+            assert_eq!(bloom_filter_passes(&left, key, 1.0), in_left);
+            assert_eq!(bloom_filter_passes(&right, key, 1.0), !in_left);
+        }
+        // Segments: the first half holds keys 5,000..9,999 only, the
+        // second all of them.
+        let mut segmented = sstable(3, 0, 9_999, 7_500);
+        segmented.token_range = Some((0, KEY_SHARE_ONE));
+        segmented.segments = Some(
+            vec![
+                crate::sstable::Segment {
+                    token_end: half,
+                    first_key: 5_000,
+                    last_key: 9_999,
+                    rows: 2_500,
+                },
+                crate::sstable::Segment {
+                    token_end: KEY_SHARE_ONE,
+                    first_key: 0,
+                    last_key: 9_999,
+                    rows: 5_000,
+                },
+            ]
+            .into(),
+        );
+        for key in 0..10_000u64 {
+            let expected = key_token(key) >= half || key >= 5_000;
+            assert_eq!(
+                sstable_contains(&segmented, key, 1.0),
+                expected,
+                "key {key}"
+            );
+        }
     }
 
     #[test]

@@ -30,7 +30,8 @@
 //! bloom filter passes an index read followed by a data read, all SSTables in
 //! parallel; the reply carries the row if any source had it.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use slab::Slab;
 use units::{SimDuration, SimTime};
@@ -40,15 +41,17 @@ use crate::action::{
     Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
 };
 use crate::commitlog::{Append, BufferWrite, Commitlog, SyncMode, ENTRY_OVERHEAD_BYTES};
-use crate::compaction::job::CompactionJob;
-use crate::compaction::{stcs, StcsBacklogTracker};
+use crate::compaction::job::{ChunkRead, CompactionJob};
+use crate::compaction::{lcs, stcs, CompactionStrategy, LcsState, RateLimiter, TableBacklog};
 use crate::config::ShardConfig;
 use crate::controller::{self, BacklogController};
 use crate::coordinator::{digest_of, Coordinator, Next, ReadResult, RowVersion, MAX_REPLICAS};
 use crate::flush::{FlushJob, FlushStep};
+use crate::heat::{self, HeardRates, HitRateTracker};
 use crate::memtable::Memtable;
 use crate::placement::ShardAddress;
 use crate::read;
+use crate::row_cache::{self, RowCache};
 use crate::sstable::{SSTable, KEY_SHARE_ONE};
 use crate::timer::{TimerKind, TimerTable};
 
@@ -56,7 +59,8 @@ use crate::timer::{TimerKind, TimerTable};
 #[derive(Clone, Copy, Debug)]
 enum TaskPurpose {
     Write(Request),
-    Read(Request),
+    /// A read, and whether the row cache holds its row.
+    Read(Request, bool),
     /// Coordinate a client request: send it to its replicas.
     Coordinate(ClientRequest),
     /// A replica hashes its read result for a digest request.
@@ -195,6 +199,20 @@ pub struct ShardStats {
     pub compaction_shares: f64,
     /// CPU shares last given to the memtable-flush group (0 without a controller).
     pub flush_shares: f64,
+    /// Coordinated reads whose digests disagreed (blocking read repair).
+    pub digest_mismatches: u64,
+    /// Rows written back to replicas by blocking read repair.
+    pub read_repairs: u64,
+    /// Extra read requests sent by speculative retry.
+    pub speculative_retries: u64,
+    /// Reads the row cache answered, since start.
+    pub cache_hits: u64,
+    /// Reads the row cache did not hold, since start.
+    pub cache_misses: u64,
+    /// Bytes the row cache holds.
+    pub cache_bytes: u64,
+    /// Coordinated reads whose targets heat-weighted balancing chose.
+    pub heat_balanced_reads: u64,
 }
 
 /// One shard of a node: Scylla runs one per core, each owning a slice of the
@@ -211,7 +229,15 @@ pub struct Shard {
     ios: Slab<IoPurpose>,
     reads: Slab<PendingRead>,
     compactions: Slab<CompactionJob>,
-    backlog: StcsBacklogTracker,
+    /// The table's backlog tracker (its strategy's).
+    backlog: TableBacklog,
+    /// Leveled compaction's memory between picks.
+    lcs_state: LcsState,
+    /// `compaction_throughput_mb_per_sec`'s token bucket, if set.
+    compaction_limiter: Option<RateLimiter>,
+    /// Compaction reads waiting for the limiter, in grant order: (when
+    /// granted, job, chunk).
+    throttled_compaction_reads: VecDeque<(SimTime, u32, ChunkRead)>,
     compactions_completed: u64,
     bytes_compacted: u64,
     compaction_shares: f64,
@@ -227,6 +253,18 @@ pub struct Shard {
     /// timeout, so each stays sorted): (deadline, operation id).
     write_deadlines: VecDeque<(SimTime, u64)>,
     read_deadlines: VecDeque<(SimTime, u64)>,
+    /// Reads to speculate on, by when (speculative retry).
+    speculations: BinaryHeap<Reverse<(SimTime, u64)>>,
+    /// The row cache, if the shard has one.
+    row_cache: Option<RowCache>,
+    /// Uniform draws taken for row-cache decisions (salts the next one).
+    cache_draws: u64,
+    /// This replica's published cache hit rate.
+    hit_rate: HitRateTracker,
+    /// Coordinated reads whose targets heat-weighted balancing chose.
+    heat_balanced_reads: u64,
+    /// The hit rates other replicas published, for heat-weighted balancing.
+    heard_rates: HeardRates,
     /// Coordinated reads so far (salts the read-repair-chance decision).
     reads_coordinated: u64,
     actions: VecDeque<Action>,
@@ -281,6 +319,26 @@ impl Shard {
             }
         }
         let active = new_memtable(0, config.data_mode);
+        let row_cache = config.row_cache.as_ref().map(|setup| {
+            let mut cache_config = setup.config;
+            if setup.takes_free_memory {
+                cache_config.capacity_bytes = config.memory_bytes;
+            }
+            match (&setup.popularity, config.data_mode) {
+                (Some(curve), false) => RowCache::volume(
+                    cache_config,
+                    curve,
+                    (setup.key_rows * config.key_ownership_fraction).max(1.0),
+                    setup.mean_row_bytes,
+                )
+                .unwrap_or_else(|reason| panic!("invalid row cache: {reason}")),
+                _ => RowCache::data(cache_config),
+            }
+        });
+        let backlog = TableBacklog::new(&config.compaction);
+        let compaction_limiter = config
+            .compaction_throughput_bytes_per_sec
+            .map(|rate| RateLimiter::new(rate, now));
         Shard {
             config,
             active,
@@ -294,9 +352,18 @@ impl Shard {
             coordinator: Coordinator::default(),
             write_deadlines: VecDeque::new(),
             read_deadlines: VecDeque::new(),
+            speculations: BinaryHeap::new(),
+            row_cache,
+            cache_draws: 0,
+            hit_rate: HitRateTracker::default(),
+            heat_balanced_reads: 0,
+            heard_rates: HeardRates::default(),
             reads_coordinated: 0,
             compactions: Slab::new(),
-            backlog: StcsBacklogTracker::new(),
+            backlog,
+            lcs_state: LcsState::new(),
+            compaction_limiter,
+            throttled_compaction_reads: VecDeque::new(),
             compactions_completed: 0,
             bytes_compacted: 0,
             compaction_shares: 0.0,
@@ -332,10 +399,7 @@ impl Shard {
     /// `first_key..=last_key`, as compaction left them. Only on an empty
     /// shard, before any request.
     pub fn preload(&mut self, sstables: &[(u64, u64)], first_key: u64, last_key: u64) {
-        assert!(
-            self.sstables.is_empty() && self.active.is_empty() && self.flushing.is_none(),
-            "preloading a shard that already holds data"
-        );
+        self.assert_empty_for_preload();
         // Each key is in exactly one SSTable: consecutive slices of the key
         // hash space, each as wide as the SSTable's share of the keys this
         // shard owns.
@@ -347,11 +411,8 @@ impl Shard {
         {
             let width = ((rows as f64 / owned_keys).min(1.0) * KEY_SHARE_ONE as f64) as u64;
             let share_end = (share_start + width).min(KEY_SHARE_ONE);
-            let generation = self.next_sstable_generation;
-            self.next_sstable_generation += 1;
-            self.backlog.add_sstable(data_bytes);
-            self.sstables.push(SSTable {
-                generation,
+            self.push_preloaded(SSTable {
+                generation: 0,
                 data_bytes,
                 rows,
                 first_key,
@@ -359,9 +420,94 @@ impl Shard {
                 created_at: SimTime::ZERO,
                 key_share: Some((share_start, share_end)),
                 cells: None,
+                level: 0,
+                token_range: None,
+                segments: None,
             });
             share_start = share_end;
         }
+    }
+
+    /// Puts `rows` partitions of `row_bytes` each over keys
+    /// `first_key..=last_key` on disk before the run starts, laid out as the
+    /// table's strategy leaves them once caught up: size-tiered, one
+    /// SSTable per base-`min_threshold` digit of the flushes
+    /// ([`stcs::settled_sizes`], with this shard's flush size as the
+    /// smallest tier); leveled, the levels of [`lcs::settled_levels`], each
+    /// cut into `sstable_size_in_mb` SSTables over consecutive token ranges
+    /// tiling the ring. Each key is in exactly one SSTable: slices of the
+    /// key hash space (`key_share`), one per size-tiered SSTable, one per
+    /// level (shared by the level's SSTables, which split it by token).
+    pub fn preload_table(&mut self, rows: u64, row_bytes: u64, first_key: u64, last_key: u64) {
+        assert!(row_bytes > 0, "preloaded rows need a size");
+        let total_bytes = rows.saturating_mul(row_bytes);
+        match self.config.compaction {
+            CompactionStrategy::SizeTiered(options) => {
+                let sizes = stcs::settled_sizes(
+                    total_bytes,
+                    self.config.flush_soft_limit_bytes().max(1),
+                    options.min_threshold,
+                );
+                let sstables: Vec<(u64, u64)> = sizes
+                    .iter()
+                    .map(|bytes| (*bytes, bytes / row_bytes))
+                    .collect();
+                self.preload(&sstables, first_key, last_key);
+            }
+            CompactionStrategy::Leveled(options) => {
+                self.assert_empty_for_preload();
+                let owned_keys =
+                    ((last_key - first_key) as f64 + 1.0) * self.config.key_ownership_fraction;
+                let one = KEY_SHARE_ONE as f64;
+                let mut share_start = 0u64;
+                for (level, level_bytes) in lcs::settled_levels(total_bytes, &options) {
+                    let level_rows = level_bytes / row_bytes;
+                    let width = ((level_rows as f64 / owned_keys).min(1.0) * one) as u64;
+                    let share = (share_start, (share_start + width).min(KEY_SHARE_ONE));
+                    share_start = share.1;
+                    let count = level_bytes.div_ceil(options.sstable_size_bytes);
+                    let token_at = |bytes: u64| {
+                        (u128::from(KEY_SHARE_ONE) * u128::from(bytes) / u128::from(level_bytes))
+                            as u64
+                    };
+                    for i in 0..count {
+                        let from = i * options.sstable_size_bytes;
+                        let to = (from + options.sstable_size_bytes).min(level_bytes);
+                        self.push_preloaded(SSTable {
+                            generation: 0,
+                            data_bytes: to - from,
+                            rows: (to - from) / row_bytes,
+                            first_key,
+                            last_key,
+                            created_at: SimTime::ZERO,
+                            key_share: Some(share),
+                            cells: None,
+                            level,
+                            token_range: Some((token_at(from), token_at(to))),
+                            segments: None,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn assert_empty_for_preload(&self) {
+        assert!(
+            self.sstables.is_empty() && self.active.is_empty() && self.flushing.is_none(),
+            "preloading a shard that already holds data"
+        );
+    }
+
+    /// Adds a preloaded SSTable, giving it the next generation.
+    fn push_preloaded(&mut self, mut sstable: SSTable) {
+        if sstable.data_bytes == 0 || sstable.rows == 0 {
+            return;
+        }
+        sstable.generation = self.next_sstable_generation;
+        self.next_sstable_generation += 1;
+        self.backlog.add_sstable(&sstable);
+        self.sstables.push(sstable);
     }
 
     /// Current figures.
@@ -384,6 +530,19 @@ impl Shard {
             compaction_backlog: self.compaction_backlog(),
             compaction_shares: self.compaction_shares,
             flush_shares: self.flush_shares,
+            digest_mismatches: self.coordinator.digest_mismatches,
+            read_repairs: self.coordinator.read_repairs,
+            speculative_retries: self.coordinator.speculative_retries,
+            cache_hits: self
+                .row_cache
+                .as_ref()
+                .map_or(0, |cache| cache.stats().hits),
+            cache_misses: self
+                .row_cache
+                .as_ref()
+                .map_or(0, |cache| cache.stats().misses),
+            cache_bytes: self.row_cache.as_ref().map_or(0, RowCache::used_bytes),
+            heat_balanced_reads: self.heat_balanced_reads,
         }
     }
 
@@ -476,10 +635,19 @@ impl Shard {
                 );
             }
             Message::WriteResponse { id } => {
-                let next = self.coordinator.write_acked(id);
+                let next = self.coordinator.write_acked(now, id);
                 self.act(now, id, next);
             }
-            Message::ReadResponse { id, data, digest } => {
+            Message::ReadResponse {
+                id,
+                data,
+                digest,
+                cache_hit_rate,
+            } => {
+                if cache_hit_rate != u16::MAX {
+                    self.heard_rates
+                        .heard(from.node, f64::from(cache_hit_rate) / 10_000.0, now);
+                }
                 self.read_response(now, id, from, data, digest)
             }
         }
@@ -514,7 +682,7 @@ impl Shard {
                 return;
             }
         }
-        let next = self.coordinator.read_answered(id, from, data, digest);
+        let next = self.coordinator.read_answered(now, id, from, data, digest);
         self.act(now, id, next);
     }
 
@@ -524,10 +692,7 @@ impl Shard {
         let key = match request.operation {
             Operation::Write { key, .. } | Operation::Read { key } => key,
         };
-        let count =
-            self.config
-                .placement
-                .replicas(key, self.config.replication_factor, &mut replicas);
+        let count = self.config.placement.replicas(key, &mut replicas);
         let replicas = &mut replicas[..count];
         let block_for = request
             .consistency
@@ -557,16 +722,86 @@ impl Shard {
                 let all =
                     read::unit_hash(key, self.reads_coordinated) < self.config.read_repair_chance;
                 let contacted = if all { count } else { block_for as usize };
-                let id =
-                    self.coordinator
-                        .open_read(request.id, key, &replicas[..contacted], block_for);
+                if !all && self.config.heat_weighted_balancing {
+                    self.order_by_heat(now, key, replicas, block_for as usize);
+                }
+                let spare = replicas.get(contacted).copied();
+                let id = self.coordinator.open_read(
+                    now,
+                    request.id,
+                    key,
+                    &replicas[..contacted],
+                    block_for,
+                    spare,
+                );
                 self.read_deadlines
                     .push_back((deadline(now, self.config.read_timeout), id));
+                if spare.is_some() {
+                    if let Some(delay) = self.coordinator.read_latency.delay(
+                        now,
+                        self.config.speculative_retry,
+                        self.config.read_timeout,
+                    ) {
+                        self.speculations.push(Reverse((now + delay, id)));
+                    }
+                }
                 for (position, &replica) in replicas[..contacted].iter().enumerate() {
                     self.send_read(now, replica, id, key, position > 0);
                 }
             }
         }
+    }
+
+    /// Heat-weighted balancing (`heat`): puts `k` replicas drawn by their
+    /// cache temperature first (this shard's own first among them), when
+    /// every replica's rate is known and they differ enough.
+    fn order_by_heat(&mut self, now: SimTime, key: u64, replicas: &mut [ShardAddress], k: usize) {
+        let count = replicas.len();
+        let mut nodes = [0u32; MAX_REPLICAS];
+        for (node, replica) in nodes.iter_mut().zip(replicas.iter()) {
+            *node = replica.node;
+        }
+        if let Some(own) = self.hit_rate.rate(now) {
+            self.heard_rates.heard(self.config.address.node, own, now);
+        }
+        let mut rates = [0.0; MAX_REPLICAS];
+        if !self
+            .heard_rates
+            .rates_of(&nodes[..count], now, &mut rates[..count])
+            || heat::too_close_to_balance(&rates[..count])
+        {
+            return;
+        }
+        let mut shares = [0.0; MAX_REPLICAS];
+        heat::desired_shares(&rates[..count], k, &mut shares[..count]);
+        let mut picked = [0usize; MAX_REPLICAS];
+        let draw = read::unit_hash(key, HEAT_SALT ^ self.reads_coordinated);
+        let picked_count = heat::systematic_sample(&shares[..count], k, draw, &mut picked);
+        let original: [ShardAddress; MAX_REPLICAS] = {
+            let mut copy = [self.config.address; MAX_REPLICAS];
+            copy[..count].copy_from_slice(replicas);
+            copy
+        };
+        let mut position = 0;
+        // The picked ones first, this shard's own replica leading; then the
+        // rest in their order (the first of them is the spare).
+        let own = picked[..picked_count]
+            .iter()
+            .position(|&index| original[index] == self.config.address);
+        if let Some(own) = own {
+            picked[..=own].rotate_right(1);
+        }
+        for &index in &picked[..picked_count] {
+            replicas[position] = original[index];
+            position += 1;
+        }
+        for (index, replica) in original[..count].iter().enumerate() {
+            if !picked[..picked_count].contains(&index) {
+                replicas[position] = *replica;
+                position += 1;
+            }
+        }
+        self.heat_balanced_reads += 1;
     }
 
     fn send_write(
@@ -686,7 +921,7 @@ impl Shard {
                 message: Message::WriteResponse { id },
             }),
             Origin::Local { id, .. } => {
-                let next = self.coordinator.write_acked(id);
+                let next = self.coordinator.write_acked(now, id);
                 self.act(now, id, next);
             }
         }
@@ -726,10 +961,21 @@ impl Shard {
                     None => ReplyStatus::NotFound,
                 },
             })),
-            Origin::Peer { from, id, .. } => self.actions.push_back(Action::Send {
-                to: from,
-                message: Message::ReadResponse { id, data, digest },
-            }),
+            Origin::Peer { from, id, .. } => {
+                let cache_hit_rate = self
+                    .hit_rate
+                    .rate(now)
+                    .map_or(u16::MAX, |rate| (rate * 10_000.0).round() as u16);
+                self.actions.push_back(Action::Send {
+                    to: from,
+                    message: Message::ReadResponse {
+                        id,
+                        data,
+                        digest,
+                        cache_hit_rate,
+                    },
+                })
+            }
             Origin::Local { id, .. } => {
                 let from = self.config.address;
                 self.read_response(now, id, from, data, digest);
@@ -750,14 +996,23 @@ impl Shard {
                 }
             }
             Operation::Read { key } => {
-                let sstables = self
-                    .sstables
-                    .iter()
-                    .filter(|sstable| {
-                        read::bloom_filter_passes(sstable, key, self.config.key_ownership_fraction)
-                    })
-                    .count();
-                let task = TaskId(self.tasks.insert(TaskPurpose::Read(request)) as u64);
+                // A row-cache hit reads no SSTable.
+                let cached = self.row_cache_lookup(key);
+                let sstables = if cached {
+                    0
+                } else {
+                    self.sstables
+                        .iter()
+                        .filter(|sstable| {
+                            read::bloom_filter_passes(
+                                sstable,
+                                key,
+                                self.config.key_ownership_fraction,
+                            )
+                        })
+                        .count()
+                };
+                let task = TaskId(self.tasks.insert(TaskPurpose::Read(request, cached)) as u64);
                 let decompress_bytes = self
                     .config
                     .compression_chunk_bytes
@@ -788,7 +1043,7 @@ impl Shard {
                     self.waiting_for_commitlog.push_back(request);
                 }
             }
-            TaskPurpose::Read(request) => self.execute_read(now, request),
+            TaskPurpose::Read(request, cached) => self.execute_read(now, request, cached),
             TaskPurpose::Coordinate(request) => self.coordinate(now, request),
             TaskPurpose::DigestForReplica { origin, result } => {
                 self.send_read_result(now, origin, result);
@@ -801,7 +1056,7 @@ impl Shard {
             } => {
                 let next = self
                     .coordinator
-                    .read_answered(id, from, Some(result), digest);
+                    .read_answered(now, id, from, Some(result), digest);
                 self.act(now, id, next);
             }
             TaskPurpose::CompactionMerge {
@@ -949,6 +1204,16 @@ impl Shard {
                 }
             }
         }
+        while let Some(&Reverse((at, id))) = self.speculations.peek() {
+            if at > now {
+                break;
+            }
+            self.speculations.pop();
+            if let Some((replica, digest)) = self.coordinator.speculate(id) {
+                let key = self.coordinator.read_key(id).expect("an open read");
+                self.send_read(now, replica, id, key, digest);
+            }
+        }
         self.prune_deadlines();
         while let Some(kind) = self.timers.take_expired(now) {
             match kind {
@@ -973,6 +1238,7 @@ impl Shard {
                         input,
                     );
                 }
+                TimerKind::CompactionThrottle => self.release_throttled_compaction_reads(now),
                 TimerKind::CommitlogSync => {
                     self.commitlog.sync();
                     self.submit_commitlog_writes();
@@ -999,6 +1265,7 @@ impl Shard {
             self.timers.next_deadline(),
             self.write_deadlines.front().map(|&(at, _)| at),
             self.read_deadlines.front().map(|&(at, _)| at),
+            self.speculations.peek().map(|Reverse((at, _))| *at),
         ]
         .into_iter()
         .flatten()
@@ -1009,7 +1276,7 @@ impl Shard {
 
     /// Looks the key up in the memtables and sends an index read to every
     /// SSTable whose bloom filter passes; replies at once if none does.
-    fn execute_read(&mut self, now: SimTime, request: Request) {
+    fn execute_read(&mut self, now: SimTime, request: Request, cached: bool) {
         let Operation::Read { key } = request.operation else {
             unreachable!("a read task carries a read");
         };
@@ -1040,6 +1307,22 @@ impl Shard {
                 version: read::sstable_version(sstable, key, ownership, overhead),
             })
             .collect();
+        if cached {
+            // The cache holds the merged row, coherent with the memtables
+            // and SSTables (Scylla updates cached rows as memtables flush):
+            // the same answer, no I/O.
+            let found = lookups
+                .iter()
+                .filter_map(|lookup| match lookup {
+                    IoPurpose::ReadIndex { version, .. } => *version,
+                    _ => None,
+                })
+                .max()
+                .max(self.reads[read_slot as usize].found);
+            let pending = self.reads.remove(read_slot as usize);
+            self.reply_read(now, pending.request, found);
+            return;
+        }
         if lookups.is_empty() {
             let pending = self.reads.remove(read_slot as usize);
             self.reply_read(now, pending.request, pending.found);
@@ -1054,7 +1337,48 @@ impl Shard {
 
     fn reply_read(&mut self, now: SimTime, request: Request, result: ReadResult) {
         self.reads_completed += 1;
+        // A read that went to the SSTables populates the cache with the row
+        // it found (a hit was counted already; populating it is a no-op).
+        if let (Some(cache), Operation::Read { key }) = (&mut self.row_cache, request.operation) {
+            if let Some(version) = result {
+                cache.populate(key, 8 + u64::from(version.value_bytes));
+            }
+        }
         self.respond_read(now, request.origin, result);
+    }
+
+    /// Whether the row cache holds `key` (false without a cache).
+    fn row_cache_lookup(&mut self, key: u64) -> bool {
+        let Some(cache) = self.row_cache.as_mut() else {
+            return false;
+        };
+        self.cache_draws += 1;
+        let hit = cache.lookup(key, read::unit_hash(key, ROW_CACHE_SALT ^ self.cache_draws));
+        self.hit_rate.record(hit);
+        hit
+    }
+
+    /// Scylla's cache takes the shard memory the memtables and the
+    /// SSTables' in-memory components leave.
+    fn resize_row_cache(&mut self) {
+        if !self
+            .config
+            .row_cache
+            .as_ref()
+            .is_some_and(|setup| setup.takes_free_memory)
+        {
+            return;
+        }
+        let other: u64 = self
+            .sstables
+            .iter()
+            .map(|sstable| sstable.memory_bytes(&self.config.sstable_format))
+            .sum();
+        let capacity =
+            row_cache::scylla_capacity_bytes(self.config.memory_bytes, self.dirty_bytes(), other);
+        if let Some(cache) = self.row_cache.as_mut() {
+            cache.set_capacity_bytes(capacity);
+        }
     }
 
     // ----- the write path -----
@@ -1117,6 +1441,14 @@ impl Shard {
             unreachable!("only writes take the write path");
         };
         let row_bytes = 8 + u64::from(value_bytes);
+        if let Some(cache) = self.row_cache.as_mut() {
+            self.cache_draws += 1;
+            cache.write(
+                key,
+                row_bytes,
+                read::unit_hash(key, ROW_CACHE_SALT ^ self.cache_draws),
+            );
+        }
         self.active.store(
             key,
             RowVersion {
@@ -1207,6 +1539,7 @@ impl Shard {
         let memtable = std::mem::replace(&mut self.active, new_memtable(id, self.config.data_mode));
         self.sealed_memory_bytes += memtable.memory_bytes;
         self.sealed.push_back(memtable);
+        self.resize_row_cache();
     }
 
     fn advance_flush(&mut self, now: SimTime) {
@@ -1216,13 +1549,14 @@ impl Shard {
         if job.is_complete() {
             let job = self.flushing.take().expect("checked");
             let (sstable, _memtable) = job.finish(now);
-            self.backlog.add_sstable(sstable.data_bytes);
+            self.backlog.add_sstable(&sstable);
             self.sstables.push(sstable);
             self.flushes_completed += 1;
+            self.resize_row_cache();
             self.release_commitlog_segments();
             self.resume_throttled();
             self.maybe_start_flush(now);
-            self.maybe_start_compactions();
+            self.maybe_start_compactions(now);
             return;
         }
         if let FlushStep::Serialize(bytes) = job.next_step() {
@@ -1251,113 +1585,207 @@ impl Shard {
 
     // ----- compaction and the backlog controllers -----
 
-    /// Starts every compaction STCS asks for that the one-job-per-weight
-    /// rule lets run.
-    fn maybe_start_compactions(&mut self) {
-        // Each new job takes a weight no running job has, so this ends.
+    /// Starts every compaction the table's strategy asks for that the
+    /// compaction manager lets run: Scylla's (one size-tiered job per
+    /// weight, one leveled job per table) or, with `concurrent_compactors`,
+    /// Cassandra's (at most that many jobs, over SSTables no job holds).
+    fn maybe_start_compactions(&mut self, now: SimTime) {
+        // Each new job takes at least one SSTable no running job holds, so
+        // this ends.
         for _ in 0..=self.sstables.len() {
-            let compacting: Vec<u64> = self
-                .compactions
-                .iter()
-                .flat_map(|(_, job)| job.input_generations())
-                .collect();
-            let busy_weights: Vec<u32> = self
-                .compactions
-                .iter()
-                .map(|(_, job)| job.weight())
-                .collect();
-            let Some(next) = stcs::next_job(
-                &self.sstables,
-                &compacting,
-                &busy_weights,
-                &self.config.compaction,
-                self.config.compaction_enforce_min_threshold,
-            ) else {
-                return;
-            };
-            if next.generations.len() < 2 {
+            if self
+                .config
+                .concurrent_compactors
+                .is_some_and(|limit| self.compactions.len() >= limit as usize)
+            {
                 return;
             }
+            let Some((generations, weight, level, max_sstable_bytes)) = self.next_compaction()
+            else {
+                return;
+            };
             let inputs: Vec<SSTable> = self
                 .sstables
                 .iter()
-                .filter(|sstable| next.generations.contains(&sstable.generation))
+                .filter(|sstable| generations.contains(&sstable.generation))
                 .cloned()
                 .collect();
-            let generation = self.next_sstable_generation;
-            self.next_sstable_generation += 1;
-            let job = self.compactions.insert(CompactionJob::new(
+            let job = CompactionJob::new(
                 inputs,
-                generation,
-                next.weight,
+                self.next_sstable_generation,
+                weight,
                 self.config.key_ownership_fraction,
                 self.config.compaction_chunk_bytes,
                 self.config.compaction_chunks_in_flight,
-            )) as u32;
-            self.advance_compaction(job);
+            )
+            .into_level(level, max_sstable_bytes);
+            self.next_sstable_generation += job.output_count();
+            let job = self.compactions.insert(job) as u32;
+            self.advance_compaction(now, job);
         }
     }
 
-    /// Fills the job's pipeline with chunk reads.
-    fn advance_compaction(&mut self, job: u32) {
+    /// The strategy's next job, if the compaction manager lets one start:
+    /// its inputs, weight, output level and output size limit.
+    fn next_compaction(&mut self) -> Option<(Vec<u64>, u32, u32, Option<u64>)> {
+        let compacting: Vec<u64> = self
+            .compactions
+            .iter()
+            .flat_map(|(_, job)| job.input_generations())
+            .collect();
+        let cassandra = self.config.concurrent_compactors.is_some();
+        let weight_of = |sstables: &[SSTable], generations: &[u64]| {
+            stcs::job_weight(
+                sstables
+                    .iter()
+                    .filter(|sstable| generations.contains(&sstable.generation))
+                    .map(|sstable| sstable.data_bytes)
+                    .sum(),
+            )
+        };
+        match &self.config.compaction {
+            CompactionStrategy::SizeTiered(options) => {
+                let generations = if cassandra {
+                    stcs::pick(
+                        &self.sstables,
+                        &compacting,
+                        options,
+                        self.config.compaction_enforce_min_threshold,
+                    )?
+                } else {
+                    let busy_weights: Vec<u32> = self
+                        .compactions
+                        .iter()
+                        .map(|(_, job)| job.weight())
+                        .collect();
+                    stcs::next_job(
+                        &self.sstables,
+                        &compacting,
+                        &busy_weights,
+                        options,
+                        self.config.compaction_enforce_min_threshold,
+                    )?
+                    .generations
+                };
+                if generations.len() < 2 {
+                    return None;
+                }
+                let weight = weight_of(&self.sstables, &generations);
+                Some((generations, weight, 0, None))
+            }
+            CompactionStrategy::Leveled(options) => {
+                // Scylla: `parallel_compaction() == false` for LCS.
+                if !cassandra && !self.compactions.is_empty() {
+                    return None;
+                }
+                let job = lcs::next_job(&self.sstables, &compacting, options, &mut self.lcs_state)?;
+                let weight = weight_of(&self.sstables, &job.generations);
+                Some((job.generations, weight, job.level, job.max_sstable_bytes))
+            }
+        }
+    }
+
+    /// Fills the job's pipeline with chunk reads, each after the
+    /// throughput limit (if any) grants its bytes.
+    fn advance_compaction(&mut self, now: SimTime, job: u32) {
         while let Some(chunk) = self.compactions[job as usize].next_chunk() {
-            let purpose = IoPurpose::CompactionRead {
-                job,
-                input_bytes: chunk.input_bytes,
-                output_bytes: chunk.output_bytes,
+            let granted = match self.compaction_limiter.as_mut() {
+                Some(limiter) => limiter.reserve(now, chunk.input_bytes),
+                None => now,
             };
-            self.submit_io(
-                IoKind::Read,
-                chunk.input_bytes,
-                IoClass::Compaction,
-                purpose,
-            );
+            if granted <= now && self.throttled_compaction_reads.is_empty() {
+                self.submit_compaction_read(job, chunk);
+            } else {
+                self.throttled_compaction_reads
+                    .push_back((granted, job, chunk));
+                if self.throttled_compaction_reads.len() == 1 {
+                    self.timers.set(TimerKind::CompactionThrottle, granted);
+                }
+            }
         }
     }
 
-    /// A chunk's output is on disk: continue the job, or seal its output
+    fn submit_compaction_read(&mut self, job: u32, chunk: ChunkRead) {
+        let purpose = IoPurpose::CompactionRead {
+            job,
+            input_bytes: chunk.input_bytes,
+            output_bytes: chunk.output_bytes,
+        };
+        self.submit_io(
+            IoKind::Read,
+            chunk.input_bytes,
+            IoClass::Compaction,
+            purpose,
+        );
+    }
+
+    /// The throughput limit's timer: submits the reads granted by now and
+    /// re-arms for the next.
+    fn release_throttled_compaction_reads(&mut self, now: SimTime) {
+        while let Some(&(granted, job, chunk)) = self.throttled_compaction_reads.front() {
+            if granted > now {
+                self.timers.set(TimerKind::CompactionThrottle, granted);
+                return;
+            }
+            self.throttled_compaction_reads.pop_front();
+            self.submit_compaction_read(job, chunk);
+        }
+    }
+
+    /// A chunk's output is on disk: continue the job, or seal its outputs
     /// and replace its inputs.
     fn compaction_chunk_written(&mut self, now: SimTime, job: u32, output_bytes: u64) {
         self.compactions[job as usize].chunk_written(output_bytes);
         if !self.compactions[job as usize].is_complete() {
-            self.advance_compaction(job);
+            self.advance_compaction(now, job);
             return;
         }
-        let (output, inputs) = self.compactions.remove(job as usize).finish(now);
+        let (outputs, inputs) = self.compactions.remove(job as usize).finish(now);
         for input in &inputs {
-            self.backlog.remove_sstable(input.data_bytes);
+            self.backlog.remove_sstable(input);
         }
         self.sstables.retain(|sstable| {
             !inputs
                 .iter()
                 .any(|input| input.generation == sstable.generation)
         });
-        if output.rows > 0 {
-            self.backlog.add_sstable(output.data_bytes);
+        let outputs: Vec<SSTable> = outputs
+            .into_iter()
+            .filter(|output| output.rows > 0)
+            .collect();
+        if matches!(self.config.compaction, CompactionStrategy::Leveled(_)) {
+            self.lcs_state.notify_completion(&inputs, &outputs);
+        }
+        for output in outputs {
+            self.backlog.add_sstable(&output);
             self.sstables.push(output);
         }
         self.compactions_completed += 1;
-        self.maybe_start_compactions();
+        self.maybe_start_compactions(now);
     }
 
-    /// The compaction controller's input: the STCS backlog over shard
+    /// The compaction controller's input: the table's backlog over shard
     /// memory, counting what running compactions have consumed and what
     /// flushes and compactions have written so far.
     fn compaction_backlog(&self) -> f64 {
-        let compacting: Vec<(u64, u64)> = self
+        let compacting: Vec<(u32, u64, u64)> = self
             .compactions
             .iter()
             .flat_map(|(_, job)| {
                 job.inputs()
                     .iter()
-                    .map(move |input| (input.data_bytes, job.consumed_bytes_of(input)))
+                    .map(move |input| (input.level, input.data_bytes, job.consumed_bytes_of(input)))
             })
             .collect();
-        let partial_writes: Vec<u64> = self
+        let partial_writes: Vec<(u32, u64)> = self
             .compactions
             .iter()
-            .map(|(_, job)| job.written_bytes())
-            .chain(self.flushing.as_ref().map(FlushJob::written_bytes))
+            .map(|(_, job)| (job.output_level(), job.written_bytes()))
+            .chain(
+                self.flushing
+                    .as_ref()
+                    .map(|flush| (0, FlushJob::written_bytes(flush))),
+            )
             .collect();
         let backlog_bytes = self.backlog.backlog_bytes(&compacting, &partial_writes);
         controller::compaction_input(backlog_bytes, self.config.memory_bytes)
@@ -1416,6 +1844,12 @@ impl Shard {
 /// A coordinator deadline `timeout` after `now`, rounded up to Seastar's
 /// low-resolution clock (10 ms), so deadlines of operations opened close
 /// together share one timer.
+/// Salts heat-weighted balancing's draws apart from other decisions.
+const HEAT_SALT: u64 = 0x6865_6174_6261_6C21;
+
+/// Salts the row cache's uniform draws apart from other decisions.
+const ROW_CACHE_SALT: u64 = 0x726F_7763_6163_6865;
+
 /// An empty memtable, keeping its rows in data mode.
 fn new_memtable(id: u64, data_mode: bool) -> Memtable {
     if data_mode {
@@ -1739,7 +2173,7 @@ mod compaction_tests {
             tick: COMPACTION_TICK,
         });
         // Keep compaction from running: only the backlog's growth is seen.
-        config.compaction.min_threshold = 1000;
+        config.compaction.stcs_options_mut().min_threshold = 1000;
         config.compaction_enforce_min_threshold = true;
         let mut shard = Shard::new(config, SimTime::ZERO);
         write_all(&mut shard, 0..60_000, SimTime::from_nanos(1));
@@ -1801,6 +2235,193 @@ mod compaction_tests {
             "preloaded SSTables count in the backlog"
         );
     }
+
+    fn leveled(sstable_size_bytes: u64, push_to_highest_level: bool) -> CompactionStrategy {
+        CompactionStrategy::Leveled(crate::compaction::LcsOptions {
+            sstable_size_bytes,
+            push_to_highest_level,
+            ..crate::compaction::LcsOptions::default()
+        })
+    }
+
+    /// Asserts every level from 1 up holds SSTables of at most `max_bytes`
+    /// over disjoint token ranges; returns the SSTables per level.
+    fn check_levels(sstables: &[SSTable], max_bytes: u64) -> [usize; lcs::MAX_LEVELS] {
+        let mut per_level = [0; lcs::MAX_LEVELS];
+        for level in 1..lcs::MAX_LEVELS as u32 {
+            let mut ranges: Vec<(u64, u64)> = sstables
+                .iter()
+                .filter(|sstable| sstable.level == level)
+                .map(|sstable| {
+                    assert!(sstable.data_bytes <= max_bytes, "{sstable:?}");
+                    sstable
+                        .token_range
+                        .expect("leveled SSTables have a token range")
+                })
+                .collect();
+            ranges.sort_unstable();
+            assert!(
+                ranges.windows(2).all(|pair| pair[0].1 <= pair[1].0),
+                "level {level} overlaps: {ranges:?}"
+            );
+            per_level[level as usize] = ranges.len();
+        }
+        per_level
+    }
+
+    #[test]
+    fn leveled_compaction_keeps_levels_disjoint_and_sstables_at_most_the_size() {
+        let mut config = ShardConfig::scylla_defaults(64 * MIB);
+        config.compaction = leveled(MIB, false);
+        let mut shard = Shard::new(config, SimTime::ZERO);
+        write_all(&mut shard, 0..200_000, SimTime::from_nanos(1));
+        let stats = shard.stats();
+        assert!(stats.flushes_completed >= 16, "{stats:?}");
+        let per_level = check_levels(shard.sstables(), MIB);
+        // ~200 MiB: L1 (10 MiB) and L2 (100 MiB) filled, the rest in L3.
+        assert!(
+            per_level[1] >= 9 && per_level[2] >= 90 && per_level[3] > 0,
+            "{per_level:?}"
+        );
+        assert!(shard.sstables().iter().filter(|s| s.level == 0).count() <= 1);
+        // Sequential keys never overlap: compaction keeps every row (to
+        // within the rounding of rows to whole ones over some 300 jobs),
+        // though each output mixes keys of several flushes over its token
+        // range.
+        let rows: u64 = shard
+            .sstables()
+            .iter()
+            .map(|sstable| sstable.rows)
+            .sum::<u64>()
+            + shard.active.rows
+            + shard
+                .sealed
+                .iter()
+                .map(|memtable| memtable.rows)
+                .sum::<u64>()
+            + shard
+                .flushing
+                .as_ref()
+                .map_or(0, |flush| flush.memtable().rows);
+        assert!((200_000 - 20..=200_000).contains(&rows), "{rows}");
+        assert!(stats.compaction_backlog > 0.0);
+    }
+
+    #[test]
+    fn leveled_outputs_hold_the_rows_of_their_token_ranges_in_data_mode() {
+        let mut config = ShardConfig::scylla_defaults(64 * MIB);
+        config.data_mode = true;
+        config.compaction = leveled(MIB / 4, true);
+        let mut shard = Shard::new(config, SimTime::ZERO);
+        // Three passes over 20,000 keys: overwrites merge away.
+        for pass in 0..3u64 {
+            write_all(
+                &mut shard,
+                pass * 1_000_000..pass * 1_000_000 + 20_000,
+                SimTime::from_nanos(1),
+            );
+        }
+        check_levels(shard.sstables(), MIB / 4);
+        let mut keys = 0;
+        for sstable in shard.sstables().iter().filter(|s| s.level > 0) {
+            let (low, high) = sstable.token_range.unwrap();
+            let cells = sstable.cells.as_ref().expect("data mode");
+            assert_eq!(cells.len() as u64, sstable.rows);
+            assert!(cells
+                .cells()
+                .iter()
+                .all(|(key, _)| (low..high).contains(&crate::read::key_token(*key))));
+            keys += cells.len();
+        }
+        assert!(keys > 0);
+    }
+
+    /// Runs a shard whose CPU and I/O complete instantly from `from` to
+    /// `until`, firing its timers; returns the most compactions that ran at
+    /// once.
+    fn run_timers(shard: &mut Shard, from: SimTime, until: SimTime) -> u64 {
+        let mut most = shard.stats().active_compactions;
+        let mut now = from;
+        loop {
+            while let Some(action) = shard.poll_action() {
+                match action {
+                    Action::RunCpu(task) => shard.handle_cpu_done(now, task.id),
+                    Action::SubmitIo(io) => shard.handle_io_done(now, io.id),
+                    _ => {}
+                }
+                most = most.max(shard.stats().active_compactions);
+            }
+            match shard.poll_timeout() {
+                Some(at) if at <= until => {
+                    now = at;
+                    shard.handle_timeout(now);
+                }
+                _ => return most,
+            }
+        }
+    }
+
+    #[test]
+    fn cassandra_limits_compactions_at_once_and_the_bytes_they_read() {
+        let mut config = ShardConfig::cassandra_defaults(64 * MIB);
+        config.concurrent_compactors = Some(1);
+        config.compaction_throughput_bytes_per_sec = Some(4 * MIB);
+        let mut shard = Shard::new(config, SimTime::ZERO);
+        let start = SimTime::from_nanos(1);
+        write_all(&mut shard, 0..200_000, start);
+        assert!(shard.stats().flushes_completed >= 8);
+        let compacted_at_start = shard.stats().bytes_compacted;
+        let until = SimTime::ZERO + SimDuration::from_secs(10);
+        let most = run_timers(&mut shard, start, until);
+        assert_eq!(most, 1, "concurrent_compactors = 1");
+        let compacted = shard.stats().bytes_compacted;
+        // Writes at one instant: the first request and one second of stored
+        // permits at most, then 4 MiB/s.
+        let bound = 4 * MIB * 11 + 4 * 128 * 1024;
+        assert!(compacted <= bound, "{compacted} > {bound}");
+        assert!(compacted - compacted_at_start >= 4 * MIB * 8, "{compacted}");
+        // Unthrottled, everything compacts at the writes' instant.
+        let mut config = ShardConfig::cassandra_defaults(64 * MIB);
+        config.compaction_throughput_bytes_per_sec = None;
+        let mut free = Shard::new(config, SimTime::ZERO);
+        write_all(&mut free, 0..200_000, start);
+        assert!(free.stats().bytes_compacted > compacted);
+        assert_eq!(free.stats().active_compactions, 0);
+    }
+
+    #[test]
+    fn a_leveled_preload_fills_levels_and_holds_every_key_once() {
+        let mut config = ShardConfig::scylla_defaults(64 * MIB);
+        config.key_ownership_fraction = 0.5;
+        config.compaction = leveled(MIB, false);
+        let mut shard = Shard::new(config, SimTime::ZERO);
+        // 50,000 rows of 300 bytes (14.3 MiB): L1 10 MiB, L2 the rest.
+        shard.preload_table(50_000, 300, 1, 100_000);
+        let per_level = check_levels(shard.sstables(), MIB);
+        assert_eq!(&per_level[..4], &[0, 10, 5, 0]);
+        let mut held = 0;
+        for key in 1..=100_000u64 {
+            let holders = shard
+                .sstables()
+                .iter()
+                .filter(|sstable| crate::read::sstable_contains(sstable, key, 0.5))
+                .count();
+            assert!(holders <= 1, "key {key} is in {holders} SSTables");
+            held += holders;
+            // A lookup consults one SSTable per level at most.
+            let consulted = shard
+                .sstables()
+                .iter()
+                .filter(|sstable| crate::read::bloom_filter_passes(sstable, key, 0.5))
+                .count();
+            assert!(consulted <= 2, "key {key}: {consulted}");
+        }
+        // Rows are whole: the levels' slices miss a key or two.
+        assert!(held >= 99_990, "{held}");
+        // Nothing is due on a settled layout.
+        shard.maybe_start_compactions(SimTime::ZERO);
+        assert_eq!(shard.stats().active_compactions, 0);
+    }
 }
 
 #[cfg(test)]
@@ -1837,13 +2458,10 @@ mod coordinator_tests {
 
     #[test]
     fn a_shard_forwards_requests_for_keys_it_does_not_own_and_relays_the_answer() {
-        let placement = Placement {
-            nodes: 1,
-            shards_per_node: 2,
-        };
+        let placement = Placement::single_node(2);
         let config = |shard| ShardConfig {
             address: ShardAddress { node: 0, shard },
-            placement,
+            placement: placement.clone(),
             key_ownership_fraction: 0.5,
             ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
         };
@@ -1935,13 +2553,10 @@ mod coordinator_tests {
     }
 
     fn three_nodes(read_repair_chance: f64) -> [Shard; 3] {
-        let placement = Placement {
-            nodes: 3,
-            shards_per_node: 1,
-        };
+        let placement = Placement::evenly_spaced(3, 1, &crate::ring::Replication::simple(3));
         let config = |node| ShardConfig {
             address: ShardAddress { node, shard: 0 },
-            placement,
+            placement: placement.clone(),
             replication_factor: 3,
             read_repair_chance,
             ..ShardConfig::scylla_defaults(64 * 1024 * 1024)

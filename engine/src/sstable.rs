@@ -25,6 +25,8 @@
 //! filter and summary when it seals the SSTable. CompressionInfo,
 //! Statistics, TOC and Digest are a few KiB per SSTable and left out.
 
+use std::sync::Arc;
+
 use units::SimTime;
 
 use crate::cells::SortedCells;
@@ -117,6 +119,45 @@ pub struct SSTable {
     pub key_share: Option<(u64, u64)>,
     /// Data mode: the rows (`None` in volume mode).
     pub cells: Option<SortedCells>,
+    /// Leveled compaction's level (`sstable_level` in the Statistics
+    /// component): 0 for flushed SSTables, for every SSTable of a
+    /// size-tiered table, and for leveled compaction's L0; 1 and up for
+    /// the levels whose SSTables cover disjoint token ranges
+    /// (`crate::compaction::lcs`).
+    pub level: u32,
+    /// The slice `[lo, hi)` of the token space (fixed point, out of
+    /// `KEY_SHARE_ONE`; a key's token is [`crate::read::key_token`]) that
+    /// the SSTable's partitions lie in, from its first to its last
+    /// partition in ring order. `None`: the whole ring, as for any SSTable
+    /// written from a memtable of keys spread over the ring. Leveled
+    /// compaction splits its output at token boundaries, so its SSTables
+    /// carry one; a read does not consult an SSTable whose range does not
+    /// hold the key's token (the summary's first and last keys).
+    pub token_range: Option<(u64, u64)>,
+    /// Volume mode: how the SSTable's rows spread over its token range, as
+    /// consecutive pieces each with its own seed range and rows. A leveled
+    /// compaction's output is cut from a ring whose parts came from
+    /// different inputs (keys of some seed ranges only in some token
+    /// slices); one seed range and one density for the whole SSTable would
+    /// misplace its rows. `None`: one piece, the SSTable's own range and
+    /// rows.
+    pub segments: Option<Arc<[Segment]>>,
+}
+
+/// A piece of an SSTable's token range (volume mode, see
+/// `SSTable::segments`): it ends at `token_end` (exclusive) and starts where
+/// the previous piece ended, the first at the start of the SSTable's token
+/// range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// End of the piece's tokens (exclusive).
+    pub token_end: u64,
+    /// Smallest key of the piece's rows.
+    pub first_key: u64,
+    /// Largest key of the piece's rows.
+    pub last_key: u64,
+    /// Rows in the piece.
+    pub rows: u64,
 }
 
 /// The whole key hash space, in `SSTable::key_share` units (2^53).
@@ -152,6 +193,9 @@ mod tests {
             created_at: SimTime::ZERO,
             key_share: None,
             cells: None,
+            level: 0,
+            token_range: None,
+            segments: None,
         };
         assert_eq!(format.index_bytes(rows), 24_000_000);
         assert_eq!(format.summary_bytes(rows), 7_813 * 22);

@@ -14,15 +14,19 @@ pub enum TimerKind {
     /// The memtable-flush backlog controller's adjustment (250 ms in 2.2,
     /// 50 ms from 2.3).
     FlushController = 2,
+    /// Compaction reads held back by the throughput limit
+    /// (`compaction_throughput_mb_per_sec`) may go.
+    CompactionThrottle = 3,
 }
 
-const TIMER_KINDS: usize = 3;
+const TIMER_KINDS: usize = 4;
 
 impl TimerKind {
     const ALL: [TimerKind; TIMER_KINDS] = [
         TimerKind::CommitlogSync,
         TimerKind::CompactionController,
         TimerKind::FlushController,
+        TimerKind::CompactionThrottle,
     ];
 }
 

@@ -23,7 +23,7 @@ fn small_data_mode_shard() -> Shard {
     config.dirty_memory_fraction = 0.008;
     config.throttle_fraction = 0.004;
     config.data_mode = true;
-    config.compaction.min_threshold = 2;
+    config.compaction.stcs_options_mut().min_threshold = 2;
     Shard::new(config, SimTime::ZERO)
 }
 

@@ -30,6 +30,11 @@
 //!   `a, a+1, ..., b` and wrapping to `a`.
 //! - [`SizeDistribution`]: the `-col size=` / `n=` distributions, `FIXED(v)`
 //!   and `UNIFORM(min..max)` (same integer semantics as above).
+//! - [`KeyDistribution::hot_mass_curve`]: the key-popularity curve a cache
+//!   model needs (the fraction of the keys, hottest first, against the
+//!   fraction of draws they take), and [`sequential_hit_rate`] for `seq=`,
+//!   which no popularity curve describes (volume-mode cache hits,
+//!   ARCHITECTURE.md).
 //!
 //! Left out: c-s's `EXTREME`/`EXTR`/`WEIBULL` and `QEXTREME`/`QEXTR`
 //! distributions (parsing them gives an error that says so), gaussian or
@@ -302,6 +307,61 @@ impl KeyDistribution {
             }
         }
     }
+
+    /// The key-popularity curve of [`KeyDistribution::sample`], hottest
+    /// keys first: points `(x, y)` where `y` is the probability that a draw
+    /// lands in the hottest fraction `x` of the [`KeyDistribution::span`]
+    /// keys of [`KeyDistribution::range`]. Piecewise linear and concave
+    /// from `(0, 0)` to `(1, 1)`: the engine's `row_cache::HotMass::new`
+    /// takes it as is (the engine does not depend on `models`, so the curve
+    /// crosses as plain data). A cache that holds a fraction `x` of the
+    /// keys, the hottest ones, serves `y` of the reads.
+    ///
+    /// - uniform, and fixed (a range of one key): `[(0, 0), (1, 1)]`;
+    /// - gaussian: the keys strictly inside the range, sorted by
+    ///   probability, form the interval around the mean (clipped to the
+    ///   range), and its mass is the normal mass between its ends; the two
+    ///   end keys are atoms that collect the clamped tails (`P(X < min+1)`
+    ///   and `P(X >= max)`, 15.9% of the draws at `max` for R1's
+    ///   `gauss(1..750000000,500000000,250000000)`) and enter the order
+    ///   where their mass exceeds the interior keys'. If at most 512 keys
+    ///   lie within 9 stdev of the mean, every one is listed (exact up to
+    ///   the normal function's 1.2e-7); otherwise the interval is tabulated
+    ///   every 1/32 stdev out to 9 stdev, at the range's ends and where the
+    ///   atoms enter, treating keys as a continuum (exact at the points
+    ///   when the stdev spans many keys, linear in between: within about
+    ///   1e-4 of the mass);
+    /// - exp: offset `j` has probability `q^j (1 - q)` with
+    ///   `q = exp(-1/mean)`, so the hottest `J` offsets hold `1 - q^J`; the
+    ///   clamped `max` is an atom of `q^(max-min)` (`sqrt(1/(max-min))`)
+    ///   placed where it belongs in the order. Every key is a point for
+    ///   ranges up to 512 keys (exact); beyond, points every 1/64 of the
+    ///   mean near `min`, wider further out (exact at the points, within
+    ///   about 3e-5 in between);
+    /// - `~D`: the same curve as `D` (mirroring moves keys, not their
+    ///   probabilities).
+    ///
+    /// Hand-built distributions with non-finite or non-positive
+    /// parameters, which the sampler sends to one key, give that one key
+    /// all the mass. For `-pop seq=`, which no popularity curve describes,
+    /// see [`sequential_hit_rate`].
+    pub fn hot_mass_curve(&self) -> Vec<(f64, f64)> {
+        match self {
+            KeyDistribution::Fixed(_) | KeyDistribution::Uniform { .. } => {
+                vec![(0.0, 0.0), (1.0, 1.0)]
+            }
+            KeyDistribution::Gaussian {
+                min,
+                max,
+                mean,
+                stdev,
+            } => gaussian_hot_mass(*min, (*max).max(*min), *mean, *stdev),
+            KeyDistribution::Exponential { min, max, mean } => {
+                exponential_hot_mass(*min, (*max).max(*min), *mean)
+            }
+            KeyDistribution::Inverted(inner) => inner.hot_mass_curve(),
+        }
+    }
 }
 
 impl fmt::Display for KeyDistribution {
@@ -458,6 +518,26 @@ impl SequentialKeys {
     }
 }
 
+/// The row-cache hit rate of `-pop seq=` reads: a cyclic scan of
+/// `range_keys` keys, `laps_done` of them complete, through an LRU cache of
+/// `cache_rows` rows (both counted over the same keys: a shard's cache rows
+/// against the keys of the range it owns, or a cluster's against all).
+///
+/// A scan reads every key once per lap, in order, so under LRU each key
+/// was read `range_keys` reads ago. If the cache holds fewer rows than
+/// that, the key was evicted `cache_rows` reads after it was read, before
+/// it comes round again: a scan of a range larger than the cache never
+/// hits. If the whole range fits, the first lap misses and fills the cache
+/// and every later read hits. So the rate is 0 or 1, with no popularity
+/// curve in between.
+pub fn sequential_hit_rate(range_keys: u64, cache_rows: u64, laps_done: u64) -> f64 {
+    if laps_done >= 1 && cache_rows >= range_keys {
+        1.0
+    } else {
+        0.0
+    }
+}
+
 fn check_bounds(min: u64, max: u64) -> Result<(), DistributionError> {
     if min > max {
         return Err(DistributionError::new(format!(
@@ -532,6 +612,242 @@ pub(crate) fn erfc(x: f64) -> f64 {
     } else {
         2.0 - ans
     }
+}
+
+// ---------------------------------------------------------------------------
+// Key-popularity curves (hottest keys first)
+
+/// Tabulation step of the gaussian curve, in standard deviations.
+const GAUSSIAN_STEP_STDEVS: f64 = 1.0 / 32.0;
+/// Beyond this many standard deviations from the mean a key's probability
+/// is below 1e-18 of the peak's: the rest of the range is one flat segment.
+const GAUSSIAN_REACH_STDEVS: f64 = 9.0;
+/// Up to this many keys (exp: in the range; gaussian: within reach of the
+/// mean) the curve lists every key, exactly.
+const EXACT_KEYS: u64 = 512;
+/// First tabulation step of the exp curve, in means (growing with the
+/// offset).
+const EXP_STEP_MEANS: f64 = 1.0 / 64.0;
+
+/// All the mass on one of `keys` keys.
+fn one_key_hot_mass(keys: f64) -> Vec<(f64, f64)> {
+    if keys <= 1.0 {
+        return vec![(0.0, 0.0), (1.0, 1.0)];
+    }
+    vec![(0.0, 0.0), (1.0 / keys, 1.0), (1.0, 1.0)]
+}
+
+/// P(z1 <= Z < z2) for a standard normal Z, taken from the nearer tail so
+/// that small masses far out keep their precision.
+fn normal_mass(z1: f64, z2: f64) -> f64 {
+    if z2 <= z1 {
+        return 0.0;
+    }
+    let mass = if z1 >= 0.0 {
+        normal_cdf(-z1) - normal_cdf(-z2)
+    } else {
+        normal_cdf(z2) - normal_cdf(z1)
+    };
+    mass.max(0.0)
+}
+
+/// [`KeyDistribution::hot_mass_curve`] of `GAUSSIAN(min..max,mean,stdev)`.
+fn gaussian_hot_mass(min: u64, max: u64, mean: f64, stdev: f64) -> Vec<(f64, f64)> {
+    let keys = (max - min) as f64 + 1.0;
+    if max == min {
+        return one_key_hot_mass(keys);
+    }
+    if !(mean.is_finite() && stdev.is_finite() && stdev > 0.0) {
+        return one_key_hot_mass(keys);
+    }
+    // Keys min+1..=max-1 take the draws in [min+1, max), one unit each;
+    // `min` takes everything below min+1 and `max` everything from max on.
+    let (low, high) = (min as f64 + 1.0, max as f64);
+    let z = |x: f64| (x - mean) / stdev;
+    let low_atom = normal_cdf(z(low));
+    let high_atom = normal_cdf(-z(high));
+    // Few keys within reach of the mean: list them, exactly.
+    let reach = GAUSSIAN_REACH_STDEVS * stdev;
+    let first = (mean - reach).floor().max(low);
+    let last = (mean + reach).ceil().min(high - 1.0);
+    if last - first < EXACT_KEYS as f64 {
+        let mut masses: Vec<f64> = vec![low_atom, high_atom];
+        let mut key = first;
+        while key <= last {
+            masses.push(normal_mass(z(key), z(key + 1.0)));
+            key += 1.0;
+        }
+        return hottest_first(masses, keys);
+    }
+    // The interior keys within distance r of the mean: (keys, mass).
+    let interior = |r: f64| -> (f64, f64) {
+        let (from, to) = ((mean - r).max(low), (mean + r).min(high));
+        if to <= from {
+            (0.0, 0.0)
+        } else {
+            (to - from, normal_mass(z(from), z(to)))
+        }
+    };
+    let nearest = if mean < low {
+        low - mean
+    } else if mean > high {
+        mean - high
+    } else {
+        0.0
+    };
+    let farthest = (mean - low).abs().max((high - mean).abs());
+    // An atom joins when the interior keys at the frontier are no likelier
+    // than it: density(r) = pdf(r / stdev) / stdev per key.
+    let peak = 1.0 / (stdev * std::f64::consts::TAU.sqrt());
+    let entry = |mass: f64| -> f64 {
+        if mass >= peak {
+            0.0
+        } else if mass <= 0.0 {
+            farthest
+        } else {
+            (stdev * (2.0 * (peak / mass).ln()).sqrt()).min(farthest)
+        }
+    };
+    // Events: tabulation distances (None) and atom entries (Some(mass)).
+    let mut events: Vec<(f64, Option<f64>)> = vec![
+        (nearest, None),
+        (farthest, None),
+        ((mean - low).abs(), None),
+        ((high - mean).abs(), None),
+    ];
+    let reach = farthest.min(reach);
+    let mut step = 1.0;
+    loop {
+        let r = step * GAUSSIAN_STEP_STDEVS * stdev;
+        if r >= reach {
+            break;
+        }
+        if r > nearest {
+            events.push((r, None));
+        }
+        step += 1.0;
+    }
+    for atom in [low_atom, high_atom] {
+        events.push((entry(atom), Some(atom)));
+    }
+    // By distance; at one distance the tabulation point first, then the
+    // likelier atom.
+    events.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then_with(|| a.1.is_some().cmp(&b.1.is_some()))
+            .then_with(|| b.1.unwrap_or(0.0).total_cmp(&a.1.unwrap_or(0.0)))
+    });
+    let mut points = vec![(0.0, 0.0)];
+    let (mut atom_keys, mut atom_mass) = (0.0, 0.0);
+    for (r, atom) in events {
+        let (interior_keys, interior_mass) = interior(r);
+        points.push((
+            (interior_keys + atom_keys) / keys,
+            interior_mass + atom_mass,
+        ));
+        if let Some(mass) = atom {
+            atom_keys += 1.0;
+            atom_mass += mass;
+            points.push((
+                (interior_keys + atom_keys) / keys,
+                interior_mass + atom_mass,
+            ));
+        }
+    }
+    concave_hull(points)
+}
+
+/// [`KeyDistribution::hot_mass_curve`] of `EXP(min..max)` with `mean`.
+fn exponential_hot_mass(min: u64, max: u64, mean: f64) -> Vec<(f64, f64)> {
+    let delta = max - min;
+    let keys = delta as f64 + 1.0;
+    if delta == 0 || !(mean.is_finite() && mean > 0.0) {
+        return one_key_hot_mass(keys);
+    }
+    let d = delta as f64;
+    // Offsets 0..delta-1 hold 1 - q^J for the first J; `max` holds q^delta.
+    let atom = (-d / mean).exp();
+    let one_minus_q = -(-1.0 / mean).exp_m1();
+    let head_mass = |j: f64| -(-j / mean).exp_m1();
+    // Offsets likelier than the atom: (1 - q) q^j > q^delta.
+    let likelier = ((d + mean * one_minus_q.ln()).floor() + 1.0).clamp(0.0, d);
+    let mut offsets: Vec<f64> = if delta <= EXACT_KEYS {
+        (0..=delta).map(|j| j as f64).collect()
+    } else {
+        // The chord error of 1 - exp(-J/mean) over a step s is about
+        // (s / mean)^2 exp(-J/mean) / 8: steps of mean/64 x exp(J/(2 mean))
+        // keep it near 3e-5 everywhere with about 128 points.
+        let mut grid = vec![0.0, d];
+        let mut j = 0.0;
+        loop {
+            j += (EXP_STEP_MEANS * mean * (j / (2.0 * mean)).exp()).max(1.0);
+            if j >= d {
+                break;
+            }
+            grid.push(j);
+        }
+        grid
+    };
+    offsets.push(likelier);
+    offsets.sort_by(f64::total_cmp);
+    offsets.dedup();
+    let mut points = vec![(0.0, 0.0)];
+    let mut atom_in = false;
+    for j in offsets {
+        let with_atom = |atom_in: bool| {
+            let extra = if atom_in { 1.0 } else { 0.0 };
+            ((j + extra) / keys, head_mass(j) + extra * atom)
+        };
+        points.push(with_atom(atom_in));
+        if !atom_in && j >= likelier {
+            atom_in = true;
+            points.push(with_atom(atom_in));
+        }
+    }
+    concave_hull(points)
+}
+
+/// The curve of `keys` keys of which those listed have probabilities
+/// `masses` (the rest share what is left): hottest first, a point per key.
+fn hottest_first(mut masses: Vec<f64>, keys: f64) -> Vec<(f64, f64)> {
+    masses.sort_by(|a, b| b.total_cmp(a));
+    let mut points = Vec::with_capacity(masses.len() + 2);
+    points.push((0.0, 0.0));
+    let mut total = 0.0;
+    for (count, mass) in masses.into_iter().enumerate() {
+        total += mass;
+        points.push(((count + 1) as f64 / keys, total));
+    }
+    concave_hull(points)
+}
+
+/// The upper concave hull of `points` (sorted by `x`), clamped to the unit
+/// square, monotone, from `(0, 0)` to exactly `(1, 1)`: removes the
+/// rounding noise of tabulation (a point pushed a hair below the chord of
+/// its neighbours) so that the engine's concavity check accepts the curve.
+fn concave_hull(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    let mut hull: Vec<(f64, f64)> = Vec::with_capacity(points.len() + 1);
+    hull.push((0.0, 0.0));
+    let mut previous = (0.0f64, 0.0f64);
+    for (x, y) in points.into_iter().chain(std::iter::once((1.0, 1.0))) {
+        let point = (x.clamp(previous.0, 1.0), y.clamp(previous.1, 1.0));
+        previous = point;
+        if point == hull[hull.len() - 1] {
+            continue;
+        }
+        while hull.len() >= 2 {
+            let (o, a) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+            let turn = (a.0 - o.0) * (point.1 - o.1) - (a.1 - o.1) * (point.0 - o.0);
+            if turn < 0.0 {
+                break;
+            }
+            hull.pop();
+        }
+        hull.push(point);
+    }
+    let end = hull.len() - 1;
+    hull[end] = (1.0, 1.0);
+    hull
 }
 
 // ---------------------------------------------------------------------------
@@ -1243,5 +1559,261 @@ mod tests {
                 "erfc({x}): {ours} vs {reference}"
             );
         }
+    }
+
+    /// `y` at `x` on a piecewise-linear curve.
+    fn curve_mass(curve: &[(f64, f64)], x: f64) -> f64 {
+        let after = curve.partition_point(|p| p.0 <= x);
+        if after >= curve.len() {
+            return 1.0;
+        }
+        let (x0, y0) = curve[after - 1];
+        let (x1, y1) = curve[after];
+        y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    }
+
+    /// Starts at (0, 0), ends at (1, 1), never decreases, strictly concave
+    /// turns.
+    fn assert_valid_curve(name: &str, curve: &[(f64, f64)]) {
+        assert_eq!(curve[0], (0.0, 0.0), "{name}");
+        assert_eq!(curve[curve.len() - 1], (1.0, 1.0), "{name}");
+        assert!(curve.len() <= 700, "{name}: {} points", curve.len());
+        for pair in curve.windows(2) {
+            assert!(
+                pair[1].0 >= pair[0].0 && pair[1].1 >= pair[0].1,
+                "{name}: {pair:?}"
+            );
+        }
+        for w in curve.windows(3) {
+            let turn =
+                (w[1].0 - w[0].0) * (w[2].1 - w[0].1) - (w[1].1 - w[0].1) * (w[2].0 - w[0].0);
+            assert!(turn < 0.0, "{name}: not concave at {w:?}");
+        }
+    }
+
+    /// Per-key probabilities, hottest first, accumulated.
+    fn cumulative_hottest_first(mut probabilities: Vec<f64>) -> Vec<f64> {
+        probabilities.sort_by(|a, b| b.total_cmp(a));
+        let mut total = 0.0;
+        probabilities
+            .into_iter()
+            .map(|p| {
+                total += p;
+                total
+            })
+            .collect()
+    }
+
+    /// The exact probability of each key of a gaussian, from statrs.
+    fn gaussian_key_probabilities(min: u64, max: u64, mean: f64, stdev: f64) -> Vec<f64> {
+        let cdf = |x: f64| {
+            0.5 * statrs::function::erf::erfc(-(x - mean) / stdev / std::f64::consts::SQRT_2)
+        };
+        (min..=max)
+            .map(|k| {
+                if k == min {
+                    cdf(min as f64 + 1.0)
+                } else if k == max {
+                    1.0 - cdf(max as f64)
+                } else {
+                    cdf(k as f64 + 1.0) - cdf(k as f64)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hot_mass_of_uniform_fixed_and_mirrored() {
+        let flat = vec![(0.0, 0.0), (1.0, 1.0)];
+        assert_eq!(
+            KeyDistribution::uniform(1, 1_000_000)
+                .unwrap()
+                .hot_mass_curve(),
+            flat
+        );
+        assert_eq!(KeyDistribution::fixed(42).hot_mass_curve(), flat);
+        assert_eq!(
+            KeyDistribution::gaussian_stdvrng(5, 5, 3.0)
+                .map(|d| d.hot_mass_curve())
+                .ok(),
+            None
+        );
+        let gauss: KeyDistribution = "gauss(1..750000000,500000000,250000000)".parse().unwrap();
+        assert_eq!(
+            gauss.clone().inverted().hot_mass_curve(),
+            gauss.hot_mass_curve()
+        );
+        let exp: KeyDistribution = "exp(1..1000000)".parse().unwrap();
+        assert_eq!(
+            exp.clone().inverted().hot_mass_curve(),
+            exp.hot_mass_curve()
+        );
+        // A degenerate hand-built gaussian sends every draw to one key.
+        let degenerate = KeyDistribution::Gaussian {
+            min: 1,
+            max: 100,
+            mean: 50.0,
+            stdev: 0.0,
+        };
+        assert_eq!(
+            degenerate.hot_mass_curve(),
+            vec![(0.0, 0.0), (0.01, 1.0), (1.0, 1.0)]
+        );
+    }
+
+    #[test]
+    fn gaussian_hot_mass_matches_the_key_probabilities() {
+        for (min, max, mean, stdev) in [
+            (1u64, 100_000u64, 60_000.0, 15_000.0),
+            (1, 100_000, 50_000.5, 100.0),
+            (1, 1_000, 1_200.0, 150.0),
+            (10, 20, 15.0, 1.0),
+            (1, 2, 1.7, 0.5),
+        ] {
+            let d = KeyDistribution::gaussian(min, max, mean, stdev).unwrap();
+            let curve = d.hot_mass_curve();
+            let name = d.to_string();
+            assert_valid_curve(&name, &curve);
+            let cumulative =
+                cumulative_hottest_first(gaussian_key_probabilities(min, max, mean, stdev));
+            let keys = cumulative.len();
+            let mut worst = 0.0f64;
+            for i in 1..=keys.min(2_000) {
+                let count = (i * keys).div_ceil(keys.min(2_000));
+                let exact = cumulative[count - 1];
+                let model = curve_mass(&curve, count as f64 / keys as f64);
+                worst = worst.max((exact - model).abs());
+            }
+            println!(
+                "{name}: worst |curve - exact| {worst:.2e} ({} points)",
+                curve.len()
+            );
+            // Listed keys are exact; the continuum of a wide gaussian is
+            // within ~1e-4.
+            let tolerance = if 18.0 * stdev < 512.0 { 1e-6 } else { 1e-4 };
+            assert!(worst < tolerance, "{name}: {worst}");
+        }
+    }
+
+    #[test]
+    fn gaussian_hot_mass_matches_the_sampler() {
+        // Counts of sampled keys, hottest first, against the curve: checks
+        // the clamping and truncation the curve assumes.
+        let mut rng = Pcg64Mcg::seed_from_u64(9);
+        let d: KeyDistribution = "gauss(1..1000,700,200)".parse().unwrap();
+        let mut counts = vec![0u64; 1001];
+        for _ in 0..DRAWS {
+            counts[d.sample(&mut rng) as usize] += 1;
+        }
+        let frequencies: Vec<f64> = counts[1..]
+            .iter()
+            .map(|&c| c as f64 / DRAWS as f64)
+            .collect();
+        let cumulative = cumulative_hottest_first(frequencies);
+        let curve = d.hot_mass_curve();
+        for keys in [1usize, 10, 50, 100, 300, 600, 1000] {
+            let model = curve_mass(&curve, keys as f64 / 1000.0);
+            let sampled = cumulative[keys - 1];
+            println!("hottest {keys} of 1000 keys: sampled {sampled:.4}, curve {model:.4}");
+            assert!(
+                (sampled - model).abs() < 0.004,
+                "{keys}: {sampled} vs {model}"
+            );
+        }
+        // The hottest key is the clamped max: P(X >= 1000) = 1 - Phi(1.5).
+        assert!((curve_mass(&curve, 0.001) - normal_cdf(-1.5)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn published_gaussians_have_their_atoms_and_bodies() {
+        // R1: a sixth of the draws (P(X >= mean + stdev)) land on key 750M.
+        let r1: KeyDistribution = "gauss(1..750000000,500000000,250000000)".parse().unwrap();
+        let curve = r1.hot_mass_curve();
+        assert_valid_curve("R1", &curve);
+        let one_key = 1.0 / 750_000_000.0;
+        assert!((curve_mass(&curve, one_key) - normal_cdf(-1.0)).abs() < 1e-6);
+        // Key 1 collects P(X < 2) = 2.3%, also more than any interior key.
+        assert!(
+            (curve_mass(&curve, 2.0 * one_key) - normal_cdf(-1.0) - normal_cdf(-2.0)).abs() < 1e-6
+        );
+        // Then the interval around the mean: the next 20% of the keys
+        // (150M, i.e. +-0.3 stdev) take 23.6%.
+        let expected = normal_cdf(-1.0) + normal_cdf(-2.0) + (normal_cdf(0.3) - normal_cdf(-0.3));
+        assert!((curve_mass(&curve, 0.2 + 2.0 * one_key) - expected).abs() < 1e-4);
+        // R5: bounds 3 stdev out; the hottest 1/70 of the keys hold about
+        // 3.7% of the reads.
+        let r5: KeyDistribution = "gaussian(1..38850000000,19425000000,6475000000)"
+            .parse()
+            .unwrap();
+        let curve = r5.hot_mass_curve();
+        assert_valid_curve("R5", &curve);
+        let half_width = 38_850_000_000.0 / 70.0 / 2.0 / 6_475_000_000.0;
+        // Both end keys collect Phi(-3) each, more than any interior key.
+        let expected = 2.0 * normal_cdf(-3.0) + normal_cdf(half_width) - normal_cdf(-half_width);
+        let model = curve_mass(&curve, 1.0 / 70.0);
+        println!("R5: hottest 1/70 of the keys take {model:.5} (expected {expected:.5})");
+        assert!((model - expected).abs() < 1e-5);
+        // R6 small spread: all but 1e-6 of the draws within 2 x 5 stdev.
+        let r6: KeyDistribution = "gaussian(1..300000000,150000000,100)".parse().unwrap();
+        let curve = r6.hot_mass_curve();
+        assert_valid_curve("R6 small spread", &curve);
+        assert!(curve_mass(&curve, 1000.0 / 300_000_000.0) > 1.0 - 1e-6);
+        // Mean outside the range: the nearest end key collects most.
+        let outside = KeyDistribution::gaussian(1, 100, 150.0, 20.0).unwrap();
+        let curve = outside.hot_mass_curve();
+        assert_valid_curve("outside", &curve);
+        assert!((curve_mass(&curve, 0.01) - normal_cdf(2.5)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn exp_hot_mass_matches_the_key_probabilities() {
+        for spec in ["exp(1..10)", "exp(1..2000)", "exp(1..1000000)", "exp(5..7)"] {
+            let d: KeyDistribution = spec.parse().unwrap();
+            let KeyDistribution::Exponential { min, max, mean } = d else {
+                panic!("{spec}")
+            };
+            let q = (-1.0 / mean).exp();
+            let delta = max - min;
+            let probabilities: Vec<f64> = (0..=delta)
+                .map(|j| {
+                    if j == delta {
+                        q.powf(delta as f64)
+                    } else {
+                        (1.0 - q) * q.powf(j as f64)
+                    }
+                })
+                .collect();
+            let cumulative = cumulative_hottest_first(probabilities);
+            let keys = cumulative.len();
+            let curve = d.hot_mass_curve();
+            assert_valid_curve(spec, &curve);
+            let mut worst = 0.0f64;
+            for i in 1..=keys.min(5_000) {
+                let count = (i * keys).div_ceil(keys.min(5_000));
+                let model = curve_mass(&curve, count as f64 / keys as f64);
+                worst = worst.max((cumulative[count - 1] - model).abs());
+            }
+            println!(
+                "{spec}: worst |curve - exact| {worst:.2e} ({} points)",
+                curve.len()
+            );
+            let tolerance = if delta <= 512 { 1e-12 } else { 5e-5 };
+            assert!(worst < tolerance, "{spec}: {worst}");
+        }
+        // exp(1..10): the clamped max takes a third, the hottest key.
+        let d: KeyDistribution = "exp(1..10)".parse().unwrap();
+        assert!((curve_mass(&d.hot_mass_curve(), 0.1) - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sequential_scans_hit_all_or_nothing() {
+        assert_eq!(sequential_hit_rate(1_000, 999, 5), 0.0);
+        assert_eq!(sequential_hit_rate(1_000, 1_000, 0), 0.0);
+        assert_eq!(sequential_hit_rate(1_000, 1_000, 1), 1.0);
+        let mut seq = SequentialKeys::new(1, 10);
+        for _ in 0..10 {
+            seq.next();
+        }
+        assert_eq!(sequential_hit_rate(10, 20, seq.laps()), 1.0);
     }
 }

@@ -30,6 +30,10 @@
 //! - *Receive.* The receiving NIC takes the message in at its own bandwidth,
 //!   first come first served ([`Nic::receive`]): a node that many senders
 //!   target at once is limited by its inbound link.
+//! - *Shares* ([`Nic::set_share`], representative-shard sampling): a NIC
+//!   standing for a share of a link sends and receives each message at the
+//!   full bandwidth but holds the link `1 / share` times as long, the turn
+//!   of the users left out of the simulation.
 //! - *Faults* ([`NicFaults`]): a cut NIC sends and receives nothing (what
 //!   is sent while cut, or on the wire when the cut starts, is lost) until
 //!   it heals; a drop probability loses each message independently; a
@@ -177,6 +181,9 @@ impl<P> Flow<P> {
 #[derive(Clone, Debug)]
 pub struct Nic<P> {
     bytes_per_s: f64,
+    /// How much longer than its transmission a message holds the link:
+    /// `1 / share` for a share of it ([`Nic::set_share`]), else 1.
+    hold: f64,
     /// Fixed one-way propagation latency.
     latency: SimDuration,
     /// Mean of the exponential jitter added to it.
@@ -207,6 +214,7 @@ impl<P> Nic<P> {
         assert!(gbps > 0.0, "a NIC needs bandwidth");
         Nic {
             bytes_per_s: gbps * 1e9 / 8.0,
+            hold: 1.0,
             latency: ONE_WAY_LATENCY,
             jitter_mean_s: JITTER_MEAN.as_secs_f64(),
             faults: NicFaults::default(),
@@ -231,6 +239,17 @@ impl<P> Nic<P> {
     pub fn set_propagation(&mut self, latency: SimDuration, jitter_mean: SimDuration) {
         self.latency = latency;
         self.jitter_mean_s = jitter_mean.as_secs_f64();
+    }
+
+    /// Makes this NIC stand for `share` (in (0, 1]) of a link whose other
+    /// users are not simulated (representative-shard sampling): each
+    /// message still crosses at the full bandwidth, but holds the link
+    /// (each way) `1 / share` times as long, the others' turn. Idle, a
+    /// message is as fast as on the whole link; saturated, the NIC carries
+    /// `share` of its bandwidth.
+    pub fn set_share(&mut self, share: f64) {
+        assert!(share > 0.0 && share <= 1.0, "a share is in (0, 1]");
+        self.hold = 1.0 / share;
     }
 
     fn flow(&mut self, flow: FlowId) -> &mut Flow<P> {
@@ -262,6 +281,17 @@ impl<P> Nic<P> {
 
     fn transmission_time(&self, bytes: u64) -> SimDuration {
         SimDuration::from_secs_f64(bytes as f64 / (self.bytes_per_s * self.faults.bandwidth_factor))
+    }
+
+    /// How long `bytes` hold the link: their transmission time, `1 /
+    /// share` times over for a share of the link.
+    fn held_time(&self, bytes: u64) -> SimDuration {
+        if self.hold == 1.0 {
+            return self.transmission_time(bytes);
+        }
+        SimDuration::from_secs_f64(
+            bytes as f64 * self.hold / (self.bytes_per_s * self.faults.bandwidth_factor),
+        )
     }
 
     /// Sends `bytes` of payload on `flow` at `now`: on the wire at once if
@@ -309,7 +339,7 @@ impl<P> Nic<P> {
         self.virtual_time = start_tag;
         let on_wire = self.transmission_time(bytes);
         let end = now + on_wire;
-        self.tx_free_at = end;
+        self.tx_free_at = now + self.held_time(bytes);
         let state = &mut self.flows[flow.0 as usize];
         if let Some(cap) = state.rate_cap {
             state.eligible_at = now + SimDuration::from_secs_f64(bytes as f64 / cap);
@@ -437,10 +467,13 @@ impl<P> Nic<P> {
             0 => SimTime::ZERO,
             _ => self.rx_log[position - 1].1,
         };
-        let done = busy_until.max(at) + self.transmission_time(wire_bytes);
-        self.rx_log.insert(position, (at, done));
+        let in_time = self.transmission_time(wire_bytes);
+        let done = busy_until.max(at) + in_time;
+        // A share of the link stays busy for the others' turn too.
+        let held = busy_until.max(at) + self.held_time(wire_bytes);
+        self.rx_log.insert(position, (at, held));
         for entry in self.rx_log.iter_mut().skip(position + 1) {
-            entry.1 = entry.1.max(done);
+            entry.1 = entry.1.max(held);
         }
         self.bytes_received += wire_bytes;
         Some(done)
@@ -533,6 +566,45 @@ mod tests {
                 .count() as u64
                 * bytes
         }
+    }
+
+    #[test]
+    fn a_share_of_a_link_is_as_fast_when_idle_and_carries_its_share_when_busy() {
+        let mut whole = Driver::new(8.0);
+        let mut quarter = Driver::new(8.0);
+        quarter.nic.set_share(0.25);
+        quarter
+            .nic
+            .set_propagation(ONE_WAY_LATENCY, SimDuration::ZERO);
+        whole
+            .nic
+            .set_propagation(ONE_WAY_LATENCY, SimDuration::ZERO);
+        // One message on an idle link: the same delivery.
+        whole.send(SimTime::ZERO, 0, 100_000);
+        quarter.send(SimTime::ZERO, 0, 100_000);
+        assert_eq!(whole.delivered[0].1, quarter.delivered[0].1);
+        // Backlogged for a second: a quarter of the bytes.
+        let horizon = SimTime::from_nanos(1_000_000_000);
+        let mut now = SimTime::ZERO;
+        while now < horizon {
+            while quarter.queued_on(1) < 4 {
+                quarter.send(now, 1, 65_536);
+            }
+            now += SimDuration::from_micros(50);
+            quarter.run_until(now);
+        }
+        let gbps = quarter.bytes_started_by(1, 65_536, horizon) as f64 * 8.0 / 1e9;
+        assert!((gbps / 2.0 - 1.0).abs() < 0.02, "{gbps} Gbit/s of 8 x 0.25");
+        // Receiving: a message arriving behind another waits the first's
+        // held time, its own transmission at full speed.
+        let mut nic: Nic<u32> = Nic::new(8.0);
+        nic.set_share(0.5);
+        let at = SimTime::from_nanos(1_000);
+        let first = nic.receive(SimTime::ZERO, at, 1_000_000).unwrap();
+        let second = nic.receive(SimTime::ZERO, at, 1_000_000).unwrap();
+        let once = (first - at).as_nanos();
+        assert!((once as f64 / 1e6 - 1.0).abs() < 0.01, "{once} ns for 1 MB");
+        assert_eq!((second - at).as_nanos(), 3 * once);
     }
 
     #[test]

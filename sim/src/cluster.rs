@@ -12,13 +12,37 @@
 //!   of the node's memory;
 //! - each client process has its own NIC, seeded stream and key cursor.
 //!
-//! Placement is simple in this first cut: a key's token is a fixed hash of
-//! the key; its node is the token's slice of the ring (N equal slices), its
-//! shard the token's slice within the node (Scylla's sharding with
-//! `murmur3_partitioner_ignore_msb_bits` = 12), replication factor 1, and
-//! the client sends each request straight to the owning shard (token-aware
-//! and shard-aware). The cluster issue replaces this with the Murmur3 ring,
-//! vnodes, replicas and coordinators.
+//! Placement (`engine::placement`): every node takes `num_tokens` random
+//! vnodes drawn from the run seed's `ring` stream; a key's Murmur3 token
+//! picks its replica nodes (SimpleStrategy, or NetworkTopologyStrategy over
+//! the racks) and, within each, the shard Scylla's sharder gives it. A
+//! token-aware client sends each request to one of the key's replicas,
+//! picked at random, on the key's shard (shard-aware); that shard
+//! coordinates. In volume mode a shard's data (the preload and the key
+//! ownership reads and compaction use) is its node's replicated ownership
+//! on the ring split evenly over the node's shards.
+//!
+//! Representative-shard sampling (`[cluster] simulated_shards_per_node =
+//! k` of a node's `n` shards): only shards `0..k` of every node run. Their
+//! node's device and NIC are `k/n` shares of the real ones
+//! (`NvmeProfile::share`, `Nic::set_share`): each I/O or message is served
+//! at the full device's or link's speed but holds it `n/k` times as long,
+//! the turn of the shards left out, so a simulated shard gets the capacity
+//! a full node gives a shard and an idle one the full node's latency.
+//! The clients draw keys as before but keep only keys whose shard is
+//! simulated (the others are the other shards' load), and offer `k/n` of
+//! the load: rate limits and fixed rates times `k/n`, `n=` counts and
+//! closed-loop threads scaled over the load's processes (whole threads,
+//! at least one per process). Drawing and rejecting keeps each simulated
+//! shard's key popularity what it is in the full cluster, and scaling the
+//! offered load (rather than remapping keys onto the simulated shards)
+//! keeps each shard's request rate and concurrency. Reports multiply
+//! counts and rates by `n/k`; latencies are as simulated. What sampling
+//! cannot keep: the other shards' I/O and messages are taken to arrive
+//! with the simulated ones (their bursts coincide, where the real shards'
+//! interleave), and threads are rounded to whole ones. The loaders are not
+//! sampled: each process issues its share of the operations through its
+//! whole NIC.
 //!
 //! The harness is deterministic: one kernel, one thread, streams derived from
 //! the run seed by component name, no hash-map iteration.
@@ -30,6 +54,7 @@ use engine::{
     Action, ClientRequest, IoClass, IoKind, Message, Operation, Placement, ReplyStatus, RequestId,
     Shard, ShardAddress, ShardConfig, TaskId,
 };
+use models::cassandra_stress::ReplicationStrategy;
 use models::cost::CostTable;
 use models::io_scheduler::{
     FairQueue, FairQueueConfig, IoCost, IoProperties, LEGACY_I3_REQUESTS_PER_DISK,
@@ -42,7 +67,9 @@ use slab::Slab;
 use units::{SimDuration, SimTime};
 
 use crate::kernel::Kernel;
-use crate::load::{KeySource, LoadPlan, MixCursor, OpKind, Routing, Schedule, StartPlan, StopPlan};
+use crate::load::{
+    KeySource, LoadPlan, MixCursor, OpKind, RatePlan, Routing, Schedule, StartPlan, StopPlan,
+};
 use crate::metrics::{round3, LatencySummary, OpMetrics, TimeSeries};
 use crate::rng::{self, SimRng};
 use hdrhistogram::serialization::V2DeflateSerializer;
@@ -84,12 +111,25 @@ pub struct ClusterPlan {
     /// STCS compacts only buckets of at least min_threshold SSTables (2.1
     /// had no fallback to pairs of similar SSTables; 2.2 added it).
     pub compaction_enforce_min_threshold: bool,
+    /// The table's compaction strategy (c-s's `-schema compaction(...)` or
+    /// `[data] compaction`).
+    pub compaction: engine::compaction::CompactionStrategy,
+    /// `concurrent_compactors` (Cassandra; `None`: Scylla's compaction
+    /// manager).
+    pub concurrent_compactors: Option<u32>,
+    /// `compaction_throughput_mb_per_sec` in bytes per second per node
+    /// (Cassandra; `None`: unthrottled).
+    pub compaction_throughput_bytes_per_sec: Option<u64>,
     /// Data on disk at the start (`[data]`).
     pub preload: Option<Preload>,
     /// Data mode: the engine keeps rows and reads return versions.
     pub data_mode: bool,
     /// The table's compression chunk, if it is compressed.
     pub compression_chunk_bytes: Option<u64>,
+    /// The table's `speculative_retry`.
+    pub speculative_retry: engine::speculation::SpeculativeRetry,
+    /// The shards' row cache.
+    pub row_cache: Option<engine::config::RowCacheSetup>,
     /// One-way propagation latency between machines.
     pub network_latency: SimDuration,
     /// Mean exponential jitter added to each message's propagation.
@@ -99,6 +139,102 @@ pub struct ClusterPlan {
     /// Replicas per key: the keyspace's replication factor (from `[data]`
     /// or the first load's `-schema replication(factor=N)`).
     pub replication_factor: u32,
+    /// The token ring, racks, replication strategy and shard sampling.
+    pub topology: TopologyPlan,
+}
+
+/// The ring and what of it is simulated (`[cluster]` `num_tokens`,
+/// `racks`, `simulated_shards_per_node`; c-s's `-schema
+/// replication(strategy=...)`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopologyPlan {
+    /// Vnodes per node, drawn at random from the run seed's `ring` stream.
+    pub num_tokens: u32,
+    /// Rack of each node (empty: every node in rack 0). One datacenter.
+    pub racks: Vec<u32>,
+    /// The keyspace's replication strategy; its factor is
+    /// [`ClusterPlan::replication_factor`].
+    pub strategy: ReplicationStrategy,
+    /// Representative-shard sampling: shards simulated per node (`None`:
+    /// every shard).
+    pub simulated_shards_per_node: Option<u32>,
+}
+
+impl Default for TopologyPlan {
+    /// 256 vnodes, one rack, SimpleStrategy, every shard simulated.
+    fn default() -> TopologyPlan {
+        TopologyPlan {
+            num_tokens: engine::ring::DEFAULT_NUM_TOKENS,
+            racks: Vec::new(),
+            strategy: ReplicationStrategy::SimpleStrategy,
+            simulated_shards_per_node: None,
+        }
+    }
+}
+
+impl TopologyPlan {
+    /// Distinct racks.
+    pub fn rack_count(&self) -> usize {
+        let mut racks = self.racks.clone();
+        racks.sort_unstable();
+        racks.dedup();
+        racks.len().max(1)
+    }
+}
+
+impl ClusterPlan {
+    /// Shards simulated per node: all of them unless sampled.
+    pub fn simulated_shards(&self) -> u32 {
+        self.topology
+            .simulated_shards_per_node
+            .map_or(self.shards_per_node, |k| k.min(self.shards_per_node))
+    }
+
+    /// The sampling factor: shards per node over shards simulated (1.0
+    /// when every shard runs). Counts and rates are reported times this.
+    pub fn sampling_scale(&self) -> f64 {
+        f64::from(self.shards_per_node) / f64::from(self.simulated_shards())
+    }
+
+    /// True when only some shards of each node are simulated.
+    pub fn sampled(&self) -> bool {
+        self.simulated_shards() < self.shards_per_node
+    }
+
+    /// The keyspace's replication on the ring (one datacenter, id 0).
+    pub fn replication(&self) -> engine::ring::Replication {
+        match self.topology.strategy {
+            ReplicationStrategy::SimpleStrategy => {
+                engine::ring::Replication::simple(self.replication_factor)
+            }
+            ReplicationStrategy::NetworkTopologyStrategy => {
+                engine::ring::Replication::network_topology([(0, self.replication_factor)])
+            }
+        }
+    }
+
+    /// The token ring of a run seeded with `seed`: every node's
+    /// `num_tokens` vnodes drawn from the seed's `ring` stream.
+    pub fn ring(&self, seed: u64) -> engine::ring::Ring {
+        let nodes: Vec<engine::ring::NodeSpec> = (0..self.nodes)
+            .map(|id| engine::ring::NodeSpec {
+                id,
+                rack: self.topology.racks.get(id as usize).copied().unwrap_or(0),
+                dc: 0,
+            })
+            .collect();
+        engine::ring::Ring::new(
+            &nodes,
+            self.topology.num_tokens,
+            &mut rng::stream(seed, "ring"),
+        )
+        .expect("the scenario checks nodes and num_tokens")
+    }
+
+    /// Where keys live in a run seeded with `seed`.
+    pub fn placement(&self, seed: u64) -> Placement {
+        Placement::new(&self.ring(seed), &self.replication(), self.shards_per_node)
+    }
 }
 
 /// The commitlog settings of every shard.
@@ -128,9 +264,9 @@ impl Default for CommitlogPlan {
 }
 
 /// `[data]` resolved: a table spread evenly over every shard, laid out as
-/// size-tiered compaction leaves it once caught up
-/// (`engine::compaction::stcs::settled_sizes`, with the shard's flush size
-/// as the smallest tier).
+/// the table's compaction strategy leaves it once caught up
+/// (`engine::Shard::preload_table`: size-tiered tiers from the shard's
+/// flush size up, or leveled levels of 160 MiB SSTables).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Preload {
     /// Partitions in the table.
@@ -360,6 +496,20 @@ pub struct RunOutcome {
     pub wall_seconds: f64,
     /// Data mode: what the clients' read check found.
     pub consistency: Option<ConsistencyCheck>,
+    /// Each shard at the end (node-major: node 0's shards first): its
+    /// SSTables and its figures.
+    pub shards: Vec<ShardOutcome>,
+}
+
+/// One shard's state at the end of a run.
+#[derive(Clone, Debug)]
+pub struct ShardOutcome {
+    /// The shard's node.
+    pub node: u32,
+    /// SSTables on disk, oldest first.
+    pub sstables: Vec<engine::sstable::SSTable>,
+    /// The engine's figures.
+    pub stats: engine::ShardStats,
 }
 
 /// Data mode's client-side check of what reads return: a read must return
@@ -475,6 +625,8 @@ struct NodeHardware {
     nic_bytes_at_last_tick: (u64, u64),
     /// Device bytes (read, written) at the last interval tick.
     disk_bytes_at_last_tick: (u64, u64),
+    /// Row-cache (hits, lookups) of the node's shards at the last tick.
+    cache_at_last_tick: (u64, u64),
 }
 
 /// The CPU a shard's engine runs on.
@@ -532,6 +684,13 @@ struct ClientProcess {
     keys: KeySource,
     mix: MixCursor,
     schedule: Schedule,
+    /// This process's pacing: the load's, scaled under sampling.
+    rate: RatePlan,
+    /// Its threads (`None`: a pure open loop); scaled under sampling.
+    threads: Option<u32>,
+    /// Operations it issues when its load is bounded by a count (`n=`,
+    /// scaled under sampling).
+    operations: u64,
     issued: u64,
     stop_at: Option<SimTime>,
     /// Threads (or the open-loop generator) still issuing.
@@ -595,6 +754,10 @@ struct Simulation {
     completed_operations: u64,
     next_request_serial: u32,
     serializer: V2DeflateSerializer,
+    /// Where keys live (shared with every shard's engine).
+    placement: Placement,
+    /// Shards simulated per node (all of them unless sampled).
+    simulated_shards: u32,
 }
 
 /// Runs a plan to its end, calling `progress` once per interval.
@@ -611,11 +774,24 @@ impl Simulation {
     fn new(plan: RunPlan) -> Simulation {
         let cluster = &plan.cluster;
         let seed = plan.seed;
+        let placement = cluster.placement(seed);
+        // Representative-shard sampling: the simulated shards of a node
+        // share what the whole node's device and NIC give that many shards.
+        let simulated_shards = cluster.simulated_shards();
+        let fraction = f64::from(simulated_shards) / f64::from(cluster.shards_per_node);
+        let device = if cluster.sampled() {
+            cluster.device.share(fraction)
+        } else {
+            cluster.device.clone()
+        };
         let nodes = (0..cluster.nodes)
             .map(|node| NodeHardware {
-                device: NvmeDevice::new(cluster.device.clone()),
+                device: NvmeDevice::new(device.clone()),
                 nic: {
                     let mut nic = Nic::new(cluster.nic_gbps);
+                    if cluster.sampled() {
+                        nic.set_share(fraction);
+                    }
                     nic.set_propagation(cluster.network_latency, cluster.network_jitter);
                     nic
                 },
@@ -623,28 +799,31 @@ impl Simulation {
                 busy_at_last_tick: SimDuration::ZERO,
                 nic_bytes_at_last_tick: (0, 0),
                 disk_bytes_at_last_tick: (0, 0),
+                cache_at_last_tick: (0, 0),
             })
             .collect();
-        let shards = (0..cluster.nodes * cluster.shards_per_node)
+        let shards = (0..cluster.nodes * simulated_shards)
             .map(|index| ShardState {
                 engine: Shard::new(
                     ShardConfig {
                         address: ShardAddress {
-                            node: index / cluster.shards_per_node,
-                            shard: index % cluster.shards_per_node,
+                            node: index / simulated_shards,
+                            shard: index % simulated_shards,
                         },
-                        placement: Placement {
-                            nodes: cluster.nodes,
-                            shards_per_node: cluster.shards_per_node,
-                        },
-                        // Keys spread evenly over every shard of every
-                        // node, each key on `replication_factor` of them.
-                        key_ownership_fraction: f64::from(cluster.replication_factor)
-                            / f64::from(cluster.nodes * cluster.shards_per_node),
+                        placement: placement.clone(),
+                        // The node's replicated ownership on the ring,
+                        // split evenly over its shards.
+                        key_ownership_fraction: placement.shard_ownership(index / simulated_shards),
                         data_mode: cluster.data_mode,
                         compression_chunk_bytes: cluster.compression_chunk_bytes,
+                        speculative_retry: cluster.speculative_retry,
+                        row_cache: cluster.row_cache.clone(),
                         compaction_controller: cluster.controllers.compaction.clone(),
                         compaction_enforce_min_threshold: cluster.compaction_enforce_min_threshold,
+                        compaction: cluster.compaction,
+                        concurrent_compactors: cluster.concurrent_compactors,
+                        compaction_throughput_bytes_per_sec: cluster
+                            .compaction_throughput_bytes_per_sec,
                         flush_controller: cluster.controllers.flush.clone(),
                         replication_factor: cluster.replication_factor,
                         commitlog_sync: cluster.commitlog.sync,
@@ -677,14 +856,18 @@ impl Simulation {
                 io_queue: FairQueue::new(cluster.io.queue, &cluster.io.shares),
                 io_in_flight: Slab::new(),
                 cpu_busy_at_last_tick: SimDuration::ZERO,
-                node: index / cluster.shards_per_node,
+                node: index / simulated_shards,
                 timer: None,
             })
             .collect();
         let mut processes = Vec::new();
         for (load_index, load) in plan.loads.iter().enumerate() {
             for process in 0..load.processes {
+                let (rate, threads, operations) = process_share(load, process, fraction);
                 processes.push(ClientProcess {
+                    rate,
+                    threads,
+                    operations,
                     load: load_index as u32,
                     nic: {
                         let mut nic = Nic::new(load.loader_nic_gbps);
@@ -697,7 +880,7 @@ impl Simulation {
                     rng: rng::stream(seed, &format!("load/{}/process/{process}", load.name)),
                     keys: load.keys.source(),
                     mix: MixCursor::new(),
-                    schedule: Schedule::new(load.rate, SimTime::ZERO),
+                    schedule: Schedule::new(rate, SimTime::ZERO),
                     issued: 0,
                     stop_at: None,
                     issuers_running: 0,
@@ -751,6 +934,8 @@ impl Simulation {
             completed_operations: 0,
             next_request_serial: 0,
             serializer: V2DeflateSerializer::new(),
+            placement,
+            simulated_shards,
             plan,
         };
         for (index, load) in simulation.plan.loads.iter().enumerate() {
@@ -775,29 +960,20 @@ impl Simulation {
         simulation
     }
 
-    /// Gives every shard its share of the preloaded table (each partition
-    /// on `replication_factor` shards).
+    /// Gives every shard its share of the preloaded table: the partitions
+    /// whose tokens its node holds a replica of (the node's replicated
+    /// ownership on the ring), split evenly over the node's shards.
     fn preload(&mut self, preload: Preload) {
-        let shards = self.shards.len() as u64;
-        let copies = preload.partitions * u64::from(self.plan.cluster.replication_factor);
-        for (index, shard) in self.shards.iter_mut().enumerate() {
-            // Spread the remainder so the shards add up to the table.
-            let rows = copies / shards + u64::from((index as u64) < copies % shards);
-            let config = shard.engine.config();
-            let flush_bytes = config.flush_soft_limit_bytes().max(1);
-            let min_threshold = config.compaction.min_threshold;
-            let sizes = engine::compaction::stcs::settled_sizes(
-                rows * preload.row_bytes,
-                flush_bytes,
-                min_threshold,
+        for shard in &mut self.shards {
+            let ownership = shard.engine.config().key_ownership_fraction;
+            let rows = (preload.partitions as f64 * ownership).round() as u64;
+            // As the table's strategy leaves it once caught up.
+            shard.engine.preload_table(
+                rows,
+                preload.row_bytes,
+                preload.first_key,
+                preload.last_key,
             );
-            let sstables: Vec<(u64, u64)> = sizes
-                .iter()
-                .map(|bytes| (*bytes, bytes / preload.row_bytes))
-                .collect();
-            shard
-                .engine
-                .preload(&sstables, preload.first_key, preload.last_key);
         }
     }
 
@@ -960,8 +1136,7 @@ impl Simulation {
     // ----- clients -----
 
     fn start_load(&mut self, now: SimTime, load: u32) {
-        let plan = &self.plan.loads[load as usize];
-        let (rate, stop, threads) = (plan.rate, plan.stop, plan.threads());
+        let stop = self.plan.loads[load as usize].stop;
         let state = &mut self.loads[load as usize];
         state.started_at = Some(now);
         state.header_pending = true;
@@ -970,13 +1145,13 @@ impl Simulation {
                 continue;
             }
             let state = &mut self.processes[process];
-            state.schedule = Schedule::new(rate, now);
+            state.schedule = Schedule::new(state.rate, now);
             state.stop_at = match stop {
                 StopPlan::Duration(duration) => Some(now + duration),
                 StopPlan::Count(_) => None,
             };
             let process = process as u32;
-            match threads {
+            match state.threads {
                 Some(threads) => {
                     state.issuers_running = threads;
                     for _ in 0..threads {
@@ -995,7 +1170,7 @@ impl Simulation {
     /// True when `process` has issued everything its load asks for.
     fn process_done(&self, now: SimTime, process: &ClientProcess) -> bool {
         match self.plan.loads[process.load as usize].stop {
-            StopPlan::Count(count) => process.issued >= count,
+            StopPlan::Count(_) => process.issued >= process.operations,
             StopPlan::Duration(_) => process.stop_at.is_some_and(|stop| now >= stop),
         }
     }
@@ -1083,7 +1258,25 @@ impl Simulation {
         let process = &mut self.processes[process_index as usize];
         let load_index = process.load as usize;
         let load = &self.plan.loads[load_index];
-        let key = process.keys.next(&mut process.rng);
+        let key = if self.simulated_shards < self.plan.cluster.shards_per_node {
+            // Sampling: keys of shards that are not simulated are the other
+            // shards' load, which the scaled-down rate leaves out.
+            let mut rejected = 0u32;
+            loop {
+                let key = process.keys.next(&mut process.rng);
+                if self.placement.shard_of(engine::key_token(key)) < self.simulated_shards {
+                    break key;
+                }
+                rejected += 1;
+                assert!(
+                    rejected < 1_000_000,
+                    "load `{}`: a million keys in a row fell on shards that are not simulated",
+                    load.name
+                );
+            }
+        } else {
+            process.keys.next(&mut process.rng)
+        };
         let kind = process.mix.next(&load.operation, &mut process.rng);
         let value_bytes = match kind {
             OpKind::Write => load.columns.sample_value_bytes(&mut process.rng) as u32,
@@ -1336,26 +1529,24 @@ impl Simulation {
         let address = match self.plan.loads[process.load as usize].routing {
             Routing::TokenAware => {
                 // The Java driver's TokenAwarePolicy shuffles the replicas
-                // (`shuffleReplicas`, on by default in driver 3.x).
-                let placement = Placement {
-                    nodes: cluster.nodes,
-                    shards_per_node: cluster.shards_per_node,
-                };
-                if cluster.replication_factor == 1 {
-                    placement.owner(key)
+                // (`shuffleReplicas`, on by default in driver 3.x); Scylla's
+                // shard-aware driver then picks the token's shard.
+                let mut replicas =
+                    [ShardAddress { node: 0, shard: 0 }; engine::coordinator::MAX_REPLICAS];
+                let count = self.placement.replicas(key, &mut replicas);
+                if count == 1 {
+                    replicas[0]
                 } else {
-                    let mut replicas =
-                        [ShardAddress { node: 0, shard: 0 }; engine::coordinator::MAX_REPLICAS];
-                    let count = placement.replicas(key, cluster.replication_factor, &mut replicas);
                     replicas[process.rng.random_range(0..count)]
                 }
             }
             Routing::RoundRobin => {
+                // Over the simulated shards only when sampled.
                 let turn = process.round_robin_turn;
                 process.round_robin_turn += 1;
                 ShardAddress {
                     node: (turn % u64::from(cluster.nodes)) as u32,
-                    shard: (turn / u64::from(cluster.nodes) % u64::from(cluster.shards_per_node))
+                    shard: (turn / u64::from(cluster.nodes) % u64::from(self.simulated_shards))
                         as u32,
                 }
             }
@@ -1363,8 +1554,10 @@ impl Simulation {
         self.shard_index(address)
     }
 
+    /// The index in `shards` of a simulated shard.
     fn shard_index(&self, address: ShardAddress) -> u32 {
-        address.node * self.plan.cluster.shards_per_node + address.shard
+        debug_assert!(address.shard < self.simulated_shards);
+        address.node * self.simulated_shards + address.shard
     }
 
     // ----- the engine's actions -----
@@ -1574,16 +1767,20 @@ impl Simulation {
         let lines = self.load_interval_lines(interval_start, now);
         let mut row = Vec::with_capacity(self.timeseries.columns.len());
         row.push(format!("{:.3}", now.as_secs_f64()));
+        // Sampled runs: rates and per-node sums scaled up to whole nodes.
+        let scale = self.plan.cluster.sampling_scale();
+        let scaled = |value: u64| (value as f64 * scale).round() as u64;
         for ops in &mut self.ops {
             let (count, p99_ms) = ops.take_interval();
-            row.push(format!("{:.1}", count as f64 / length));
+            row.push(format!("{:.1}", count as f64 * scale / length));
             row.push(format!("{p99_ms:.3}"));
         }
-        let shards_per_node = self.plan.cluster.shards_per_node as usize;
+        let shards_per_node = self.simulated_shards as usize;
         for (node, hardware) in self.nodes.iter_mut().enumerate() {
             let shards = &mut self.shards[node * shards_per_node..(node + 1) * shards_per_node];
             let (mut memtable, mut sstables, mut cpu_busy, mut cpu_cores) = (0, 0, 0.0, 0u32);
             let (mut compactions, mut backlog, mut compaction_shares) = (0, 0.0, 0.0);
+            let (mut cache_hits, mut cache_lookups) = (0u64, 0u64);
             for shard in shards.iter_mut() {
                 let stats = shard.engine.stats();
                 memtable += stats.memtable_bytes;
@@ -1591,6 +1788,8 @@ impl Simulation {
                 compactions += stats.active_compactions;
                 backlog += stats.compaction_backlog;
                 compaction_shares += stats.compaction_shares;
+                cache_hits += stats.cache_hits;
+                cache_lookups += stats.cache_hits + stats.cache_misses;
                 let (busy, cores) = shard.cpu.busy(now);
                 cpu_cores += cores;
                 cpu_busy += (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
@@ -1599,26 +1798,46 @@ impl Simulation {
             let busy = hardware.device.busy_time(now);
             let utilisation = (busy - hardware.busy_at_last_tick).as_secs_f64() / length;
             hardware.busy_at_last_tick = busy;
-            row.push(memtable.to_string());
-            row.push(sstables.to_string());
+            row.push(scaled(memtable).to_string());
+            row.push(scaled(sstables).to_string());
             row.push(format!("{:.4}", utilisation.min(1.0)));
             row.push(format!(
                 "{:.4}",
                 (cpu_busy / (length * f64::from(cpu_cores.max(1)))).min(1.0)
             ));
-            row.push(compactions.to_string());
+            row.push(scaled(compactions).to_string());
             row.push(format!("{:.4}", backlog / shards_per_node as f64));
             row.push(format!("{:.1}", compaction_shares / shards_per_node as f64));
             let nic = (hardware.nic.bytes_sent(), hardware.nic.bytes_received());
             let (sent, received) = hardware.nic_bytes_at_last_tick;
             hardware.nic_bytes_at_last_tick = nic;
-            row.push(format!("{:.3}", (nic.0 - sent) as f64 / length / 1e6));
-            row.push(format!("{:.3}", (nic.1 - received) as f64 / length / 1e6));
+            row.push(format!(
+                "{:.3}",
+                (nic.0 - sent) as f64 * scale / length / 1e6
+            ));
+            row.push(format!(
+                "{:.3}",
+                (nic.1 - received) as f64 * scale / length / 1e6
+            ));
             let disk = hardware.device.bytes_transferred();
             let (read, written) = hardware.disk_bytes_at_last_tick;
             hardware.disk_bytes_at_last_tick = disk;
-            row.push(format!("{:.3}", (disk.0 - read) as f64 / length / 1e6));
-            row.push(format!("{:.3}", (disk.1 - written) as f64 / length / 1e6));
+            row.push(format!(
+                "{:.3}",
+                (disk.0 - read) as f64 * scale / length / 1e6
+            ));
+            row.push(format!(
+                "{:.3}",
+                (disk.1 - written) as f64 * scale / length / 1e6
+            ));
+            let (hits_before, lookups_before) = hardware.cache_at_last_tick;
+            hardware.cache_at_last_tick = (cache_hits, cache_lookups);
+            let lookups = cache_lookups - lookups_before;
+            row.push(if lookups == 0 {
+                String::new()
+            } else {
+                format!("{:.4}", (cache_hits - hits_before) as f64 / lookups as f64)
+            });
         }
         self.timeseries.rows.push(row);
         if now < self.end_time().unwrap_or(SimTime::MAX) {
@@ -1634,6 +1853,9 @@ impl Simulation {
     fn load_interval_lines(&mut self, interval_start: SimTime, now: SimTime) -> Vec<String> {
         let mut lines = Vec::new();
         let length = now - interval_start;
+        // Sampled runs report counts and rates scaled up to the cluster.
+        let scale = self.plan.cluster.sampling_scale();
+        let scaled = |value: u64| (value as f64 * scale).round() as u64;
         for (index, load) in self.loads.iter_mut().enumerate() {
             let Some(started_at) = load.started_at else {
                 continue;
@@ -1662,11 +1884,11 @@ impl Simulation {
                 let interval_errors: u64 = load.ops.iter().map(|ops| ops.interval_errors).sum();
                 crate::report::stress_interval_line(
                     "total",
-                    total_ops,
-                    interval_ops as f64 / length.as_secs_f64(),
+                    scaled(total_ops),
+                    interval_ops as f64 * scale / length.as_secs_f64(),
                     &LatencySummary::of(&merged),
                     elapsed,
-                    interval_errors,
+                    scaled(interval_errors),
                 )
             });
             for (op, ops) in load.ops.iter_mut().enumerate() {
@@ -1679,11 +1901,11 @@ impl Simulation {
                 };
                 lines.push(crate::report::stress_interval_line(
                     &label,
-                    total_before + report.count,
-                    report.count as f64 / length.as_secs_f64(),
+                    scaled(total_before + report.count),
+                    report.count as f64 * scale / length.as_secs_f64(),
                     &report.latency,
                     elapsed,
-                    report.errors,
+                    scaled(report.errors),
                 ));
                 load.intervals[op].push(SerializedInterval {
                     start: interval_start,
@@ -1719,11 +1941,57 @@ impl Simulation {
             loads,
             timeseries: self.timeseries,
             consistency: self.consistency,
+            shards: self
+                .shards
+                .iter()
+                .map(|shard| ShardOutcome {
+                    node: shard.node,
+                    sstables: shard.engine.sstables().to_vec(),
+                    stats: shard.engine.stats(),
+                })
+                .collect(),
             events: self.kernel.events_processed(),
             wall_seconds,
             plan: self.plan,
         }
     }
+}
+
+/// Process `process` of `load` when `fraction` of every node's shards are
+/// simulated (1.0: all): its rate plan, threads and operation count. The
+/// load's totals over its processes are scaled by `fraction` and spread
+/// back over them (the first processes take the remainder), so a sampled
+/// run offers each simulated shard what the full cluster offers a shard:
+/// rate limits and fixed rates times `fraction`, threads (the closed
+/// loop's concurrency) rounded to whole threads, at least one per process.
+fn process_share(load: &LoadPlan, process: u32, fraction: f64) -> (RatePlan, Option<u32>, u64) {
+    let share = |per_process: u64| -> u64 {
+        let total = (per_process as f64 * f64::from(load.processes) * fraction).round() as u64;
+        let processes = u64::from(load.processes);
+        total / processes + u64::from(u64::from(process) < total % processes)
+    };
+    let threads = load.threads().map(|threads| {
+        u32::try_from(share(u64::from(threads)))
+            .unwrap_or(u32::MAX)
+            .max(1)
+    });
+    let rate = match load.rate {
+        RatePlan::ClosedLoop {
+            limit_ops_per_s, ..
+        } => RatePlan::ClosedLoop {
+            threads: threads.unwrap_or(1),
+            limit_ops_per_s: limit_ops_per_s.map(|limit| limit * fraction),
+        },
+        RatePlan::Fixed { ops_per_s, .. } => RatePlan::Fixed {
+            ops_per_s: ops_per_s * fraction,
+            threads,
+        },
+    };
+    let operations = match load.stop {
+        StopPlan::Count(count) => share(count),
+        StopPlan::Duration(_) => 0,
+    };
+    (rate, threads, operations)
 }
 
 /// Extends an optional (first, last) window to cover `from..to`.
@@ -1752,6 +2020,7 @@ fn timeseries_columns(ops: &[OpMetrics], nodes: u32) -> Vec<String> {
         columns.push(format!("node{node}_nic_rx_mb_per_s"));
         columns.push(format!("node{node}_disk_read_mb_per_s"));
         columns.push(format!("node{node}_disk_write_mb_per_s"));
+        columns.push(format!("node{node}_cache_hit_rate"));
     }
     columns
 }
@@ -1792,13 +2061,19 @@ mod tests {
                 cpu: CpuScheduling::SCYLLA_2_2,
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
+                compaction: engine::compaction::CompactionStrategy::default(),
+                concurrent_compactors: None,
+                compaction_throughput_bytes_per_sec: None,
                 preload: None,
                 data_mode: false,
                 compression_chunk_bytes: None,
+                speculative_retry: engine::speculation::SpeculativeRetry::DEFAULT,
+                row_cache: None,
                 network_latency: models::network::ONE_WAY_LATENCY,
                 network_jitter: models::network::JITTER_MEAN,
                 commitlog: CommitlogPlan::default(),
                 replication_factor: 1,
+                topology: TopologyPlan::default(),
             },
             loads: vec![LoadPlan {
                 name: "write".into(),
@@ -1906,13 +2181,19 @@ mod workload_tests {
                 cpu: CpuScheduling::SCYLLA_2_2,
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
+                compaction: engine::compaction::CompactionStrategy::default(),
+                concurrent_compactors: None,
+                compaction_throughput_bytes_per_sec: None,
                 preload: None,
                 data_mode: false,
                 compression_chunk_bytes: None,
+                speculative_retry: engine::speculation::SpeculativeRetry::DEFAULT,
+                row_cache: None,
                 network_latency: models::network::ONE_WAY_LATENCY,
                 network_jitter: models::network::JITTER_MEAN,
                 commitlog: CommitlogPlan::default(),
                 replication_factor: 1,
+                topology: TopologyPlan::default(),
             },
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),

@@ -6,19 +6,23 @@
 //! reported: the plan's `describe()` line is printed at the start of a run,
 //! and `notes` lists options accepted but without effect on the simulation.
 
-use models::cassandra_stress::{self, Operation, Population, Rate, Stop};
+use models::cassandra_stress::{self, Operation, Population, Rate, ReplicationStrategy, Stop};
 use models::cost::CostTable;
 use models::instance::{self, seastar_reserved_memory_bytes};
 use units::SimDuration;
 
 use crate::cluster::{
     ClusterPlan, CommitlogPlan, Controllers, CpuScheduling, IoScheduling, Preload, RunPlan,
+    TopologyPlan,
 };
 use crate::load::{
     ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, Routing, StartPlan, StopPlan,
 };
-use crate::scenario::{HumanDuration, NodeYaml, Scenario, ScenarioError};
+use crate::scenario::{HumanDuration, NodeYaml, Racks, Scenario, ScenarioError};
+use engine::config::RowCacheSetup;
 use engine::controller::{BacklogController, ControllerVersion};
+use engine::row_cache::{self, HotMass, RowCacheConfig};
+use engine::speculation::SpeculativeRetry;
 
 /// Presets the engine runs today. Of what they switch, this build models
 /// the CPU scheduler (2.1: one FIFO queue per shard; 2.2 on: scheduling
@@ -31,6 +35,9 @@ const PRESETS: [&str; 5] = [
     "scylla-3.0",
     "cassandra-3.11",
 ];
+
+/// The Cassandra preset's name.
+const CASSANDRA: &str = "cassandra-3.11";
 
 /// The cassandra-3.11 preset's heap: R5's `-Xmx48G` with G1, the heap the
 /// JVM model's pause figures are for (hardware.md 4.4).
@@ -74,7 +81,9 @@ impl RunPlan {
             cluster.device.name,
             cluster.device.channels(),
             loads.join("; ")
-        ) + &describe_controllers(&cluster.controllers)
+        ) + &describe_topology(cluster)
+            + &describe_controllers(&cluster.controllers)
+            + &describe_compaction(cluster)
             + &cluster
                 .compression_chunk_bytes
                 .map_or(String::new(), |chunk| {
@@ -98,8 +107,24 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         .as_ref()
         .and_then(|data| data.replication_factor)
         .map(|rf| (rf, "[data] replication_factor".to_string()));
+    let mut keyspace_strategy: Option<(ReplicationStrategy, String)> = None;
     let mut notes = Vec::new();
     let mut table_compression: Option<(Option<cassandra_stress::Compression>, String)> = None;
+    // The table's compaction: `[data]`'s, else the first load's.
+    let mut table_compaction: Option<TableCompaction> = scenario
+        .data
+        .as_ref()
+        .and_then(|data| data.compaction.as_deref())
+        .map(|name| TableCompaction {
+            strategy: if name == "leveled" {
+                cassandra_stress::CompactionStrategy::Leveled
+            } else {
+                cassandra_stress::CompactionStrategy::SizeTiered
+            },
+            options: Vec::new(),
+            origin: "[data] compaction".to_string(),
+            field: "data.compaction".to_string(),
+        });
     let mut loads = Vec::with_capacity(scenario.loads.len());
     for (index, section) in scenario.loads.iter().enumerate() {
         let field = format!("load[{index}].command");
@@ -145,6 +170,24 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
             ));
         }
         cluster.replication_factor = rf;
+        // The keyspace's strategy: the first `replication(...)` given
+        // (SimpleStrategy if none is); another one later is refused.
+        if let Some(asked) = command.replication_strategy {
+            match &keyspace_strategy {
+                None => keyspace_strategy = Some((asked, format!("load `{}`", section.name))),
+                Some((strategy, origin)) if *strategy != asked => {
+                    return Err(scenario.error(
+                        &field,
+                        format!(
+                            "replication(strategy={}) differs from the keyspace's {} (set by {origin}); c-s creates keyspace1 once and does not alter it",
+                            asked.class_name(),
+                            strategy.class_name()
+                        ),
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
         // The table's compressor: the first load's (c-s creates the table
         // once); a later load asking for another is refused like the RF.
         let (compression, compression_origin) = table_compression
@@ -161,11 +204,63 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
                 ));
             }
         }
+        // The table's compaction, likewise.
+        let table = table_compaction.get_or_insert_with(|| TableCompaction {
+            strategy: command
+                .compaction
+                .unwrap_or(cassandra_stress::CompactionStrategy::SizeTiered),
+            options: command.compaction_options.clone(),
+            origin: format!("load `{}`", section.name),
+            field: field.clone(),
+        });
+        if let Some(asked) = command.compaction {
+            if asked != table.strategy || command.compaction_options != table.options {
+                return Err(scenario.error(
+                    &field,
+                    format!(
+                        "compaction({}) differs from the table's compaction({}) (set by {}); c-s creates standard1 once and does not alter it",
+                        describe_compaction_spec(asked, &command.compaction_options),
+                        describe_compaction_spec(table.strategy, &table.options),
+                        table.origin
+                    ),
+                ));
+            }
+        }
         let load = resolve_load(scenario, &field, section, &command, &loads)?;
         loads.push(load);
     }
+    cluster.row_cache = resolve_row_cache(scenario, &cluster, &loads)?;
+    if let Some((strategy, _)) = keyspace_strategy {
+        cluster.topology.strategy = strategy;
+    }
+    check_sampled_populations(scenario, &cluster, &loads)?;
     cluster.compression_chunk_bytes =
         resolve_compression_chunk(scenario, &cluster, table_compression.and_then(|(c, _)| c))?;
+    if let Some(table) = &table_compaction {
+        cluster.compaction = resolve_compaction(scenario, &cluster.preset, table, &mut notes)?;
+    }
+    if cluster.preset != CASSANDRA {
+        let yaml = scenario.cluster.yaml.clone().unwrap_or_default();
+        let set: Vec<&str> = [
+            (
+                "concurrent_compactors",
+                yaml.concurrent_compactors.is_some(),
+            ),
+            (
+                "compaction_throughput_mb_per_sec",
+                yaml.compaction_throughput_mb_per_sec.is_some(),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect();
+        if !set.is_empty() {
+            notes.push(format!(
+                "[cluster.yaml] {} accepted but do not affect the simulation: they are Cassandra settings; Scylla 2.x-3.0 reads them from scylla.yaml and ignores them (db/config.hh marks concurrent_compactors Invalid and compaction_throughput_mb_per_sec Unused)",
+                set.join(", ")
+            ));
+        }
+    }
     let duration = overrides
         .duration
         .or(scenario.duration.map(|HumanDuration(duration)| duration));
@@ -182,6 +277,33 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         loads,
         notes,
     })
+}
+
+/// `; ring: ...` (and the sampling, if any) for the describe line.
+fn describe_topology(cluster: &ClusterPlan) -> String {
+    let topology = &cluster.topology;
+    let racks = topology.rack_count();
+    let mut text = format!(
+        "; ring: {} vnodes/node, {} rack{}, {} rf {}",
+        topology.num_tokens,
+        racks,
+        if racks == 1 { "" } else { "s" },
+        topology.strategy.class_name(),
+        cluster.replication_factor
+    );
+    if cluster.sampled() {
+        text += &format!(
+            "; SAMPLED: {} of {} shards per node simulated, each with a {}/{} share of its node's disk and NIC; clients offer {}/{} of the load; counts and rates reported x{}",
+            cluster.simulated_shards(),
+            cluster.shards_per_node,
+            cluster.simulated_shards(),
+            cluster.shards_per_node,
+            cluster.simulated_shards(),
+            cluster.shards_per_node,
+            crate::metrics::round3(cluster.sampling_scale())
+        );
+    }
+    text
 }
 
 /// `; controllers: ...` for the describe line.
@@ -226,6 +348,161 @@ fn preset_controllers(preset: &str) -> Controllers {
     }
 }
 
+/// The table's compaction as the scenario names it, before it is resolved
+/// against the preset.
+struct TableCompaction {
+    strategy: cassandra_stress::CompactionStrategy,
+    /// c-s's `compaction(...)` options other than the strategy.
+    options: Vec<(String, String)>,
+    /// What set it, for messages (a load by name, or `[data] compaction`).
+    origin: String,
+    /// The scenario field that set it, for errors.
+    field: String,
+}
+
+/// `Strategy,option=value,...` as c-s's `compaction(...)` takes it.
+fn describe_compaction_spec(
+    strategy: cassandra_stress::CompactionStrategy,
+    options: &[(String, String)],
+) -> String {
+    std::iter::once(format!("strategy={}", strategy.class_name()))
+        .chain(
+            options
+                .iter()
+                .map(|(name, value)| format!("{name}={value}")),
+        )
+        .collect::<Vec<String>>()
+        .join(",")
+}
+
+/// `; compaction: ...` for the describe line.
+fn describe_compaction(cluster: &ClusterPlan) -> String {
+    use engine::compaction::CompactionStrategy;
+    let mut text = format!("; compaction: {}", cluster.compaction.class_name());
+    if let CompactionStrategy::Leveled(options) = &cluster.compaction {
+        text += &format!(
+            " ({} MiB SSTables)",
+            options.sstable_size_bytes / (1024 * 1024)
+        );
+    }
+    if let Some(compactors) = cluster.concurrent_compactors {
+        text += &format!(", concurrent_compactors {compactors}");
+    }
+    text += &match cluster.compaction_throughput_bytes_per_sec {
+        Some(rate) => format!(", compaction throughput {} MiB/s", rate / (1024 * 1024)),
+        None if cluster.preset == CASSANDRA => ", compaction unthrottled".to_string(),
+        None => String::new(),
+    };
+    text
+}
+
+/// Compaction options c-s passes that Cassandra 3.11 accepts for both
+/// strategies but that act on tombstones, repair or logging, which the
+/// twin does not model (`AbstractCompactionStrategy.validateOptions`).
+const UNMODELLED_COMPACTION_OPTIONS: [&str; 7] = [
+    "tombstone_threshold",
+    "tombstone_compaction_interval",
+    "unchecked_tombstone_compaction",
+    "only_purge_repaired_tombstones",
+    "log_all",
+    "enabled",
+    "provide_overlapping_tombstones",
+];
+
+/// The engine's strategy for the table: the c-s strategy and options over
+/// the preset's defaults. Leveled compaction pushes idle levels up and has
+/// a backlog tracker from Scylla 2.3 (2.2's LCS backlog is infinite;
+/// scylla-mechanisms.md 1.4); Cassandra 3.11 does not push.
+fn resolve_compaction(
+    scenario: &Scenario,
+    preset: &str,
+    table: &TableCompaction,
+    notes: &mut Vec<String>,
+) -> Result<engine::compaction::CompactionStrategy, ScenarioError> {
+    use cassandra_stress::CompactionStrategy as Cs;
+    use engine::compaction::{CompactionStrategy, LcsOptions, StcsOptions};
+    let fail = |reason: String| Err(scenario.error(&table.field, reason));
+    let mut stcs = StcsOptions::default();
+    let mut lcs = LcsOptions {
+        push_to_highest_level: matches!(preset, "scylla-2.3" | "scylla-3.0"),
+        infinite_backlog: preset == "scylla-2.2",
+        ..LcsOptions::default()
+    };
+    let mut unmodelled = Vec::new();
+    for (name, value) in &table.options {
+        let positive = |what: &str| -> Result<u64, ScenarioError> {
+            value.parse::<u64>().ok().filter(|v| *v > 0).ok_or_else(|| {
+                scenario.error(&table.field, format!("{name}={value}: expected {what}"))
+            })
+        };
+        let fraction = || -> Result<f64, ScenarioError> {
+            value
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .ok_or_else(|| {
+                    scenario.error(
+                        &table.field,
+                        format!("{name}={value}: expected a positive number"),
+                    )
+                })
+        };
+        match name.as_str() {
+            "sstable_size_in_mb" if table.strategy == Cs::Leveled => {
+                lcs.sstable_size_bytes = positive("a positive number of MiB")? * 1024 * 1024;
+            }
+            "sstable_size_in_mb" => {
+                return fail(format!(
+                    "sstable_size_in_mb is an option of LeveledCompactionStrategy, not {}",
+                    table.strategy.class_name()
+                ))
+            }
+            "min_threshold" => stcs.min_threshold = positive("a number of SSTables of at least 2")? as usize,
+            "max_threshold" => stcs.max_threshold = positive("a number of SSTables")? as usize,
+            "bucket_low" => stcs.bucket_low = fraction()?,
+            "bucket_high" => stcs.bucket_high = fraction()?,
+            "min_sstable_size" => {
+                stcs.min_sstable_size_bytes = value.parse::<u64>().map_err(|_| {
+                    scenario.error(&table.field, format!("{name}={value}: expected a number of bytes"))
+                })?;
+            }
+            known if UNMODELLED_COMPACTION_OPTIONS.contains(&known) => {
+                unmodelled.push(format!("{name}={value}"));
+            }
+            other => {
+                return fail(format!(
+                    "unknown compaction option `{other}` for {}; accepted: sstable_size_in_mb (leveled), min_threshold, max_threshold, bucket_low, bucket_high, min_sstable_size, and (without effect) {}",
+                    table.strategy.class_name(),
+                    UNMODELLED_COMPACTION_OPTIONS.join(", ")
+                ))
+            }
+        }
+    }
+    if stcs.min_threshold < 2 || stcs.max_threshold < stcs.min_threshold {
+        return fail(format!(
+            "min_threshold {} and max_threshold {}: need 2 <= min_threshold <= max_threshold",
+            stcs.min_threshold, stcs.max_threshold
+        ));
+    }
+    if !(stcs.bucket_low < 1.0 && stcs.bucket_high > 1.0) {
+        return fail(format!(
+            "bucket_low {} and bucket_high {}: need bucket_low < 1 < bucket_high",
+            stcs.bucket_low, stcs.bucket_high
+        ));
+    }
+    if !unmodelled.is_empty() {
+        notes.push(format!(
+            "{}: compaction options {} accepted but do not affect the simulation (tombstones, repair and logging are not modelled)",
+            table.origin,
+            unmodelled.join(", ")
+        ));
+    }
+    Ok(match table.strategy {
+        Cs::SizeTiered => CompactionStrategy::SizeTiered(stcs),
+        Cs::Leveled => CompactionStrategy::Leveled(LcsOptions { stcs, ..lcs }),
+    })
+}
+
 /// The compression chunk of the table: `[table] chunk_length_in_kb`, else
 /// the server's default: 4 KiB in Scylla (`compression_parameters::
 /// DEFAULT_CHUNK_LENGTH`), 64 KiB in Cassandra 3.11
@@ -249,7 +526,11 @@ fn resolve_compression_chunk(
         }
         return Ok(None);
     };
-    let default_kb = if cluster.preset == "cassandra-3.11" { 64 } else { 4 };
+    let default_kb = if cluster.preset == "cassandra-3.11" {
+        64
+    } else {
+        4
+    };
     let kb = chunk_kb.unwrap_or(default_kb);
     if !(kb.is_power_of_two() && (1..=1024).contains(&kb)) {
         return Err(scenario.error(
@@ -258,6 +539,120 @@ fn resolve_compression_chunk(
         ));
     }
     Ok(Some(kb * 1024))
+}
+
+/// `[table] speculative_retry`, parsed as CQL writes it: `NONE`,
+/// `N.NPERCENTILE` (or `Np`), `Nms`.
+fn resolve_speculative_retry(scenario: &Scenario) -> Result<SpeculativeRetry, ScenarioError> {
+    let Some(text) = scenario
+        .table
+        .as_ref()
+        .and_then(|table| table.speculative_retry.as_deref())
+    else {
+        return Ok(SpeculativeRetry::DEFAULT);
+    };
+    let upper = text.trim().to_ascii_uppercase();
+    let percentile = upper
+        .strip_suffix("PERCENTILE")
+        .or_else(|| upper.strip_suffix('P'));
+    let parsed = if upper == "NONE" {
+        Some(SpeculativeRetry::Never)
+    } else if let Some(number) = percentile {
+        number
+            .parse::<f64>()
+            .ok()
+            .filter(|p| *p > 0.0 && *p < 100.0)
+            .map(SpeculativeRetry::Percentile)
+    } else if upper.ends_with("MS") {
+        units::parse_duration(&text.trim().to_ascii_lowercase())
+            .ok()
+            .map(SpeculativeRetry::Fixed)
+    } else {
+        None
+    };
+    parsed.ok_or_else(|| {
+        scenario.error(
+            "table.speculative_retry",
+            format!("`{text}` is not a speculative_retry; accepted: \"NONE\", \"99.0PERCENTILE\" (any percentile between 0 and 100), \"10ms\""),
+        )
+    })
+}
+
+/// The row cache of the cluster's shards: Scylla's takes the shard's free
+/// memory; Cassandra's is `row_cache_size_in_mb` (default 0: none), split
+/// evenly over the node's shards. In volume mode, hits follow the key
+/// popularity of the first load that reads (a sequential read load counts
+/// as uniform over its range); `key_rows` is that load's key span (each
+/// shard scales it by its ownership).
+fn resolve_row_cache(
+    scenario: &Scenario,
+    cluster: &ClusterPlan,
+    loads: &[LoadPlan],
+) -> Result<Option<RowCacheSetup>, ScenarioError> {
+    let cassandra_mb = scenario
+        .cluster
+        .yaml
+        .as_ref()
+        .and_then(|yaml| yaml.row_cache_size_in_mb);
+    let config = if cluster.preset == "cassandra-3.11" {
+        match cassandra_mb {
+            None | Some(0) => return Ok(None),
+            Some(mb) => {
+                let mut config = RowCacheConfig::cassandra(mb);
+                config.capacity_bytes /= u64::from(cluster.shards_per_node.max(1));
+                config
+            }
+        }
+    } else {
+        if cassandra_mb.is_some() {
+            return Err(scenario.error(
+                "cluster.yaml.row_cache_size_in_mb",
+                "Scylla has no row cache size: its cache takes the memory the memtables leave (remove the setting)",
+            ));
+        }
+        let mut config = RowCacheConfig::scylla(0);
+        if matches!(cluster.preset.as_str(), "scylla-2.3" | "scylla-3.0") {
+            config.entry_overhead_bytes = row_cache::SCYLLA_2_3_ENTRY_OVERHEAD_BYTES;
+        }
+        config
+    };
+    let reader = loads.iter().find(|load| match &load.operation {
+        OpMix::Only(kind) => *kind == OpKind::Read,
+        OpMix::Mixed { write_fraction, .. } => *write_fraction < 1.0,
+    });
+    let (curve, key_span, mean_row_bytes) = match reader {
+        Some(load) => {
+            let (curve, span) = match &load.keys {
+                KeyPlan::Sequential { first, last } => {
+                    (vec![(0.0, 0.0), (1.0, 1.0)], last - first + 1)
+                }
+                KeyPlan::Distribution(distribution) => {
+                    (distribution.hot_mass_curve(), distribution.span())
+                }
+            };
+            let row_bytes = scenario
+                .data
+                .as_ref()
+                .map_or(8.0 + load.columns.mean_value_bytes(), |data| {
+                    data.row_bytes.0 as f64
+                });
+            (curve, span, row_bytes.round() as u64)
+        }
+        None => (vec![(0.0, 0.0), (1.0, 1.0)], 1, 1),
+    };
+    let popularity = HotMass::new(curve).map_err(|reason| {
+        scenario.error(
+            "load",
+            format!("the reads' key popularity gives no usable cache curve: {reason}"),
+        )
+    })?;
+    Ok(Some(RowCacheSetup {
+        config,
+        takes_free_memory: cluster.preset != "cassandra-3.11",
+        popularity: Some(popularity),
+        key_rows: key_span as f64,
+        mean_row_bytes,
+    }))
 }
 
 /// `[fidelity] mode`, checked: true for data mode.
@@ -303,15 +698,23 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
         return fail("key_range", format!("[{first_key}, {last_key}] is empty"));
     }
     for (field, value, accepted) in [
-        ("compaction", &data.compaction, "size-tiered"),
-        ("state", &data.state, "compacted"),
-        ("cache", &data.cache, "cold"),
+        (
+            "compaction",
+            &data.compaction,
+            &["size-tiered", "leveled"][..],
+        ),
+        ("state", &data.state, &["compacted"][..]),
+        ("cache", &data.cache, &["cold"][..]),
     ] {
         if let Some(value) = value {
-            if value != accepted {
+            if !accepted.contains(&value.as_str()) {
+                let accepted: Vec<String> = accepted.iter().map(|a| format!("\"{a}\"")).collect();
                 return fail(
                     field,
-                    format!("`{value}` is not supported; accepted: \"{accepted}\""),
+                    format!(
+                        "`{value}` is not supported; accepted: {}",
+                        accepted.join(", ")
+                    ),
                 );
             }
         }
@@ -462,9 +865,38 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
     }
     let device = models::nvme::NvmeProfile::i3_drive().striped(drives);
     let yaml = section.yaml.clone().unwrap_or_default();
+    let mut jvm = models::jvm::JvmConfig::cassandra_3_11(instance.vcpus, drives);
+    let (concurrent_compactors, compaction_throughput_bytes_per_sec) = if cassandra {
+        // cassandra.yaml 3.11: `concurrent_compactors` defaults to the
+        // smaller of data directories and cores within 2..=8 (the JVM
+        // model's CompactionExecutor size); `compaction_throughput_mb_per_sec`
+        // to 16, 0 turning the limit off.
+        let compactors = yaml.concurrent_compactors.unwrap_or(jvm.threads.compaction);
+        if compactors == 0 {
+            return Err(scenario.error(
+                "cluster.yaml.concurrent_compactors",
+                "at least 1 compactor is needed",
+            ));
+        }
+        jvm.threads.compaction = compactors;
+        let throughput = match yaml.compaction_throughput_mb_per_sec.unwrap_or(16) {
+            0 => None,
+            mb => Some(mb.checked_mul(1024 * 1024).ok_or_else(|| {
+                scenario.error(
+                    "cluster.yaml.compaction_throughput_mb_per_sec",
+                    format!("{mb} MiB/s is too large"),
+                )
+            })?),
+        };
+        (Some(compactors), throughput)
+    } else {
+        (None, None)
+    };
+    let topology = resolve_topology(scenario, shards)?;
     Ok(ClusterPlan {
         io: IoScheduling::for_preset(&section.preset, &device, shards),
         replication_factor: 1,
+        topology,
         preset: section.preset.clone(),
         nodes: section.nodes,
         instance: instance.name.to_string(),
@@ -476,6 +908,8 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         controllers: scenario_controllers(scenario)?,
         preload: resolve_data(scenario)?,
         data_mode: resolve_fidelity(scenario)?,
+        speculative_retry: resolve_speculative_retry(scenario)?,
+        row_cache: None,
         compression_chunk_bytes: None,
         network_latency: scenario
             .network
@@ -492,6 +926,10 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         compaction_enforce_min_threshold: yaml
             .compaction_enforce_min_threshold
             .unwrap_or(section.preset == "scylla-2.1" || cassandra),
+        // The table's; `resolve` sets it from the loads and `[data]`.
+        compaction: engine::compaction::CompactionStrategy::default(),
+        concurrent_compactors,
+        compaction_throughput_bytes_per_sec,
         commitlog: {
             let mut commitlog = resolve_commitlog(scenario, &yaml, shards)?;
             if cassandra && commitlog.total_space_per_shard_bytes.is_none() {
@@ -504,16 +942,100 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups;
         // Cassandra runs on the JVM over all the node's vCPUs.
         cpu: if cassandra {
-            CpuScheduling::Jvm(models::jvm::JvmConfig::cassandra_3_11(
-                instance.vcpus,
-                drives,
-            ))
+            CpuScheduling::Jvm(jvm)
         } else if section.preset == "scylla-2.1" {
             CpuScheduling::Fifo
         } else {
             CpuScheduling::SCYLLA_2_2
         },
     })
+}
+
+/// `[cluster]`'s ring and sampling settings on nodes of `shards` shards
+/// (the replication strategy comes from the loads, later).
+fn resolve_topology(scenario: &Scenario, shards: u32) -> Result<TopologyPlan, ScenarioError> {
+    let section = &scenario.cluster;
+    let racks = match &section.racks {
+        None => Vec::new(),
+        Some(Racks::Count(racks)) => (0..section.nodes).map(|node| node % racks).collect(),
+        Some(Racks::Names(names)) => {
+            // Rack ids in order of first appearance.
+            let mut seen: Vec<&str> = Vec::new();
+            names
+                .iter()
+                .map(|name| {
+                    let position = seen.iter().position(|known| *known == name.as_str());
+                    position.unwrap_or_else(|| {
+                        seen.push(name);
+                        seen.len() - 1
+                    }) as u32
+                })
+                .collect()
+        }
+    };
+    let simulated_shards_per_node = match section.simulated_shards_per_node {
+        Some(simulated) if simulated > shards => {
+            return Err(scenario.error(
+                "cluster.simulated_shards_per_node",
+                format!(
+                    "{simulated} simulated shards but a node has {shards}{}",
+                    if section.preset == CASSANDRA {
+                        " (Cassandra is not sharded: sampling needs a sharded Scylla preset)"
+                    } else {
+                        ""
+                    }
+                ),
+            ))
+        }
+        // All of them: not sampled.
+        Some(simulated) if simulated == shards => None,
+        other => other,
+    };
+    Ok(TopologyPlan {
+        num_tokens: section
+            .num_tokens
+            .unwrap_or(engine::ring::DEFAULT_NUM_TOKENS),
+        racks,
+        strategy: ReplicationStrategy::SimpleStrategy,
+        simulated_shards_per_node,
+    })
+}
+
+/// Sampling needs enough distinct keys on the simulated shards: each load's
+/// key population must hold at least this many keys per simulated node
+/// share (`shards / simulated` of them).
+const MIN_SAMPLED_KEYS: u64 = 1_000;
+
+/// Under sampling, every load's key population must give the simulated
+/// shards keys of their own (the clients draw keys until one lands on a
+/// simulated shard).
+fn check_sampled_populations(
+    scenario: &Scenario,
+    cluster: &ClusterPlan,
+    loads: &[LoadPlan],
+) -> Result<(), ScenarioError> {
+    if !cluster.sampled() {
+        return Ok(());
+    }
+    let needed = MIN_SAMPLED_KEYS * u64::from(cluster.shards_per_node)
+        / u64::from(cluster.simulated_shards());
+    for (index, load) in loads.iter().enumerate() {
+        let keys = match &load.keys {
+            KeyPlan::Sequential { first, last } => (last - first).saturating_add(1),
+            KeyPlan::Distribution(dist) => dist.span(),
+        };
+        if keys < needed {
+            return Err(scenario.error(
+                &format!("load[{index}].command"),
+                format!(
+                    "{keys} keys are too few for sampling {} of {} shards per node: the simulated shards would see a handful of keys; give at least {needed} keys or drop cluster.simulated_shards_per_node",
+                    cluster.simulated_shards(),
+                    cluster.shards_per_node
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `[cluster.yaml]`'s commitlog settings over the shipped scylla.yaml.

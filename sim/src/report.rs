@@ -78,12 +78,75 @@ pub struct Summary {
     pub instance: String,
     /// Shards per node.
     pub shards_per_node: u32,
+    /// Representative-shard sampling, when only some shards of every node
+    /// ran: every count and rate in this file (ops, loads, coordinator) is
+    /// then the simulated one times `scale`, the whole cluster's estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingSummary>,
     /// Per load, by name: the same per-op figures for that load alone.
     pub loads: BTreeMap<String, LoadSummary>,
     /// Data mode only: reads checked against the writes acknowledged
     /// before them, and how many returned an older version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consistency: Option<ConsistencySummary>,
+    /// The coordinators' read path, over the run: reads with a digest
+    /// mismatch, rows written back by read repair, speculative retries.
+    pub coordinator: CoordinatorSummary,
+}
+
+/// `summary.json` `sampling`.
+#[derive(Clone, Debug, Serialize)]
+pub struct SamplingSummary {
+    /// Shards simulated on every node.
+    pub simulated_shards_per_node: u32,
+    /// Shards a node has.
+    pub shards_per_node: u32,
+    /// `shards_per_node / simulated_shards_per_node`: what the simulated
+    /// counts and rates were multiplied by.
+    pub scale: f64,
+}
+
+/// A count of a sampled run scaled up to the whole cluster.
+fn scale_count(count: u64, scale: f64) -> u64 {
+    (count as f64 * scale).round() as u64
+}
+
+/// `summary.json` `coordinator`: counters summed over every shard.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CoordinatorSummary {
+    /// Reads whose digests disagreed (each ran a blocking read repair).
+    pub digest_mismatches: u64,
+    /// Rows written back by blocking read repair.
+    pub read_repairs: u64,
+    /// Extra read requests sent by speculative retry.
+    pub speculative_retries: u64,
+    /// Reads whose replicas heat-weighted balancing chose (Scylla, when
+    /// the replicas' cache hit rates differ by more than 0.01).
+    pub heat_balanced_reads: u64,
+}
+
+impl CoordinatorSummary {
+    /// The counters of a finished run.
+    pub fn of(outcome: &RunOutcome) -> CoordinatorSummary {
+        let mut total = CoordinatorSummary::default();
+        for shard in &outcome.shards {
+            total.digest_mismatches += shard.stats.digest_mismatches;
+            total.read_repairs += shard.stats.read_repairs;
+            total.speculative_retries += shard.stats.speculative_retries;
+            total.heat_balanced_reads += shard.stats.heat_balanced_reads;
+        }
+        total
+    }
+
+    /// The counters of a sampled run scaled up to the whole cluster.
+    pub fn scaled(self, scale: f64) -> CoordinatorSummary {
+        CoordinatorSummary {
+            digest_mismatches: scale_count(self.digest_mismatches, scale),
+            read_repairs: scale_count(self.read_repairs, scale),
+            speculative_retries: scale_count(self.speculative_retries, scale),
+            heat_balanced_reads: scale_count(self.heat_balanced_reads, scale),
+        }
+    }
 }
 
 /// Data mode's read check in `summary.json`.
@@ -140,6 +203,19 @@ pub struct Perf {
 }
 
 impl OpSummary {
+    /// The figures of a sampled run scaled up to the whole cluster: counts
+    /// and rate times `scale`, latencies as simulated.
+    pub fn scaled(self, scale: f64) -> OpSummary {
+        OpSummary {
+            count: scale_count(self.count, scale),
+            ops_per_s: round3(self.ops_per_s * scale),
+            not_found: scale_count(self.not_found, scale),
+            timeouts: scale_count(self.timeouts, scale),
+            errors: scale_count(self.errors, scale),
+            ..self
+        }
+    }
+
     /// Figures of `ops` over `window`.
     pub fn of(ops: &OpMetrics, window: (SimTime, SimTime)) -> OpSummary {
         OpSummary {
@@ -157,12 +233,18 @@ impl OpSummary {
 impl Summary {
     /// The summary of a finished run.
     pub fn of(outcome: &RunOutcome) -> Summary {
+        let scale = outcome.plan.cluster.sampling_scale();
         let ops = outcome
             .ops
             .iter()
             .zip(&outcome.op_windows)
             .filter(|(ops, _)| ops.count > 0)
-            .map(|(ops, window)| (ops.kind.name().to_string(), OpSummary::of(ops, *window)))
+            .map(|(ops, window)| {
+                (
+                    ops.kind.name().to_string(),
+                    OpSummary::of(ops, *window).scaled(scale),
+                )
+            })
             .collect();
         let loads = outcome
             .plan
@@ -174,7 +256,12 @@ impl Summary {
                     .ops
                     .iter()
                     .filter(|ops| ops.count > 0)
-                    .map(|ops| (ops.kind.name().to_string(), OpSummary::of(ops, load.window)))
+                    .map(|ops| {
+                        (
+                            ops.kind.name().to_string(),
+                            OpSummary::of(ops, load.window).scaled(scale),
+                        )
+                    })
                     .collect();
                 (
                     plan.name.clone(),
@@ -196,6 +283,12 @@ impl Summary {
             nodes: cluster.nodes,
             instance: cluster.instance.clone(),
             shards_per_node: cluster.shards_per_node,
+            sampling: cluster.sampled().then(|| SamplingSummary {
+                simulated_shards_per_node: cluster.simulated_shards(),
+                shards_per_node: cluster.shards_per_node,
+                scale: round3(scale),
+            }),
+            coordinator: CoordinatorSummary::of(outcome).scaled(scale),
             consistency: outcome
                 .consistency
                 .as_ref()
@@ -210,6 +303,13 @@ impl Summary {
     /// whole run when there are several loads.
     pub fn to_stress_text(&self) -> String {
         let mut out = String::new();
+        if let Some(sampling) = &self.sampling {
+            let _ = writeln!(
+                out,
+                "\nSampled run: {} of {} shards per node simulated; operation counts and rates below are scaled x{} to the whole cluster, latencies are as simulated",
+                sampling.simulated_shards_per_node, sampling.shards_per_node, sampling.scale
+            );
+        }
         for (name, load) in &self.loads {
             let _ = writeln!(out, "\nResults for load `{name}`:");
             out.push_str(&results_block(&load.ops, None));

@@ -172,12 +172,36 @@ pub struct ClusterSection {
     pub nodes: u32,
     /// Instance type from the catalog, e.g. `i3.4xlarge`.
     pub instance: String,
+    /// Tokens (vnodes) per node on the ring; default 256 (`num_tokens`).
+    #[serde(default)]
+    pub num_tokens: Option<u32>,
+    /// Racks: a count (node `i` goes to rack `i % racks`) or one rack name
+    /// per node. Default: one rack. NetworkTopologyStrategy spreads each
+    /// key's replicas over them.
+    #[serde(default)]
+    pub racks: Option<Racks>,
+    /// Representative-shard sampling (Scylla): simulate this many shards
+    /// of every node instead of all of them; reports scale counts and
+    /// rates back up to the whole cluster.
+    #[serde(default)]
+    pub simulated_shards_per_node: Option<u32>,
     /// Per-field overrides of the instance.
     #[serde(default)]
     pub overrides: Option<ClusterOverrides>,
     /// Node settings, named as in scylla.yaml / cassandra.yaml.
     #[serde(default)]
     pub yaml: Option<NodeYaml>,
+}
+
+/// `[cluster] racks`: how many racks (nodes dealt round-robin) or each
+/// node's rack by name.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Racks {
+    /// `racks = 3`: node `i` in rack `i % 3`.
+    Count(u32),
+    /// `racks = ["a", "a", "b", ...]`: one name per node.
+    Names(Vec<String>),
 }
 
 /// `[cluster.yaml]`: the scylla.yaml (or cassandra.yaml) settings the twin
@@ -202,6 +226,19 @@ pub struct NodeYaml {
     /// 2.1 behaved as true).
     #[serde(default)]
     pub compaction_enforce_min_threshold: Option<bool>,
+    /// Cassandra: compaction jobs running at once per node (default: the
+    /// smaller of data directories and cores, within 2..=8). Scylla
+    /// ignores it.
+    #[serde(default)]
+    pub concurrent_compactors: Option<u32>,
+    /// Cassandra: MiB/s all compactions of a node may read together
+    /// (default 16; 0: unthrottled). Scylla ignores it.
+    #[serde(default)]
+    pub compaction_throughput_mb_per_sec: Option<u64>,
+    /// Cassandra: off-heap row cache per node, MiB (default 0: off). Scylla
+    /// has no setting: its cache takes the memory nothing else uses.
+    #[serde(default)]
+    pub row_cache_size_in_mb: Option<u64>,
 }
 
 /// `[cluster.overrides]`
@@ -243,6 +280,10 @@ pub struct TableSection {
     /// 4, Cassandra 3.11 64) where absent. Needs `-schema compression=`.
     #[serde(default)]
     pub chunk_length_in_kb: Option<u64>,
+    /// `speculative_retry`: `"99.0PERCENTILE"` (the default), `"NONE"`,
+    /// or a fixed delay such as `"10ms"`.
+    #[serde(default)]
+    pub speculative_retry: Option<String>,
 }
 
 /// `[fidelity]`: how much the engine stores.
@@ -268,10 +309,10 @@ pub struct DataSection {
     /// Replicas per partition; only 1 until the cluster issue.
     #[serde(default)]
     pub replication_factor: Option<u32>,
-    /// The table's strategy; `"size-tiered"`.
+    /// The table's strategy: `"size-tiered"` (default) or `"leveled"`.
     #[serde(default)]
     pub compaction: Option<String>,
-    /// `"compacted"`: as size-tiered compaction leaves it once caught up.
+    /// `"compacted"`: as the table's strategy leaves it once caught up.
     #[serde(default)]
     pub state: Option<String>,
     /// `"cold"`: nothing cached when the run starts.
@@ -464,6 +505,7 @@ fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
             return fail("duration", "must be longer than zero".into());
         }
     }
+    validate_topology(scenario)?;
     if let Some(overrides) = &scenario.cluster.overrides {
         if overrides.shards == Some(0) {
             return fail(
@@ -517,6 +559,57 @@ fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
                 format!("`{}` is used by an earlier load", load.name),
             );
         }
+    }
+    Ok(())
+}
+
+/// Largest `num_tokens` accepted: 16x the default already evens ownership
+/// out within a few percent, and the replica map grows with nodes x tokens.
+pub const MAX_NUM_TOKENS: u32 = 4096;
+
+/// `[cluster]`'s ring settings: `num_tokens`, `racks`,
+/// `simulated_shards_per_node` (its upper bound, the shard count, is
+/// checked once the instance is known).
+fn validate_topology(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let cluster = &scenario.cluster;
+    if let Some(tokens) = cluster.num_tokens {
+        if !(1..=MAX_NUM_TOKENS).contains(&tokens) {
+            return Err(scenario.error(
+                "cluster.num_tokens",
+                format!("{tokens} is outside 1..={MAX_NUM_TOKENS} tokens per node"),
+            ));
+        }
+    }
+    match &cluster.racks {
+        Some(Racks::Count(racks)) if *racks == 0 || *racks > cluster.nodes => {
+            return Err(scenario.error(
+                "cluster.racks",
+                format!(
+                    "{racks} racks for {} nodes: give between 1 and the node count",
+                    cluster.nodes
+                ),
+            ));
+        }
+        Some(Racks::Names(names)) if names.len() != cluster.nodes as usize => {
+            return Err(scenario.error(
+                "cluster.racks",
+                format!(
+                    "{} rack names for {} nodes: give one per node, or a number of racks",
+                    names.len(),
+                    cluster.nodes
+                ),
+            ));
+        }
+        Some(Racks::Names(names)) if names.iter().any(|name| name.trim().is_empty()) => {
+            return Err(scenario.error("cluster.racks", "a rack name is empty"));
+        }
+        _ => {}
+    }
+    if cluster.simulated_shards_per_node == Some(0) {
+        return Err(scenario.error(
+            "cluster.simulated_shards_per_node",
+            "simulate at least 1 shard per node",
+        ));
     }
     Ok(())
 }
@@ -607,6 +700,43 @@ command = "cassandra-stress write n=1000"
         assert_eq!(locate(GOOD, "duration"), Some(3));
         assert_eq!(locate(GOOD, "load[0].command"), Some(12));
         assert_eq!(locate(GOOD, "load[1].command"), None);
+    }
+
+    #[test]
+    fn ring_settings_parse_and_bad_ones_name_their_line() {
+        let with = |extra: &str| GOOD.replace("nodes = 3\n", &format!("nodes = 3\n{extra}\n"));
+        let scenario = parse(
+            "s.toml",
+            &with("num_tokens = 16\nracks = 3\nsimulated_shards_per_node = 2"),
+        )
+        .unwrap();
+        assert_eq!(scenario.cluster.num_tokens, Some(16));
+        assert_eq!(scenario.cluster.racks, Some(Racks::Count(3)));
+        assert_eq!(scenario.cluster.simulated_shards_per_node, Some(2));
+        let named = parse("s.toml", &with("racks = [\"a\", \"b\", \"a\"]")).unwrap();
+        assert_eq!(
+            named.cluster.racks,
+            Some(Racks::Names(vec!["a".into(), "b".into(), "a".into()]))
+        );
+        let message = error(&with("num_tokens = 0"));
+        assert!(
+            message.starts_with("s.toml:8: field `cluster.num_tokens`"),
+            "{message}"
+        );
+        let message = error(&with("racks = 4"));
+        assert!(
+            message.starts_with("s.toml:8: field `cluster.racks`") && message.contains("4 racks"),
+            "{message}"
+        );
+        let message = error(&with("racks = [\"a\"]"));
+        assert!(message.contains("1 rack names for 3 nodes"), "{message}");
+        let message = error(&with("racks = \"three\""));
+        assert!(message.contains("cluster.racks"), "{message}");
+        let message = error(&with("simulated_shards_per_node = 0"));
+        assert!(
+            message.starts_with("s.toml:8: field `cluster.simulated_shards_per_node`"),
+            "{message}"
+        );
     }
 
     #[test]

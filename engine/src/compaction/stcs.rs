@@ -157,7 +157,8 @@ fn average_size(bucket: &[&SSTable]) -> u64 {
 /// The bucket to compact among `buckets` (`most_interesting_bucket`): each
 /// truncated to its `max_threshold` smallest members, those with at least
 /// `min_threshold` members, the smallest average first (the first on a tie).
-fn most_interesting_bucket<'a>(
+/// Leveled compaction's size-tiering inside L0 calls it too.
+pub(crate) fn most_interesting_bucket<'a>(
     buckets: &[Vec<&'a SSTable>],
     min_threshold: usize,
     max_threshold: usize,
@@ -332,6 +333,9 @@ mod tests {
             created_at: SimTime::ZERO,
             key_share: None,
             cells: None,
+            level: 0,
+            token_range: None,
+            segments: None,
         }
     }
 

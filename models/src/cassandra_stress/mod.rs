@@ -8,7 +8,8 @@
 //!   `err<`/`n>`/`n<` (c-s's run-until-stable mode, the default when neither
 //!   `n=` nor `duration=` is given), `no-warmup`, `cl=`, `keysize=`, and for
 //!   `mixed` `ratio(write=W,read=R)` and `clustering=DIST`;
-//! - `-schema replication(factor=N)` and `compaction(strategy=...)`;
+//! - `-schema replication(factor=N)` (or `strategy=NetworkTopologyStrategy`
+//!   with one `DC=N`) and `compaction(strategy=...)`;
 //! - `-rate threads=N [limit=R/s | throttle=R/s | fixed=R/s]` and
 //!   `-rate auto threads>=N threads<=N`;
 //! - `-col size=DIST n=DIST`, `-pop seq=a..b [no-wrap]` / `-pop dist=DIST`;
@@ -159,6 +160,10 @@ pub struct StressCommand {
     /// case c-s creates `keyspace1` with [`DEFAULT_REPLICATION_FACTOR`] if a
     /// write finds no keyspace, and otherwise uses the existing keyspace.
     pub replication_factor: Option<u32>,
+    /// The strategy of `-schema replication(...)`: `None` when
+    /// `replication(...)` is not given, else its `strategy=`
+    /// (`SimpleStrategy`, c-s's default, when the group names none).
+    pub replication_strategy: Option<ReplicationStrategy>,
     /// `-schema compaction(strategy=...)`; `None`: the server default (STCS).
     pub compaction: Option<CompactionStrategy>,
     /// The other `compaction(...)` options, e.g. `("sstable_size_in_mb", "160")`.
@@ -360,6 +365,28 @@ impl FromStr for ConsistencyLevel {
                     format!("unknown consistency level `{text}`: accepted are {ACCEPTED_CL}"),
                 )
             })
+    }
+}
+
+/// A keyspace replication strategy named by `-schema
+/// replication(strategy=...)` (c-s `OptionReplication`, default
+/// `org.apache.cassandra.locator.SimpleStrategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplicationStrategy {
+    /// `SimpleStrategy`: the next distinct nodes around the ring.
+    SimpleStrategy,
+    /// `NetworkTopologyStrategy` with one datacenter (`DC=N`): replicas
+    /// spread over racks.
+    NetworkTopologyStrategy,
+}
+
+impl ReplicationStrategy {
+    /// The class name as written in CQL.
+    pub fn class_name(self) -> &'static str {
+        match self {
+            ReplicationStrategy::SimpleStrategy => "SimpleStrategy",
+            ReplicationStrategy::NetworkTopologyStrategy => "NetworkTopologyStrategy",
+        }
     }
 }
 

@@ -4,10 +4,11 @@
 use units::SimDuration;
 
 use super::{
-    tokenize, ColumnSpec, CompactionStrategy, Compression, ConsistencyLevel, Operation, Population, Rate, Stop,
-    StressCommand, StressError, ACCEPTED_CL, DEFAULT_AUTO_MAX_THREADS, DEFAULT_AUTO_MIN_THREADS,
-    DEFAULT_CONSISTENCY, DEFAULT_KEY_SIZE_BYTES, DEFAULT_MAX_MEASUREMENTS,
-    DEFAULT_MIN_MEASUREMENTS, DEFAULT_POPULATION_SIZE, DEFAULT_REPLICATION_FACTOR, DEFAULT_RETRIES,
+    tokenize, ColumnSpec, CompactionStrategy, Compression, ConsistencyLevel, Operation, Population,
+    Rate, ReplicationStrategy, Stop, StressCommand, StressError, ACCEPTED_CL,
+    DEFAULT_AUTO_MAX_THREADS, DEFAULT_AUTO_MIN_THREADS, DEFAULT_CONSISTENCY,
+    DEFAULT_KEY_SIZE_BYTES, DEFAULT_MAX_MEASUREMENTS, DEFAULT_MIN_MEASUREMENTS,
+    DEFAULT_POPULATION_SIZE, DEFAULT_REPLICATION_FACTOR, DEFAULT_RETRIES,
     DEFAULT_TARGET_UNCERTAINTY, DEFAULT_WRITE_THREADS,
 };
 use crate::distribution::{
@@ -301,6 +302,7 @@ impl Parser {
                 .as_ref()
                 .map_or(DEFAULT_CONSISTENCY, |(c, _)| *c),
             replication_factor: None,
+            replication_strategy: None,
             compaction: None,
             compaction_options: Vec::new(),
             compression: None,
@@ -516,7 +518,9 @@ impl Parser {
                     ));
                 }
                 replication_seen = Some(t.to_string());
-                result.replication_factor = Some(replication(t, inner)?);
+                let (factor, strategy) = replication(t, inner)?;
+                result.replication_factor = Some(factor);
+                result.replication_strategy = Some(strategy);
             } else if let Some(inner) = group_args(t, "compaction") {
                 if let Some(first) = &compaction_seen {
                     return Err(StressError::new(
@@ -534,7 +538,8 @@ impl Parser {
                     // c-s applies compaction options only with a strategy.
                     None => self.ignored.push(format!("-schema {t}")),
                 }
-            } else if let Some(class) = strip_prefix_ci(t, "compression=").filter(|v| !v.is_empty()) {
+            } else if let Some(class) = strip_prefix_ci(t, "compression=").filter(|v| !v.is_empty())
+            {
                 result.compression = Some(Compression::from_class_name(class).ok_or_else(|| {
                     StressError::new(
                         t,
@@ -780,8 +785,9 @@ fn mixed_ratio(token: &str, inner: &str) -> Result<(f64, f64), StressError> {
     Ok((write, read))
 }
 
-/// `replication(factor=N[,strategy=S][,dc=N])` to a replication factor.
-fn replication(token: &str, inner: &str) -> Result<u32, StressError> {
+/// `replication(factor=N[,strategy=S][,dc=N])` to a replication factor and
+/// strategy.
+fn replication(token: &str, inner: &str) -> Result<(u32, ReplicationStrategy), StressError> {
     let mut factor: Option<u32> = None;
     let mut network_topology = false;
     let mut datacenters: Vec<(String, u32)> = Vec::new();
@@ -834,10 +840,15 @@ fn replication(token: &str, inner: &str) -> Result<u32, StressError> {
             ),
         ));
     }
+    let strategy = if network_topology {
+        ReplicationStrategy::NetworkTopologyStrategy
+    } else {
+        ReplicationStrategy::SimpleStrategy
+    };
     match (factor, datacenters.as_slice()) {
-        (Some(f), []) => Ok(f),
-        (None, []) => Ok(DEFAULT_REPLICATION_FACTOR),
-        (None, [(_, n)]) => Ok(*n),
+        (Some(f), []) => Ok((f, strategy)),
+        (None, []) => Ok((DEFAULT_REPLICATION_FACTOR, strategy)),
+        (None, [(_, n)]) => Ok((*n, strategy)),
         (Some(_), [_]) => Err(StressError::new(
             token,
             format!("`{token}` gives both factor= and a datacenter factor: give one"),

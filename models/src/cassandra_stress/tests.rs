@@ -63,6 +63,7 @@ fn r1_populate() {
             warmup: false,
             consistency: ConsistencyLevel::Quorum,
             replication_factor: Some(3),
+            replication_strategy: Some(ReplicationStrategy::SimpleStrategy),
             compaction: None,
             compaction_options: vec![],
             compression: None,
@@ -97,6 +98,7 @@ fn r1_read() {
             warmup: false,
             consistency: ConsistencyLevel::Quorum,
             replication_factor: None,
+            replication_strategy: None,
             compaction: None,
             compaction_options: vec![],
             compression: None,
@@ -132,6 +134,7 @@ fn r2_write() {
             warmup: false,
             consistency: ConsistencyLevel::Quorum,
             replication_factor: Some(3),
+            replication_strategy: Some(ReplicationStrategy::SimpleStrategy),
             compaction: None,
             compaction_options: vec![],
             compression: None,
@@ -176,6 +179,7 @@ fn r5_mixed() {
             warmup: false,
             consistency: ConsistencyLevel::Quorum,
             replication_factor: None,
+            replication_strategy: None,
             compaction: None,
             compaction_options: vec![],
             compression: None,
@@ -215,6 +219,7 @@ fn r5_populate() {
             warmup: false,
             consistency: ConsistencyLevel::One,
             replication_factor: None,
+            replication_strategy: None,
             compaction: None,
             compaction_options: vec![],
             compression: None,
@@ -556,6 +561,20 @@ fn schema_options() {
         Some(3)
     );
     assert_eq!(ok("write n=1 -schema replication(strategy=org.apache.cassandra.locator.NetworkTopologyStrategy,factor=2)").replication_factor, Some(2));
+    assert_eq!(
+        ok("write n=1 -schema replication(strategy=NetworkTopologyStrategy,dc1=3)")
+            .replication_strategy,
+        Some(ReplicationStrategy::NetworkTopologyStrategy)
+    );
+    assert_eq!(
+        ok("write n=1 -schema replication(factor=3)").replication_strategy,
+        Some(ReplicationStrategy::SimpleStrategy)
+    );
+    assert_eq!(ok("write n=1").replication_strategy, None);
+    assert_eq!(
+        ReplicationStrategy::NetworkTopologyStrategy.class_name(),
+        "NetworkTopologyStrategy"
+    );
     assert_eq!(
         CompactionStrategy::Leveled.class_name(),
         "LeveledCompactionStrategy"

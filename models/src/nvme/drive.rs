@@ -47,6 +47,9 @@ pub(super) struct DriveModel {
     write_buffer_ns: u64,
     stall_ns: f64,
     link_ns_per_byte: f64,
+    /// How much longer than its service a request holds its units: `1 /
+    /// share` for a share of the device (1 for the whole device).
+    hold: f64,
 }
 
 impl DriveModel {
@@ -82,7 +85,16 @@ impl DriveModel {
             write_buffer_ns: params.write_buffer_ns,
             stall_ns: params.program_read_stall_ns as f64,
             link_ns_per_byte: 1e9 / params.link_bytes_per_s,
+            hold: 1.0,
         }
+    }
+
+    /// The model of a `share` (in (0, 1]) of the drive: requests are
+    /// served as fast, but hold their units `1 / share` times as long.
+    pub(super) fn shared(mut self, share: f64) -> DriveModel {
+        assert!(share > 0.0 && share <= 1.0, "a share is in (0, 1]");
+        self.hold = 1.0 / share;
+        self
     }
 }
 
@@ -137,8 +149,9 @@ impl DriveState {
         let mut end = t0;
         for &unit in scratch.iter() {
             let start = self.free_at[unit].max(t0);
-            let finish = start + (per_piece * jitter(rng)).round() as u64;
-            self.free_at[unit] = finish;
+            let service = per_piece * jitter(rng);
+            let finish = start + service.round() as u64;
+            self.free_at[unit] = start + (service * model.hold).round() as u64;
             self.programming[unit] = writing;
             end = end.max(finish);
         }

@@ -55,6 +55,12 @@
 //! requests spread over the drives as on a real array, imbalance included;
 //! [`NvmeDevice::submit_at`] takes the offset (fio's patterns).
 //!
+//! A **share** of a device ([`NvmeProfile::share`], representative-shard
+//! sampling) serves each request as the whole device would but keeps its
+//! units busy `1 / share` times as long, the time the users left out of
+//! the simulation would hold them: idle it is as fast as the device,
+//! saturated it does its share of the IOPS and bandwidth.
+//!
 //! Because service is first-come first-served, a request's completion time
 //! is fixed when it is submitted and never changed by later requests: every
 //! `submit` returns its completion, and `complete` only does the
@@ -170,6 +176,10 @@ pub struct NvmeProfile {
     pub write_iops: f64,
     /// Saturated write bandwidth of the whole device, bytes per second.
     pub write_bytes_per_s: f64,
+    /// The fraction of the device this profile's user gets (1: the whole
+    /// device; see [`NvmeProfile::share`]). The IOPS and bandwidth above
+    /// stay the whole device's.
+    pub share: f64,
     /// Where the figures come from.
     pub source: &'static str,
 }
@@ -185,6 +195,7 @@ impl NvmeProfile {
             read_bytes_per_s: params.read_bytes_per_s,
             write_iops: params.write_iops,
             write_bytes_per_s: params.write_bytes_per_s,
+            share: 1.0,
             source: params.source,
         }
     }
@@ -223,6 +234,28 @@ impl NvmeProfile {
             read_bytes_per_s: self.read_bytes_per_s * scale,
             write_iops: self.write_iops * scale,
             write_bytes_per_s: self.write_bytes_per_s * scale,
+            ..self.clone()
+        }
+    }
+
+    /// The part of this device that `fraction` (in (0, 1]) of its users
+    /// get when every user keeps it busy, as a device of its own
+    /// (representative-shard sampling gives each simulated shard what a
+    /// full node's device gives a shard). Every request is still served
+    /// at the whole device's speed, on its units, but holds the units it
+    /// used `1 / share` times as long: the time the users that are not
+    /// simulated would take in between. So an idle share answers as fast
+    /// as the whole device, a saturated one does `share` of its IOPS and
+    /// bandwidth, and the queueing in between is the whole device's at
+    /// the same utilisation (the other users' load is taken to arrive with
+    /// this user's). Shares compose: `share(a).share(b)` is `a x b`.
+    pub fn share(&self, fraction: f64) -> NvmeProfile {
+        assert!(
+            fraction > 0.0 && fraction <= 1.0,
+            "a share of a device is a fraction in (0, 1]"
+        );
+        NvmeProfile {
+            share: self.share * fraction,
             ..self.clone()
         }
     }
@@ -271,7 +304,7 @@ pub struct NvmeDevice {
 impl NvmeDevice {
     /// An idle device.
     pub fn new(profile: NvmeProfile) -> NvmeDevice {
-        let model = DriveModel::new(&profile.drive);
+        let model = DriveModel::new(&profile.drive).shared(profile.share);
         let drives = (0..profile.drives.max(1))
             .map(|_| DriveState::new(&model))
             .collect();

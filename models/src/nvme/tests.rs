@@ -235,6 +235,41 @@ fn striping_scales_the_profile() {
 }
 
 #[test]
+fn a_share_keeps_the_latency_and_scales_the_capacity() {
+    let array = NvmeProfile::i3_drive().striped(2);
+    let whole_read = idle_latency_us(&array, READ_4K, 2_000);
+    let whole_write = idle_latency_us(&array, WRITE_4K, 2_000);
+    for fraction in [1.0 / 14.0, 4.0 / 14.0, 0.5, 1.0] {
+        let share = array.share(fraction);
+        assert_eq!((share.drives, share.channels()), (2, array.channels()));
+        // Idle, a request is served as fast as on the whole device.
+        let read_qd1 = idle_latency_us(&share, READ_4K, 2_000);
+        let write_qd1 = idle_latency_us(&share, WRITE_4K, 2_000);
+        assert!(
+            within(read_qd1, whole_read, 1e-9),
+            "{fraction}: read {read_qd1} us"
+        );
+        assert!(
+            within(write_qd1, whole_write, 1e-9),
+            "{fraction}: write {write_qd1} us"
+        );
+        // Saturated, it does its share of the IOPS.
+        let deep = 4 * u64::from(share.channels());
+        let reads = closed_loop(share.clone(), READ_4K, deep, 20_000);
+        assert!(
+            within(reads.iops, array.read_iops * fraction, 0.03),
+            "{fraction}: {reads:?}"
+        );
+        let writes = closed_loop(share.clone(), WRITE_4K, 256, 20_000);
+        assert!(
+            within(writes.iops, array.write_iops * fraction, 0.03),
+            "{fraction}: {writes:?}"
+        );
+    }
+    assert!((array.share(0.5).share(0.5).share - 0.25).abs() < 1e-12);
+}
+
+#[test]
 fn a_request_larger_than_the_chunk_completes_when_its_last_part_does() {
     let chunk = params::RAID_CHUNK_BYTES;
     let one = NvmeProfile::optane_p4800x();

@@ -1,0 +1,187 @@
+//! A table's compaction strategy, and the backlog tracker that goes with it.
+//!
+//! The strategy is the table's `compaction = {'class': ...}` (c-s's
+//! `-schema compaction(strategy=...)`): size-tiered ([`crate::compaction::stcs`],
+//! the default of Scylla and Cassandra) or leveled
+//! ([`crate::compaction::lcs`]). Each strategy brings its own backlog
+//! tracker (scylla-mechanisms.md section 1.4): STCS's over all SSTables;
+//! from Scylla 2.3, LCS's per-level one; in 2.2, none for LCS
+//! (`unimplemented_backlog_tracker`), whose infinite backlog gives the
+//! controller its maximum shares.
+
+use crate::compaction::backlog::StcsBacklogTracker;
+use crate::compaction::lcs::{LcsBacklogTracker, LcsOptions};
+use crate::compaction::stcs::StcsOptions;
+use crate::sstable::SSTable;
+
+/// The table's compaction strategy and its options.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CompactionStrategy {
+    /// `SizeTieredCompactionStrategy`.
+    SizeTiered(StcsOptions),
+    /// `LeveledCompactionStrategy`.
+    Leveled(LcsOptions),
+}
+
+impl Default for CompactionStrategy {
+    /// Size-tiered with Scylla's defaults (the server default when c-s
+    /// names no strategy).
+    fn default() -> CompactionStrategy {
+        CompactionStrategy::SizeTiered(StcsOptions::default())
+    }
+}
+
+impl CompactionStrategy {
+    /// The size-tiered options: the strategy's own, or those LCS uses to
+    /// size-tier inside L0 (the schema's min/max thresholds).
+    pub fn stcs_options(&self) -> &StcsOptions {
+        match self {
+            CompactionStrategy::SizeTiered(options) => options,
+            CompactionStrategy::Leveled(options) => &options.stcs,
+        }
+    }
+
+    /// Mutable [`CompactionStrategy::stcs_options`].
+    pub fn stcs_options_mut(&mut self) -> &mut StcsOptions {
+        match self {
+            CompactionStrategy::SizeTiered(options) => options,
+            CompactionStrategy::Leveled(options) => &mut options.stcs,
+        }
+    }
+
+    /// The Cassandra class name.
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            CompactionStrategy::SizeTiered(_) => "SizeTieredCompactionStrategy",
+            CompactionStrategy::Leveled(_) => "LeveledCompactionStrategy",
+        }
+    }
+}
+
+/// A table's backlog tracker, the compaction controller's input.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TableBacklog {
+    /// STCS's (2.2/3.0 variant) over every SSTable.
+    SizeTiered(StcsBacklogTracker),
+    /// LCS's (2.3/3.0) per-level tracker.
+    Leveled(LcsBacklogTracker),
+    /// No tracker (LCS in Scylla 2.2): an infinite backlog.
+    Unimplemented,
+}
+
+impl TableBacklog {
+    /// The tracker of a table with `strategy` and no SSTables.
+    pub fn new(strategy: &CompactionStrategy) -> TableBacklog {
+        match strategy {
+            CompactionStrategy::SizeTiered(_) => {
+                TableBacklog::SizeTiered(StcsBacklogTracker::new())
+            }
+            CompactionStrategy::Leveled(options) if options.infinite_backlog => {
+                TableBacklog::Unimplemented
+            }
+            CompactionStrategy::Leveled(options) => {
+                TableBacklog::Leveled(LcsBacklogTracker::new(options.sstable_size_bytes))
+            }
+        }
+    }
+
+    /// An SSTable joined the table.
+    pub fn add_sstable(&mut self, sstable: &SSTable) {
+        match self {
+            TableBacklog::SizeTiered(tracker) => tracker.add_sstable(sstable.data_bytes),
+            TableBacklog::Leveled(tracker) => {
+                tracker.add_sstable(sstable.level, sstable.data_bytes)
+            }
+            TableBacklog::Unimplemented => {}
+        }
+    }
+
+    /// An SSTable left the table.
+    pub fn remove_sstable(&mut self, sstable: &SSTable) {
+        match self {
+            TableBacklog::SizeTiered(tracker) => tracker.remove_sstable(sstable.data_bytes),
+            TableBacklog::Leveled(tracker) => {
+                tracker.remove_sstable(sstable.level, sstable.data_bytes);
+            }
+            TableBacklog::Unimplemented => {}
+        }
+    }
+
+    /// The backlog in bytes, given the SSTables being compacted as
+    /// `(level, data_bytes, consumed)` and those being written as
+    /// `(level, bytes written so far)` (flushes write level 0).
+    pub fn backlog_bytes(
+        &self,
+        compacting: &[(u32, u64, u64)],
+        partial_writes: &[(u32, u64)],
+    ) -> f64 {
+        match self {
+            TableBacklog::SizeTiered(tracker) => {
+                let compacting: Vec<(u64, u64)> = compacting
+                    .iter()
+                    .map(|&(_, size, consumed)| (size, consumed))
+                    .collect();
+                let writes: Vec<u64> = partial_writes.iter().map(|&(_, written)| written).collect();
+                tracker.backlog_bytes(&compacting, &writes)
+            }
+            TableBacklog::Leveled(tracker) => tracker.backlog_bytes(compacting, partial_writes),
+            TableBacklog::Unimplemented => f64::INFINITY,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::stcs::MIB;
+    use units::SimTime;
+
+    fn sstable(level: u32, data_bytes: u64) -> SSTable {
+        SSTable {
+            generation: 1,
+            data_bytes,
+            rows: 1,
+            first_key: 0,
+            last_key: 0,
+            created_at: SimTime::ZERO,
+            key_share: None,
+            cells: None,
+            level,
+            token_range: None,
+            segments: None,
+        }
+    }
+
+    #[test]
+    fn each_strategy_gets_its_tracker() {
+        let stcs = CompactionStrategy::default();
+        assert_eq!(stcs.class_name(), "SizeTieredCompactionStrategy");
+        assert_eq!(stcs.stcs_options().min_threshold, 4);
+        let mut backlog = TableBacklog::new(&stcs);
+        for _ in 0..4 {
+            backlog.add_sstable(&sstable(0, 100 * MIB));
+        }
+        // Four equal SSTables: 4 S.
+        let expected = 400.0 * MIB as f64;
+        assert!((backlog.backlog_bytes(&[], &[]) - expected).abs() < 1.0);
+
+        let lcs = CompactionStrategy::Leveled(LcsOptions::default());
+        let mut backlog = TableBacklog::new(&lcs);
+        backlog.add_sstable(&sstable(1, 160 * MIB));
+        backlog.add_sstable(&sstable(2, 1600 * MIB));
+        // L1 x min(10, 10 SSTables in L2).
+        let expected = 1600.0 * MIB as f64;
+        assert!((backlog.backlog_bytes(&[], &[]) - expected).abs() < 1.0);
+        backlog.remove_sstable(&sstable(2, 1600 * MIB));
+        assert_eq!(backlog.backlog_bytes(&[], &[]), 0.0);
+
+        let lcs_2_2 = CompactionStrategy::Leveled(LcsOptions {
+            infinite_backlog: true,
+            ..LcsOptions::default()
+        });
+        assert_eq!(
+            TableBacklog::new(&lcs_2_2).backlog_bytes(&[], &[]),
+            f64::INFINITY
+        );
+    }
+}
