@@ -2636,6 +2636,179 @@ mod coordinator_tests {
     }
 
     #[test]
+    fn diverged_replicas_are_found_by_digests_repaired_by_the_read_and_equal_after() {
+        let placement = Placement::evenly_spaced(3, 1, &crate::ring::Replication::simple(3));
+        let mut shards = [0, 1, 2].map(|node| {
+            let config = ShardConfig {
+                address: ShardAddress { node, shard: 0 },
+                placement: placement.clone(),
+                replication_factor: 3,
+                read_repair_chance: 0.0,
+                data_mode: true,
+                ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
+            };
+            Shard::new(config, SimTime::ZERO)
+        });
+        let now = SimTime::from_nanos(1);
+        let request = |id, operation, consistency| ClientRequest {
+            id: RequestId(id),
+            operation,
+            consistency,
+        };
+        let write = |timestamp| Operation::Write {
+            key: 77,
+            value_bytes: 100,
+            timestamp,
+        };
+        // Every replica has version 1.
+        shards[0].handle_client_request(now, request(1, write(1), ConsistencyLevel::All));
+        drive_three(&mut shards, now);
+        // Version 5 reaches node 2 only (its other writes were lost).
+        let from = shards[1].config().address;
+        shards[2].handle_message(
+            now,
+            from,
+            Message::WriteRequest {
+                id: u64::MAX,
+                key: 77,
+                value_bytes: 100,
+                timestamp: 5,
+            },
+        );
+        drive_three(&mut shards, now);
+        let newest = ReplyStatus::Found {
+            value_bytes: 100,
+            timestamp: 5,
+        };
+        // A CL=ALL read compares three digests: the mismatch sends it to
+        // full data reads, the newest version wins and goes back to nodes
+        // 0 and 1 before the client hears.
+        shards[0].handle_client_request(
+            now,
+            request(2, Operation::Read { key: 77 }, ConsistencyLevel::All),
+        );
+        let (replies, _) = drive_three(&mut shards, now);
+        assert_eq!(replies.len(), 1);
+        assert_eq!(replies[0].status, newest);
+        let stats = shards[0].stats();
+        assert_eq!((stats.digest_mismatches, stats.read_repairs), (1, 2));
+        // Equal afterwards: each replica's own copy is the newest.
+        for node in 0..3 {
+            shards[node].handle_client_request(
+                now,
+                request(
+                    10 + node as u64,
+                    Operation::Read { key: 77 },
+                    ConsistencyLevel::One,
+                ),
+            );
+            let (replies, _) = drive_three(&mut shards, now);
+            assert_eq!(replies[0].status, newest, "node {node}");
+        }
+        // And a QUORUM read finds the digests equal: no new repair.
+        shards[1].handle_client_request(
+            now,
+            request(20, Operation::Read { key: 77 }, ConsistencyLevel::Quorum),
+        );
+        let (replies, _) = drive_three(&mut shards, now);
+        assert_eq!(replies[0].status, newest);
+        let mismatches: u64 = shards.iter().map(|s| s.stats().digest_mismatches).sum();
+        assert_eq!(mismatches, 1);
+    }
+
+    /// Reads of 300 keys at CL=QUORUM coordinated by node 0, with nodes 1
+    /// and 2 reporting cache hit rates of 0.9 and 0.1: how many of the reads
+    /// asked node 1, and how many heat-weighted balancing ordered.
+    fn reads_asking_node_1(heat_weighted_balancing: bool) -> (u32, u64) {
+        let placement = Placement::evenly_spaced(3, 1, &crate::ring::Replication::simple(3));
+        let cache = crate::config::RowCacheSetup {
+            config: crate::row_cache::RowCacheConfig::scylla(0),
+            takes_free_memory: true,
+            popularity: None,
+            key_rows: 1.0,
+            mean_row_bytes: 100,
+        };
+        let mut shards = [0, 1, 2].map(|node| {
+            let config = ShardConfig {
+                address: ShardAddress { node, shard: 0 },
+                placement: placement.clone(),
+                replication_factor: 3,
+                read_repair_chance: 0.0,
+                data_mode: true,
+                row_cache: Some(cache.clone()),
+                heat_weighted_balancing,
+                ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
+            };
+            Shard::new(config, SimTime::ZERO)
+        });
+        let now = SimTime::from_nanos(1);
+        let mut asked_node_1 = 0;
+        for key in 0..300 {
+            // The replicas' latest reports (each read response carries one;
+            // here node 1's cache is warm and node 2's cold).
+            for (node, rate) in [(1u32, 9_000u16), (2, 1_000)] {
+                shards[0].handle_message(
+                    now,
+                    ShardAddress { node, shard: 0 },
+                    Message::ReadResponse {
+                        id: u64::MAX,
+                        data: None,
+                        digest: 0,
+                        cache_hit_rate: rate,
+                    },
+                );
+            }
+            shards[0].handle_client_request(
+                now,
+                ClientRequest {
+                    id: RequestId(key),
+                    operation: Operation::Read { key },
+                    consistency: ConsistencyLevel::Quorum,
+                },
+            );
+            let mut asked = false;
+            let mut progress = true;
+            while progress {
+                progress = false;
+                for index in 0..3 {
+                    while let Some(action) = shards[index].poll_action() {
+                        progress = true;
+                        match action {
+                            Action::RunCpu(task) => shards[index].handle_cpu_done(now, task.id),
+                            Action::SubmitIo(io) => shards[index].handle_io_done(now, io.id),
+                            Action::Send { to, message } => {
+                                if to.node == 1 && matches!(message, Message::ReadRequest { .. }) {
+                                    asked = true;
+                                }
+                                let from = shards[index].config().address;
+                                shards[to.node as usize].handle_message(now, from, message);
+                            }
+                            Action::Reply(_) | Action::SetShares { .. } => {}
+                        }
+                    }
+                }
+            }
+            asked_node_1 += u32::from(asked);
+        }
+        (asked_node_1, shards[0].stats().heat_balanced_reads)
+    }
+
+    #[test]
+    fn heat_weighted_balancing_sends_reads_to_the_warm_replica() {
+        let (with, balanced) = reads_asking_node_1(true);
+        let (without, unbalanced) = reads_asking_node_1(false);
+        // Shares 1 : 10 : 1.1 clip to 1/K = 0.5 for node 1: it is in every
+        // pick. Without balancing the coordinator's own copy and the next
+        // replica in ring order are asked: node 1 in two reads of three.
+        assert!(with >= 295, "{with} of 300 with balancing");
+        assert!((150..250).contains(&without), "{without} of 300 without");
+        assert!(
+            balanced >= 295 && unbalanced == 0,
+            "{balanced} {unbalanced}"
+        );
+    }
+
+    #[test]
     fn a_coordinator_answers_timeout_when_replicas_are_silent() {
         let mut shards = three_nodes(0.0);
         let now = SimTime::from_nanos(1);
