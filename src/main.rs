@@ -12,6 +12,7 @@ use sim::plan::{resolve, RunOverrides};
 use sim::report::{write_results, Summary};
 
 mod device_cmd;
+mod instance_cmd;
 
 /// Exit code for bad input (scenario file, flags).
 const EXIT_BAD_INPUT: u8 = 2;
@@ -52,6 +53,11 @@ enum Command {
     Device {
         #[command(subcommand)]
         command: device_cmd::DeviceCommand,
+    },
+    /// The instance catalog: CPUs, memory, drives, NICs, prices.
+    Instance {
+        #[command(subcommand)]
+        command: instance_cmd::InstanceCommand,
     },
     /// Benchmarks of the simulator itself.
     Bench {
@@ -102,6 +108,7 @@ fn main() -> ExitCode {
             quiet,
         } => run(scenario, seed, out, duration, quiet),
         Command::Device { command } => device_cmd::run(command),
+        Command::Instance { command } => instance_cmd::run(command),
         Command::Bench {
             bench:
                 BenchCommand::Hold {
@@ -127,6 +134,7 @@ fn main() -> ExitCode {
 struct ClusterBench {
     scenario: String,
     nodes: u32,
+    /// Shards simulated (all of them unless the scenario samples).
     shards: u32,
     simulated_seconds: f64,
     wall_seconds: f64,
@@ -174,7 +182,7 @@ fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool) -> ExitCod
     }
     let (nodes, shards) = (
         plan.cluster.nodes,
-        plan.cluster.nodes * plan.cluster.shards_per_node,
+        plan.cluster.nodes * plan.cluster.simulated_shards(),
     );
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let simulated_seconds = outcome.end.as_secs_f64();

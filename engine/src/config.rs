@@ -11,6 +11,7 @@ use units::SimDuration;
 use crate::commitlog::SyncMode;
 use crate::compaction::CompactionStrategy;
 use crate::controller::BacklogController;
+use crate::page_cache::PageCacheConfig;
 use crate::placement::{Placement, ShardAddress};
 use crate::row_cache::{HotMass, RowCacheConfig};
 use crate::speculation::SpeculativeRetry;
@@ -78,6 +79,9 @@ pub struct ShardConfig {
     pub speculative_retry: SpeculativeRetry,
     /// The row cache, if any (`None`: reads always go to the SSTables).
     pub row_cache: Option<RowCacheSetup>,
+    /// Cassandra's OS page cache over SSTable Data (`None`: every data
+    /// read goes to the disk, as Scylla's O_DIRECT reads do).
+    pub page_cache: Option<PageCacheSetup>,
     /// `cache_hit_rate_read_balancing` (Scylla: true; Cassandra has none):
     /// reads go to replicas by cache temperature (`heat`).
     pub heat_weighted_balancing: bool,
@@ -155,6 +159,7 @@ impl ShardConfig {
             data_mode: false,
             speculative_retry: SpeculativeRetry::DEFAULT,
             row_cache: None,
+            page_cache: None,
             heat_weighted_balancing: true,
             compression_chunk_bytes: None,
             compaction: CompactionStrategy::default(),
@@ -323,4 +328,16 @@ pub struct RowCacheSetup {
     pub key_rows: f64,
     /// Volume mode: bytes of a cached row's key and values.
     pub mean_row_bytes: u64,
+}
+
+/// How a shard's OS page cache is set up (Cassandra).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageCacheSetup {
+    /// The host's memory split and the page size.
+    pub config: PageCacheConfig,
+    /// Volume mode: the reads' key popularity, hottest keys first.
+    pub popularity: Option<HotMass>,
+    /// Volume mode: rows of the key range the reads draw from, over the
+    /// whole cluster (the shard takes its `key_ownership_fraction` of it).
+    pub key_rows: f64,
 }

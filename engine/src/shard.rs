@@ -49,6 +49,7 @@ use crate::coordinator::{digest_of, Coordinator, Next, ReadResult, RowVersion, M
 use crate::flush::{FlushJob, FlushStep};
 use crate::heat::{self, HeardRates, HitRateTracker};
 use crate::memtable::Memtable;
+use crate::page_cache::{self, PageCache};
 use crate::placement::ShardAddress;
 use crate::read;
 use crate::row_cache::{self, RowCache};
@@ -101,6 +102,8 @@ enum IoPurpose {
         row_bytes: u64,
         /// What the SSTable returns for the key (`None`: a false positive).
         version: ReadResult,
+        /// The SSTable's generation (names its pages in the page cache).
+        generation: u64,
     },
     /// The data of a row (or a bloom-filter false positive's empty page).
     ReadData {
@@ -257,6 +260,8 @@ pub struct Shard {
     speculations: BinaryHeap<Reverse<(SimTime, u64)>>,
     /// The row cache, if the shard has one.
     row_cache: Option<RowCache>,
+    /// Cassandra's OS page cache, built at the first read that needs it.
+    page_cache: Option<PageCache>,
     /// Uniform draws taken for row-cache decisions (salts the next one).
     cache_draws: u64,
     /// This replica's published cache hit rate.
@@ -354,6 +359,7 @@ impl Shard {
             read_deadlines: VecDeque::new(),
             speculations: BinaryHeap::new(),
             row_cache,
+            page_cache: None,
             cache_draws: 0,
             hit_rate: HitRateTracker::default(),
             heat_balanced_reads: 0,
@@ -1138,14 +1144,19 @@ impl Shard {
                 read,
                 row_bytes,
                 version,
+                generation,
             } => {
                 let bytes = read::data_read_bytes(row_bytes, self.config.compression_chunk_bytes);
-                self.submit_io(
-                    IoKind::Read,
-                    bytes,
-                    IoClass::Query,
-                    IoPurpose::ReadData { read, version },
-                );
+                if self.page_cache_hit(read, generation, bytes) {
+                    self.read_data_done(now, read, version);
+                } else {
+                    self.submit_io(
+                        IoKind::Read,
+                        bytes,
+                        IoClass::Query,
+                        IoPurpose::ReadData { read, version },
+                    );
+                }
             }
             IoPurpose::CompactionRead {
                 job,
@@ -1167,17 +1178,62 @@ impl Shard {
             IoPurpose::CompactionWrite { job, output_bytes } => {
                 self.compaction_chunk_written(now, job, output_bytes);
             }
-            IoPurpose::ReadData { read, version } => {
-                let pending = &mut self.reads[read as usize];
-                pending.ios_outstanding -= 1;
-                pending.found = pending.found.max(version);
-                if pending.ios_outstanding == 0 {
-                    let pending = self.reads.remove(read as usize);
-                    self.reply_read(now, pending.request, pending.found);
-                }
-            }
+            IoPurpose::ReadData { read, version } => self.read_data_done(now, read, version),
         }
         self.check_invariants(now);
+    }
+
+    /// One SSTable's part of read `read` is in (from disk or the page
+    /// cache): answer once every part is.
+    fn read_data_done(&mut self, now: SimTime, read: u32, version: ReadResult) {
+        let pending = &mut self.reads[read as usize];
+        pending.ios_outstanding -= 1;
+        pending.found = pending.found.max(version);
+        if pending.ios_outstanding == 0 {
+            let pending = self.reads.remove(read as usize);
+            self.reply_read(now, pending.request, pending.found);
+        }
+    }
+
+    /// Cassandra: whether the OS page cache holds the Data pages read
+    /// `read` needs from SSTable `generation` (a miss brings them in). The
+    /// cache is built at the first lookup, over the data on disk then.
+    fn page_cache_hit(&mut self, read: u32, generation: u64, bytes: u64) -> bool {
+        let Some(setup) = self.config.page_cache.as_ref() else {
+            return false;
+        };
+        let Operation::Read { key } = self.reads[read as usize].request.operation else {
+            unreachable!("a read's lookup");
+        };
+        if self.page_cache.is_none() {
+            let data_bytes: u64 = self.sstables.iter().map(|s| s.data_bytes).sum();
+            let key_rows = (setup.key_rows * self.config.key_ownership_fraction).max(1.0);
+            self.page_cache = Some(match (&setup.popularity, self.config.data_mode) {
+                (Some(curve), false) => {
+                    PageCache::volume(setup.config, curve, key_rows, data_bytes.max(1))
+                        .unwrap_or_else(|reason| panic!("invalid page cache: {reason}"))
+                }
+                _ => PageCache::data(setup.config),
+            });
+        }
+        self.cache_draws += 1;
+        let draw = read::unit_hash(key, PAGE_CACHE_SALT ^ self.cache_draws);
+        // Data mode names the page by SSTable and key (each row its own
+        // page: neighbours sharing a page are left out).
+        let page_bytes = setup.config.page_bytes.max(1);
+        let page = page_cache::page_id(
+            generation & 0xFF_FFFF,
+            (key & ((1 << 40) - 1)) * page_bytes,
+            page_bytes,
+        );
+        let cache = self.page_cache.as_mut().expect("built above");
+        let hit = cache.lookup(page, draw);
+        if !hit {
+            for _ in 0..bytes.div_ceil(setup.config.page_bytes.max(1)).max(1) {
+                cache.populate(page);
+            }
+        }
+        hit
     }
 
     /// Timers due at or before `now` fire.
@@ -1305,6 +1361,7 @@ impl Shard {
                 read: read_slot,
                 row_bytes: sstable.data_bytes / sstable.rows.max(1),
                 version: read::sstable_version(sstable, key, ownership, overhead),
+                generation: sstable.generation,
             })
             .collect();
         if cached {
@@ -1846,6 +1903,9 @@ impl Shard {
 /// together share one timer.
 /// Salts heat-weighted balancing's draws apart from other decisions.
 const HEAT_SALT: u64 = 0x6865_6174_6261_6C21;
+
+/// Salts the page cache's uniform draws apart from other decisions.
+const PAGE_CACHE_SALT: u64 = 0x7061_6765_6361_6368;
 
 /// Salts the row cache's uniform draws apart from other decisions.
 const ROW_CACHE_SALT: u64 = 0x726F_7763_6163_6865;

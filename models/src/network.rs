@@ -283,11 +283,11 @@ impl<P> Nic<P> {
         SimDuration::from_secs_f64(bytes as f64 / (self.bytes_per_s * self.faults.bandwidth_factor))
     }
 
-    /// How long `bytes` hold the link: their transmission time, `1 /
-    /// share` times over for a share of the link.
-    fn held_time(&self, bytes: u64) -> SimDuration {
+    /// How long `bytes` that take `on_wire` to cross hold the link:
+    /// `on_wire`, `1 / share` times over for a share of the link.
+    fn held_time(&self, bytes: u64, on_wire: SimDuration) -> SimDuration {
         if self.hold == 1.0 {
-            return self.transmission_time(bytes);
+            return on_wire;
         }
         SimDuration::from_secs_f64(
             bytes as f64 * self.hold / (self.bytes_per_s * self.faults.bandwidth_factor),
@@ -339,7 +339,7 @@ impl<P> Nic<P> {
         self.virtual_time = start_tag;
         let on_wire = self.transmission_time(bytes);
         let end = now + on_wire;
-        self.tx_free_at = now + self.held_time(bytes);
+        self.tx_free_at = now + self.held_time(bytes, on_wire);
         let state = &mut self.flows[flow.0 as usize];
         if let Some(cap) = state.rate_cap {
             state.eligible_at = now + SimDuration::from_secs_f64(bytes as f64 / cap);
@@ -470,7 +470,7 @@ impl<P> Nic<P> {
         let in_time = self.transmission_time(wire_bytes);
         let done = busy_until.max(at) + in_time;
         // A share of the link stays busy for the others' turn too.
-        let held = busy_until.max(at) + self.held_time(wire_bytes);
+        let held = busy_until.max(at) + self.held_time(wire_bytes, in_time);
         self.rx_log.insert(position, (at, held));
         for entry in self.rx_log.iter_mut().skip(position + 1) {
             entry.1 = entry.1.max(held);

@@ -96,6 +96,8 @@ pub struct ClusterPlan {
     pub shards_per_node: u32,
     /// Memory per shard (`M`).
     pub memory_per_shard_bytes: u64,
+    /// The node's RAM (the instance's, or its override).
+    pub memory_per_node_bytes: u64,
     /// The node's data device.
     pub device: NvmeProfile,
     /// NIC bandwidth of each node, Gbit/s.
@@ -130,6 +132,8 @@ pub struct ClusterPlan {
     pub speculative_retry: engine::speculation::SpeculativeRetry,
     /// The shards' row cache.
     pub row_cache: Option<engine::config::RowCacheSetup>,
+    /// Cassandra's OS page cache.
+    pub page_cache: Option<engine::config::PageCacheSetup>,
     /// One-way propagation latency between machines.
     pub network_latency: SimDuration,
     /// Mean exponential jitter added to each message's propagation.
@@ -818,6 +822,7 @@ impl Simulation {
                         compression_chunk_bytes: cluster.compression_chunk_bytes,
                         speculative_retry: cluster.speculative_retry,
                         row_cache: cluster.row_cache.clone(),
+                        page_cache: cluster.page_cache.clone(),
                         compaction_controller: cluster.controllers.compaction.clone(),
                         compaction_enforce_min_threshold: cluster.compaction_enforce_min_threshold,
                         compaction: cluster.compaction,
@@ -2054,6 +2059,7 @@ mod tests {
                 instance: "i3.large".into(),
                 shards_per_node: 2,
                 memory_per_shard_bytes: 64 * 1024 * 1024,
+                memory_per_node_bytes: 64 * 1024 * 1024,
                 io: IoScheduling::for_preset("scylla-2.2", &NvmeProfile::i3_drive(), 2),
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
@@ -2069,6 +2075,7 @@ mod tests {
                 compression_chunk_bytes: None,
                 speculative_retry: engine::speculation::SpeculativeRetry::DEFAULT,
                 row_cache: None,
+                page_cache: None,
                 network_latency: models::network::ONE_WAY_LATENCY,
                 network_jitter: models::network::JITTER_MEAN,
                 commitlog: CommitlogPlan::default(),
@@ -2174,6 +2181,7 @@ mod workload_tests {
                 instance: "i3.large".into(),
                 shards_per_node: 1,
                 memory_per_shard_bytes: 1024 * 1024 * 1024,
+                memory_per_node_bytes: 1024 * 1024 * 1024,
                 io: IoScheduling::for_preset("scylla-2.2", &NvmeProfile::i3_drive(), 1),
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
@@ -2189,6 +2197,7 @@ mod workload_tests {
                 compression_chunk_bytes: None,
                 speculative_retry: engine::speculation::SpeculativeRetry::DEFAULT,
                 row_cache: None,
+                page_cache: None,
                 network_latency: models::network::ONE_WAY_LATENCY,
                 network_jitter: models::network::JITTER_MEAN,
                 commitlog: CommitlogPlan::default(),

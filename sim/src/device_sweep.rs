@@ -388,7 +388,7 @@ impl SweepReport {
 /// The table `twin device list` prints: one row per preset, per drive.
 pub fn preset_table() -> String {
     let mut text = format!(
-        "{:<15} {:>10} {:>10} {:>8} {:>10} {:>10} {:>8} {:>5}  {}\n",
+        "{:<16} {:>10} {:>10} {:>8} {:>10} {:>10} {:>8} {:>5}  {}\n",
         "device",
         "read_iops",
         "read_MB/s",
@@ -402,7 +402,7 @@ pub fn preset_table() -> String {
     for preset in NvmeProfile::presets() {
         let drive = &preset.drive;
         text.push_str(&format!(
-            "{:<15} {:>10.0} {:>10.0} {:>8.1} {:>10.0} {:>10.0} {:>8.1} {:>5}  {}\n",
+            "{:<16} {:>10.0} {:>10.0} {:>8.1} {:>10.0} {:>10.0} {:>8.1} {:>5}  {}\n",
             preset.name,
             drive.read_iops,
             drive.read_bytes_per_s / 1e6,

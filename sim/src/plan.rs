@@ -8,7 +8,7 @@
 
 use models::cassandra_stress::{self, Operation, Population, Rate, ReplicationStrategy, Stop};
 use models::cost::CostTable;
-use models::instance::{self, seastar_reserved_memory_bytes};
+use models::instance::{self, seastar_reserved_memory_bytes, Instance};
 use units::SimDuration;
 
 use crate::cluster::{
@@ -18,9 +18,12 @@ use crate::cluster::{
 use crate::load::{
     ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, Routing, StartPlan, StopPlan,
 };
-use crate::scenario::{HumanDuration, NodeYaml, Racks, Scenario, ScenarioError};
-use engine::config::RowCacheSetup;
+use crate::scenario::{
+    ClusterOverrides, HumanDuration, InstanceChoice, NodeYaml, Racks, Scenario, ScenarioError,
+};
+use engine::config::{PageCacheSetup, RowCacheSetup};
 use engine::controller::{BacklogController, ControllerVersion};
+use engine::page_cache::PageCacheConfig;
 use engine::row_cache::{self, HotMass, RowCacheConfig};
 use engine::speculation::SpeculativeRetry;
 
@@ -108,7 +111,7 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         .and_then(|data| data.replication_factor)
         .map(|rf| (rf, "[data] replication_factor".to_string()));
     let mut keyspace_strategy: Option<(ReplicationStrategy, String)> = None;
-    let mut notes = Vec::new();
+    let mut notes = instance_override_notes(scenario);
     let mut table_compression: Option<(Option<cassandra_stress::Compression>, String)> = None;
     // The table's compaction: `[data]`'s, else the first load's.
     let mut table_compaction: Option<TableCompaction> = scenario
@@ -230,6 +233,8 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         loads.push(load);
     }
     cluster.row_cache = resolve_row_cache(scenario, &cluster, &loads)?;
+    cluster.page_cache =
+        resolve_page_cache(scenario, &cluster, &loads, cluster.memory_per_node_bytes)?;
     if let Some((strategy, _)) = keyspace_strategy {
         cluster.topology.strategy = strategy;
     }
@@ -616,6 +621,61 @@ fn resolve_row_cache(
         }
         config
     };
+    let (popularity, key_span, mean_row_bytes) = read_popularity(scenario, loads)?;
+    Ok(Some(RowCacheSetup {
+        config,
+        takes_free_memory: cluster.preset != "cassandra-3.11",
+        popularity: Some(popularity),
+        key_rows: key_span as f64,
+        mean_row_bytes,
+    }))
+}
+
+/// Cassandra's OS page cache: the instance's memory less the heap, the
+/// off-heap row cache, the SSTables' bloom filters and index summaries
+/// (`[data]`'s partitions on this node) and ~1 GiB of JVM non-heap memory
+/// (metaspace, thread stacks, direct buffers; an estimate). Scylla reads
+/// with O_DIRECT: none.
+fn resolve_page_cache(
+    scenario: &Scenario,
+    cluster: &ClusterPlan,
+    loads: &[LoadPlan],
+    memory_bytes: u64,
+) -> Result<Option<PageCacheSetup>, ScenarioError> {
+    if cluster.preset != "cassandra-3.11" {
+        return Ok(None);
+    }
+    const JVM_NON_HEAP_BYTES: u64 = 1 << 30;
+    let row_cache_bytes = cluster.row_cache.as_ref().map_or(0, |setup| {
+        setup.config.capacity_bytes * u64::from(cluster.shards_per_node)
+    });
+    let format = engine::sstable::SSTableFormat::CASSANDRA_STRESS;
+    let filters_and_summaries = scenario.data.as_ref().map_or(0, |data| {
+        let rows_here = data.partitions * f64::from(cluster.replication_factor.max(1))
+            / f64::from(cluster.nodes.max(1));
+        let rows_here = rows_here.round() as u64;
+        format.filter_bytes(rows_here) + format.summary_bytes(rows_here)
+    });
+    let config = PageCacheConfig::cassandra(
+        memory_bytes,
+        CASSANDRA_HEAP_BYTES,
+        row_cache_bytes + filters_and_summaries + JVM_NON_HEAP_BYTES,
+    );
+    let (popularity, key_span, _) = read_popularity(scenario, loads)?;
+    Ok(Some(PageCacheSetup {
+        config,
+        popularity: Some(popularity),
+        key_rows: key_span as f64,
+    }))
+}
+
+/// The key popularity of the first load that reads (a sequential read
+/// load counts as uniform over its range), its key span and the bytes of
+/// a row: what the caches' volume-mode estimates need.
+fn read_popularity(
+    scenario: &Scenario,
+    loads: &[LoadPlan],
+) -> Result<(HotMass, u64, u64), ScenarioError> {
     let reader = loads.iter().find(|load| match &load.operation {
         OpMix::Only(kind) => *kind == OpKind::Read,
         OpMix::Mixed { write_fraction, .. } => *write_fraction < 1.0,
@@ -646,13 +706,7 @@ fn resolve_row_cache(
             format!("the reads' key popularity gives no usable cache curve: {reason}"),
         )
     })?;
-    Ok(Some(RowCacheSetup {
-        config,
-        takes_free_memory: cluster.preset != "cassandra-3.11",
-        popularity: Some(popularity),
-        key_rows: key_span as f64,
-        mean_row_bytes,
-    }))
+    Ok((popularity, key_span, mean_row_bytes))
 }
 
 /// `[fidelity] mode`, checked: true for data mode.
@@ -789,6 +843,115 @@ fn scenario_controllers(scenario: &Scenario) -> Result<Controllers, ScenarioErro
     Ok(controllers)
 }
 
+/// The catalog instance `choice` names, with the overrides of its inline
+/// table; `field` is where the scenario names it (`cluster.instance`,
+/// `load[0].loader`).
+fn resolve_instance(
+    scenario: &Scenario,
+    field: &str,
+    choice: &InstanceChoice,
+) -> Result<Instance, ScenarioError> {
+    let base = instance::by_name(&choice.base).ok_or_else(|| {
+        scenario.error(
+            field,
+            format!(
+                "unknown instance `{}`; the catalog has {} (`twin instance list`)",
+                choice.base,
+                instance::names().join(", ")
+            ),
+        )
+    })?;
+    base.with_overrides(&choice.overrides)
+        .map_err(|error| scenario.error(&format!("{field}.{}", error.field), error.reason))
+}
+
+/// The database nodes' instance: `cluster.instance` with the overrides of
+/// its inline table and of `[cluster.overrides]` (a field may be set in
+/// one of the two, not both).
+fn resolve_node_instance(scenario: &Scenario) -> Result<Instance, ScenarioError> {
+    let section = &scenario.cluster;
+    let inline = &section.instance.overrides;
+    let table = section
+        .overrides
+        .as_ref()
+        .map(ClusterOverrides::instance_overrides)
+        .unwrap_or_default();
+    let in_table = table.fields_set();
+    if let Some(twice) = inline
+        .fields_set()
+        .into_iter()
+        .find(|field| in_table.contains(field))
+    {
+        return Err(scenario.error(
+            &format!("cluster.overrides.{twice}"),
+            format!("`{twice}` is also set in cluster.instance's table; set it in one place"),
+        ));
+    }
+    let choice = InstanceChoice {
+        base: section.instance.base.clone(),
+        overrides: inline.or(&table),
+    };
+    resolve_instance(scenario, "cluster.instance", &choice).map_err(|mut error| {
+        // Point at the place that set the field.
+        if let Some(field) = error
+            .field
+            .as_deref()
+            .and_then(|f| f.strip_prefix("cluster.instance."))
+        {
+            if in_table.contains(&field) {
+                error = scenario.error(&format!("cluster.overrides.{field}"), error.reason);
+            }
+        }
+        error
+    })
+}
+
+/// Notes for instance fields a scenario overrides that the simulation does
+/// not use: prices, the NIC burst and physical cores of database nodes (it
+/// runs on vCPUs and the sustained NIC rate), and everything of a loader
+/// but its sustained NIC rate.
+fn instance_override_notes(scenario: &Scenario) -> Vec<String> {
+    const NODE_INERT: [&str; 4] = [
+        "physical_cores",
+        "nic_burst_gbps",
+        "on_demand_usd_per_hour",
+        "reserved_1y_usd_per_hour",
+    ];
+    let mut notes = Vec::new();
+    let cluster = &scenario.cluster;
+    let mut node_fields = cluster.instance.overrides.fields_set();
+    if let Some(overrides) = &cluster.overrides {
+        node_fields.extend(overrides.instance_overrides().fields_set());
+    }
+    let inert: Vec<&str> = node_fields
+        .into_iter()
+        .filter(|field| NODE_INERT.contains(field))
+        .collect();
+    if !inert.is_empty() {
+        notes.push(format!(
+            "cluster instance override {} accepted but does not affect the simulation (it runs on vCPUs and the sustained NIC rate; prices are catalog data only)",
+            inert.join(", ")
+        ));
+    }
+    for load in &scenario.loads {
+        let Some(loader) = &load.loader else { continue };
+        let inert: Vec<&str> = loader
+            .overrides
+            .fields_set()
+            .into_iter()
+            .filter(|field| *field != "nic_gbps")
+            .collect();
+        if !inert.is_empty() {
+            notes.push(format!(
+                "load `{}`: loader override {} accepted but does not affect the simulation (a loader is modelled by its NIC only)",
+                load.name,
+                inert.join(", ")
+            ));
+        }
+    }
+    notes
+}
+
 fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
     let section = &scenario.cluster;
     if !PRESETS.contains(&section.preset.as_str()) {
@@ -802,27 +965,25 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         ));
     }
     let cassandra = section.preset == "cassandra-3.11";
-    let instance = instance::by_name(&section.instance).ok_or_else(|| {
-        scenario.error(
-            "cluster.instance",
-            format!(
-                "unknown instance `{}`; the catalog has {}",
-                section.instance,
-                instance::names().join(", ")
-            ),
-        )
-    })?;
     let overrides = section.overrides.clone().unwrap_or_default();
-    let drives = overrides.drives.unwrap_or(instance.drives);
+    let instance = &resolve_node_instance(scenario)?;
+    let drives = instance.drives;
     if drives == 0 {
         return Err(scenario.error(
             "cluster.instance",
-            format!("`{}` has no local drives; database nodes need at least one (set cluster.overrides.drives)", instance.name),
+            format!("`{}` has no local drives; database nodes need at least one (set cluster.overrides.drives and cluster.overrides.drive)", instance.name),
         ));
     }
-    let memory = overrides
-        .memory
-        .map_or(instance.memory_bytes, |bytes| bytes.0);
+    let Some(device) = instance.data_device() else {
+        return Err(scenario.error(
+            "cluster.instance",
+            format!(
+                "`{}` with {drives} drives has no drive preset to model them (the catalog has none where no per-drive figures are published); name one with cluster.overrides.drive (`twin device list`)",
+                instance.name
+            ),
+        ));
+    };
+    let memory = instance.memory_bytes;
     if cassandra && overrides.shards.is_some_and(|shards| shards != 1) {
         return Err(scenario.error(
             "cluster.overrides.shards",
@@ -854,8 +1015,13 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         usable / u64::from(shards)
     };
     if memory_per_shard < 64 * 1024 * 1024 {
+        let field = if section.instance.overrides.memory_bytes.is_some() {
+            "cluster.instance.memory"
+        } else {
+            "cluster.overrides.memory"
+        };
         return Err(scenario.error(
-            "cluster.overrides.memory",
+            field,
             format!(
                 "{} of memory leaves {} per shard for {shards} shards after the OS reserve; at least 64 MiB per shard is needed",
                 units::format_bytes(memory),
@@ -863,7 +1029,6 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             ),
         ));
     }
-    let device = models::nvme::NvmeProfile::i3_drive().striped(drives);
     let yaml = section.yaml.clone().unwrap_or_default();
     let mut jvm = models::jvm::JvmConfig::cassandra_3_11(instance.vcpus, drives);
     let (concurrent_compactors, compaction_throughput_bytes_per_sec) = if cassandra {
@@ -902,14 +1067,16 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         instance: instance.name.to_string(),
         shards_per_node: shards,
         memory_per_shard_bytes: memory_per_shard,
+        memory_per_node_bytes: memory,
         device,
-        nic_gbps: overrides.nic_gbps.unwrap_or(instance.nic_gbps),
+        nic_gbps: instance.nic_gbps,
         costs: CostTable::for_preset(&section.preset),
         controllers: scenario_controllers(scenario)?,
         preload: resolve_data(scenario)?,
         data_mode: resolve_fidelity(scenario)?,
         speculative_retry: resolve_speculative_retry(scenario)?,
         row_cache: None,
+        page_cache: None,
         compression_chunk_bytes: None,
         network_latency: scenario
             .network
@@ -1160,15 +1327,11 @@ fn resolve_load(
         }
         Population::Distribution(dist) => KeyPlan::Distribution(dist.clone()),
     };
-    let loader_name = section.loader.as_deref().unwrap_or(DEFAULT_LOADER);
-    let Some(loader) = instance::by_name(loader_name) else {
-        return Err(scenario.error(
-            &field.replace(".command", ".loader"),
-            format!(
-                "unknown instance `{loader_name}`; the catalog has {}",
-                instance::names().join(", ")
-            ),
-        ));
+    let loader = match &section.loader {
+        Some(choice) => resolve_instance(scenario, &field.replace(".command", ".loader"), choice)?,
+        None => instance::by_name(DEFAULT_LOADER)
+            .expect("the default loader is in the catalog")
+            .clone(),
     };
     let start = match (&section.after, section.start) {
         (Some(_), Some(_)) => {

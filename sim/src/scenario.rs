@@ -14,6 +14,7 @@
 use std::fmt;
 use std::path::Path;
 
+use models::instance::InstanceOverrides;
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use units::{parse_bytes, parse_duration, SimDuration};
@@ -111,11 +112,17 @@ pub struct Source {
 
 impl Scenario {
     /// An error about `field` (a dotted path such as `cluster.instance` or
-    /// `load[1].command`), with the line that sets it when it can be found.
+    /// `load[1].command`), with the line that sets it when it can be found
+    /// (for a key of an inline table, `cluster.instance.memory`, the line
+    /// of the table).
     pub fn error(&self, field: &str, reason: impl Into<String>) -> ScenarioError {
+        let line = locate(&self.source.text, field).or_else(|| {
+            let (parent, _) = field.rsplit_once('.')?;
+            locate(&self.source.text, parent)
+        });
         ScenarioError {
             file: self.source.file.clone(),
-            line: locate(&self.source.text, field),
+            line,
             field: Some(field.to_string()),
             reason: reason.into(),
         }
@@ -170,8 +177,10 @@ pub struct ClusterSection {
     pub preset: String,
     /// Number of nodes.
     pub nodes: u32,
-    /// Instance type from the catalog, e.g. `i3.4xlarge`.
-    pub instance: String,
+    /// Instance type from the catalog, e.g. `i3.4xlarge`, or an inline
+    /// table `{ base = "i3.4xlarge", memory = "64GiB", ... }` overriding
+    /// some of its fields (as `[cluster.overrides]` can).
+    pub instance: InstanceChoice,
     /// Tokens (vnodes) per node on the ring; default 256 (`num_tokens`).
     #[serde(default)]
     pub num_tokens: Option<u32>,
@@ -185,7 +194,7 @@ pub struct ClusterSection {
     /// rates back up to the whole cluster.
     #[serde(default)]
     pub simulated_shards_per_node: Option<u32>,
-    /// Per-field overrides of the instance.
+    /// Per-field overrides of the instance, and the shard count.
     #[serde(default)]
     pub overrides: Option<ClusterOverrides>,
     /// Node settings, named as in scylla.yaml / cassandra.yaml.
@@ -241,22 +250,142 @@ pub struct NodeYaml {
     pub row_cache_size_in_mb: Option<u64>,
 }
 
-/// `[cluster.overrides]`
+/// `[cluster.overrides]`: the shard count, and any field of the
+/// instance (the same fields as an inline `instance = { base = ... }`).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterOverrides {
-    /// Memory of each node.
-    #[serde(default)]
-    pub memory: Option<HumanBytes>,
     /// Scylla shards per node (default: from the instance's vCPUs).
     #[serde(default)]
     pub shards: Option<u32>,
+    /// Hardware threads (vCPUs) per node.
+    #[serde(default)]
+    pub vcpus: Option<u32>,
+    /// Physical cores per node.
+    #[serde(default)]
+    pub physical_cores: Option<u32>,
+    /// Memory of each node.
+    #[serde(default)]
+    pub memory: Option<HumanBytes>,
     /// NVMe drives per node.
     #[serde(default)]
     pub drives: Option<u32>,
+    /// NVMe preset of each drive (`twin device list`).
+    #[serde(default)]
+    pub drive: Option<String>,
     /// Sustained NIC bandwidth, gigabits per second.
     #[serde(default)]
     pub nic_gbps: Option<f64>,
+    /// Burst NIC bandwidth ("up to"), gigabits per second.
+    #[serde(default)]
+    pub nic_burst_gbps: Option<f64>,
+    /// On-demand price, $/h.
+    #[serde(default)]
+    pub on_demand_usd_per_hour: Option<f64>,
+    /// 1-year reservation, effective $/h.
+    #[serde(default)]
+    pub reserved_1y_usd_per_hour: Option<f64>,
+}
+
+impl ClusterOverrides {
+    /// The instance fields set here.
+    pub fn instance_overrides(&self) -> InstanceOverrides {
+        InstanceOverrides {
+            vcpus: self.vcpus,
+            physical_cores: self.physical_cores,
+            memory_bytes: self.memory.map(|HumanBytes(bytes)| bytes),
+            drives: self.drives,
+            drive: self.drive.clone(),
+            nic_gbps: self.nic_gbps,
+            nic_burst_gbps: self.nic_burst_gbps,
+            on_demand_usd_per_hour: self.on_demand_usd_per_hour,
+            reserved_1y_usd_per_hour: self.reserved_1y_usd_per_hour,
+        }
+    }
+}
+
+/// An instance from the catalog: its name (`"i3.4xlarge"`), or an inline
+/// table naming it as `base` with fields to override, e.g. `{ base =
+/// "i3.4xlarge", memory = "64GiB", drives = 4, nic_gbps = 25 }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceChoice {
+    /// The catalog instance.
+    pub base: String,
+    /// The fields the scenario overrides.
+    pub overrides: InstanceOverrides,
+}
+
+impl InstanceChoice {
+    /// The catalog instance `base`, unchanged.
+    pub fn named(base: &str) -> InstanceChoice {
+        InstanceChoice {
+            base: base.to_string(),
+            overrides: InstanceOverrides::default(),
+        }
+    }
+}
+
+/// The inline-table form of [`InstanceChoice`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InstanceTable {
+    base: String,
+    #[serde(default)]
+    vcpus: Option<u32>,
+    #[serde(default)]
+    physical_cores: Option<u32>,
+    #[serde(default)]
+    memory: Option<HumanBytes>,
+    #[serde(default)]
+    drives: Option<u32>,
+    #[serde(default)]
+    drive: Option<String>,
+    #[serde(default)]
+    nic_gbps: Option<f64>,
+    #[serde(default)]
+    nic_burst_gbps: Option<f64>,
+    #[serde(default)]
+    on_demand_usd_per_hour: Option<f64>,
+    #[serde(default)]
+    reserved_1y_usd_per_hour: Option<f64>,
+}
+
+impl<'de> Deserialize<'de> for InstanceChoice {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Choice;
+        impl<'de> de::Visitor<'de> for Choice {
+            type Value = InstanceChoice;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "an instance name such as \"i3.4xlarge\" or a table such as { base = \"i3.4xlarge\", memory = \"64GiB\" }",
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<InstanceChoice, E> {
+                Ok(InstanceChoice::named(name))
+            }
+
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<InstanceChoice, A::Error> {
+                let table = InstanceTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(InstanceChoice {
+                    base: table.base,
+                    overrides: InstanceOverrides {
+                        vcpus: table.vcpus,
+                        physical_cores: table.physical_cores,
+                        memory_bytes: table.memory.map(|HumanBytes(bytes)| bytes),
+                        drives: table.drives,
+                        drive: table.drive,
+                        nic_gbps: table.nic_gbps,
+                        nic_burst_gbps: table.nic_burst_gbps,
+                        on_demand_usd_per_hour: table.on_demand_usd_per_hour,
+                        reserved_1y_usd_per_hour: table.reserved_1y_usd_per_hour,
+                    },
+                })
+            }
+        }
+        deserializer.deserialize_any(Choice)
+    }
 }
 
 /// `[network]`: how long a message takes once it leaves its NIC.
@@ -374,9 +503,9 @@ pub struct LoadSection {
     pub client_timeout: Option<HumanDuration>,
     /// Instance type of the loader machines (one per process); its NIC
     /// carries the process's requests. Default `c4.4xlarge`, the loader of
-    /// R1 and R2.
+    /// R1 and R2. A name, or `{ base = "c4.8xlarge", nic_gbps = 10 }`.
     #[serde(default)]
-    pub loader: Option<String>,
+    pub loader: Option<InstanceChoice>,
 }
 
 /// A bad scenario: file, line, field, reason.

@@ -122,9 +122,10 @@
 //!   programs first-come first-served, so under saturating writes a read
 //!   can wait up to the buffer window (2 ms on NAND).
 //! - NVMe queue limits, interrupt coalescing, thermal throttling, TRIM,
-//!   link sharing between reads and writes, and the smaller drives of
-//!   i3.large and i3.xlarge (their io_properties differ; the instance
-//!   catalog gives them the i3.ALL drive).
+//!   and link sharing between reads and writes. The smaller i3 and i3en
+//!   sizes (i3.large, i3.xlarge, i3en.large, i3en.xlarge/2xlarge) have
+//!   presets of their own, with their sizes' io_properties and the QD1
+//!   latencies of the larger drives \[E\].
 
 mod drive;
 pub mod params;

@@ -62,7 +62,7 @@ pub struct DriveParams {
 }
 
 /// The drive presets.
-pub const DRIVES: [DriveParams; 4] = [
+pub const DRIVES: [DriveParams; 8] = [
     DriveParams {
         name: "i3-nvme",
         description: "AWS i3 instance-store NVMe, one 1.9 TB drive (i3.2xlarge and up)",
@@ -83,6 +83,42 @@ pub const DRIVES: [DriveParams; 4] = [
         source: "hardware.md 1.3 (Scylla io_properties, i3.ALL per disk) [S]; latencies hardware.md 3.2 [E]",
     },
     DriveParams {
+        name: "i3.large-nvme",
+        description: "AWS i3.large instance-store NVMe, 475 GB (its own io_properties)",
+        // [S] hardware.md 1.3: Scylla's io_properties for i3.large (1 disk).
+        read_iops: 111_000.0,
+        read_bytes_per_s: 653_925_080.0,
+        // [E] as i3-nvme (hardware.md 3.2).
+        read_latency_ns: 90_000,
+        // [S] hardware.md 1.3.
+        write_iops: 36_800.0,
+        write_bytes_per_s: 215_066_473.0,
+        // [E] as i3-nvme.
+        write_latency_ns: 20_000,
+        write_buffer_ns: NAND_WRITE_BUFFER_NS,
+        program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
+        link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        source: "hardware.md 1.3 (Scylla io_properties, i3.large) [S]; latencies hardware.md 3.2 [E]",
+    },
+    DriveParams {
+        name: "i3.xlarge-nvme",
+        description: "AWS i3.xlarge instance-store NVMe, 950 GB (its own io_properties)",
+        // [S] hardware.md 1.3: Scylla's io_properties for i3.xlarge (1 disk).
+        read_iops: 200_800.0,
+        read_bytes_per_s: 1_185_106_376.0,
+        // [E] as i3-nvme.
+        read_latency_ns: 90_000,
+        // [S] hardware.md 1.3.
+        write_iops: 53_180.0,
+        write_bytes_per_s: 423_621_267.0,
+        // [E] as i3-nvme.
+        write_latency_ns: 20_000,
+        write_buffer_ns: NAND_WRITE_BUFFER_NS,
+        program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
+        link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        source: "hardware.md 1.3 (Scylla io_properties, i3.xlarge) [S]; latencies hardware.md 3.2 [E]",
+    },
+    DriveParams {
         name: "i3en-nvme",
         description: "AWS i3en instance-store NVMe, one 7.5 TB drive (i3en.3xlarge and up)",
         // [S] hardware.md 1.3: io_properties for i3en.ALL, per disk.
@@ -99,6 +135,43 @@ pub const DRIVES: [DriveParams; 4] = [
         program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
         link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
         source: "hardware.md 1.3 (Scylla io_properties, i3en.ALL per disk) [S]; latencies [E] as i3",
+    },
+    DriveParams {
+        name: "i3en.large-nvme",
+        description: "AWS i3en.large instance-store NVMe, 1,250 GB (its own io_properties)",
+        // [S] hardware.md 1.3: io_properties for i3en.large (1 disk).
+        read_iops: 43_315.0,
+        read_bytes_per_s: 330_301_440.0,
+        // [E] as i3en-nvme.
+        read_latency_ns: 90_000,
+        // [S] hardware.md 1.3.
+        write_iops: 33_177.0,
+        write_bytes_per_s: 165_675_008.0,
+        // [E] as i3en-nvme.
+        write_latency_ns: 20_000,
+        write_buffer_ns: NAND_WRITE_BUFFER_NS,
+        program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
+        link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        source: "hardware.md 1.3 (Scylla io_properties, i3en.large) [S]; latencies [E] as i3",
+    },
+    DriveParams {
+        name: "i3en.xlarge-nvme",
+        description: "AWS i3en.xlarge/2xlarge instance-store NVMe, one 2,500 GB drive",
+        // [S] hardware.md 1.3: io_properties for i3en.xlarge and
+        // i3en.2xlarge, per disk.
+        read_iops: 84_480.0,
+        read_bytes_per_s: 666_894_336.0,
+        // [E] as i3en-nvme.
+        read_latency_ns: 90_000,
+        // [S] hardware.md 1.3.
+        write_iops: 66_969.0,
+        write_bytes_per_s: 333_447_168.0,
+        // [E] as i3en-nvme.
+        write_latency_ns: 20_000,
+        write_buffer_ns: NAND_WRITE_BUFFER_NS,
+        program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
+        link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        source: "hardware.md 1.3 (Scylla io_properties, i3en.xlarge / i3en.2xlarge per disk) [S]; latencies [E] as i3",
     },
     DriveParams {
         name: "optane-p4800x",
