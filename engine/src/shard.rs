@@ -246,6 +246,10 @@ pub struct Shard {
     compaction_shares: f64,
     flush_shares: f64,
     throttled: VecDeque<Request>,
+    /// Since when writes have been waiting, if they are.
+    throttled_since: Option<SimTime>,
+    /// Time writes waited, over the closed waiting periods.
+    throttled_total: SimDuration,
     waiting_for_commitlog: VecDeque<Request>,
     /// Batch mode: writes in the commitlog waiting for their buffer to be on
     /// disk before they apply, in log order: (end position, segment, write).
@@ -375,6 +379,8 @@ impl Shard {
             compaction_shares: 0.0,
             flush_shares: 0.0,
             throttled: VecDeque::new(),
+            throttled_since: None,
+            throttled_total: SimDuration::ZERO,
             waiting_for_commitlog: VecDeque::new(),
             awaiting_durability: VecDeque::new(),
             actions,
@@ -996,6 +1002,7 @@ impl Shard {
             Operation::Write { .. } => {
                 // Keep arrival order: once anything waits, newcomers wait behind it.
                 if !self.throttled.is_empty() || self.over_dirty_limits() {
+                    self.throttled_since.get_or_insert(now);
                     self.throttled.push_back(request);
                 } else {
                     self.start_write(request);
@@ -1138,7 +1145,7 @@ impl Shard {
                     .expect("flush write without a flush")
                     .written(bytes);
                 self.advance_flush(now);
-                self.resume_throttled();
+                self.resume_throttled(now);
             }
             IoPurpose::ReadIndex {
                 read,
@@ -1535,11 +1542,25 @@ impl Shard {
         }
     }
 
-    fn resume_throttled(&mut self) {
+    fn resume_throttled(&mut self, now: SimTime) {
         while !self.throttled.is_empty() && !self.over_dirty_limits() {
             let request = self.throttled.pop_front().expect("checked non-empty");
             self.start_write(request);
         }
+        if self.throttled.is_empty() {
+            if let Some(since) = self.throttled_since.take() {
+                self.throttled_total = self.throttled_total + (now - since);
+            }
+        }
+    }
+
+    /// Time writes have spent throttled at the dirty-memory limit since the
+    /// start: the time during which at least one write was waiting.
+    pub fn write_throttled_time(&self, now: SimTime) -> SimDuration {
+        self.throttled_total
+            + self
+                .throttled_since
+                .map_or(SimDuration::ZERO, |since| now - since)
     }
 
     fn submit_commitlog_writes(&mut self) {
@@ -1611,7 +1632,7 @@ impl Shard {
             self.flushes_completed += 1;
             self.resize_row_cache();
             self.release_commitlog_segments();
-            self.resume_throttled();
+            self.resume_throttled(now);
             self.maybe_start_flush(now);
             self.maybe_start_compactions(now);
             return;

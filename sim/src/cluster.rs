@@ -631,6 +631,9 @@ struct NodeHardware {
     disk_bytes_at_last_tick: (u64, u64),
     /// Row-cache (hits, lookups) of the node's shards at the last tick.
     cache_at_last_tick: (u64, u64),
+    /// The node's shards' (flushes, bytes compacted, time writes were
+    /// throttled) at the last tick.
+    engine_at_last_tick: (u64, u64, SimDuration),
 }
 
 /// The CPU a shard's engine runs on.
@@ -804,6 +807,7 @@ impl Simulation {
                 nic_bytes_at_last_tick: (0, 0),
                 disk_bytes_at_last_tick: (0, 0),
                 cache_at_last_tick: (0, 0),
+                engine_at_last_tick: (0, 0, SimDuration::ZERO),
             })
             .collect();
         let shards = (0..cluster.nodes * simulated_shards)
@@ -1786,6 +1790,9 @@ impl Simulation {
             let (mut memtable, mut sstables, mut cpu_busy, mut cpu_cores) = (0, 0, 0.0, 0u32);
             let (mut compactions, mut backlog, mut compaction_shares) = (0, 0.0, 0.0);
             let (mut cache_hits, mut cache_lookups) = (0u64, 0u64);
+            let (mut virtual_dirty, mut flushes, mut compacted, mut flush_shares) =
+                (0u64, 0u64, 0u64, 0.0);
+            let mut throttled = SimDuration::ZERO;
             for shard in shards.iter_mut() {
                 let stats = shard.engine.stats();
                 memtable += stats.memtable_bytes;
@@ -1794,6 +1801,11 @@ impl Simulation {
                 backlog += stats.compaction_backlog;
                 compaction_shares += stats.compaction_shares;
                 cache_hits += stats.cache_hits;
+                virtual_dirty += stats.virtual_dirty_bytes;
+                flushes += stats.flushes_completed;
+                compacted += stats.bytes_compacted;
+                flush_shares += stats.flush_shares;
+                throttled = throttled + shard.engine.write_throttled_time(now);
                 cache_lookups += stats.cache_hits + stats.cache_misses;
                 let (busy, cores) = shard.cpu.busy(now);
                 cpu_cores += cores;
@@ -1834,6 +1846,20 @@ impl Simulation {
             row.push(format!(
                 "{:.3}",
                 (disk.1 - written) as f64 * scale / length / 1e6
+            ));
+            let (flushes_before, compacted_before, throttled_before) = hardware.engine_at_last_tick;
+            hardware.engine_at_last_tick = (flushes, compacted, throttled);
+            row.push(virtual_dirty.to_string());
+            row.push((flushes - flushes_before).to_string());
+            row.push(format!(
+                "{:.3}",
+                (compacted - compacted_before) as f64 / length / 1e6
+            ));
+            row.push(format!("{:.1}", flush_shares / shards_per_node as f64));
+            row.push(format!(
+                "{:.4}",
+                ((throttled - throttled_before).as_secs_f64() / (length * shards_per_node as f64))
+                    .min(1.0)
             ));
             let (hits_before, lookups_before) = hardware.cache_at_last_tick;
             hardware.cache_at_last_tick = (cache_hits, cache_lookups);
@@ -2025,6 +2051,11 @@ fn timeseries_columns(ops: &[OpMetrics], nodes: u32) -> Vec<String> {
         columns.push(format!("node{node}_nic_rx_mb_per_s"));
         columns.push(format!("node{node}_disk_read_mb_per_s"));
         columns.push(format!("node{node}_disk_write_mb_per_s"));
+        columns.push(format!("node{node}_virtual_dirty_bytes"));
+        columns.push(format!("node{node}_flushes"));
+        columns.push(format!("node{node}_compacted_mb_per_s"));
+        columns.push(format!("node{node}_flush_shares"));
+        columns.push(format!("node{node}_write_throttled_fraction"));
         columns.push(format!("node{node}_cache_hit_rate"));
     }
     columns
