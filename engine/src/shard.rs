@@ -2604,6 +2604,15 @@ mod coordinator_tests {
     /// messages delivered in order. Returns the client's replies and the
     /// digest tasks run on each node.
     fn drive_three(shards: &mut [Shard; 3], now: SimTime) -> (Vec<ClientReply>, [u32; 3]) {
+        drive_three_watching(shards, now, |_, _| {})
+    }
+
+    /// [`drive_three`], showing every message sent to `watch`.
+    fn drive_three_watching(
+        shards: &mut [Shard; 3],
+        now: SimTime,
+        mut watch: impl FnMut(ShardAddress, &Message),
+    ) -> (Vec<ClientReply>, [u32; 3]) {
         let mut replies = Vec::new();
         let mut digests = [0u32; 3];
         let mut progress = true;
@@ -2623,6 +2632,7 @@ mod coordinator_tests {
                         Action::Reply(reply) => replies.push(reply),
                         Action::SetShares { .. } => {}
                         Action::Send { to, message } => {
+                            watch(to, &message);
                             let from = shards[index].config().address;
                             shards[to.node as usize].handle_message(now, from, message);
                         }
@@ -2848,27 +2858,9 @@ mod coordinator_tests {
                 },
             );
             let mut asked = false;
-            let mut progress = true;
-            while progress {
-                progress = false;
-                for index in 0..3 {
-                    while let Some(action) = shards[index].poll_action() {
-                        progress = true;
-                        match action {
-                            Action::RunCpu(task) => shards[index].handle_cpu_done(now, task.id),
-                            Action::SubmitIo(io) => shards[index].handle_io_done(now, io.id),
-                            Action::Send { to, message } => {
-                                if to.node == 1 && matches!(message, Message::ReadRequest { .. }) {
-                                    asked = true;
-                                }
-                                let from = shards[index].config().address;
-                                shards[to.node as usize].handle_message(now, from, message);
-                            }
-                            Action::Reply(_) | Action::SetShares { .. } => {}
-                        }
-                    }
-                }
-            }
+            drive_three_watching(&mut shards, now, |to, message| {
+                asked |= to.node == 1 && matches!(message, Message::ReadRequest { .. });
+            });
             asked_node_1 += u32::from(asked);
         }
         (asked_node_1, shards[0].stats().heat_balanced_reads)
