@@ -1,8 +1,9 @@
 //! Criterion benchmark of one replica-set lookup at RF 3 on a 40-node,
 //! 256-vnode ring (10,240 ranges): the Murmur3 token of a 10-byte
 //! cassandra-stress key, then the precomputed [`ReplicaMap`] lookup (binary
-//! search + slice). For comparison, the token alone and the same lookup done
-//! by walking the ring ([`Ring::replicas_into`]).
+//! search + slice). For comparison, the token alone (from the key bytes,
+//! and straight from a c-s key index as placement does) and the same lookup
+//! done by walking the ring ([`Ring::replicas_into`]).
 //!
 //! `cargo bench -p twin-engine --bench ring` (a few seconds).
 
@@ -10,7 +11,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use engine::ring::{
-    murmur3_token, stress_key_bytes, NodeSpec, ReplicaMap, Replication, Ring, DEFAULT_NUM_TOKENS,
+    murmur3_token, stress_key_bytes, stress_key_token, NodeSpec, ReplicaMap, Replication, Ring,
+    DEFAULT_NUM_TOKENS,
 };
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -36,6 +38,21 @@ fn bench_ring(c: &mut Criterion) {
         b.iter(|| {
             next = (next + 1) % KEYS;
             murmur3_token(black_box(&keys[next]))
+        })
+    });
+    // What placement computes per request: key index to token, without
+    // building the key bytes.
+    let mut seed = 0u64;
+    group.bench_function("stress_key_token_of_index", |b| {
+        b.iter(|| {
+            seed = seed.wrapping_add(1);
+            stress_key_token(black_box(seed))
+        })
+    });
+    group.bench_function("key_bytes_then_token_of_index", |b| {
+        b.iter(|| {
+            seed = seed.wrapping_add(1);
+            murmur3_token(&stress_key_bytes(black_box(seed)))
         })
     });
     for (name, strategy) in [

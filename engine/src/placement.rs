@@ -46,7 +46,7 @@
 
 use std::sync::Arc;
 
-use crate::ring::{murmur3_token, stress_key_bytes, NodeSpec, ReplicaMap, Replication, Ring};
+use crate::ring::{stress_key_token, NodeSpec, ReplicaMap, Replication, Ring};
 
 /// `murmur3_partitioner_ignore_msb_bits`: Scylla's default since 2.0.
 pub const SHARDING_IGNORE_MSB_BITS: u32 = 12;
@@ -61,10 +61,12 @@ pub struct ShardAddress {
 }
 
 /// The Murmur3 token of cassandra-stress key index `key` (its 10-byte
-/// `HexBytes` key, hashed as Cassandra's `Murmur3Partitioner` does).
+/// `HexBytes` key, hashed as Cassandra's `Murmur3Partitioner` does;
+/// [`ring::stress_key_token`](crate::ring::stress_key_token) computes it
+/// without building the bytes).
 #[inline]
 pub fn key_token(key: u64) -> i64 {
-    murmur3_token(&stress_key_bytes(key))
+    stress_key_token(key)
 }
 
 /// The shard of a node with `shards` shards that owns `token`, as Scylla's

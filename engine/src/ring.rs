@@ -49,7 +49,10 @@
 //! of the bucket: O(1) expected, O(log tokens) at worst) plus a slice
 //! borrow, with no allocation;
 //! [`Ring::replicas_into`] does the walk itself into a caller's buffer
-//! (O(log tokens) plus an O(rf) walk in the common case).
+//! (O(log tokens) plus an O(rf) walk in the common case). The token of a
+//! c-s key index comes straight from the index ([`stress_key_token`]: the
+//! hex digits built in two words, then MurmurHash3's 10-byte tail), equal
+//! to hashing [`stress_key_bytes`].
 //!
 //! Sources: `scylla-mechanisms.md` sections 6.4 (`num_tokens` = 256,
 //! choosing tokens at bootstrap) and 9.1 (cassandra-stress's 10-byte
@@ -218,17 +221,57 @@ pub fn murmur3_token(key: &[u8]) -> i64 {
 /// c-s keys.
 pub fn stress_key_bytes(seed: u64) -> [u8; 10] {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let mut mixed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    mixed ^= mixed >> 31;
-    let mut value = 1 + mixed % 100_000_000_000;
+    let mut value = stress_key_value(seed);
     let mut key = [0u8; 10];
     for byte in &mut key {
         *byte = HEX[(value & 15) as usize];
         value >>= 4;
     }
     key
+}
+
+/// The value a [`stress_key_bytes`] key spells: `1..=100_000_000_000`.
+#[inline]
+fn stress_key_value(seed: u64) -> u64 {
+    let mut mixed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    mixed ^= mixed >> 31;
+    1 + mixed % 100_000_000_000
+}
+
+/// Eight hex digits as ASCII bytes in one little-endian word: byte `i` is
+/// `0-9A-F` for nibble `i` of the low 32 bits of `nibbles`.
+#[inline]
+fn hex_ascii_word(nibbles: u64) -> u64 {
+    // Spread the nibbles one per byte, then add '0', and 7 more for A-F.
+    let mut spread = nibbles & 0xFFFF_FFFF;
+    spread = (spread | (spread << 16)) & 0x0000_FFFF_0000_FFFF;
+    spread = (spread | (spread << 8)) & 0x00FF_00FF_00FF_00FF;
+    spread = (spread | (spread << 4)) & 0x0F0F_0F0F_0F0F_0F0F;
+    let letters = ((spread + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+    spread + 0x3030_3030_3030_3030 + letters * 7
+}
+
+/// [`murmur3_token`] of [`stress_key_bytes`]`(seed)`, without the byte
+/// array: the key's first eight hex digits are MurmurHash3's first tail
+/// lane and its last two the second (10 bytes: no body block), all ASCII
+/// so no sign extension. What placement computes for every request; equal
+/// to the long way for every seed (tested).
+#[inline]
+pub fn stress_key_token(seed: u64) -> i64 {
+    let value = stress_key_value(seed);
+    let k1 = hex_ascii_word(value);
+    let k2 = hex_ascii_word(value >> 32) & 0xFFFF;
+    let mut h2 = k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
+    let mut h1 = k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
+    h1 ^= 10;
+    h2 ^= 10;
+    h1 = h1.wrapping_add(h2);
+    h2 = h2.wrapping_add(h1);
+    h1 = fmix64(h1);
+    h2 = fmix64(h2);
+    normalize(h1.wrapping_add(h2))
 }
 
 // ---------------------------------------------------------------------------
@@ -880,6 +923,32 @@ mod tests {
         assert_eq!(seen.len(), 10_000);
         // Values stop at 100 billion < 2^37: the last digit is 0 or 1.
         assert!(seen.iter().all(|key| key[9] == b'0' || key[9] == b'1'));
+    }
+
+    #[test]
+    fn the_direct_stress_key_token_is_the_token_of_the_key_bytes() {
+        for nibble in 0..16u64 {
+            for position in 0..8 {
+                let word = hex_ascii_word(nibble << (4 * position)).to_le_bytes();
+                let digit = b"0123456789ABCDEF"[nibble as usize];
+                assert_eq!(word[position], digit);
+                assert!(word
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &b)| i == position || b == b'0'));
+            }
+        }
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        let seeds = (0..200_000u64)
+            .chain((0..200_000).map(|_| rng.next_u64()))
+            .chain([u64::MAX, u64::MAX - 1, 1 << 63]);
+        for seed in seeds {
+            assert_eq!(
+                stress_key_token(seed),
+                murmur3_token(&stress_key_bytes(seed)),
+                "seed {seed}"
+            );
+        }
     }
 
     // --- Ring ----------------------------------------------------------------

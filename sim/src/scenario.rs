@@ -435,7 +435,8 @@ pub struct DataSection {
     /// First and last key (c-s seeds); default `[1, partitions]`.
     #[serde(default)]
     pub key_range: Option<[u64; 2]>,
-    /// Replicas per partition; only 1 until the cluster issue.
+    /// Replicas per partition: the keyspace's replication factor (a load's
+    /// `-schema replication(...)` must agree; its strategy comes from there).
     #[serde(default)]
     pub replication_factor: Option<u32>,
     /// The table's strategy: `"size-tiered"` (default) or `"leveled"`.
