@@ -320,7 +320,7 @@ mod tests {
                 if i == 0 {
                     -9_223_372_036_854_775_807
                 } else {
-                    i64::MIN + i * (1 << 59)
+                    (i128::from(i64::MIN) + i128::from(i) * (1i128 << 59)) as i64
                 }
             })
             .collect();
