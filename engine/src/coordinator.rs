@@ -291,6 +291,21 @@ impl Coordinator {
         self.ops.len()
     }
 
+    /// True if read `id` could still speculate (open, unanswered, in its
+    /// first phase, with a spare not yet asked).
+    pub fn may_speculate(&self, id: u64) -> bool {
+        let (generation, slot) = ((id >> 32) as u32, (id & 0xFFFF_FFFF) as usize);
+        match self.ops.get(slot) {
+            Some((g, Op::Read(read))) if *g == generation => {
+                !read.answered
+                    && !read.speculated
+                    && read.phase == ReadPhase::Digests
+                    && read.spare.is_some()
+            }
+            _ => false,
+        }
+    }
+
     /// Speculative retry for read `id`: if it is still waiting for its
     /// consistency level and has a spare replica, that replica joins the
     /// contacted ones; returns it and whether to ask it for a digest (the

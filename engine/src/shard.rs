@@ -30,8 +30,7 @@
 //! bloom filter passes an index read followed by a data read, all SSTables in
 //! parallel; the reply carries the row if any source had it.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use slab::Slab;
 use units::{SimDuration, SimTime};
@@ -261,7 +260,7 @@ pub struct Shard {
     write_deadlines: VecDeque<(SimTime, u64)>,
     read_deadlines: VecDeque<(SimTime, u64)>,
     /// Reads to speculate on, by when (speculative retry).
-    speculations: BinaryHeap<Reverse<(SimTime, u64)>>,
+    speculations: VecDeque<(SimTime, u64)>,
     /// The row cache, if the shard has one.
     row_cache: Option<RowCache>,
     /// Cassandra's OS page cache, built at the first read that needs it.
@@ -361,7 +360,7 @@ impl Shard {
             coordinator: Coordinator::default(),
             write_deadlines: VecDeque::new(),
             read_deadlines: VecDeque::new(),
-            speculations: BinaryHeap::new(),
+            speculations: VecDeque::new(),
             row_cache,
             page_cache: None,
             cache_draws: 0,
@@ -754,7 +753,14 @@ impl Shard {
                         self.config.speculative_retry,
                         self.config.read_timeout,
                     ) {
-                        self.speculations.push(Reverse((now + delay, id)));
+                        // In time order: the delay changes at most once a
+                        // second, and a shorter one waits for the reads
+                        // queued before it (by at most the change).
+                        let at = self
+                            .speculations
+                            .back()
+                            .map_or(now + delay, |&(last, _)| last.max(now + delay));
+                        self.speculations.push_back((at, id));
                     }
                 }
                 for (position, &replica) in replicas[..contacted].iter().enumerate() {
@@ -918,6 +924,14 @@ impl Shard {
                 }
                 queue.pop_front();
             }
+        }
+        // Reads answered already will not speculate: their entries go, so
+        // the shard wakes only for reads still waiting.
+        while let Some(&(_, id)) = self.speculations.front() {
+            if self.coordinator.may_speculate(id) {
+                break;
+            }
+            self.speculations.pop_front();
         }
     }
 
@@ -1115,6 +1129,7 @@ impl Shard {
                 self.advance_flush(now);
             }
         }
+        self.prune_deadlines();
         self.check_invariants(now);
     }
 
@@ -1267,11 +1282,11 @@ impl Shard {
                 }
             }
         }
-        while let Some(&Reverse((at, id))) = self.speculations.peek() {
+        while let Some(&(at, id)) = self.speculations.front() {
             if at > now {
                 break;
             }
-            self.speculations.pop();
+            self.speculations.pop_front();
             if let Some((replica, digest)) = self.coordinator.speculate(id) {
                 let key = self.coordinator.read_key(id).expect("an open read");
                 self.send_read(now, replica, id, key, digest);
@@ -1328,7 +1343,7 @@ impl Shard {
             self.timers.next_deadline(),
             self.write_deadlines.front().map(|&(at, _)| at),
             self.read_deadlines.front().map(|&(at, _)| at),
-            self.speculations.peek().map(|Reverse((at, _))| *at),
+            self.speculations.front().map(|&(at, _)| at),
         ]
         .into_iter()
         .flatten()
