@@ -294,15 +294,20 @@ impl Coordinator {
     /// True if read `id` could still speculate (open, unanswered, in its
     /// first phase, with a spare not yet asked).
     pub fn may_speculate(&self, id: u64) -> bool {
+        self.read_op(id).is_some_and(|read| {
+            !read.answered
+                && !read.speculated
+                && read.phase == ReadPhase::Digests
+                && read.spare.is_some()
+        })
+    }
+
+    /// Open read `id`, if it is one.
+    fn read_op(&self, id: u64) -> Option<&ReadOp> {
         let (generation, slot) = ((id >> 32) as u32, (id & 0xFFFF_FFFF) as usize);
         match self.ops.get(slot) {
-            Some((g, Op::Read(read))) if *g == generation => {
-                !read.answered
-                    && !read.speculated
-                    && read.phase == ReadPhase::Digests
-                    && read.spare.is_some()
-            }
-            _ => false,
+            Some((g, Op::Read(read))) if *g == generation => Some(read),
+            _ => None,
         }
     }
 
@@ -311,13 +316,13 @@ impl Coordinator {
     /// contacted ones; returns it and whether to ask it for a digest (the
     /// data is in) or for the data.
     pub fn speculate(&mut self, id: u64) -> Option<(ShardAddress, bool)> {
-        let Some(Op::Read(read)) = slot_mut(&mut self.ops, id) else {
-            return None;
-        };
-        if read.answered || read.speculated || read.phase != ReadPhase::Digests {
+        if !self.may_speculate(id) {
             return None;
         }
-        let spare = read.spare?;
+        let Some(Op::Read(read)) = slot_mut(&mut self.ops, id) else {
+            unreachable!("checked open");
+        };
+        let spare = read.spare.expect("checked");
         read.speculated = true;
         read.contacted[read.contacted_count as usize] = spare;
         read.contacted_count += 1;
@@ -328,11 +333,7 @@ impl Coordinator {
 
     /// The key of open read `id`.
     pub fn read_key(&self, id: u64) -> Option<u64> {
-        let (generation, slot) = ((id >> 32) as u32, (id & 0xFFFF_FFFF) as usize);
-        match self.ops.get(slot) {
-            Some((g, Op::Read(read))) if *g == generation => Some(read.key),
-            _ => None,
-        }
+        self.read_op(id).map(|read| read.key)
     }
 
     /// A read is answered at `now`: its latency feeds the percentile.
