@@ -234,22 +234,9 @@ pub fn mean_value_bytes(bytes: u64, rows: u64, overhead_bytes: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use units::SimTime;
 
     fn sstable(generation: u64, first_key: u64, last_key: u64, rows: u64) -> SSTable {
-        SSTable {
-            generation,
-            data_bytes: rows * 300,
-            rows,
-            first_key,
-            last_key,
-            created_at: SimTime::ZERO,
-            key_share: None,
-            cells: None,
-            level: 0,
-            token_range: None,
-            segments: None,
-        }
+        SSTable::for_test(generation, rows * 300, rows, first_key, last_key)
     }
 
     #[test]

@@ -164,6 +164,32 @@ pub struct Segment {
 pub const KEY_SHARE_ONE: u64 = 1 << 53;
 
 impl SSTable {
+    /// A volume-mode SSTable for tests: `rows` rows over keys
+    /// `first_key..=last_key`, sealed at time zero, level 0, whole ring;
+    /// tests set the other fields with struct update syntax.
+    #[cfg(test)]
+    pub(crate) fn for_test(
+        generation: u64,
+        data_bytes: u64,
+        rows: u64,
+        first_key: u64,
+        last_key: u64,
+    ) -> SSTable {
+        SSTable {
+            generation,
+            data_bytes,
+            rows,
+            first_key,
+            last_key,
+            created_at: SimTime::ZERO,
+            key_share: None,
+            cells: None,
+            level: 0,
+            token_range: None,
+            segments: None,
+        }
+    }
+
     /// Bytes of the components held in memory (summary and filter).
     pub fn memory_bytes(&self, format: &SSTableFormat) -> u64 {
         format.summary_bytes(self.rows) + format.filter_bytes(self.rows)

@@ -731,19 +731,7 @@ mod tests {
     use crate::coordinator::RowVersion;
 
     fn sstable(generation: u64, first_key: u64, last_key: u64, rows: u64) -> SSTable {
-        SSTable {
-            generation,
-            data_bytes: rows * 100,
-            rows,
-            first_key,
-            last_key,
-            created_at: SimTime::ZERO,
-            key_share: None,
-            cells: None,
-            level: 0,
-            token_range: None,
-            segments: None,
-        }
+        SSTable::for_test(generation, rows * 100, rows, first_key, last_key)
     }
 
     /// Reads, merges and writes the whole job, chunk by chunk.

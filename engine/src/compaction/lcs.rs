@@ -770,17 +770,10 @@ mod tests {
 
     fn sstable(generation: u64, level: u32, mebibytes: u64, tokens: Option<(u64, u64)>) -> SSTable {
         SSTable {
-            generation,
-            data_bytes: mebibytes * MIB,
-            rows: mebibytes * 1000,
-            first_key: 0,
-            last_key: 1_000_000,
             created_at: SimTime::ZERO + SimDuration::from_secs(generation),
-            key_share: None,
-            cells: None,
             level,
             token_range: tokens,
-            segments: None,
+            ..SSTable::for_test(generation, mebibytes * MIB, mebibytes * 1000, 0, 1_000_000)
         }
     }
 

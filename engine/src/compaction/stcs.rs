@@ -321,22 +321,9 @@ pub fn next_job(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use units::SimTime;
 
     fn sst(generation: u64, data_bytes: u64) -> SSTable {
-        SSTable {
-            generation,
-            data_bytes,
-            rows: 1,
-            first_key: 0,
-            last_key: 0,
-            created_at: SimTime::ZERO,
-            key_share: None,
-            cells: None,
-            level: 0,
-            token_range: None,
-            segments: None,
-        }
+        SSTable::for_test(generation, data_bytes, 1, 0, 0)
     }
 
     fn mib(generation: u64, mebibytes: u64) -> SSTable {

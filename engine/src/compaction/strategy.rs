@@ -134,21 +134,11 @@ impl TableBacklog {
 mod tests {
     use super::*;
     use crate::compaction::stcs::MIB;
-    use units::SimTime;
 
     fn sstable(level: u32, data_bytes: u64) -> SSTable {
         SSTable {
-            generation: 1,
-            data_bytes,
-            rows: 1,
-            first_key: 0,
-            last_key: 0,
-            created_at: SimTime::ZERO,
-            key_share: None,
-            cells: None,
             level,
-            token_range: None,
-            segments: None,
+            ..SSTable::for_test(1, data_bytes, 1, 0, 0)
         }
     }
 
