@@ -230,6 +230,9 @@ pub struct Shard {
     tasks: Slab<TaskPurpose>,
     ios: Slab<IoPurpose>,
     reads: Slab<PendingRead>,
+    /// A read's SSTable lookups while it is being sent to the disk, kept
+    /// between reads so a read allocates nothing.
+    lookups: Vec<IoPurpose>,
     compactions: Slab<CompactionJob>,
     /// The table's backlog tracker (its strategy's).
     backlog: TableBacklog,
@@ -357,6 +360,7 @@ impl Shard {
             tasks: Slab::new(),
             ios: Slab::new(),
             reads: Slab::new(),
+            lookups: Vec::new(),
             coordinator: Coordinator::default(),
             write_deadlines: VecDeque::new(),
             read_deadlines: VecDeque::new(),
@@ -1375,17 +1379,19 @@ impl Shard {
             found: memtable_version,
         }) as u32;
         let overhead = self.config.sstable_row_overhead_bytes;
-        let lookups: Vec<IoPurpose> = self
-            .sstables
-            .iter()
-            .filter(|sstable| read::bloom_filter_passes(sstable, key, ownership))
-            .map(|sstable| IoPurpose::ReadIndex {
-                read: read_slot,
-                row_bytes: sstable.data_bytes / sstable.rows.max(1),
-                version: read::sstable_version(sstable, key, ownership, overhead),
-                generation: sstable.generation,
-            })
-            .collect();
+        let mut lookups = std::mem::take(&mut self.lookups);
+        lookups.clear();
+        lookups.extend(
+            self.sstables
+                .iter()
+                .filter(|sstable| read::bloom_filter_passes(sstable, key, ownership))
+                .map(|sstable| IoPurpose::ReadIndex {
+                    read: read_slot,
+                    row_bytes: sstable.data_bytes / sstable.rows.max(1),
+                    version: read::sstable_version(sstable, key, ownership, overhead),
+                    generation: sstable.generation,
+                }),
+        );
         if cached {
             // The cache holds the merged row, coherent with the memtables
             // and SSTables (Scylla updates cached rows as memtables flush):
@@ -1399,19 +1405,22 @@ impl Shard {
                 .max()
                 .max(self.reads[read_slot as usize].found);
             let pending = self.reads.remove(read_slot as usize);
+            self.lookups = lookups;
             self.reply_read(now, pending.request, found);
             return;
         }
         if lookups.is_empty() {
             let pending = self.reads.remove(read_slot as usize);
+            self.lookups = lookups;
             self.reply_read(now, pending.request, pending.found);
             return;
         }
         self.reads[read_slot as usize].ios_outstanding = lookups.len() as u32;
-        for lookup in lookups {
+        for lookup in lookups.drain(..) {
             let bytes = self.config.sstable_format.index_read_bytes();
             self.submit_io(IoKind::Read, bytes, IoClass::Query, lookup);
         }
+        self.lookups = lookups;
     }
 
     fn reply_read(&mut self, now: SimTime, request: Request, result: ReadResult) {
