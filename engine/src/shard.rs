@@ -260,6 +260,10 @@ pub struct Shard {
     coordinator: Coordinator,
     /// Deadlines of coordinated operations, in order (one queue per
     /// timeout, so each stays sorted): (deadline, operation id).
+    /// [`Shard::poll_timeout`]'s answer, worked out as each input ends
+    /// (the driver asks after every input; the deadline queues' fronts are
+    /// warm then, and cold by the time it asks).
+    next_timeout: Option<SimTime>,
     write_deadlines: VecDeque<(SimTime, u64)>,
     read_deadlines: VecDeque<(SimTime, u64)>,
     /// Reads to speculate on, by when (speculative retry).
@@ -350,7 +354,7 @@ impl Shard {
         let compaction_limiter = config
             .compaction_throughput_bytes_per_sec
             .map(|rate| RateLimiter::new(rate, now));
-        Shard {
+        let mut shard = Shard {
             config,
             active,
             sealed: VecDeque::new(),
@@ -362,6 +366,7 @@ impl Shard {
             reads: Slab::new(),
             lookups: Vec::new(),
             coordinator: Coordinator::default(),
+            next_timeout: None,
             write_deadlines: VecDeque::new(),
             read_deadlines: VecDeque::new(),
             speculations: VecDeque::new(),
@@ -394,7 +399,9 @@ impl Shard {
             writes_completed: 0,
             reads_completed: 0,
             sealed_memory_bytes: 0,
-        }
+        };
+        shard.next_timeout = shard.earliest_deadline();
+        shard
     }
 
     // ----- getters -----
@@ -610,7 +617,7 @@ impl Shard {
                 work: CpuWork::Coordinate,
             }));
         }
-        self.check_invariants(now);
+        self.input_done(now);
     }
 
     /// A message from another shard arrives.
@@ -667,7 +674,7 @@ impl Shard {
             }
         }
         self.prune_deadlines();
-        self.check_invariants(now);
+        self.input_done(now);
     }
 
     /// A replica's read answer reaches the coordinator: a data answer that
@@ -1134,7 +1141,7 @@ impl Shard {
             }
         }
         self.prune_deadlines();
-        self.check_invariants(now);
+        self.input_done(now);
     }
 
     /// An I/O finished.
@@ -1206,7 +1213,7 @@ impl Shard {
             }
             IoPurpose::ReadData { read, version } => self.read_data_done(now, read, version),
         }
-        self.check_invariants(now);
+        self.input_done(now);
     }
 
     /// One SSTable's part of read `read` is in (from disk or the page
@@ -1331,7 +1338,7 @@ impl Shard {
                 }
             }
         }
-        self.check_invariants(now);
+        self.input_done(now);
     }
 
     // ----- outputs -----
@@ -1342,7 +1349,19 @@ impl Shard {
     }
 
     /// When [`Shard::handle_timeout`] should next be called.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<SimTime> {
+        self.next_timeout
+    }
+
+    /// Ends an input: works out the next timeout and checks invariants.
+    fn input_done(&mut self, now: SimTime) {
+        self.next_timeout = self.earliest_deadline();
+        self.check_invariants(now);
+    }
+
+    /// The earliest of the timers, request deadlines and speculations.
+    fn earliest_deadline(&self) -> Option<SimTime> {
         [
             self.timers.next_deadline(),
             self.write_deadlines.front().map(|&(at, _)| at),

@@ -372,7 +372,9 @@ mod tests {
             state ^= state >> 7;
             state ^= state << 17;
             if state.is_multiple_of(3) {
-                let popped = heap.pop().map(|entry| (entry.time.as_nanos(), entry.sequence));
+                let popped = heap
+                    .pop()
+                    .map(|entry| (entry.time.as_nanos(), entry.sequence));
                 let expected = reference.pop_first();
                 assert_eq!(popped, expected);
                 if let Some((time, _)) = popped {
@@ -394,7 +396,8 @@ mod tests {
         }
         while let Some(expected) = reference.pop_first() {
             assert_eq!(
-                heap.pop().map(|entry| (entry.time.as_nanos(), entry.sequence)),
+                heap.pop()
+                    .map(|entry| (entry.time.as_nanos(), entry.sequence)),
                 Some(expected)
             );
         }
