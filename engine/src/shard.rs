@@ -53,7 +53,7 @@ use crate::placement::ShardAddress;
 use crate::read;
 use crate::row_cache::{self, RowCache};
 use crate::sstable::{SSTable, KEY_SHARE_ONE};
-use crate::timer::{TimerKind, TimerTable};
+use crate::timer::{earlier, TimerKind, TimerTable};
 
 /// Why a CPU task was started.
 #[derive(Clone, Copy, Debug)]
@@ -1362,15 +1362,12 @@ impl Shard {
 
     /// The earliest of the timers, request deadlines and speculations.
     fn earliest_deadline(&self) -> Option<SimTime> {
-        [
-            self.timers.next_deadline(),
-            self.write_deadlines.front().map(|&(at, _)| at),
-            self.read_deadlines.front().map(|&(at, _)| at),
-            self.speculations.front().map(|&(at, _)| at),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let front = |queue: &VecDeque<(SimTime, u64)>| queue.front().map(|&(at, _)| at);
+        let requests = earlier(front(&self.write_deadlines), front(&self.read_deadlines));
+        earlier(
+            earlier(self.timers.next_deadline(), requests),
+            front(&self.speculations),
+        )
     }
 
     // ----- the read path -----

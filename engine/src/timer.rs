@@ -30,6 +30,16 @@ impl TimerKind {
     ];
 }
 
+/// The earlier of two optional deadlines (`None`: not armed).
+#[inline]
+pub fn earlier(a: Option<SimTime>, b: Option<SimTime>) -> Option<SimTime> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
 /// A fixed table of optional deadlines, one per [`TimerKind`].
 #[derive(Clone, Debug, Default)]
 pub struct TimerTable {
@@ -53,8 +63,11 @@ impl TimerTable {
     }
 
     /// The earliest armed deadline.
+    #[inline]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        self.deadlines.iter().flatten().min().copied()
+        self.deadlines
+            .iter()
+            .fold(None, |earliest, &deadline| earlier(earliest, deadline))
     }
 
     /// Disarms and returns the first timer due at or before `now`.

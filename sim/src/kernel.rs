@@ -54,36 +54,38 @@ struct Entry {
 }
 
 impl Entry {
-    /// `(time, sequence)` as one number: time in the high 64 bits.
     #[inline]
-    fn key(&self) -> u128 {
-        (u128::from(self.time.as_nanos()) << 64) | u128::from(self.sequence)
+    fn key(&self) -> (u64, u64) {
+        (self.time.as_nanos(), self.sequence)
     }
 }
 
-/// A radix heap of entries by `(time, sequence)` as one 128-bit key.
+/// A radix heap of entries by time, ties in sequence order.
 ///
 /// A discrete-event queue is monotone: nothing is scheduled before the
-/// event last taken out (time never goes back, and a new entry's sequence
-/// is larger than any taken). A radix heap uses that: it keeps the last key
+/// event last taken out. A radix heap uses that: it keeps the time last
 /// popped and files each entry in the bucket of the highest bit where its
-/// key differs from it. A push is an append to one of 128 vectors; a pop
-/// takes the smallest entry of the lowest non-empty bucket and files that
-/// bucket's other entries again, relative to the new last key, each into a
+/// time differs from it. A push is an append to one of 65 vectors; a pop
+/// takes the earliest entry of the lowest non-empty bucket and files that
+/// bucket's other entries again, relative to the new time, each into a
 /// lower bucket, so an entry moves at most a few dozen times over its life
-/// and memory is touched in runs rather than all over a heap. On the 40-node
-/// benchmark's queue (a few thousand entries, most due within a millisecond
-/// and a few thousand client issues ~10 ms ahead) it pops and pushes faster
-/// than the 4-ary heap it replaced; `twin bench hold` compares it with a
-/// bare binary heap.
+/// and memory is touched in runs rather than all over a heap. Bucket 0
+/// holds the entries due at exactly the last time popped, in sequence
+/// order: entries filed there by a pop are sorted once, and a push at the
+/// current time has a larger sequence than any queued. On the 40-node
+/// benchmark (a few thousand entries, most due within a millisecond, a few
+/// thousand client issues ~10 ms ahead) it beats the 4-ary heap it
+/// replaced; `twin bench hold` compares it with a bare binary heap.
 struct RadixHeap {
-    /// The key of the entry popped last (0 before the first).
-    last: u128,
-    /// `buckets[b]` holds entries whose key differs from `last` first at
+    /// The time of the entry popped last (0 before the first).
+    last: u64,
+    /// Entries due at `last`, in sequence order.
+    now_bucket: std::collections::VecDeque<Entry>,
+    /// `buckets[b]` holds entries whose time differs from `last` first at
     /// bit `b` (counting from 0 at the lowest).
-    buckets: [Vec<Entry>; 128],
+    buckets: [Vec<Entry>; 64],
     /// Bit `b` set iff `buckets[b]` is non-empty.
-    occupied: u128,
+    occupied: u64,
     len: usize,
 }
 
@@ -91,6 +93,7 @@ impl RadixHeap {
     fn new() -> RadixHeap {
         RadixHeap {
             last: 0,
+            now_bucket: std::collections::VecDeque::new(),
             buckets: std::array::from_fn(|_| Vec::new()),
             occupied: 0,
             len: 0,
@@ -102,22 +105,26 @@ impl RadixHeap {
         self.len
     }
 
-    /// The bucket of `key` relative to `last`; `key` must exceed `last`.
-    #[inline]
-    fn bucket_of(key: u128, last: u128) -> usize {
-        debug_assert!(key > last, "radix heap keys must increase");
-        127 - (key ^ last).leading_zeros() as usize
-    }
-
     #[inline]
     fn push(&mut self, entry: Entry) {
-        let bucket = Self::bucket_of(entry.key(), self.last);
-        self.buckets[bucket].push(entry);
-        self.occupied |= 1 << bucket;
+        let time = entry.time.as_nanos();
+        debug_assert!(time >= self.last, "radix heap times must not decrease");
+        if time == self.last {
+            debug_assert!(self
+                .now_bucket
+                .back()
+                .is_none_or(|back| back.sequence < entry.sequence));
+            self.now_bucket.push_back(entry);
+        } else {
+            let bucket = 63 - (time ^ self.last).leading_zeros() as usize;
+            self.buckets[bucket].push(entry);
+            self.occupied |= 1 << bucket;
+        }
         self.len += 1;
     }
 
-    /// The smallest entry: its bucket and position there.
+    /// The earliest entry of the lowest non-empty bucket: its bucket and
+    /// position there.
     #[inline]
     fn find_min(&self) -> Option<(usize, usize)> {
         if self.occupied == 0 {
@@ -125,7 +132,6 @@ impl RadixHeap {
         }
         let bucket = self.occupied.trailing_zeros() as usize;
         let entries = &self.buckets[bucket];
-        // Bucket 0 holds at most one entry (keys are unique).
         let mut best = 0;
         let mut best_key = entries[0].key();
         for (position, entry) in entries.iter().enumerate().skip(1) {
@@ -138,33 +144,48 @@ impl RadixHeap {
         Some((bucket, best))
     }
 
-    #[inline]
     fn peek(&self) -> Option<&Entry> {
+        if let Some(front) = self.now_bucket.front() {
+            return Some(front);
+        }
         self.find_min()
             .map(|(bucket, position)| &self.buckets[bucket][position])
     }
 
-    /// Removes and returns the smallest entry if `take` accepts it.
+    /// Removes and returns the earliest entry if `take` accepts it.
     #[inline]
     fn pop_if(&mut self, take: impl FnOnce(&Entry) -> bool) -> Option<Entry> {
-        let (bucket, position) = self.find_min()?;
-        if !take(&self.buckets[bucket][position]) {
+        if self.now_bucket.is_empty() {
+            let (bucket, position) = self.find_min()?;
+            if !take(&self.buckets[bucket][position]) {
+                return None;
+            }
+            // Move on to the earliest time and file the bucket again: its
+            // entries at that time into `now_bucket`, the rest lower.
+            self.last = self.buckets[bucket][position].time.as_nanos();
+            self.occupied &= !(1 << bucket);
+            let mut entries = std::mem::take(&mut self.buckets[bucket]);
+            for entry in entries.drain(..) {
+                let time = entry.time.as_nanos();
+                if time == self.last {
+                    self.now_bucket.push_back(entry);
+                } else {
+                    let lower = 63 - (time ^ self.last).leading_zeros() as usize;
+                    self.buckets[lower].push(entry);
+                    self.occupied |= 1 << lower;
+                }
+            }
+            self.buckets[bucket] = entries; // keeps its capacity
+            if self.now_bucket.len() > 1 {
+                self.now_bucket
+                    .make_contiguous()
+                    .sort_unstable_by_key(|entry| entry.sequence);
+            }
+        } else if !take(self.now_bucket.front().expect("not empty")) {
             return None;
         }
-        let mut entries = std::mem::take(&mut self.buckets[bucket]);
-        let top = entries.swap_remove(position);
-        self.occupied &= !(1 << bucket);
         self.len -= 1;
-        self.last = top.key();
-        // Every other entry of the bucket now differs from `last` below
-        // `bucket`: file it again.
-        for entry in entries.drain(..) {
-            let lower = Self::bucket_of(entry.key(), self.last);
-            self.buckets[lower].push(entry);
-            self.occupied |= 1 << lower;
-        }
-        self.buckets[bucket] = entries; // keeps its capacity
-        Some(top)
+        self.now_bucket.pop_front()
     }
 
     #[cfg(test)]
@@ -205,9 +226,7 @@ impl<E> Kernel<E> {
     pub fn with_limits(pending_limit: usize) -> Self {
         Kernel {
             now: SimTime::ZERO,
-            // Sequences start at 1: the radix heap's keys must exceed its
-            // initial last key, 0.
-            next_sequence: 1,
+            next_sequence: 0,
             queue: RadixHeap::new(),
             events: slab::Slab::new(),
             timer_sequences: Vec::new(),
@@ -386,11 +405,11 @@ mod tests {
                 let time = SimTime::from_nanos(last_time + (state >> 8) % 4 * (state % 1_000));
                 heap.push(Entry {
                     time,
-                    sequence: sequence + 1,
+                    sequence,
                     timer_slot: NO_TIMER,
                     event_slot: 0,
                 });
-                reference.insert((time.as_nanos(), sequence + 1));
+                reference.insert((time.as_nanos(), sequence));
             }
             assert_eq!(heap.len(), reference.len());
         }
