@@ -55,12 +55,24 @@ use crate::row_cache::{self, RowCache};
 use crate::sstable::{SSTable, KEY_SHARE_ONE};
 use crate::timer::{earlier, TimerKind, TimerTable};
 
+/// The SSTables whose bloom filters pass for a read's key: a bit per
+/// position in `Shard::sstables`, good while the list is as it was
+/// (`epoch` equals `Shard::sstables_epoch`). A read costs its CPU by the
+/// SSTables it will look in and then looks in them; working the filters
+/// out once instead of twice saved a few percent of the 40-node benchmark.
+#[derive(Clone, Copy, Debug)]
+struct BloomPasses {
+    epoch: u64,
+    mask: u64,
+}
+
 /// Why a CPU task was started.
 #[derive(Clone, Copy, Debug)]
 enum TaskPurpose {
     Write(Request),
-    /// A read, and whether the row cache holds its row.
-    Read(Request, bool),
+    /// A read, whether the row cache holds its row, and the SSTables whose
+    /// bloom filters passed when it was planned.
+    Read(Request, bool, Option<BloomPasses>),
     /// Coordinate a client request: send it to its replicas.
     Coordinate(ClientRequest),
     /// A replica hashes its read result for a digest request.
@@ -226,6 +238,8 @@ pub struct Shard {
     sealed: VecDeque<Memtable>,
     flushing: Option<FlushJob>,
     sstables: Vec<SSTable>,
+    /// Changes whenever `sstables` does ([`BloomPasses`]).
+    sstables_epoch: u64,
     commitlog: Commitlog,
     tasks: Slab<TaskPurpose>,
     ios: Slab<IoPurpose>,
@@ -360,6 +374,7 @@ impl Shard {
             sealed: VecDeque::new(),
             flushing: None,
             sstables: Vec::new(),
+            sstables_epoch: 0,
             commitlog,
             tasks: Slab::new(),
             ios: Slab::new(),
@@ -530,6 +545,7 @@ impl Shard {
         self.next_sstable_generation += 1;
         self.backlog.add_sstable(&sstable);
         self.sstables.push(sstable);
+        self.sstables_epoch += 1;
     }
 
     /// Current figures.
@@ -1036,21 +1052,27 @@ impl Shard {
             Operation::Read { key } => {
                 // A row-cache hit reads no SSTable.
                 let cached = self.row_cache_lookup(key);
-                let sstables = if cached {
-                    0
-                } else {
-                    self.sstables
+                let ownership = self.config.key_ownership_fraction;
+                let passes = |sstable: &SSTable| read::bloom_filter_passes(sstable, key, ownership);
+                let (sstables, bloom) = if self.sstables.len() <= 64 {
+                    let mask = self
+                        .sstables
                         .iter()
-                        .filter(|sstable| {
-                            read::bloom_filter_passes(
-                                sstable,
-                                key,
-                                self.config.key_ownership_fraction,
-                            )
-                        })
-                        .count()
+                        .enumerate()
+                        .filter(|(_, sstable)| passes(sstable))
+                        .fold(0u64, |mask, (position, _)| mask | 1 << position);
+                    let bloom = BloomPasses {
+                        epoch: self.sstables_epoch,
+                        mask,
+                    };
+                    (mask.count_ones() as usize, Some(bloom))
+                } else {
+                    (self.sstables.iter().filter(|s| passes(s)).count(), None)
                 };
-                let task = TaskId(self.tasks.insert(TaskPurpose::Read(request, cached)) as u64);
+                // A row-cache hit reads no SSTable.
+                let sstables = if cached { 0 } else { sstables };
+                let task =
+                    TaskId(self.tasks.insert(TaskPurpose::Read(request, cached, bloom)) as u64);
                 let decompress_bytes = self
                     .config
                     .compression_chunk_bytes
@@ -1081,7 +1103,9 @@ impl Shard {
                     self.waiting_for_commitlog.push_back(request);
                 }
             }
-            TaskPurpose::Read(request, cached) => self.execute_read(now, request, cached),
+            TaskPurpose::Read(request, cached, bloom) => {
+                self.execute_read(now, request, cached, bloom)
+            }
             TaskPurpose::Coordinate(request) => self.coordinate(now, request),
             TaskPurpose::DigestForReplica { origin, result } => {
                 self.send_read_result(now, origin, result);
@@ -1374,7 +1398,13 @@ impl Shard {
 
     /// Looks the key up in the memtables and sends an index read to every
     /// SSTable whose bloom filter passes; replies at once if none does.
-    fn execute_read(&mut self, now: SimTime, request: Request, cached: bool) {
+    fn execute_read(
+        &mut self,
+        now: SimTime,
+        request: Request,
+        cached: bool,
+        bloom: Option<BloomPasses>,
+    ) {
         let Operation::Read { key } = request.operation else {
             unreachable!("a read task carries a read");
         };
@@ -1397,10 +1427,20 @@ impl Shard {
         let overhead = self.config.sstable_row_overhead_bytes;
         let mut lookups = std::mem::take(&mut self.lookups);
         lookups.clear();
+        // The filters as worked out when the read was planned, unless the
+        // SSTables changed since.
+        let planned = bloom
+            .filter(|bloom| bloom.epoch == self.sstables_epoch)
+            .map(|bloom| bloom.mask);
         lookups.extend(
             self.sstables
                 .iter()
-                .filter(|sstable| read::bloom_filter_passes(sstable, key, ownership))
+                .enumerate()
+                .filter(|&(position, sstable)| match planned {
+                    Some(mask) => mask >> position & 1 == 1,
+                    None => read::bloom_filter_passes(sstable, key, ownership),
+                })
+                .map(|(_, sstable)| sstable)
                 .map(|sstable| IoPurpose::ReadIndex {
                     read: read_slot,
                     row_bytes: sstable.data_bytes / sstable.rows.max(1),
@@ -1669,6 +1709,7 @@ impl Shard {
             let (sstable, _memtable) = job.finish(now);
             self.backlog.add_sstable(&sstable);
             self.sstables.push(sstable);
+            self.sstables_epoch += 1;
             self.flushes_completed += 1;
             self.resize_row_cache();
             self.release_commitlog_segments();
@@ -1867,6 +1908,7 @@ impl Shard {
                 .iter()
                 .any(|input| input.generation == sstable.generation)
         });
+        self.sstables_epoch += 1;
         let outputs: Vec<SSTable> = outputs
             .into_iter()
             .filter(|output| output.rows > 0)
