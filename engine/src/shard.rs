@@ -272,12 +272,12 @@ pub struct Shard {
     awaiting_durability: VecDeque<(u64, u64, Request)>,
     /// Client requests this shard coordinates.
     coordinator: Coordinator,
-    /// Deadlines of coordinated operations, in order (one queue per
-    /// timeout, so each stays sorted): (deadline, operation id).
     /// [`Shard::poll_timeout`]'s answer, worked out as each input ends
     /// (the driver asks after every input; the deadline queues' fronts are
     /// warm then, and cold by the time it asks).
     next_timeout: Option<SimTime>,
+    /// Deadlines of coordinated operations, in order (one queue per
+    /// timeout, so each stays sorted): (deadline, operation id).
     write_deadlines: VecDeque<(SimTime, u64)>,
     read_deadlines: VecDeque<(SimTime, u64)>,
     /// Reads to speculate on, by when (speculative retry).
@@ -1050,7 +1050,6 @@ impl Shard {
                 }
             }
             Operation::Read { key } => {
-                // A row-cache hit reads no SSTable.
                 let cached = self.row_cache_lookup(key);
                 let ownership = self.config.key_ownership_fraction;
                 let passes = |sstable: &SSTable| read::bloom_filter_passes(sstable, key, ownership);
@@ -1440,8 +1439,7 @@ impl Shard {
                     Some(mask) => mask >> position & 1 == 1,
                     None => read::bloom_filter_passes(sstable, key, ownership),
                 })
-                .map(|(_, sstable)| sstable)
-                .map(|sstable| IoPurpose::ReadIndex {
+                .map(|(_, sstable)| IoPurpose::ReadIndex {
                     read: read_slot,
                     row_bytes: sstable.data_bytes / sstable.rows.max(1),
                     version: read::sstable_version(sstable, key, ownership, overhead),

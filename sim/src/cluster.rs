@@ -640,8 +640,8 @@ struct NodeHardware {
 enum ShardCpu {
     /// A Seastar reactor: one core per shard (Scylla).
     Reactor(Reactor),
-    /// A JVM over the node's cores (Cassandra: one shard per node). `wake`
-    /// is the kernel timer armed at its next completion.
+    /// A JVM over the node's cores (Cassandra: one shard per node), woken
+    /// at its task completions.
     Jvm {
         node: Box<JvmNode>,
         /// Its wake-ups in the kernel's queue.

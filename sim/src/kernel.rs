@@ -105,6 +105,14 @@ impl RadixHeap {
         self.len
     }
 
+    /// The bucket of a `time` later than `last`: the highest bit where
+    /// they differ.
+    #[inline]
+    fn bucket_of(time: u64, last: u64) -> usize {
+        debug_assert!(time > last);
+        63 - (time ^ last).leading_zeros() as usize
+    }
+
     #[inline]
     fn push(&mut self, entry: Entry) {
         let time = entry.time.as_nanos();
@@ -116,7 +124,7 @@ impl RadixHeap {
                 .is_none_or(|back| back.sequence < entry.sequence));
             self.now_bucket.push_back(entry);
         } else {
-            let bucket = 63 - (time ^ self.last).leading_zeros() as usize;
+            let bucket = Self::bucket_of(time, self.last);
             self.buckets[bucket].push(entry);
             self.occupied |= 1 << bucket;
         }
@@ -170,7 +178,7 @@ impl RadixHeap {
                 if time == self.last {
                     self.now_bucket.push_back(entry);
                 } else {
-                    let lower = 63 - (time ^ self.last).leading_zeros() as usize;
+                    let lower = Self::bucket_of(time, self.last);
                     self.buckets[lower].push(entry);
                     self.occupied |= 1 << lower;
                 }
