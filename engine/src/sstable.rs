@@ -210,19 +210,7 @@ mod tests {
         let format = SSTableFormat::CASSANDRA_STRESS;
         // A million 310-byte partitions (scylla-mechanisms.md 9.2).
         let rows = 1_000_000;
-        let sstable = SSTable {
-            generation: 1,
-            data_bytes: rows * 310,
-            rows,
-            first_key: 0,
-            last_key: rows - 1,
-            created_at: SimTime::ZERO,
-            key_share: None,
-            cells: None,
-            level: 0,
-            token_range: None,
-            segments: None,
-        };
+        let sstable = SSTable::for_test(1, rows * 310, rows, 0, rows - 1);
         assert_eq!(format.index_bytes(rows), 24_000_000);
         assert_eq!(format.summary_bytes(rows), 7_813 * 22);
         assert_eq!(format.filter_bytes(rows), 1_250_000);
