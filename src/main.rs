@@ -13,6 +13,7 @@ use sim::report::{write_results, Summary};
 
 mod device_cmd;
 mod instance_cmd;
+mod validate_cmd;
 
 /// Exit code for bad input (scenario file, flags).
 const EXIT_BAD_INPUT: u8 = 2;
@@ -49,6 +50,8 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Run the validation cases and print the scorecard against the published runs.
+    Validate(validate_cmd::ValidateArgs),
     /// The NVMe device model on its own: fio-like sweeps, presets.
     Device {
         #[command(subcommand)]
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
             duration,
             quiet,
         } => run(scenario, seed, out, duration, quiet),
+        Command::Validate(args) => validate_cmd::run(args),
         Command::Device { command } => device_cmd::run(command),
         Command::Instance { command } => instance_cmd::run(command),
         Command::Bench {

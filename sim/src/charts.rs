@@ -23,7 +23,8 @@ use crate::metrics::TimeSeries;
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 560;
-const COLORS: [RGBColor; 8] = [
+/// The palette every chart draws its series in.
+pub const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -45,7 +46,9 @@ struct Chart {
     series: Vec<(String, Vec<(f64, f64)>)>,
 }
 
-fn register_font() {
+/// Makes the embedded font the `sans-serif` family plotters draws with
+/// (idempotent; every chart writer calls it first).
+pub fn register_font() {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {
         plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
@@ -177,6 +180,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Resu
         .configure_mesh()
         .x_desc("simulated seconds")
         .y_desc(chart.y_label)
+        .y_label_formatter(&|value| human_number(*value))
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(error)?;
@@ -205,6 +209,64 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Resu
     root.present().map_err(error)
 }
 
+/// An axis value as people write it: 300K, 1.2M, 0.5, 12.
+pub fn human_number(value: f64) -> String {
+    let magnitude = value.abs();
+    let trim = |text: String| {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            text
+        }
+    };
+    if magnitude >= 1e9 {
+        format!("{}G", trim(format!("{:.2}", value / 1e9)))
+    } else if magnitude >= 1e6 {
+        format!("{}M", trim(format!("{:.2}", value / 1e6)))
+    } else if magnitude >= 1e3 {
+        format!("{}K", trim(format!("{:.1}", value / 1e3)))
+    } else if magnitude >= 10.0 || magnitude == 0.0 {
+        trim(format!("{value:.0}"))
+    } else {
+        trim(format!("{value:.2}"))
+    }
+}
+
+/// Writes one line chart of named series of (seconds, value) as
+/// `<dir>/<file>.png` and `.svg` (for charts drawn from several runs).
+pub fn write_line_chart(
+    dir: &Path,
+    file: &'static str,
+    title: String,
+    y_label: &'static str,
+    series: Vec<(String, Vec<(f64, f64)>)>,
+) -> std::io::Result<()> {
+    register_font();
+    std::fs::create_dir_all(dir)?;
+    let chart = Chart {
+        file,
+        title,
+        y_label,
+        series,
+    };
+    write_chart(dir, &chart)
+}
+
+fn write_chart(dir: &Path, chart: &Chart) -> std::io::Result<()> {
+    let png = dir.join(format!("{}.png", chart.file));
+    draw(
+        BitMapBackend::new(&png, (WIDTH, HEIGHT)).into_drawing_area(),
+        chart,
+    )
+    .map_err(std::io::Error::other)?;
+    let svg = dir.join(format!("{}.svg", chart.file));
+    draw(
+        SVGBackend::new(&svg, (WIDTH, HEIGHT)).into_drawing_area(),
+        chart,
+    )
+    .map_err(std::io::Error::other)
+}
+
 /// Writes every chart as `<dir>/<name>.png` and `<dir>/<name>.svg`.
 pub fn write_charts(
     dir: &Path,
@@ -216,18 +278,23 @@ pub fn write_charts(
     register_font();
     std::fs::create_dir_all(dir)?;
     for chart in charts(series, ops, nodes, scenario) {
-        let png = dir.join(format!("{}.png", chart.file));
-        draw(
-            BitMapBackend::new(&png, (WIDTH, HEIGHT)).into_drawing_area(),
-            &chart,
-        )
-        .map_err(std::io::Error::other)?;
-        let svg = dir.join(format!("{}.svg", chart.file));
-        draw(
-            SVGBackend::new(&svg, (WIDTH, HEIGHT)).into_drawing_area(),
-            &chart,
-        )
-        .map_err(std::io::Error::other)?;
+        write_chart(dir, &chart)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human_number;
+
+    #[test]
+    fn axis_numbers_read_as_people_write_them() {
+        assert_eq!(human_number(300_000.0), "300K");
+        assert_eq!(human_number(1_200_000.0), "1.2M");
+        assert_eq!(human_number(1_240.0), "1.2K");
+        assert_eq!(human_number(0.0), "0");
+        assert_eq!(human_number(0.5), "0.5");
+        assert_eq!(human_number(12.0), "12");
+        assert_eq!(human_number(38.85e9), "38.85G");
+    }
 }

@@ -96,6 +96,10 @@ pub struct Scenario {
     /// Load phases, as cassandra-stress command lines.
     #[serde(rename = "load")]
     pub loads: Vec<LoadSection>,
+    /// What published run this scenario reproduces (`twin validate`'s
+    /// cases); no effect on the simulation.
+    #[serde(default)]
+    pub validation: Option<ValidationSection>,
     /// The file's name and text, kept to point later errors at their line.
     #[serde(skip)]
     pub source: Source,
@@ -448,6 +452,33 @@ pub struct DataSection {
     /// `"cold"`: nothing cached when the run starts.
     #[serde(default)]
     pub cache: Option<String>,
+}
+
+/// `[validation]`: the published run a scenario reproduces. `twin validate`
+/// runs the scenarios that have one and compares their figures with the
+/// published ones (validation/src/published.rs); `twin run` ignores it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidationSection {
+    /// Published run id, `R1`..`R6`.
+    pub run: String,
+    /// The setup the figures were published for, as validation/src/published.rs
+    /// names it (e.g. `"scylla-2.2 4 x i3.metal, 300K"`).
+    pub setup: String,
+    /// How the scenario departs from the published run to fit a machine
+    /// (shorter duration, ...), shown on the scorecard.
+    #[serde(default)]
+    pub shortened: Option<String>,
+    /// Time at the start of the run left out of the figures (cache warm-up,
+    /// first flushes), as the report's own window leaves it out.
+    #[serde(default)]
+    pub warmup: Option<HumanDuration>,
+    /// `twin validate --quick`: simulated time to run instead of `duration`.
+    #[serde(default)]
+    pub quick_duration: Option<HumanDuration>,
+    /// `--quick`: warm-up to leave out instead of `warmup`.
+    #[serde(default)]
+    pub quick_warmup: Option<HumanDuration>,
 }
 
 /// `[controller]`: the tuning a controller-regression test varies.

@@ -1,6 +1,6 @@
 //! Validation: the published bare-metal runs the twin must reproduce, as
-//! data, and (with the validation issue) the scorecard comparing simulated
-//! figures to them.
+//! data; the cases that reproduce them; and the scorecard comparing the
+//! simulated figures to the published ones (`twin validate`).
 //!
 //! Every figure here is copied from `reference/published-runs.md` in the
 //! project's shared folder, which names the report each comes from. The
@@ -9,4 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cases;
+pub mod charts;
 pub mod published;
+pub mod scorecard;

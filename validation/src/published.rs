@@ -22,6 +22,49 @@ pub enum Unit {
     Dollars,
 }
 
+/// What a figure measures, which sets its tolerance on the scorecard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// Operations (or I/Os) per second.
+    Throughput,
+    /// A latency: a mean or a percentile.
+    Latency,
+    /// Server load: the servers' CPU (Scylla's reactor) utilisation.
+    Load,
+    /// How long an operation took.
+    Duration,
+    /// What a cluster costs.
+    Cost,
+    /// A device figure from a fio sweep other than IOPS and latency.
+    Device,
+    /// A probability computed from a reliability model.
+    Probability,
+}
+
+impl Kind {
+    /// The name used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Throughput => "throughput",
+            Kind::Latency => "latency",
+            Kind::Load => "load",
+            Kind::Duration => "duration",
+            Kind::Cost => "cost",
+            Kind::Device => "device",
+            Kind::Probability => "probability",
+        }
+    }
+
+    /// Largest relative error that passes: 30% for latencies, 15% for the
+    /// rest (the fidelity issue's bar).
+    pub fn tolerance(self) -> f64 {
+        match self {
+            Kind::Latency => 0.30,
+            _ => 0.15,
+        }
+    }
+}
+
 /// One published figure.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Figure {
@@ -35,10 +78,13 @@ pub struct Figure {
     pub value: f64,
     /// Its unit.
     pub unit: Unit,
+    /// What it measures.
+    pub kind: Kind,
 }
 
-/// A published comparison: `candidate` against `baseline` on one metric,
-/// with the change the report states (positive = candidate better).
+/// A published comparison: `candidate` against `baseline` on one metric.
+/// Its size is the ratio of the two published figures; where the report
+/// also states the change in words, that is kept beside it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Comparison {
     /// Run id.
@@ -49,8 +95,9 @@ pub struct Comparison {
     pub baseline: &'static str,
     /// The candidate setup.
     pub candidate: &'static str,
-    /// Improvement as published, percent.
-    pub published_improvement_percent: f64,
+    /// The improvement the report states in words, percent (positive =
+    /// candidate better), where it states one.
+    pub stated_improvement_percent: Option<f64>,
 }
 
 /// A published report.
@@ -78,6 +125,7 @@ const fn figure(
     metric: &'static str,
     value: f64,
     unit: Unit,
+    kind: Kind,
 ) -> Figure {
     Figure {
         run,
@@ -85,6 +133,7 @@ const fn figure(
         metric,
         value,
         unit,
+        kind,
     }
 }
 
@@ -93,12 +142,57 @@ use Unit::*;
 /// Every published figure.
 pub const FIGURES: &[Figure] = &[
     // R1: 3 x i3.8xlarge, QUORUM reads at 80K/s, md5 (2.1) vs xxHash (2.2) digests.
-    figure("R1", "scylla-2.1", "read latency mean", 2.6, Milliseconds),
-    figure("R1", "scylla-2.1", "read latency p95", 4.9, Milliseconds),
-    figure("R1", "scylla-2.1", "read latency p99", 7.8, Milliseconds),
-    figure("R1", "scylla-2.2", "read latency mean", 1.8, Milliseconds),
-    figure("R1", "scylla-2.2", "read latency p95", 3.3, Milliseconds),
-    figure("R1", "scylla-2.2", "read latency p99", 4.5, Milliseconds),
+    figure(
+        "R1",
+        "scylla-2.1",
+        "read latency mean",
+        2.6,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    figure(
+        "R1",
+        "scylla-2.1",
+        "read latency p95",
+        4.9,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    figure(
+        "R1",
+        "scylla-2.1",
+        "read latency p99",
+        7.8,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    figure(
+        "R1",
+        "scylla-2.2",
+        "read latency mean",
+        1.8,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    figure(
+        "R1",
+        "scylla-2.2",
+        "read latency p95",
+        3.3,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    figure(
+        "R1",
+        "scylla-2.2",
+        "read latency p99",
+        4.5,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    // R1's text: 80K reads/s is "about 50% CPU on the servers".
+    figure("R1", "scylla-2.1", "server load", 50.0, Percent, Kind::Load),
+    figure("R1", "scylla-2.2", "server load", 50.0, Percent, Kind::Load),
     // R2: unthrottled writes for 120 minutes, compaction controller.
     figure(
         "R2",
@@ -106,6 +200,7 @@ pub const FIGURES: &[Figure] = &[
         "write throughput",
         354_000.0,
         OpsPerSecond,
+        Kind::Throughput,
     ),
     figure(
         "R2",
@@ -113,21 +208,106 @@ pub const FIGURES: &[Figure] = &[
         "write throughput",
         418_000.0,
         OpsPerSecond,
+        Kind::Throughput,
     ),
     // R3: streaming, 2.3 (RPC per fragment) vs 3.0 (RPC streams).
-    figure("R3", "scylla-2.3", "decommission, idle", 895.0, Seconds),
-    figure("R3", "scylla-2.3", "add node, idle", 1472.0, Seconds),
-    figure("R3", "scylla-2.3", "add node, under load", 1834.0, Seconds),
-    figure("R3", "scylla-3.0", "decommission, idle", 695.0, Seconds),
-    figure("R3", "scylla-3.0", "add node, idle", 1236.0, Seconds),
-    figure("R3", "scylla-3.0", "add node, under load", 1592.0, Seconds),
+    figure(
+        "R3",
+        "scylla-2.3",
+        "decommission, idle",
+        895.0,
+        Seconds,
+        Kind::Duration,
+    ),
+    figure(
+        "R3",
+        "scylla-2.3",
+        "add node, idle",
+        1472.0,
+        Seconds,
+        Kind::Duration,
+    ),
+    figure(
+        "R3",
+        "scylla-2.3",
+        "add node, under load",
+        1834.0,
+        Seconds,
+        Kind::Duration,
+    ),
+    figure(
+        "R3",
+        "scylla-3.0",
+        "decommission, idle",
+        695.0,
+        Seconds,
+        Kind::Duration,
+    ),
+    figure(
+        "R3",
+        "scylla-3.0",
+        "add node, idle",
+        1236.0,
+        Seconds,
+        Kind::Duration,
+    ),
+    figure(
+        "R3",
+        "scylla-3.0",
+        "add node, under load",
+        1592.0,
+        Seconds,
+        Kind::Duration,
+    ),
     // R4: QUORUM reads after intermittent failures; read repair vs hints.
-    figure("R4", "scylla-2.3", "read latency p95", 5.0, Milliseconds),
-    figure("R4", "scylla-2.3", "read latency p99", 12.0, Milliseconds),
-    figure("R4", "scylla-2.3", "read latency p99.9", 38.0, Milliseconds),
-    figure("R4", "scylla-3.0", "read latency p95", 2.0, Milliseconds),
-    figure("R4", "scylla-3.0", "read latency p99", 4.5, Milliseconds),
-    figure("R4", "scylla-3.0", "read latency p99.9", 34.0, Milliseconds),
+    figure(
+        "R4",
+        "scylla-2.3",
+        "read latency p95",
+        5.0,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    figure(
+        "R4",
+        "scylla-2.3",
+        "read latency p99",
+        12.0,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    figure(
+        "R4",
+        "scylla-2.3",
+        "read latency p99.9",
+        38.0,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    figure(
+        "R4",
+        "scylla-3.0",
+        "read latency p95",
+        2.0,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    figure(
+        "R4",
+        "scylla-3.0",
+        "read latency p99",
+        4.5,
+        Milliseconds,
+        Kind::Latency,
+    ),
+    figure(
+        "R4",
+        "scylla-3.0",
+        "read latency p99.9",
+        34.0,
+        Milliseconds,
+        Kind::Latency,
+    ),
     // R5: 4 x i3.metal Scylla 2.2 vs 40 x i3.4xlarge Cassandra 3.11, 50/50 QUORUM.
     figure(
         "R5",
@@ -135,6 +315,7 @@ pub const FIGURES: &[Figure] = &[
         "achieved throughput",
         304_000.0,
         OpsPerSecond,
+        Kind::Throughput,
     ),
     figure(
         "R5",
@@ -142,6 +323,7 @@ pub const FIGURES: &[Figure] = &[
         "server load",
         70.0,
         Percent,
+        Kind::Load,
     ),
     figure(
         "R5",
@@ -149,6 +331,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p95",
         8.0,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -156,6 +339,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p99",
         12.0,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -163,6 +347,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p99.9",
         36.0,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -170,6 +355,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p95",
         3.2,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -177,6 +363,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p99",
         4.8,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -184,6 +371,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p99.9",
         9.9,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -191,6 +379,7 @@ pub const FIGURES: &[Figure] = &[
         "achieved throughput",
         306_000.0,
         OpsPerSecond,
+        Kind::Throughput,
     ),
     figure(
         "R5",
@@ -198,6 +387,7 @@ pub const FIGURES: &[Figure] = &[
         "server load",
         50.0,
         Percent,
+        Kind::Load,
     ),
     figure(
         "R5",
@@ -205,6 +395,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p95",
         5.3,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -212,6 +403,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p99",
         131.3,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -219,6 +411,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p99.9",
         483.2,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -226,6 +419,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p95",
         2.4,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -233,6 +427,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p99",
         11.9,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -240,6 +435,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p99.9",
         474.4,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -247,6 +443,7 @@ pub const FIGURES: &[Figure] = &[
         "achieved throughput",
         100_000.0,
         OpsPerSecond,
+        Kind::Throughput,
     ),
     figure(
         "R5",
@@ -254,6 +451,7 @@ pub const FIGURES: &[Figure] = &[
         "server load",
         25.0,
         Percent,
+        Kind::Load,
     ),
     figure(
         "R5",
@@ -261,6 +459,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p95",
         2.6,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -268,6 +467,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p99",
         5.6,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -275,6 +475,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p99.9",
         8.4,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -282,6 +483,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p95",
         0.8,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -289,6 +491,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p99",
         2.4,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -296,6 +499,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p99.9",
         3.5,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -303,6 +507,7 @@ pub const FIGURES: &[Figure] = &[
         "achieved throughput",
         100_000.0,
         OpsPerSecond,
+        Kind::Throughput,
     ),
     figure(
         "R5",
@@ -310,6 +515,7 @@ pub const FIGURES: &[Figure] = &[
         "server load",
         18.0,
         Percent,
+        Kind::Load,
     ),
     figure(
         "R5",
@@ -317,6 +523,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p95",
         1.2,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -324,6 +531,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p99",
         8.6,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -331,6 +539,7 @@ pub const FIGURES: &[Figure] = &[
         "read latency p99.9",
         286.6,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -338,6 +547,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p95",
         0.8,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -345,6 +555,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p99",
         1.0,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -352,6 +563,7 @@ pub const FIGURES: &[Figure] = &[
         "write latency p99.9",
         283.7,
         Milliseconds,
+        Kind::Latency,
     ),
     figure(
         "R5",
@@ -359,6 +571,7 @@ pub const FIGURES: &[Figure] = &[
         "1-year reserved cost, all upfront",
         112_100.0,
         Dollars,
+        Kind::Cost,
     ),
     figure(
         "R5",
@@ -366,20 +579,23 @@ pub const FIGURES: &[Figure] = &[
         "1-year reserved cost, all upfront",
         278_560.0,
         Dollars,
+        Kind::Cost,
     ),
     figure(
         "R5",
-        "40 nodes",
+        "cassandra-3.11 40 x i3.4xlarge",
         "probability of a concurrent double failure",
         2.7,
         Percent,
+        Kind::Probability,
     ),
     figure(
         "R5",
-        "4 nodes",
+        "scylla-2.2 4 x i3.metal",
         "probability of a concurrent double failure",
         0.27,
         Percent,
+        Kind::Probability,
     ),
     // R6: fio sweeps of a RAID-0 of 2 x Optane P4800X.
     figure(
@@ -388,6 +604,7 @@ pub const FIGURES: &[Figure] = &[
         "knee queue depth",
         24.0,
         QueueDepth,
+        Kind::Device,
     ),
     figure(
         "R6",
@@ -395,6 +612,7 @@ pub const FIGURES: &[Figure] = &[
         "IOPS at knee",
         1_000_000.0,
         Iops,
+        Kind::Throughput,
     ),
     figure(
         "R6",
@@ -402,6 +620,7 @@ pub const FIGURES: &[Figure] = &[
         "latency at knee",
         18.0,
         Microseconds,
+        Kind::Latency,
     ),
     figure(
         "R6",
@@ -409,6 +628,7 @@ pub const FIGURES: &[Figure] = &[
         "knee queue depth",
         8.0,
         QueueDepth,
+        Kind::Device,
     ),
     figure(
         "R6",
@@ -416,6 +636,7 @@ pub const FIGURES: &[Figure] = &[
         "IOPS at knee",
         32_000.0,
         Iops,
+        Kind::Throughput,
     ),
     figure(
         "R6",
@@ -423,82 +644,93 @@ pub const FIGURES: &[Figure] = &[
         "latency at knee",
         237.0,
         Microseconds,
+        Kind::Latency,
     ),
 ];
 
-/// The comparisons the reports state, with their published sizes.
+/// The comparisons the scorecard checks: every one the reports state in
+/// words (R1-R4, with the improvement they give), and R5's two axes (Scylla
+/// against Cassandra at each rate, and each cluster at 300K against 100K).
 pub const COMPARISONS: &[Comparison] = &[
-    Comparison {
-        run: "R1",
-        metric: "read latency mean",
-        baseline: "scylla-2.1",
-        candidate: "scylla-2.2",
-        published_improvement_percent: 23.0,
-    },
-    Comparison {
-        run: "R1",
-        metric: "read latency p95",
-        baseline: "scylla-2.1",
-        candidate: "scylla-2.2",
-        published_improvement_percent: 32.0,
-    },
-    Comparison {
-        run: "R1",
-        metric: "read latency p99",
-        baseline: "scylla-2.1",
-        candidate: "scylla-2.2",
-        published_improvement_percent: 42.0,
-    },
-    Comparison {
-        run: "R2",
-        metric: "write throughput",
-        baseline: "scylla-2.1",
-        candidate: "scylla-2.2",
-        published_improvement_percent: 18.0,
-    },
-    Comparison {
-        run: "R3",
-        metric: "decommission, idle",
-        baseline: "scylla-2.3",
-        candidate: "scylla-3.0",
-        published_improvement_percent: 22.0,
-    },
-    Comparison {
-        run: "R3",
-        metric: "add node, idle",
-        baseline: "scylla-2.3",
-        candidate: "scylla-3.0",
-        published_improvement_percent: 16.0,
-    },
-    Comparison {
-        run: "R3",
-        metric: "add node, under load",
-        baseline: "scylla-2.3",
-        candidate: "scylla-3.0",
-        published_improvement_percent: 13.0,
-    },
-    Comparison {
-        run: "R4",
-        metric: "read latency p95",
-        baseline: "scylla-2.3",
-        candidate: "scylla-3.0",
-        published_improvement_percent: 60.0,
-    },
-    Comparison {
-        run: "R4",
-        metric: "read latency p99",
-        baseline: "scylla-2.3",
-        candidate: "scylla-3.0",
-        published_improvement_percent: 62.0,
-    },
-    Comparison {
-        run: "R4",
-        metric: "read latency p99.9",
-        baseline: "scylla-2.3",
-        candidate: "scylla-3.0",
-        published_improvement_percent: 10.0,
-    },
+    stated("R1", "read latency mean", "scylla-2.1", "scylla-2.2", 23.0),
+    stated("R1", "read latency p95", "scylla-2.1", "scylla-2.2", 32.0),
+    stated("R1", "read latency p99", "scylla-2.1", "scylla-2.2", 42.0),
+    stated("R2", "write throughput", "scylla-2.1", "scylla-2.2", 18.0),
+    stated("R3", "decommission, idle", "scylla-2.3", "scylla-3.0", 22.0),
+    stated("R3", "add node, idle", "scylla-2.3", "scylla-3.0", 16.0),
+    stated(
+        "R3",
+        "add node, under load",
+        "scylla-2.3",
+        "scylla-3.0",
+        13.0,
+    ),
+    stated("R4", "read latency p95", "scylla-2.3", "scylla-3.0", 60.0),
+    stated("R4", "read latency p99", "scylla-2.3", "scylla-3.0", 62.0),
+    stated("R4", "read latency p99.9", "scylla-2.3", "scylla-3.0", 10.0),
+    versus("R5", "read latency p99", R5_C300, R5_S300),
+    versus("R5", "read latency p99.9", R5_C300, R5_S300),
+    versus("R5", "write latency p99", R5_C300, R5_S300),
+    versus("R5", "write latency p99.9", R5_C300, R5_S300),
+    versus("R5", "read latency p99", R5_C100, R5_S100),
+    versus("R5", "read latency p99.9", R5_C100, R5_S100),
+    versus("R5", "write latency p99", R5_C100, R5_S100),
+    versus("R5", "write latency p99.9", R5_C100, R5_S100),
+    versus("R5", "read latency p99", R5_S100, R5_S300),
+    versus("R5", "write latency p99", R5_S100, R5_S300),
+    versus("R5", "server load", R5_S100, R5_S300),
+    versus("R5", "read latency p99", R5_C100, R5_C300),
+    versus("R5", "write latency p99", R5_C100, R5_C300),
+    versus("R5", "server load", R5_C100, R5_C300),
 ];
+
+const R5_S300: &str = "scylla-2.2 4 x i3.metal, 300K";
+const R5_S100: &str = "scylla-2.2 4 x i3.metal, 100K";
+const R5_C300: &str = "cassandra-3.11 40 x i3.4xlarge, 300K";
+const R5_C100: &str = "cassandra-3.11 40 x i3.4xlarge, 100K";
+
+const fn stated(
+    run: &'static str,
+    metric: &'static str,
+    baseline: &'static str,
+    candidate: &'static str,
+    improvement_percent: f64,
+) -> Comparison {
+    Comparison {
+        run,
+        metric,
+        baseline,
+        candidate,
+        stated_improvement_percent: Some(improvement_percent),
+    }
+}
+
+const fn versus(
+    run: &'static str,
+    metric: &'static str,
+    baseline: &'static str,
+    candidate: &'static str,
+) -> Comparison {
+    Comparison {
+        run,
+        metric,
+        baseline,
+        candidate,
+        stated_improvement_percent: None,
+    }
+}
+
+impl Comparison {
+    /// Candidate over baseline of the published figures.
+    pub fn published_ratio(&self) -> f64 {
+        let value = |setup| {
+            find(self.run, setup, self.metric)
+                .unwrap_or_else(|| panic!("{self:?}: no published figure for {setup}"))
+                .value
+        };
+        value(self.candidate) / value(self.baseline)
+    }
+}
 
 /// The figure of `run`, `setup` and `metric`, if published.
 pub fn find(run: &str, setup: &str, metric: &str) -> Option<&'static Figure> {
@@ -530,6 +762,10 @@ mod tests {
     #[test]
     fn every_comparison_refers_to_published_figures_and_agrees_with_them() {
         for comparison in COMPARISONS {
+            let Some(stated) = comparison.stated_improvement_percent else {
+                assert!(comparison.published_ratio() > 0.0);
+                continue;
+            };
             let computed = improvement(comparison);
             // The report rounds; R1's mean is the one figure whose stated
             // improvement (23%) does not follow from its own table (2.6 ->
@@ -539,7 +775,7 @@ mod tests {
                 continue;
             }
             assert!(
-                (computed - comparison.published_improvement_percent).abs() <= 1.0,
+                (computed - stated).abs() <= 1.0,
                 "{comparison:?}: table gives {computed:.1}%"
             );
         }

@@ -1,0 +1,207 @@
+//! `twin validate`: runs the validation cases (the scenarios of
+//! `scenarios/validation/` and R6's device sweeps) in parallel across runs,
+//! and prints the scorecard of published against simulated figures.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use validation::cases::{discover, run_case, Case, CaseResult, RunOptions};
+use validation::scorecard::{build, Scorecard};
+
+use crate::{say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+
+/// Exit code of `--require` when a figure that passed in the baseline fails.
+const EXIT_REGRESSION: u8 = 1;
+
+/// `twin validate` flags.
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// Only these cases (ids as `twin validate --list` prints them; may repeat).
+    #[arg(long = "case")]
+    cases: Vec<String>,
+    /// Every case shortened (its scenario's `quick_duration`), minutes in all.
+    #[arg(long)]
+    quick: bool,
+    /// Cases run at once (default: the machine's cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Also write the scorecard as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// A committed scorecard (JSON): exit 1 if a figure that passed there fails now.
+    #[arg(long)]
+    require: Option<PathBuf>,
+    /// Folder of the cases' results and the charts.
+    #[arg(long, default_value = "results/validation")]
+    out: PathBuf,
+    /// Folder of the validation scenarios.
+    #[arg(long, default_value = "scenarios/validation")]
+    scenarios: PathBuf,
+    /// List the cases and exit.
+    #[arg(long)]
+    list: bool,
+}
+
+/// Runs `twin validate`.
+#[allow(clippy::disallowed_methods)] // wall time for the scorecard's timings only
+pub fn run(args: ValidateArgs) -> ExitCode {
+    let started = std::time::Instant::now();
+    let mut cases = match discover(&args.scenarios) {
+        Ok(cases) => cases,
+        Err(error) => {
+            eprintln!("twin validate: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    if args.list {
+        for case in &cases {
+            say(&format!("{:<32} {}", case.id(), case.run()));
+        }
+        return ExitCode::SUCCESS;
+    }
+    if let Some(unknown) = args
+        .cases
+        .iter()
+        .find(|id| !cases.iter().any(|case| case.id() == id.as_str()))
+    {
+        let known: Vec<&str> = cases.iter().map(Case::id).collect();
+        eprintln!(
+            "twin validate: --case {unknown}: no such case; the cases are {}",
+            known.join(", ")
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    if !args.cases.is_empty() {
+        cases.retain(|case| args.cases.iter().any(|id| id == case.id()));
+    }
+    let baseline: Option<Scorecard> = match &args.require {
+        None => None,
+        Some(path) => match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+        {
+            Ok(card) => Some(card),
+            Err(error) => {
+                eprintln!("twin validate: --require {}: {error}", path.display());
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        },
+    };
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    if jobs == 0 {
+        eprintln!("twin validate: --jobs must be at least 1");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        Ok(pool) => pool,
+        Err(error) => {
+            eprintln!("twin validate: {error}");
+            return ExitCode::from(EXIT_ENVIRONMENT);
+        }
+    };
+    let options = RunOptions {
+        quick: args.quick,
+        out: args.out.clone(),
+    };
+    say(&format!(
+        "twin validate: {} cases{}, {} at once; results in {}",
+        cases.len(),
+        if args.quick { " (--quick)" } else { "" },
+        jobs,
+        args.out.display()
+    ));
+    let bar = progress(cases.len());
+    let log = Mutex::new(());
+    let outcomes: Vec<Result<CaseResult, String>> = pool.install(|| {
+        cases
+            .par_iter()
+            .map(|case| {
+                let result = run_case(case, &options);
+                let _guard = log.lock().unwrap_or_else(|e| e.into_inner());
+                let line = match &result {
+                    Ok(r) => format!("  done {:<32} {:>7.1} wall s", r.id, r.wall_seconds),
+                    Err(e) => format!("  FAILED {}: {e}", case.id()),
+                };
+                match &bar {
+                    Some(bar) => {
+                        bar.println(line);
+                        bar.inc(1);
+                    }
+                    None => eprintln!("{line}"),
+                }
+                result
+            })
+            .collect()
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let mut results = Vec::new();
+    for outcome in outcomes {
+        match outcome {
+            Ok(result) => results.push(result),
+            Err(error) => {
+                eprintln!("twin validate: {error}");
+                return ExitCode::from(EXIT_ENVIRONMENT);
+            }
+        }
+    }
+    let card = build(&results, args.quick, started.elapsed().as_secs_f64());
+    say(card.to_text().trim_end());
+    if let Err(error) = validation::charts::write_all(&args.out.join("charts"), &card, &results) {
+        eprintln!("twin validate: charts: {error}");
+        return ExitCode::from(EXIT_ENVIRONMENT);
+    }
+    say(&format!("charts: {}", args.out.join("charts").display()));
+    if let Some(path) = &args.json {
+        let written = serde_json::to_string_pretty(&card)
+            .map_err(|e| e.to_string())
+            .and_then(|text| {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+                }
+                std::fs::write(path, text + "\n").map_err(|e| e.to_string())
+            });
+        if let Err(error) = written {
+            eprintln!("twin validate: --json {}: {error}", path.display());
+            return ExitCode::from(EXIT_ENVIRONMENT);
+        }
+        say(&format!("scorecard: {}", path.display()));
+    }
+    if let Some(baseline) = baseline {
+        let lost = card.regressions(&baseline);
+        if !lost.is_empty() {
+            eprintln!(
+                "twin validate: {} figure(s) that passed in the baseline fail now:",
+                lost.len()
+            );
+            for line in lost {
+                eprintln!("  {line}");
+            }
+            return ExitCode::from(EXIT_REGRESSION);
+        }
+        say("--require: every figure that passed in the baseline still passes");
+    }
+    ExitCode::SUCCESS
+}
+
+fn progress(cases: usize) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(cases as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} cases {pos}/{len} [{wide_bar}] ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Some(bar)
+}

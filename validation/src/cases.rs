@@ -1,0 +1,413 @@
+//! The validation cases: the scenarios of `scenarios/validation/` that name
+//! the published run they reproduce (their `[validation]` section), and the
+//! device sweeps of R6, each run and measured as the report measured it.
+//!
+//! What a case measures, over its measurement window (the run less the
+//! scenario's `warmup`), under the metric names of `published.rs`:
+//! - `<op> latency mean|p95|p99|p99.9`: the client-side latencies that
+//!   cassandra-stress reports, from the run's interval histograms;
+//! - `<op> throughput` and `achieved throughput`: operations per second;
+//! - `server load`: the servers' mean CPU utilisation, percent (Scylla
+//!   Monitoring's reactor load, the OS's CPU for Cassandra), averaged over
+//!   nodes and intervals;
+//! - `1-year reserved cost, all upfront`: nodes x the instance's 1-year
+//!   reserved $/h (the instance catalog) x 8,760 h;
+//! - `probability of a concurrent double failure`: R5's model, N x
+//!   (MTTR/MTBF)^2 x 365 with MTBF 730 days and MTTR 1 day, percent.
+//!
+//! With shard sampling, counts and rates are scaled back up to the whole
+//! cluster as `twin run` scales them.
+
+use std::path::{Path, PathBuf};
+
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use sim::cluster::RunOutcome;
+use sim::device_sweep::{parse_qd_list, run_sweep, SweepConfig, SweepOp};
+use sim::plan::{resolve, RunOverrides};
+use sim::scenario::{Scenario, ScenarioError};
+use units::{SimDuration, SimTime};
+
+/// R5's reliability model: mean time between failures of a node, days.
+pub const MTBF_DAYS: f64 = 730.0;
+/// R5's reliability model: mean time to repair a node, days.
+pub const MTTR_DAYS: f64 = 1.0;
+
+/// One case to run.
+#[derive(Clone, Debug)]
+pub enum Case {
+    /// A scenario of `scenarios/validation/`.
+    Scenario {
+        /// File stem, e.g. `r1-scylla-2.1`.
+        id: String,
+        /// The scenario file.
+        path: PathBuf,
+        /// The parsed scenario.
+        scenario: Box<Scenario>,
+    },
+    /// R6's fio sweep of a RAID-0 of two Optane P4800X.
+    Device {
+        /// Case id.
+        id: String,
+        /// Setup name as published.
+        setup: &'static str,
+        /// fio op.
+        op: SweepOp,
+        /// Block size, bytes.
+        block_bytes: u64,
+    },
+}
+
+impl Case {
+    /// The case id.
+    pub fn id(&self) -> &str {
+        match self {
+            Case::Scenario { id, .. } | Case::Device { id, .. } => id,
+        }
+    }
+
+    /// The published run it reproduces.
+    pub fn run(&self) -> &str {
+        match self {
+            Case::Scenario { scenario, .. } => &validation_section(scenario).run,
+            Case::Device { .. } => "R6",
+        }
+    }
+}
+
+fn validation_section(scenario: &Scenario) -> &sim::scenario::ValidationSection {
+    scenario
+        .validation
+        .as_ref()
+        .expect("cases are scenarios with a [validation] section")
+}
+
+/// Every case: the scenarios in `dir` (sorted by file name; each must have
+/// a `[validation]` section) and R6's two device sweeps.
+pub fn discover(dir: &Path) -> Result<Vec<Case>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+        .collect();
+    paths.sort();
+    let mut cases = Vec::new();
+    for path in paths {
+        let scenario = sim::scenario::load(&path).map_err(|e| e.to_string())?;
+        if scenario.validation.is_none() {
+            return Err(format!(
+                "{}: a validation scenario needs a [validation] section (run, setup)",
+                path.display()
+            ));
+        }
+        let id = path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        cases.push(Case::Scenario {
+            id,
+            path,
+            scenario: Box::new(scenario),
+        });
+    }
+    cases.push(Case::Device {
+        id: "r6-device-randread-4k".into(),
+        setup: "optane-p4800x x2, randread 4k",
+        op: SweepOp::RandRead,
+        block_bytes: 4096,
+    });
+    cases.push(Case::Device {
+        id: "r6-device-randwrite-128k".into(),
+        setup: "optane-p4800x x2, randwrite 128k",
+        op: SweepOp::RandWrite,
+        block_bytes: 128 * 1024,
+    });
+    Ok(cases)
+}
+
+/// What running a case gave.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    /// Case id.
+    pub id: String,
+    /// Published run.
+    pub run: String,
+    /// Published setup it measures.
+    pub setup: String,
+    /// The scenario file, if any.
+    pub scenario: Option<String>,
+    /// Simulated seconds run.
+    pub simulated_seconds: f64,
+    /// Seconds at the start left out of the figures.
+    pub warmup_seconds: f64,
+    /// How the run departs from the published one, if it does.
+    pub shortened: Option<String>,
+    /// Shard sampling, if any: "k of n shards per node".
+    pub sampled: Option<String>,
+    /// Wall-clock seconds the case took (not deterministic).
+    pub wall_seconds: f64,
+    /// Its results folder, if it wrote one.
+    pub results_dir: Option<String>,
+    /// Measured figures: (metric, value), in the units of `published.rs`.
+    pub measured: Vec<(String, f64)>,
+    /// Client throughput over time (seconds, ops/s) and per-node mean
+    /// concurrent compactions over time, for the charts.
+    pub series: CaseSeries,
+}
+
+/// Time series a case keeps for the scorecard's charts.
+#[derive(Clone, Debug, Default)]
+pub struct CaseSeries {
+    /// (seconds, client ops/s of every op type).
+    pub throughput: Vec<(f64, f64)>,
+    /// (seconds, running compactions, mean over nodes).
+    pub compactions: Vec<(f64, f64)>,
+}
+
+impl CaseResult {
+    /// The measured value of `metric`.
+    pub fn get(&self, metric: &str) -> Option<f64> {
+        self.measured
+            .iter()
+            .find(|(name, _)| name == metric)
+            .map(|(_, value)| *value)
+    }
+}
+
+/// How to run the cases.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Shortened runs (`quick_duration`, `quick_warmup`).
+    pub quick: bool,
+    /// Where each case writes its results folder (`<out>/<case id>`).
+    pub out: PathBuf,
+}
+
+/// Runs one case.
+#[allow(clippy::disallowed_methods)] // wall time for the scorecard's timings only
+pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String> {
+    let started = std::time::Instant::now();
+    match case {
+        Case::Scenario { id, path, scenario } => {
+            let section = validation_section(scenario);
+            let (duration, warmup) = if options.quick {
+                (
+                    section.quick_duration.map(|d| d.0),
+                    section.quick_warmup.or(section.warmup).map(|d| d.0),
+                )
+            } else {
+                (None, section.warmup.map(|d| d.0))
+            };
+            let plan = resolve(
+                scenario,
+                &RunOverrides {
+                    seed: None,
+                    duration,
+                },
+            )
+            .map_err(|e: ScenarioError| e.to_string())?;
+            let sampled = plan.cluster.sampled().then(|| {
+                format!(
+                    "{} of {} shards per node",
+                    plan.cluster.simulated_shards(),
+                    plan.cluster.shards_per_node
+                )
+            });
+            let outcome = sim::cluster::run(plan, &mut |_| {});
+            let dir = options.out.join(id);
+            sim::report::write_results(&dir, &outcome)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+            let warmup = warmup.unwrap_or(SimDuration::ZERO);
+            let mut shortened = section.shortened.clone();
+            if options.quick {
+                let quick = format!(
+                    "--quick: {:.0} simulated s",
+                    outcome.end.as_nanos() as f64 / 1e9
+                );
+                shortened = Some(match shortened {
+                    Some(text) => format!("{quick}; {text}"),
+                    None => quick,
+                });
+            }
+            Ok(CaseResult {
+                id: id.clone(),
+                run: section.run.clone(),
+                setup: section.setup.clone(),
+                scenario: Some(path.display().to_string()),
+                simulated_seconds: outcome.end.as_nanos() as f64 / 1e9,
+                warmup_seconds: warmup.as_secs_f64(),
+                shortened,
+                sampled,
+                wall_seconds: started.elapsed().as_secs_f64(),
+                results_dir: Some(dir.display().to_string()),
+                measured: measure(&outcome, SimTime::ZERO + warmup),
+                series: series(&outcome),
+            })
+        }
+        Case::Device {
+            id,
+            setup,
+            op,
+            block_bytes,
+        } => {
+            let device = models::nvme::NvmeProfile::by_name("optane-p4800x")
+                .expect("the Optane preset exists")
+                .striped(2);
+            let depths = parse_qd_list("1,2,4,6,8,12,16,20,24,28,32,40,48,64")
+                .expect("a valid queue-depth list");
+            let report = run_sweep(&SweepConfig::new(device, *op, *block_bytes, depths));
+            Ok(CaseResult {
+                id: id.clone(),
+                run: "R6".into(),
+                setup: (*setup).into(),
+                scenario: None,
+                simulated_seconds: 0.0,
+                warmup_seconds: 0.0,
+                shortened: None,
+                sampled: None,
+                wall_seconds: started.elapsed().as_secs_f64(),
+                results_dir: None,
+                measured: vec![
+                    ("knee queue depth".into(), f64::from(report.knee.qd)),
+                    ("IOPS at knee".into(), report.knee.iops),
+                    ("latency at knee".into(), report.knee.mean_us),
+                ],
+                series: CaseSeries::default(),
+            })
+        }
+    }
+}
+
+/// The figures of a run, over the window from `from` to its end.
+pub fn measure(outcome: &RunOutcome, from: SimTime) -> Vec<(String, f64)> {
+    let plan = &outcome.plan;
+    let scale = plan.cluster.sampling_scale();
+    let seconds = (outcome.end - from).as_secs_f64().max(1e-9);
+    let mut measured = Vec::new();
+    let mut total_ops = 0u64;
+    let mut deserializer = Deserializer::new();
+    for (position, op) in outcome.ops.iter().enumerate() {
+        let kind = op.kind;
+        let mut window: Histogram<u64> = Histogram::new_with_bounds(1, 3_600_000_000, 3)
+            .expect("static histogram bounds are valid");
+        for (load, load_plan) in outcome.loads.iter().zip(&plan.loads) {
+            let Some(index) = load_plan.op_kinds().iter().position(|k| *k == kind) else {
+                continue;
+            };
+            for interval in &load.intervals[index] {
+                if interval.start < from {
+                    continue;
+                }
+                let histogram: Histogram<u64> = deserializer
+                    .deserialize(&mut interval.histogram.as_slice())
+                    .expect("interval histograms were serialized by the run");
+                window
+                    .add(&histogram)
+                    .expect("histograms of the same bounds add");
+            }
+        }
+        let _ = position;
+        let count = window.len();
+        if count == 0 {
+            continue;
+        }
+        total_ops += count;
+        let ms = |us: u64| us as f64 / 1000.0;
+        let name = kind.name();
+        measured.push((format!("{name} latency mean"), window.mean() / 1000.0));
+        for (label, quantile) in [("p50", 0.5), ("p95", 0.95), ("p99", 0.99), ("p99.9", 0.999)] {
+            measured.push((
+                format!("{name} latency {label}"),
+                ms(window.value_at_quantile(quantile)),
+            ));
+        }
+        measured.push((format!("{name} throughput"), count as f64 * scale / seconds));
+    }
+    measured.push((
+        "achieved throughput".into(),
+        total_ops as f64 * scale / seconds,
+    ));
+    if let Some(load) = server_load(outcome, from) {
+        measured.push(("server load".into(), load * 100.0));
+    }
+    if let Some(price) =
+        models::instance::by_name(&plan.cluster.instance).and_then(|instance| instance.reserved_1y)
+    {
+        measured.push((
+            "1-year reserved cost, all upfront".into(),
+            f64::from(plan.cluster.nodes) * price.usd_per_hour * 8760.0,
+        ));
+    }
+    measured.push((
+        "probability of a concurrent double failure".into(),
+        double_failure_probability(plan.cluster.nodes) * 100.0,
+    ));
+    measured
+}
+
+/// R5's PCDF: N x (MTTR/MTBF)^2 x 365.
+pub fn double_failure_probability(nodes: u32) -> f64 {
+    f64::from(nodes) * (MTTR_DAYS / MTBF_DAYS).powi(2) * 365.0
+}
+
+/// Mean of every `node*_cpu_utilisation` cell of the rows after `from`.
+fn server_load(outcome: &RunOutcome, from: SimTime) -> Option<f64> {
+    let series = &outcome.timeseries;
+    let columns: Vec<usize> = series
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| name.starts_with("node") && name.ends_with("_cpu_utilisation"))
+        .map(|(index, _)| index)
+        .collect();
+    let from_s = from.as_nanos() as f64 / 1e9;
+    let (mut sum, mut cells) = (0.0, 0u64);
+    for row in &series.rows {
+        // A row is stamped with its interval's end.
+        let end: f64 = row[0].parse().ok()?;
+        if end <= from_s {
+            continue;
+        }
+        for &column in &columns {
+            if let Ok(value) = row[column].parse::<f64>() {
+                sum += value;
+                cells += 1;
+            }
+        }
+    }
+    (cells > 0).then(|| sum / cells as f64)
+}
+
+/// Throughput and compactions over time, from the time series.
+fn series(outcome: &RunOutcome) -> CaseSeries {
+    let series = &outcome.timeseries;
+    let indices = |keep: &dyn Fn(&str) -> bool| -> Vec<usize> {
+        series
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| keep(name))
+            .map(|(index, _)| index)
+            .collect()
+    };
+    let ops = indices(&|name| name.ends_with("_ops_per_s") && !name.starts_with("node"));
+    let compactions = indices(&|name| name.starts_with("node") && name.ends_with("_compactions"));
+    let mut out = CaseSeries::default();
+    for row in &series.rows {
+        let Ok(time) = row[0].parse::<f64>() else {
+            continue;
+        };
+        let sum = |columns: &[usize]| -> f64 {
+            columns
+                .iter()
+                .filter_map(|&c| row[c].parse::<f64>().ok())
+                .sum()
+        };
+        out.throughput.push((time, sum(&ops)));
+        if !compactions.is_empty() {
+            out.compactions
+                .push((time, sum(&compactions) / compactions.len() as f64));
+        }
+    }
+    out
+}
