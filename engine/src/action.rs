@@ -138,14 +138,33 @@ pub enum CpuWork {
         /// Serialized mutation size.
         mutation_bytes: u64,
     },
-    /// Parse and execute a CQL read: request decode, memtable lookup, and
-    /// merging what `sstables` SSTables returned.
+    /// Parse and execute a CQL read: request decode, row-cache and memtable
+    /// lookups, and the bloom filters of the SSTables the read may consult.
     ReadRequest {
-        /// SSTables the read will consult.
+        /// SSTables whose filters the read checks and that it may read.
         sstables: u32,
-        /// Bytes of compressed chunks it will decompress (0 if the table
-        /// is uncompressed).
+    },
+    /// Parse an SSTable index page a read brought in from disk: find the
+    /// key's entry and the data position.
+    IndexParse {
+        /// Bytes of index read.
+        bytes: u64,
+    },
+    /// Parse the row a read brought in from an SSTable's data (from disk or,
+    /// for Cassandra, the OS page cache): decompress its chunk, decode the
+    /// row, merge it into the result and populate the row cache with it.
+    DataParse {
+        /// Bytes of row decoded.
+        row_bytes: u64,
+        /// Bytes of compressed chunk decompressed (0 if the table is
+        /// uncompressed).
         decompress_bytes: u64,
+    },
+    /// Take an internode message off the connection: the RPC layer's
+    /// deserialization and dispatch to its handler on this shard.
+    ReceiveMessage {
+        /// Bytes of the message on the wire.
+        bytes: u64,
     },
     /// Coordinate a request for a key this shard does not own: decode it,
     /// find the replica, send it on, and later relay the answer.

@@ -90,6 +90,23 @@ enum TaskPurpose {
     FlushSerialize {
         bytes: u64,
     },
+    /// A message from a peer, taken off the connection.
+    Receive {
+        from: ShardAddress,
+        message: Message,
+    },
+    /// An index page of read `read` is parsed: on to its data.
+    IndexParsed {
+        read: u32,
+        row_bytes: u64,
+        version: ReadResult,
+        generation: u64,
+    },
+    /// A row of read `read` is decoded.
+    DataParsed {
+        read: u32,
+        version: ReadResult,
+    },
     CompactionMerge {
         job: u32,
         input_bytes: u64,
@@ -119,6 +136,7 @@ enum IoPurpose {
     /// The data of a row (or a bloom-filter false positive's empty page).
     ReadData {
         read: u32,
+        row_bytes: u64,
         version: ReadResult,
     },
     /// A chunk of compaction input.
@@ -636,8 +654,22 @@ impl Shard {
         self.input_done(now);
     }
 
-    /// A message from another shard arrives.
+    /// A message from another shard arrives: the RPC layer takes it off the
+    /// connection (a task on this shard's CPU), then its handler runs.
     pub fn handle_message(&mut self, now: SimTime, from: ShardAddress, message: Message) {
+        let task = TaskId(self.tasks.insert(TaskPurpose::Receive { from, message }) as u64);
+        self.actions.push_back(Action::RunCpu(CpuTask {
+            id: task,
+            group: SchedulingGroup::Statement,
+            work: CpuWork::ReceiveMessage {
+                bytes: message.wire_bytes(),
+            },
+        }));
+        self.input_done(now);
+    }
+
+    /// A received message's handler.
+    fn receive(&mut self, now: SimTime, from: ShardAddress, message: Message) {
         match message {
             Message::WriteRequest {
                 id,
@@ -689,8 +721,6 @@ impl Shard {
                 self.read_response(now, id, from, data, digest)
             }
         }
-        self.prune_deadlines();
-        self.input_done(now);
     }
 
     /// A replica's read answer reaches the coordinator: a data answer that
@@ -1072,16 +1102,11 @@ impl Shard {
                 let sstables = if cached { 0 } else { sstables };
                 let task =
                     TaskId(self.tasks.insert(TaskPurpose::Read(request, cached, bloom)) as u64);
-                let decompress_bytes = self
-                    .config
-                    .compression_chunk_bytes
-                    .map_or(0, |chunk| chunk * sstables as u64);
                 self.actions.push_back(Action::RunCpu(CpuTask {
                     id: task,
                     group: SchedulingGroup::Statement,
                     work: CpuWork::ReadRequest {
                         sstables: sstables as u32,
-                        decompress_bytes,
                     },
                 }));
             }
@@ -1106,6 +1131,30 @@ impl Shard {
                 self.execute_read(now, request, cached, bloom)
             }
             TaskPurpose::Coordinate(request) => self.coordinate(now, request),
+            TaskPurpose::Receive { from, message } => self.receive(now, from, message),
+            TaskPurpose::IndexParsed {
+                read,
+                row_bytes,
+                version,
+                generation,
+            } => {
+                let bytes = read::data_read_bytes(row_bytes, self.config.compression_chunk_bytes);
+                if self.page_cache_hit(read, generation, bytes) {
+                    self.parse_data(read, row_bytes, version);
+                } else {
+                    self.submit_io(
+                        IoKind::Read,
+                        bytes,
+                        IoClass::Query,
+                        IoPurpose::ReadData {
+                            read,
+                            row_bytes,
+                            version,
+                        },
+                    );
+                }
+            }
+            TaskPurpose::DataParsed { read, version } => self.read_data_done(now, read, version),
             TaskPurpose::DigestForReplica { origin, result } => {
                 self.send_read_result(now, origin, result);
             }
@@ -1202,17 +1251,19 @@ impl Shard {
                 version,
                 generation,
             } => {
-                let bytes = read::data_read_bytes(row_bytes, self.config.compression_chunk_bytes);
-                if self.page_cache_hit(read, generation, bytes) {
-                    self.read_data_done(now, read, version);
-                } else {
-                    self.submit_io(
-                        IoKind::Read,
-                        bytes,
-                        IoClass::Query,
-                        IoPurpose::ReadData { read, version },
-                    );
-                }
+                let task = TaskId(self.tasks.insert(TaskPurpose::IndexParsed {
+                    read,
+                    row_bytes,
+                    version,
+                    generation,
+                }) as u64);
+                self.actions.push_back(Action::RunCpu(CpuTask {
+                    id: task,
+                    group: SchedulingGroup::Statement,
+                    work: CpuWork::IndexParse {
+                        bytes: self.config.sstable_format.index_read_bytes(),
+                    },
+                }));
             }
             IoPurpose::CompactionRead {
                 job,
@@ -1234,13 +1285,31 @@ impl Shard {
             IoPurpose::CompactionWrite { job, output_bytes } => {
                 self.compaction_chunk_written(now, job, output_bytes);
             }
-            IoPurpose::ReadData { read, version } => self.read_data_done(now, read, version),
+            IoPurpose::ReadData {
+                read,
+                row_bytes,
+                version,
+            } => self.parse_data(read, row_bytes, version),
         }
         self.input_done(now);
     }
 
-    /// One SSTable's part of read `read` is in (from disk or the page
-    /// cache): answer once every part is.
+    /// One SSTable's row of read `read` is in memory (from disk or the page
+    /// cache): decode it.
+    fn parse_data(&mut self, read: u32, row_bytes: u64, version: ReadResult) {
+        let task = TaskId(self.tasks.insert(TaskPurpose::DataParsed { read, version }) as u64);
+        self.actions.push_back(Action::RunCpu(CpuTask {
+            id: task,
+            group: SchedulingGroup::Statement,
+            work: CpuWork::DataParse {
+                row_bytes,
+                decompress_bytes: self.config.compression_chunk_bytes.unwrap_or(0),
+            },
+        }));
+    }
+
+    /// One SSTable's part of read `read` is decoded: answer once every part
+    /// is.
     fn read_data_done(&mut self, now: SimTime, read: u32, version: ReadResult) {
         let pending = &mut self.reads[read as usize];
         pending.ios_outstanding -= 1;

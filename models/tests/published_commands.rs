@@ -17,9 +17,17 @@ fn every_published_command_parses_or_names_its_placeholder() {
         println!("{path} not found; published commands not checked");
         return;
     };
-    let mut commands = 0;
+    let (mut commands, mut user_profiles) = (0, 0);
     for piece in text.split('`').skip(1).step_by(2) {
         if !piece.starts_with("cassandra-stress ") {
+            continue;
+        }
+        if piece.starts_with("cassandra-stress user ") {
+            // R6's `user profile=...` commands wait for the user-profiles
+            // issue; until then they are refused, naming the command.
+            let error = parse(piece).expect_err("user profiles are not parsed yet");
+            assert!(error.to_string().contains("user"), "{piece}: {error}");
+            user_profiles += 1;
             continue;
         }
         commands += 1;
@@ -35,4 +43,5 @@ fn every_published_command_parses_or_names_its_placeholder() {
         }
     }
     assert_eq!(commands, 5, "published-runs.md holds five c-s commands");
+    assert!(user_profiles > 0, "and R6's user-profile commands");
 }

@@ -664,8 +664,16 @@ impl ShardCpu {
 fn stage_of(work: engine::CpuWork) -> Stage {
     match work {
         engine::CpuWork::WriteRequest { .. } => Stage::Mutation,
-        engine::CpuWork::ReadRequest { .. } | engine::CpuWork::Digest { .. } => Stage::Read,
-        engine::CpuWork::Coordinate => Stage::NativeTransport,
+        engine::CpuWork::ReadRequest { .. }
+        | engine::CpuWork::IndexParse { .. }
+        | engine::CpuWork::DataParse { .. }
+        | engine::CpuWork::Digest { .. } => Stage::Read,
+        // Cassandra 3.x: a message's inbound thread hands it to its verb's
+        // stage; the request-response stage is folded into native
+        // transport's pool here.
+        engine::CpuWork::Coordinate | engine::CpuWork::ReceiveMessage { .. } => {
+            Stage::NativeTransport
+        }
         engine::CpuWork::CompactionMerge { .. } => Stage::Compaction,
         engine::CpuWork::FlushSerialize { .. } => Stage::MemtableFlush,
     }
@@ -1639,14 +1647,23 @@ impl Simulation {
                         engine::CpuWork::CompactionMerge { bytes } => {
                             self.plan.cluster.costs.compaction_merge(bytes)
                         }
-                        engine::CpuWork::ReadRequest {
-                            sstables,
+                        engine::CpuWork::ReadRequest { sstables } => {
+                            self.plan.cluster.costs.read_request(sstables)
+                        }
+                        engine::CpuWork::IndexParse { bytes } => {
+                            self.plan.cluster.costs.index_parse(bytes)
+                        }
+                        engine::CpuWork::DataParse {
+                            row_bytes,
                             decompress_bytes,
                         } => self
                             .plan
                             .cluster
                             .costs
-                            .read_request(sstables, decompress_bytes),
+                            .data_parse(row_bytes, decompress_bytes),
+                        engine::CpuWork::ReceiveMessage { bytes } => {
+                            self.plan.cluster.costs.message_receive(bytes)
+                        }
                         engine::CpuWork::FlushSerialize { bytes } => {
                             self.plan.cluster.costs.flush_serialize(bytes)
                         }
