@@ -321,11 +321,44 @@ mod tests {
             (false_positive_rate - 0.0082).abs() < 0.001,
             "fp {false_positive_rate}"
         );
-        // The same question gets the same answer.
-        assert_eq!(
-            sstable_contains(&sparse, 12_345, 1.0),
-            sstable_contains(&sparse, 12_345, 1.0)
+    }
+
+    #[test]
+    fn each_structure_holds_its_own_sample_of_the_keys() {
+        // Two sparse SSTables of density 0.1 over one range, of different
+        // generations: each key's answer is fixed by (key, generation), and
+        // the two samples are independent, so they share about 0.1 x 0.1 of
+        // the keys (one salt for both would share 0.1, every key of either).
+        let first = sstable(7, 0, 9_999_999, 1_000_000);
+        let second = sstable(8, 0, 9_999_999, 1_000_000);
+        let keys = 0..200_000u64;
+        let both = keys
+            .filter(|key| {
+                sstable_contains(&first, *key, 1.0) && sstable_contains(&second, *key, 1.0)
+            })
+            .count() as f64;
+        assert!(
+            (both / 200_000.0 - 0.01).abs() < 0.001,
+            "overlap {}",
+            both / 200_000.0
         );
+    }
+
+    #[test]
+    fn unit_hash_is_the_splitmix64_finaliser() {
+        // Key 0 with salt i is SplitMix64's state after i steps from seed
+        // 0, so the hashes are the reference generator's first outputs
+        // (Vigna's splitmix64.c), as 53-bit fractions.
+        let reference: [u64; 4] = [
+            0xE220_A839_7B1D_CDAF,
+            0x6E78_9E6A_A1B9_65F4,
+            0x06C4_5D18_8009_454F,
+            0xF88B_B8A8_724C_81EC,
+        ];
+        for (step, output) in reference.into_iter().enumerate() {
+            let expected = (output >> 11) as f64 / (1u64 << 53) as f64;
+            assert_eq!(unit_hash(0, step as u64 + 1), expected, "step {step}");
+        }
     }
 
     #[test]
