@@ -185,6 +185,19 @@ impl Placement {
         shard_of_token(token, self.layout.shards_per_node, SHARDING_IGNORE_MSB_BITS)
     }
 
+    /// The ring range holding `token`: every key in it has the same
+    /// replicas, and on each the same shard (per shard index, the writes
+    /// to the range's keys reach every replica alike).
+    #[inline]
+    pub fn range_of(&self, token: i64) -> usize {
+        self.layout.replicas.range_index(token)
+    }
+
+    /// The fraction of the token space ring range `index` covers.
+    pub fn range_fraction(&self, index: usize) -> f64 {
+        self.layout.replicas.range_fraction(index)
+    }
+
     /// The replica nodes of `token`, primary first.
     #[inline]
     pub fn replica_nodes(&self, token: i64) -> &[u32] {

@@ -1,5 +1,6 @@
 //! What a read touches, in volume fidelity: which memtables and SSTables hold
-//! a key, which bloom filters pass, and how many bytes each lookup reads.
+//! a key, which bloom filters pass, how many bytes each lookup reads, and
+//! what it returns.
 //!
 //! In volume mode memtables and SSTables carry key ranges and row counts, not
 //! the keys themselves. Whether a structure holds key `k` is decided by a
@@ -25,6 +26,12 @@
 //! filter, as Scylla's and Cassandra's leveled SSTable sets do, and its
 //! density counts only the keys of its slice of the ring (of the segment of
 //! it the token falls in, when it has segments).
+//!
+//! Those decisions price a read (which SSTables it reads). What the read
+//! returns in volume mode is decided apart, by the shard's [`Population`]:
+//! from the writes it applied, counted per ring range, so that replicas
+//! that received the same writes return the same version whatever their
+//! flushes and compactions made of them.
 //!
 //! In data mode the structures carry their rows (`cells`), and whether one
 //! holds a key is looked up; bloom false positives keep the same rule.
@@ -125,8 +132,7 @@ pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
             if key < sstable.first_key || key > sstable.last_key {
                 return false;
             }
-            let point = (unit_hash(key, KEY_SHARE_SALT) * KEY_SHARE_ONE as f64) as u64;
-            (low..high).contains(&point)
+            (low..high).contains(&key_share_point(key))
         }
         None => match &sstable.segments {
             // The piece of the SSTable's ring the key's token falls in.
@@ -163,40 +169,130 @@ pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
     }
 }
 
-/// The version of `key` that `memtable` returns, if it holds the key: in
-/// data mode its row; in volume mode a row of the memtable's mean value
-/// size, with timestamp 0 (volume mode keeps no per-key timestamps, so all
-/// copies of a row are the same version).
-pub fn memtable_version(
-    memtable: &Memtable,
-    key: u64,
-    ownership: f64,
-    row_overhead_bytes: u64,
-) -> Option<RowVersion> {
-    match &memtable.cells {
-        Some(cells) => cells.get(&key).copied(),
-        None => memtable_contains(memtable, key, ownership).then(|| RowVersion {
+/// Data mode: the version of `key` that `memtable` holds, if any (volume
+/// mode keeps no rows: `None`; see [`Population`]).
+pub fn memtable_version(memtable: &Memtable, key: u64) -> Option<RowVersion> {
+    memtable.cells.as_ref()?.get(&key).copied()
+}
+
+/// Data mode: the version of `key` that `sstable` holds, if any (volume
+/// mode: `None`; see [`Population`]).
+pub fn sstable_version(sstable: &SSTable, key: u64) -> Option<RowVersion> {
+    sstable.cells.as_ref()?.get(key)
+}
+
+/// Salt of [`Population`]'s decisions.
+const WRITTEN_SALT: u64 = 0x7772_6974_7465_6E21;
+
+/// Volume mode: which keys a shard has received, and the version it
+/// returns for them, from the writes it applied alone (not from its
+/// memtables and SSTables, whose boundaries differ from replica to
+/// replica with flush and compaction timing).
+///
+/// Writes are counted per ring range (with the written keys' extent and
+/// value bytes). The replicas of a key receive every write to its range
+/// (each on the same shard index), so replicas that applied the same
+/// writes hold the same counts and give the same answer for every key of
+/// the range: they disagree only while a write is in flight to one and not
+/// yet to another, as real replicas do. A key of the range is held if it
+/// lies in the written extent and, when the writes are fewer than the
+/// range's keys in that extent on this shard, if a fixed hash of the key
+/// falls under that density (the same rule as [`sstable_contains`], but
+/// one draw per key, not per structure). Held keys return the range's mean
+/// value size with timestamp 1. Preloaded keys (`[data]`) are held as the
+/// preload's key shares hold them, with its row size and timestamp 0, so
+/// a written version wins.
+///
+/// Left out: per-key timestamps (two replicas that received a key's
+/// writes in a different order agree here), and a write's own key (a read
+/// right after a write to a key of a sparse range may still miss it).
+#[derive(Clone, Debug, Default)]
+pub struct Population {
+    /// Writes per ring range.
+    ranges: std::collections::BTreeMap<u32, Written>,
+    preload: Option<Preloaded>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Written {
+    writes: u64,
+    first_key: u64,
+    last_key: u64,
+    value_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Preloaded {
+    first_key: u64,
+    last_key: u64,
+    /// Keys whose key-share point is below this are held.
+    share_end: u64,
+    value_bytes: u32,
+}
+
+impl Population {
+    /// Counts a write of `value_bytes` to `key` of ring range `range`.
+    pub fn record_write(&mut self, range: usize, key: u64, value_bytes: u32) {
+        let written = self.ranges.entry(range as u32).or_insert(Written {
+            writes: 0,
+            first_key: key,
+            last_key: key,
+            value_bytes: 0,
+        });
+        written.writes += 1;
+        written.first_key = written.first_key.min(key);
+        written.last_key = written.last_key.max(key);
+        written.value_bytes += u64::from(value_bytes);
+    }
+
+    /// Records a preload over `first_key..=last_key` whose key shares end
+    /// at `share_end`, of rows with `value_bytes` of values.
+    pub fn record_preload(
+        &mut self,
+        first_key: u64,
+        last_key: u64,
+        share_end: u64,
+        value_bytes: u32,
+    ) {
+        self.preload = Some(Preloaded {
+            first_key,
+            last_key,
+            share_end,
+            value_bytes,
+        });
+    }
+
+    /// The version of `key` (of ring range `range`) this shard returns;
+    /// `range_share` is the fraction of the keys in an extent that belong
+    /// to the range and this shard.
+    pub fn version(&self, key: u64, range: usize, range_share: f64) -> Option<RowVersion> {
+        let written = self.ranges.get(&(range as u32)).filter(|written| {
+            (written.first_key..=written.last_key).contains(&key) && {
+                let keys = ((written.last_key - written.first_key) as f64 + 1.0) * range_share;
+                let density = written.writes as f64 / keys;
+                density >= 1.0 || unit_hash(key, WRITTEN_SALT) < density
+            }
+        });
+        if let Some(written) = written {
+            return Some(RowVersion {
+                timestamp: 1,
+                value_bytes: (written.value_bytes / written.writes) as u32,
+            });
+        }
+        let preload = self.preload.filter(|preload| {
+            (preload.first_key..=preload.last_key).contains(&key)
+                && key_share_point(key) < preload.share_end
+        })?;
+        Some(RowVersion {
             timestamp: 0,
-            value_bytes: mean_value_bytes(memtable.memory_bytes, memtable.rows, row_overhead_bytes),
-        }),
+            value_bytes: preload.value_bytes,
+        })
     }
 }
 
-/// The version of `key` that `sstable` returns, if it holds the key (see
-/// [`memtable_version`]).
-pub fn sstable_version(
-    sstable: &SSTable,
-    key: u64,
-    ownership: f64,
-    row_overhead_bytes: u64,
-) -> Option<RowVersion> {
-    match &sstable.cells {
-        Some(cells) => cells.get(key),
-        None => sstable_contains(sstable, key, ownership).then(|| RowVersion {
-            timestamp: 0,
-            value_bytes: mean_value_bytes(sstable.data_bytes, sstable.rows, row_overhead_bytes),
-        }),
-    }
+/// Where `key` falls in the key-share space (see `SSTable::key_share`).
+fn key_share_point(key: u64) -> u64 {
+    (unit_hash(key, KEY_SHARE_SALT) * KEY_SHARE_ONE as f64) as u64
 }
 
 /// True if `sstable`'s bloom filter lets a lookup of `key` through: always
@@ -321,11 +417,104 @@ mod tests {
             (false_positive_rate - 0.0082).abs() < 0.001,
             "fp {false_positive_rate}"
         );
-        // The same question gets the same answer.
-        assert_eq!(
-            sstable_contains(&sparse, 12_345, 1.0),
-            sstable_contains(&sparse, 12_345, 1.0)
+    }
+
+    #[test]
+    fn each_structure_holds_its_own_sample_of_the_keys() {
+        // Two sparse SSTables of density 0.1 over one range, of different
+        // generations: each key's answer is fixed by (key, generation), and
+        // the two samples are independent, so they share about 0.1 x 0.1 of
+        // the keys (one salt for both would share 0.1, every key of either).
+        let first = sstable(7, 0, 9_999_999, 1_000_000);
+        let second = sstable(8, 0, 9_999_999, 1_000_000);
+        let keys = 0..200_000u64;
+        let both = keys
+            .filter(|key| {
+                sstable_contains(&first, *key, 1.0) && sstable_contains(&second, *key, 1.0)
+            })
+            .count() as f64;
+        assert!(
+            (both / 200_000.0 - 0.01).abs() < 0.001,
+            "overlap {}",
+            both / 200_000.0
         );
+    }
+
+    #[test]
+    fn unit_hash_is_the_splitmix64_finaliser() {
+        // Key 0 with salt i is SplitMix64's state after i steps from seed
+        // 0, so the hashes are the reference generator's first outputs
+        // (Vigna's splitmix64.c), as 53-bit fractions.
+        let reference: [u64; 4] = [
+            0xE220_A839_7B1D_CDAF,
+            0x6E78_9E6A_A1B9_65F4,
+            0x06C4_5D18_8009_454F,
+            0xF88B_B8A8_724C_81EC,
+        ];
+        for (step, output) in reference.into_iter().enumerate() {
+            let expected = (output >> 11) as f64 / (1u64 << 53) as f64;
+            assert_eq!(unit_hash(0, step as u64 + 1), expected, "step {step}");
+        }
+    }
+
+    #[test]
+    fn populations_that_applied_the_same_writes_agree_on_every_key() {
+        // Two replicas get the same writes of ranges 0 and 1, in a
+        // different order; a third misses the last (to range 1).
+        let writes: Vec<(usize, u64)> = (0..2_000u64)
+            .map(|i| ((i % 2) as usize, i.wrapping_mul(7_919) % 100_000))
+            .collect();
+        let applied = |writes: &mut dyn Iterator<Item = &(usize, u64)>| {
+            let mut population = Population::default();
+            for &(range, key) in writes {
+                population.record_write(range, key, 1_000);
+            }
+            population
+        };
+        let first = applied(&mut writes.iter());
+        let second = applied(&mut writes.iter().rev());
+        let third = applied(&mut writes[..writes.len() - 1].iter());
+        let answers = |population: &Population, range: usize| -> Vec<Option<RowVersion>> {
+            (0..100_000u64)
+                .map(|key| population.version(key, range, 0.1))
+                .collect()
+        };
+        for range in [0, 1] {
+            assert!(answers(&first, range) == answers(&second, range));
+        }
+        // 1,000 writes over the ~10,000 keys of the extent that belong to
+        // the range on this shard: a tenth of the keys asked are held,
+        // each with its value size.
+        let held = answers(&first, 0).into_iter().flatten().collect::<Vec<_>>();
+        assert!(
+            (held.len() as f64 / 100_000.0 - 0.1).abs() < 0.01,
+            "{}",
+            held.len()
+        );
+        assert!(held.iter().all(|version| version.value_bytes == 1_000));
+        // The replica short of a write to range 1 agrees on range 0 only.
+        assert!(answers(&first, 0) == answers(&third, 0));
+        assert!(answers(&first, 1) != answers(&third, 1));
+    }
+
+    #[test]
+    fn a_preload_holds_its_keys_and_a_write_is_newer() {
+        let mut population = Population::default();
+        population.record_preload(1, 1_000, KEY_SHARE_ONE, 900);
+        assert!((1..=1_000).all(|key| population.version(key, 0, 1.0).is_some()));
+        assert_eq!(population.version(1_001, 0, 1.0), None);
+        assert_eq!(population.version(5, 0, 1.0).unwrap().value_bytes, 900);
+        population.record_write(0, 5, 1_024);
+        let written = population.version(5, 0, 1.0).unwrap();
+        assert_eq!(written.value_bytes, 1_024);
+        assert!(Some(written) > population.version(6, 0, 1.0));
+        // Half the key shares: about half the keys.
+        let mut half = Population::default();
+        half.record_preload(1, 10_000, KEY_SHARE_ONE / 2, 900);
+        let held = (1..=10_000)
+            .filter(|key| half.version(*key, 0, 1.0).is_some())
+            .count();
+        assert!((held as f64 / 10_000.0 - 0.5).abs() < 0.02, "{held}");
     }
 
     #[test]

@@ -739,6 +739,28 @@ impl ReplicaMap {
         &self.replicas[index * self.stride..(index + 1) * self.stride]
     }
 
+    /// The ring range holding `token` (see [`Ring::range_index`]).
+    #[inline]
+    pub fn range_index(&self, token: i64) -> usize {
+        self.index.range_index(token)
+    }
+
+    /// The fraction of the token space range `index` covers (the whole
+    /// ring with one token).
+    pub fn range_fraction(&self, index: usize) -> f64 {
+        let tokens = &self.index.tokens;
+        let end = tokens[index];
+        let start = tokens[if index == 0 {
+            tokens.len() - 1
+        } else {
+            index - 1
+        }];
+        match end.wrapping_sub(start) as u64 {
+            0 => 1.0,
+            width => width as f64 / 2f64.powi(64),
+        }
+    }
+
     /// The replicas of `token`, primary first (when its DC holds replicas).
     #[inline]
     pub fn replicas(&self, token: i64) -> &[u32] {

@@ -265,6 +265,9 @@ pub struct Shard {
     /// A read's SSTable lookups while it is being sent to the disk, kept
     /// between reads so a read allocates nothing.
     lookups: Vec<IoPurpose>,
+    /// Volume mode: the keys the shard's writes and preload gave it, which
+    /// decide what its reads return (replicas with the same writes agree).
+    population: read::Population,
     compactions: Slab<CompactionJob>,
     /// The table's backlog tracker (its strategy's).
     backlog: TableBacklog,
@@ -398,6 +401,7 @@ impl Shard {
             ios: Slab::new(),
             reads: Slab::new(),
             lookups: Vec::new(),
+            population: read::Population::default(),
             coordinator: Coordinator::default(),
             next_timeout: None,
             write_deadlines: VecDeque::new(),
@@ -481,6 +485,7 @@ impl Shard {
             });
             share_start = share_end;
         }
+        self.record_preload(sstables, first_key, last_key, share_start);
     }
 
     /// Puts `rows` partitions of `row_bytes` each over keys
@@ -543,8 +548,35 @@ impl Shard {
                         });
                     }
                 }
+                let rows_total = total_bytes / row_bytes;
+                self.record_preload(
+                    &[(total_bytes, rows_total)],
+                    first_key,
+                    last_key,
+                    share_start,
+                );
             }
         }
+    }
+
+    /// Volume mode: the preload's keys (those whose key-share point is
+    /// below `share_end`) and row size, for what reads return.
+    fn record_preload(
+        &mut self,
+        sstables: &[(u64, u64)],
+        first_key: u64,
+        last_key: u64,
+        share_end: u64,
+    ) {
+        let bytes: u64 = sstables.iter().map(|(bytes, _)| bytes).sum();
+        let rows: u64 = sstables.iter().map(|(_, rows)| rows).sum();
+        if self.config.data_mode || rows == 0 {
+            return;
+        }
+        let value_bytes =
+            read::mean_value_bytes(bytes, rows, self.config.sstable_row_overhead_bytes);
+        self.population
+            .record_preload(first_key, last_key, share_end, value_bytes);
     }
 
     fn assert_empty_for_preload(&self) {
@@ -1477,22 +1509,27 @@ impl Shard {
             unreachable!("a read task carries a read");
         };
         let ownership = self.config.key_ownership_fraction;
-        let memtable_overhead = self.config.memtable_row_overhead_bytes;
-        // Every memtable is consulted: in data mode an older memtable may
-        // hold an older version, and the newest wins.
-        let memtable_version = std::iter::once(&self.active)
-            .chain(self.sealed.iter())
-            .chain(self.flushing.as_ref().map(FlushJob::memtable))
-            .filter_map(|memtable| {
-                read::memtable_version(memtable, key, ownership, memtable_overhead)
-            })
-            .max();
+        // Data mode: every memtable is consulted (an older memtable may
+        // hold an older version, and the newest wins). Volume mode: what
+        // the shard's writes gave it, the same on every replica that
+        // applied them; its memtables and SSTables decide only the cost.
+        let found = if self.config.data_mode {
+            std::iter::once(&self.active)
+                .chain(self.sealed.iter())
+                .chain(self.flushing.as_ref().map(FlushJob::memtable))
+                .filter_map(|memtable| read::memtable_version(memtable, key))
+                .max()
+        } else {
+            let placement = &self.config.placement;
+            let range = placement.range_of(crate::placement::key_token(key));
+            let share = placement.range_fraction(range) / f64::from(placement.shards_per_node());
+            self.population.version(key, range, share)
+        };
         let read_slot = self.reads.insert(PendingRead {
             request,
             ios_outstanding: 0,
-            found: memtable_version,
+            found,
         }) as u32;
-        let overhead = self.config.sstable_row_overhead_bytes;
         let mut lookups = std::mem::take(&mut self.lookups);
         lookups.clear();
         // The filters as worked out when the read was planned, unless the
@@ -1511,7 +1548,7 @@ impl Shard {
                 .map(|(_, sstable)| IoPurpose::ReadIndex {
                     read: read_slot,
                     row_bytes: sstable.data_bytes / sstable.rows.max(1),
-                    version: read::sstable_version(sstable, key, ownership, overhead),
+                    version: read::sstable_version(sstable, key),
                     generation: sstable.generation,
                 }),
         );
@@ -1652,6 +1689,13 @@ impl Shard {
             unreachable!("only writes take the write path");
         };
         let row_bytes = 8 + u64::from(value_bytes);
+        if !self.config.data_mode {
+            let range = self
+                .config
+                .placement
+                .range_of(crate::placement::key_token(key));
+            self.population.record_write(range, key, value_bytes);
+        }
         if let Some(cache) = self.row_cache.as_mut() {
             self.cache_draws += 1;
             cache.write(

@@ -18,7 +18,7 @@ use std::sync::Once;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::metrics::TimeSeries;
+use crate::timeseries::TimeSeries;
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 const WIDTH: u32 = 1000;

@@ -70,8 +70,9 @@ use crate::kernel::Kernel;
 use crate::load::{
     KeySource, LoadPlan, MixCursor, OpKind, RatePlan, Routing, Schedule, StartPlan, StopPlan,
 };
-use crate::metrics::{round3, LatencySummary, OpMetrics, TimeSeries};
+use crate::metrics::{round3, LatencySummary, OpMetrics};
 use crate::rng::{self, SimRng};
+use crate::timeseries::{NodeInterval, OpInterval, TimeSeries};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use rand::RngExt;
 
@@ -967,10 +968,8 @@ impl Simulation {
                 }
             })
             .collect();
-        let timeseries = TimeSeries {
-            columns: timeseries_columns(&ops, cluster.nodes),
-            rows: Vec::new(),
-        };
+        let op_names: Vec<&str> = ops.iter().map(|op| op.kind.name()).collect();
+        let timeseries = TimeSeries::new(&op_names, cluster.nodes);
         let loads_unfinished = plan.loads.len();
         let op_windows = vec![None; ops.len()];
         let mut simulation = Simulation {
@@ -1823,103 +1822,80 @@ impl Simulation {
         let length = (now - self.last_tick).as_secs_f64();
         self.last_tick = now;
         let lines = self.load_interval_lines(interval_start, now);
-        let mut row = Vec::with_capacity(self.timeseries.columns.len());
-        row.push(format!("{:.3}", now.as_secs_f64()));
-        // Sampled runs: rates and per-node sums scaled up to whole nodes.
-        let scale = self.plan.cluster.sampling_scale();
-        let scaled = |value: u64| (value as f64 * scale).round() as u64;
-        for ops in &mut self.ops {
-            let (count, p99_ms) = ops.take_interval();
-            row.push(format!("{:.1}", count as f64 * scale / length));
-            row.push(format!("{p99_ms:.3}"));
-        }
+        let ops: Vec<OpInterval> = self
+            .ops
+            .iter_mut()
+            .map(|ops| {
+                let (count, p99_ms) = ops.take_interval();
+                OpInterval {
+                    length_s: length,
+                    count,
+                    p99_ms,
+                }
+            })
+            .collect();
         let shards_per_node = self.simulated_shards as usize;
+        let mut nodes = Vec::with_capacity(self.nodes.len());
         for (node, hardware) in self.nodes.iter_mut().enumerate() {
             let shards = &mut self.shards[node * shards_per_node..(node + 1) * shards_per_node];
-            let (mut memtable, mut sstables, mut cpu_busy, mut cpu_cores) = (0, 0, 0.0, 0u32);
-            let (mut compactions, mut backlog, mut compaction_shares) = (0, 0.0, 0.0);
-            let (mut cache_hits, mut cache_lookups) = (0u64, 0u64);
-            let (mut virtual_dirty, mut flushes, mut compacted, mut flush_shares) =
-                (0u64, 0u64, 0u64, 0.0);
+            let mut interval = NodeInterval {
+                length_s: length,
+                shards: shards_per_node,
+                ..NodeInterval::default()
+            };
+            let (mut flushes, mut compacted, mut cache_hits, mut cache_lookups) = (0, 0, 0, 0);
             let mut throttled = SimDuration::ZERO;
             for shard in shards.iter_mut() {
                 let stats = shard.engine.stats();
-                memtable += stats.memtable_bytes;
-                sstables += stats.sstable_count;
-                compactions += stats.active_compactions;
-                backlog += stats.compaction_backlog;
-                compaction_shares += stats.compaction_shares;
+                interval.memtable_bytes += stats.memtable_bytes;
+                interval.sstables += stats.sstable_count;
+                interval.compactions += stats.active_compactions;
+                interval.compaction_backlog += stats.compaction_backlog;
+                interval.compaction_shares += stats.compaction_shares;
+                interval.virtual_dirty_bytes += stats.virtual_dirty_bytes;
+                interval.flush_shares += stats.flush_shares;
                 cache_hits += stats.cache_hits;
-                virtual_dirty += stats.virtual_dirty_bytes;
                 flushes += stats.flushes_completed;
                 compacted += stats.bytes_compacted;
-                flush_shares += stats.flush_shares;
                 throttled = throttled + shard.engine.write_throttled_time(now);
                 cache_lookups += stats.cache_hits + stats.cache_misses;
                 let (busy, cores) = shard.cpu.busy(now);
-                cpu_cores += cores;
-                cpu_busy += (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
+                interval.cpu_cores += cores;
+                interval.cpu_busy_s += (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
                 shard.cpu_busy_at_last_tick = busy;
             }
             let busy = hardware.device.busy_time(now);
-            let utilisation = (busy - hardware.busy_at_last_tick).as_secs_f64() / length;
+            interval.disk_busy_s = (busy - hardware.busy_at_last_tick).as_secs_f64();
             hardware.busy_at_last_tick = busy;
-            row.push(scaled(memtable).to_string());
-            row.push(scaled(sstables).to_string());
-            row.push(format!("{:.4}", utilisation.min(1.0)));
-            row.push(format!(
-                "{:.4}",
-                (cpu_busy / (length * f64::from(cpu_cores.max(1)))).min(1.0)
-            ));
-            row.push(scaled(compactions).to_string());
-            row.push(format!("{:.4}", backlog / shards_per_node as f64));
-            row.push(format!("{:.1}", compaction_shares / shards_per_node as f64));
             let nic = (hardware.nic.bytes_sent(), hardware.nic.bytes_received());
             let (sent, received) = hardware.nic_bytes_at_last_tick;
             hardware.nic_bytes_at_last_tick = nic;
-            row.push(format!(
-                "{:.3}",
-                (nic.0 - sent) as f64 * scale / length / 1e6
-            ));
-            row.push(format!(
-                "{:.3}",
-                (nic.1 - received) as f64 * scale / length / 1e6
-            ));
+            interval.nic_sent_bytes = nic.0 - sent;
+            interval.nic_received_bytes = nic.1 - received;
             let disk = hardware.device.bytes_transferred();
             let (read, written) = hardware.disk_bytes_at_last_tick;
             hardware.disk_bytes_at_last_tick = disk;
-            row.push(format!(
-                "{:.3}",
-                (disk.0 - read) as f64 * scale / length / 1e6
-            ));
-            row.push(format!(
-                "{:.3}",
-                (disk.1 - written) as f64 * scale / length / 1e6
-            ));
+            interval.disk_read_bytes = disk.0 - read;
+            interval.disk_written_bytes = disk.1 - written;
             let (flushes_before, compacted_before, throttled_before) = hardware.engine_at_last_tick;
             hardware.engine_at_last_tick = (flushes, compacted, throttled);
-            row.push(virtual_dirty.to_string());
-            row.push((flushes - flushes_before).to_string());
-            row.push(format!(
-                "{:.3}",
-                (compacted - compacted_before) as f64 / length / 1e6
-            ));
-            row.push(format!("{:.1}", flush_shares / shards_per_node as f64));
-            row.push(format!(
-                "{:.4}",
-                ((throttled - throttled_before).as_secs_f64() / (length * shards_per_node as f64))
-                    .min(1.0)
-            ));
+            interval.flushes = flushes - flushes_before;
+            interval.compacted_bytes = compacted - compacted_before;
+            interval.write_throttled_s = (throttled - throttled_before).as_secs_f64();
             let (hits_before, lookups_before) = hardware.cache_at_last_tick;
             hardware.cache_at_last_tick = (cache_hits, cache_lookups);
-            let lookups = cache_lookups - lookups_before;
-            row.push(if lookups == 0 {
-                String::new()
-            } else {
-                format!("{:.4}", (cache_hits - hits_before) as f64 / lookups as f64)
-            });
+            interval.cache_hits = cache_hits - hits_before;
+            interval.cache_lookups = cache_lookups - lookups_before;
+            nodes.push(interval);
         }
-        self.timeseries.rows.push(row);
+        // Sampled runs: the whole node's counts, bytes and rates are n/k
+        // times the simulated shards' (the table says which columns).
+        self.timeseries.push(
+            now.as_secs_f64(),
+            &ops,
+            &nodes,
+            self.plan.cluster.sampling_scale(),
+        );
         if now < self.end_time().unwrap_or(SimTime::MAX) {
             self.kernel
                 .schedule_at(now + self.plan.interval, Event::IntervalTick);
@@ -2082,34 +2058,6 @@ fn widen(window: &mut Option<(SimTime, SimTime)>, from: SimTime, to: SimTime) {
     });
 }
 
-fn timeseries_columns(ops: &[OpMetrics], nodes: u32) -> Vec<String> {
-    let mut columns = vec!["time_s".to_string()];
-    for op in ops {
-        columns.push(format!("{}_ops_per_s", op.kind.name()));
-        columns.push(format!("{}_p99_ms", op.kind.name()));
-    }
-    for node in 0..nodes {
-        columns.push(format!("node{node}_memtable_bytes"));
-        columns.push(format!("node{node}_sstables"));
-        columns.push(format!("node{node}_disk_utilisation"));
-        columns.push(format!("node{node}_cpu_utilisation"));
-        columns.push(format!("node{node}_compactions"));
-        columns.push(format!("node{node}_compaction_backlog"));
-        columns.push(format!("node{node}_compaction_shares"));
-        columns.push(format!("node{node}_nic_tx_mb_per_s"));
-        columns.push(format!("node{node}_nic_rx_mb_per_s"));
-        columns.push(format!("node{node}_disk_read_mb_per_s"));
-        columns.push(format!("node{node}_disk_write_mb_per_s"));
-        columns.push(format!("node{node}_virtual_dirty_bytes"));
-        columns.push(format!("node{node}_flushes"));
-        columns.push(format!("node{node}_compacted_mb_per_s"));
-        columns.push(format!("node{node}_flush_shares"));
-        columns.push(format!("node{node}_write_throttled_fraction"));
-        columns.push(format!("node{node}_cache_hit_rate"));
-    }
-    columns
-}
-
 /// Rate over a window, rounded for reports.
 pub fn ops_per_second(count: u64, window: (SimTime, SimTime)) -> f64 {
     let seconds = (window.1 - window.0).as_secs_f64();
@@ -2208,6 +2156,42 @@ mod tests {
         let last_row = outcome.timeseries.rows.last().unwrap();
         let sstables: u64 = last_row[sstables_column].parse().unwrap();
         assert!(sstables >= 2, "flushes wrote SSTables: {last_row:?}");
+    }
+
+    #[test]
+    fn a_sampled_time_series_reports_whole_nodes() {
+        // 2 of 4 shards per node simulated: a node's bytes and counts are
+        // twice its simulated shards' sums.
+        let mut plan = small_plan(1);
+        plan.cluster.shards_per_node = 4;
+        plan.cluster.topology.simulated_shards_per_node = Some(2);
+        plan.cluster.memory_per_shard_bytes = 16 * 1024 * 1024;
+        plan.loads[0].stop = StopPlan::Count(60_000);
+        let outcome = run(plan, &mut |_| {});
+        let series = &outcome.timeseries;
+        let column = |name: &str| {
+            let index = series.columns.iter().position(|c| c == name).unwrap();
+            series.rows.iter().map(move |row| &row[index])
+        };
+        let whole = |cell: &String| cell.parse::<u64>().unwrap();
+        for node in 0..2u32 {
+            let shards = || outcome.shards.iter().filter(|shard| shard.node == node);
+            let sum = |figure: fn(&engine::ShardStats) -> u64| -> u64 {
+                shards().map(|shard| figure(&shard.stats)).sum()
+            };
+            // Gauges at the last tick, which is the end of the run.
+            let last = |name: &str| whole(column(&format!("node{node}_{name}")).last().unwrap());
+            assert_eq!(last("memtable_bytes"), 2 * sum(|s| s.memtable_bytes));
+            assert_eq!(
+                last("virtual_dirty_bytes"),
+                2 * sum(|s| s.virtual_dirty_bytes)
+            );
+            assert_eq!(last("sstables"), 2 * sum(|s| s.sstable_count));
+            // Counts over intervals add up to the run's.
+            let flushes: u64 = column(&format!("node{node}_flushes")).map(whole).sum();
+            assert!(sum(|s| s.flushes_completed) > 0, "the shards flushed");
+            assert_eq!(flushes, 2 * sum(|s| s.flushes_completed));
+        }
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! - [`plan`]: resolving a scenario into a [`cluster::RunPlan`];
 //! - [`load`]: what cassandra-stress processes do;
 //! - [`cluster`]: engine shards on modelled hardware, driven by clients;
-//! - [`metrics`], [`report`] and [`charts`]: histograms, time series, the
-//!   results folder;
+//! - [`metrics`], [`timeseries`], [`report`] and [`charts`]: histograms,
+//!   the time series' column table, the results folder;
 //! - [`bench_hold`] and [`device_sweep`]: benchmarks of the kernel and of
 //!   the device model on its own.
 
@@ -23,3 +23,4 @@ pub mod plan;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod timeseries;

@@ -1,4 +1,4 @@
-//! Latency histograms and the per-interval time series.
+//! Latency histograms (the time series' table is in [`crate::timeseries`]).
 //!
 //! Latencies are recorded in microseconds in HdrHistograms (3 significant
 //! digits, 1 us to 1 hour), as cassandra-stress records them; reports convert
@@ -157,28 +157,6 @@ impl OpMetrics {
         self.interval.reset();
         self.interval_count = 0;
         (count, p99)
-    }
-}
-
-/// The time series: a header and one row of formatted cells per interval.
-#[derive(Clone, Debug, Default)]
-pub struct TimeSeries {
-    /// Column names.
-    pub columns: Vec<String>,
-    /// Rows of cells, already formatted (so output bytes are fixed here).
-    pub rows: Vec<Vec<String>>,
-}
-
-impl TimeSeries {
-    /// Renders the series as CSV.
-    pub fn to_csv(&self) -> String {
-        let mut out = self.columns.join(",");
-        out.push('\n');
-        for row in &self.rows {
-            out.push_str(&row.join(","));
-            out.push('\n');
-        }
-        out
     }
 }
 

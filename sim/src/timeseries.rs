@@ -1,0 +1,412 @@
+//! The run's time series (`timeseries.csv`): one row per interval, its
+//! columns defined in one table.
+//!
+//! Every column is a [`Column`]: its name, how its value is computed from
+//! what the interval measured ([`OpInterval`] for an op type's columns,
+//! [`NodeInterval`] for a node's), and whether it scales with
+//! representative-shard sampling. A sampled run simulates `k` of a node's
+//! `n` shards, so what the node as a whole does (counts, bytes, rates) is
+//! `n/k` times what the simulated shards did, while utilisations,
+//! fractions, mean shares, percentiles and hit rates are already per unit
+//! and stay as measured. The header and the rows are both generated from
+//! the table, so names and values cannot drift apart.
+//!
+//! Column names and order are an interface (downstream tools read them):
+//! `time_s`, then for each op type `[OP_COLUMNS]`, then for each node
+//! `[NODE_COLUMNS]` prefixed `node{i}_`.
+
+/// The time series: a header and one row of formatted cells per interval.
+#[derive(Clone, Debug, Default)]
+pub struct TimeSeries {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows of cells, already formatted (so output bytes are fixed here).
+    pub rows: Vec<Vec<String>>,
+}
+
+impl TimeSeries {
+    /// An empty series with the columns of `ops` (op type names) and
+    /// `nodes` nodes.
+    pub fn new(ops: &[&str], nodes: u32) -> TimeSeries {
+        TimeSeries {
+            columns: column_names(ops, nodes),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends the row of the interval that ended at `time_s` seconds:
+    /// `ops` in op-type order, `nodes` in node order, columns that scale
+    /// multiplied by `scale` (the sampling factor `n/k`, 1 unsampled).
+    pub fn push(&mut self, time_s: f64, ops: &[OpInterval], nodes: &[NodeInterval], scale: f64) {
+        let mut row = Vec::with_capacity(self.columns.len());
+        row.push(format!("{time_s:.3}"));
+        for op in ops {
+            row.extend(OP_COLUMNS.iter().map(|column| column.render(op, scale)));
+        }
+        for node in nodes {
+            row.extend(NODE_COLUMNS.iter().map(|column| column.render(node, scale)));
+        }
+        debug_assert_eq!(row.len(), self.columns.len(), "a row per the column table");
+        self.rows.push(row);
+    }
+
+    /// Renders the series as CSV.
+    pub fn to_csv(&self) -> String {
+        let mut out = self.columns.join(",");
+        out.push('\n');
+        for row in &self.rows {
+            out.push_str(&row.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The header: `time_s`, each op type's columns, each node's columns.
+fn column_names(ops: &[&str], nodes: u32) -> Vec<String> {
+    let mut names = vec!["time_s".to_string()];
+    for op in ops {
+        names.extend(
+            OP_COLUMNS
+                .iter()
+                .map(|column| format!("{op}_{}", column.name)),
+        );
+    }
+    for node in 0..nodes {
+        names.extend(
+            NODE_COLUMNS
+                .iter()
+                .map(|column| format!("node{node}_{}", column.name)),
+        );
+    }
+    names
+}
+
+/// One op type over an interval, as the clients measured it (the
+/// simulated share of the load when sampled).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpInterval {
+    /// Seconds the interval lasted.
+    pub length_s: f64,
+    /// Operations completed.
+    pub count: u64,
+    /// Their 99th percentile latency, in milliseconds.
+    pub p99_ms: f64,
+}
+
+/// One node over an interval: its simulated shards' figures summed (gauges
+/// at the interval's end, the rest over the interval) and its hardware's.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodeInterval {
+    /// Seconds the interval lasted.
+    pub length_s: f64,
+    /// Shards simulated on the node.
+    pub shards: usize,
+    /// Memtable bytes (gauge).
+    pub memtable_bytes: u64,
+    /// SSTables on disk (gauge).
+    pub sstables: u64,
+    /// Seconds the device was busy.
+    pub disk_busy_s: f64,
+    /// Core seconds the shards' CPUs were busy.
+    pub cpu_busy_s: f64,
+    /// Cores those CPUs span.
+    pub cpu_cores: u32,
+    /// Compactions running (gauge).
+    pub compactions: u64,
+    /// The compaction controller's input, summed over the shards (gauge).
+    pub compaction_backlog: f64,
+    /// CPU shares given to compaction, summed over the shards (gauge).
+    pub compaction_shares: f64,
+    /// NIC bytes sent.
+    pub nic_sent_bytes: u64,
+    /// NIC bytes received.
+    pub nic_received_bytes: u64,
+    /// Device bytes read.
+    pub disk_read_bytes: u64,
+    /// Device bytes written.
+    pub disk_written_bytes: u64,
+    /// Virtual dirty memory (gauge).
+    pub virtual_dirty_bytes: u64,
+    /// Flushes completed.
+    pub flushes: u64,
+    /// Compaction input bytes merged.
+    pub compacted_bytes: u64,
+    /// CPU shares given to memtable flushes, summed over the shards (gauge).
+    pub flush_shares: f64,
+    /// Seconds writes were throttled, summed over the shards.
+    pub write_throttled_s: f64,
+    /// Row-cache hits.
+    pub cache_hits: u64,
+    /// Row-cache lookups.
+    pub cache_lookups: u64,
+}
+
+/// A column of the table.
+pub struct Column<I> {
+    /// Its name (after the op type's or the node's prefix).
+    pub name: &'static str,
+    /// True if a sampled run reports it times `n/k`: what the whole node
+    /// or cluster does (counts, bytes, rates). False for what is per unit
+    /// already (utilisations, fractions, mean shares, percentiles, hit
+    /// rates).
+    pub scales: bool,
+    /// Its value over an interval, as the simulated shards measured it.
+    pub value: fn(&I) -> Cell,
+}
+
+impl<I> Column<I> {
+    fn render(&self, interval: &I, scale: f64) -> String {
+        (self.value)(interval).render(if self.scales { scale } else { 1.0 })
+    }
+}
+
+/// A value and how it is printed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cell {
+    /// A whole number (after scaling, rounded).
+    Whole(f64),
+    /// A number with this many decimals.
+    Fixed(f64, usize),
+    /// No value (e.g. a hit rate without lookups).
+    Blank,
+}
+
+impl Cell {
+    /// The cell's text with its value multiplied by `factor`.
+    pub fn render(self, factor: f64) -> String {
+        match self {
+            Cell::Whole(value) => ((value * factor).round() as u64).to_string(),
+            Cell::Fixed(value, decimals) => format!("{:.*}", decimals, value * factor),
+            Cell::Blank => String::new(),
+        }
+    }
+}
+
+/// Megabytes per second of `bytes` over the interval.
+fn mb_per_s(bytes: u64, length_s: f64) -> Cell {
+    Cell::Fixed(bytes as f64 / length_s / 1e6, 3)
+}
+
+/// The columns of each op type.
+pub const OP_COLUMNS: [Column<OpInterval>; 2] = [
+    Column {
+        name: "ops_per_s",
+        scales: true,
+        value: |op| Cell::Fixed(op.count as f64 / op.length_s, 1),
+    },
+    Column {
+        name: "p99_ms",
+        scales: false,
+        value: |op| Cell::Fixed(op.p99_ms, 3),
+    },
+];
+
+/// The columns of each node.
+pub const NODE_COLUMNS: [Column<NodeInterval>; 17] = [
+    Column {
+        name: "memtable_bytes",
+        scales: true,
+        value: |node| Cell::Whole(node.memtable_bytes as f64),
+    },
+    Column {
+        name: "sstables",
+        scales: true,
+        value: |node| Cell::Whole(node.sstables as f64),
+    },
+    Column {
+        name: "disk_utilisation",
+        scales: false,
+        value: |node| Cell::Fixed((node.disk_busy_s / node.length_s).min(1.0), 4),
+    },
+    Column {
+        name: "cpu_utilisation",
+        scales: false,
+        value: |node| {
+            let capacity = node.length_s * f64::from(node.cpu_cores.max(1));
+            Cell::Fixed((node.cpu_busy_s / capacity).min(1.0), 4)
+        },
+    },
+    Column {
+        name: "compactions",
+        scales: true,
+        value: |node| Cell::Whole(node.compactions as f64),
+    },
+    // Means over the shards: a sampled shard's is the node's.
+    Column {
+        name: "compaction_backlog",
+        scales: false,
+        value: |node| Cell::Fixed(node.compaction_backlog / node.shards as f64, 4),
+    },
+    Column {
+        name: "compaction_shares",
+        scales: false,
+        value: |node| Cell::Fixed(node.compaction_shares / node.shards as f64, 1),
+    },
+    Column {
+        name: "nic_tx_mb_per_s",
+        scales: true,
+        value: |node| mb_per_s(node.nic_sent_bytes, node.length_s),
+    },
+    Column {
+        name: "nic_rx_mb_per_s",
+        scales: true,
+        value: |node| mb_per_s(node.nic_received_bytes, node.length_s),
+    },
+    Column {
+        name: "disk_read_mb_per_s",
+        scales: true,
+        value: |node| mb_per_s(node.disk_read_bytes, node.length_s),
+    },
+    Column {
+        name: "disk_write_mb_per_s",
+        scales: true,
+        value: |node| mb_per_s(node.disk_written_bytes, node.length_s),
+    },
+    Column {
+        name: "virtual_dirty_bytes",
+        scales: true,
+        value: |node| Cell::Whole(node.virtual_dirty_bytes as f64),
+    },
+    Column {
+        name: "flushes",
+        scales: true,
+        value: |node| Cell::Whole(node.flushes as f64),
+    },
+    Column {
+        name: "compacted_mb_per_s",
+        scales: true,
+        value: |node| mb_per_s(node.compacted_bytes, node.length_s),
+    },
+    Column {
+        name: "flush_shares",
+        scales: false,
+        value: |node| Cell::Fixed(node.flush_shares / node.shards as f64, 1),
+    },
+    Column {
+        name: "write_throttled_fraction",
+        scales: false,
+        value: |node| {
+            let shard_seconds = node.length_s * node.shards as f64;
+            Cell::Fixed((node.write_throttled_s / shard_seconds).min(1.0), 4)
+        },
+    },
+    Column {
+        name: "cache_hit_rate",
+        scales: false,
+        value: |node| match node.cache_lookups {
+            0 => Cell::Blank,
+            lookups => Cell::Fixed(node.cache_hits as f64 / lookups as f64, 4),
+        },
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether a column should scale, from its name alone: what the node
+    /// does in total scales; what is per unit does not.
+    fn should_scale(name: &str) -> bool {
+        let per_unit = [
+            "_utilisation",
+            "_fraction",
+            "_shares",
+            "_rate",
+            "_ms",
+            "_backlog",
+        ];
+        let totals = ["_bytes", "_per_s", "sstables", "compactions", "flushes"];
+        let scales = totals.iter().any(|suffix| name.ends_with(suffix));
+        assert!(
+            scales != per_unit.iter().any(|suffix| name.ends_with(suffix)),
+            "{name} is neither a total nor per unit"
+        );
+        scales
+    }
+
+    #[test]
+    fn totals_scale_and_per_unit_figures_do_not() {
+        for column in &OP_COLUMNS {
+            assert_eq!(column.scales, should_scale(column.name), "{}", column.name);
+        }
+        for column in &NODE_COLUMNS {
+            assert_eq!(column.scales, should_scale(column.name), "{}", column.name);
+        }
+    }
+
+    #[test]
+    fn a_sampled_row_is_the_scaled_totals_and_the_same_per_unit_figures() {
+        let node = NodeInterval {
+            length_s: 2.0,
+            shards: 2,
+            memtable_bytes: 1_000,
+            sstables: 3,
+            disk_busy_s: 1.0,
+            cpu_busy_s: 2.0,
+            cpu_cores: 2,
+            compactions: 1,
+            compaction_backlog: 1.5,
+            compaction_shares: 200.0,
+            nic_sent_bytes: 4_000_000,
+            nic_received_bytes: 2_000_000,
+            disk_read_bytes: 6_000_000,
+            disk_written_bytes: 8_000_000,
+            virtual_dirty_bytes: 900,
+            flushes: 2,
+            compacted_bytes: 10_000_000,
+            flush_shares: 100.0,
+            write_throttled_s: 1.0,
+            cache_hits: 3,
+            cache_lookups: 4,
+        };
+        let op = OpInterval {
+            length_s: 2.0,
+            count: 500,
+            p99_ms: 1.25,
+        };
+        let mut series = TimeSeries::new(&["write"], 1);
+        series.push(2.0, &[op], &[node], 1.0);
+        series.push(2.0, &[op], &[node], 4.0);
+        let expected = [
+            ("time_s", "2.000", "2.000"),
+            ("write_ops_per_s", "250.0", "1000.0"),
+            ("write_p99_ms", "1.250", "1.250"),
+            ("node0_memtable_bytes", "1000", "4000"),
+            ("node0_sstables", "3", "12"),
+            ("node0_disk_utilisation", "0.5000", "0.5000"),
+            ("node0_cpu_utilisation", "0.5000", "0.5000"),
+            ("node0_compactions", "1", "4"),
+            ("node0_compaction_backlog", "0.7500", "0.7500"),
+            ("node0_compaction_shares", "100.0", "100.0"),
+            ("node0_nic_tx_mb_per_s", "2.000", "8.000"),
+            ("node0_nic_rx_mb_per_s", "1.000", "4.000"),
+            ("node0_disk_read_mb_per_s", "3.000", "12.000"),
+            ("node0_disk_write_mb_per_s", "4.000", "16.000"),
+            ("node0_virtual_dirty_bytes", "900", "3600"),
+            ("node0_flushes", "2", "8"),
+            ("node0_compacted_mb_per_s", "5.000", "20.000"),
+            ("node0_flush_shares", "50.0", "50.0"),
+            ("node0_write_throttled_fraction", "0.2500", "0.2500"),
+            ("node0_cache_hit_rate", "0.7500", "0.7500"),
+        ];
+        assert_eq!(series.columns.len(), expected.len());
+        for (index, (name, whole, sampled)) in expected.into_iter().enumerate() {
+            assert_eq!(series.columns[index], name);
+            assert_eq!(series.rows[0][index], whole, "{name}");
+            assert_eq!(series.rows[1][index], sampled, "{name} sampled");
+        }
+    }
+
+    #[test]
+    fn a_hit_rate_without_lookups_is_blank() {
+        let mut series = TimeSeries::new(&[], 1);
+        series.push(1.0, &[], &[NodeInterval::default()], 1.0);
+        let column = series
+            .columns
+            .iter()
+            .position(|name| name == "node0_cache_hit_rate")
+            .unwrap();
+        assert_eq!(series.rows[0][column], "");
+    }
+}
