@@ -17,6 +17,7 @@
 //!   write, compaction included);
 //! - Cassandra's table as Scylla's steps times one factor, fitted to R5's
 //!   ~50% load at 300K ops/s on 40 x i3.4xlarge.
+//!
 //! R5's Scylla loads (~70% / ~25%), Cassandra's 100K load (~18%), every
 //! latency and every version comparison are then predictions, checked by
 //! `twin validate`.
