@@ -2180,7 +2180,8 @@ mod tests {
                 shards().map(|shard| figure(&shard.stats)).sum()
             };
             // Gauges at the last tick, which is the end of the run.
-            let last = |name: &str| whole(column(&format!("node{node}_{name}")).next_back().unwrap());
+            let last =
+                |name: &str| whole(column(&format!("node{node}_{name}")).next_back().unwrap());
             assert_eq!(last("memtable_bytes"), 2 * sum(|s| s.memtable_bytes));
             assert_eq!(
                 last("virtual_dirty_bytes"),
