@@ -14,7 +14,7 @@ use sim::scenario::parse;
 const SCENARIO: &str = r#"
 name = "volume-quorum-mix"
 seed = 11
-duration = "5s"
+duration = "15s"
 
 [cluster]
 preset = "scylla-2.2"
@@ -33,7 +33,7 @@ replication_factor = 3
 [[load]]
 name = "mixed"
 processes = 4
-command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=QUORUM duration=5s -rate 'threads=40 limit=20000/s' -col 'size=FIXED(1024) n=FIXED(1)' -pop dist=uniform(1..20000000)"
+command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=QUORUM duration=15s -rate 'threads=40 limit=20000/s' -col 'size=FIXED(1024) n=FIXED(1)' -pop dist=uniform(1..20000000)"
 "#;
 
 #[test]
