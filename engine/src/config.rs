@@ -134,6 +134,36 @@ pub struct ShardConfig {
     pub write_timeout: SimDuration,
     /// `read_request_timeout_in_ms` (5000).
     pub read_timeout: SimDuration,
+    /// Seeds of the shard's pseudo-random choices, one stream each.
+    pub seeds: ShardSeeds,
+}
+
+/// Seeds of a shard's pseudo-random streams, one per purpose, so that how
+/// often one purpose draws never moves another's draws. The engine draws
+/// nothing of its own: the driver derives these from the run seed and the
+/// shard (the defaults are fixed, for tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardSeeds {
+    /// Whether a coordinated read asks every replica (`read_repair_chance`).
+    pub read_repair: u64,
+    /// Which replicas heat-weighted balancing picks.
+    pub heat: u64,
+    /// Row-cache hits and misses in volume mode, and the writes that meet
+    /// a cached row.
+    pub row_cache: u64,
+    /// Page-cache hits and misses in volume mode.
+    pub page_cache: u64,
+}
+
+impl Default for ShardSeeds {
+    fn default() -> ShardSeeds {
+        ShardSeeds {
+            read_repair: 0x7265_6164_7265_7061,
+            heat: 0x6865_6174_6261_6C21,
+            row_cache: 0x726F_7763_6163_6865,
+            page_cache: 0x7061_6765_6361_6368,
+        }
+    }
 }
 
 impl ShardConfig {
@@ -176,6 +206,7 @@ impl ShardConfig {
             read_repair_chance: 0.1,
             write_timeout: SimDuration::from_millis(2000),
             read_timeout: SimDuration::from_millis(5000),
+            seeds: ShardSeeds::default(),
         }
     }
 

@@ -18,7 +18,9 @@
 //!   [`Shard::handle_timeout`] to be called.
 //!
 //! Every handler takes `now`; the engine's only notion of time is what it is
-//! told. CPU work is named ([`CpuWork`]), not priced: a per-version cost table
+//! told. Likewise its pseudo-random choices (read-repair chance, replica
+//! picks, cache hits in volume mode) come from streams seeded by the driver
+//! ([`ShardSeeds`] in the shard's configuration), one per purpose. CPU work is named ([`CpuWork`]), not priced: a per-version cost table
 //! in `models` turns it into nanoseconds, so the engine stays the same across
 //! hardware and software presets.
 //!
@@ -70,7 +72,7 @@ pub use action::{
     Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
 };
 pub use commitlog::SyncMode;
-pub use config::ShardConfig;
+pub use config::{ShardConfig, ShardSeeds};
 pub use coordinator::{ConsistencyLevel, ReadResult, RowVersion};
 pub use placement::{key_token, Placement, ShardAddress};
 pub use shard::{Shard, ShardStats};

@@ -101,10 +101,10 @@
 //! full, steady cache costs nothing per read.
 //!
 //! Hit or miss is decided by a uniform draw `u` in `[0, 1)` that the caller
-//! passes in: the read hits if `u < H`. The engine draws no randomness; the
-//! shard derives `u` the way it decides read repairs, from
-//! [`crate::read::unit_hash`] of the key and a per-shard counter with a
-//! salt of its own. Writes take a draw too: under IRM the written key is
+//! passes in: the read hits if `u < H`. The engine has no randomness of its
+//! own; the shard takes `u` from its row-cache stream, a generator seeded
+//! by the driver (`ShardConfig::seeds`) and used for nothing else. Writes
+//! take a draw too: under IRM the written key is
 //! cached with probability `H`, so a Cassandra write whose draw is below `H`
 //! invalidates one row (mean field: the cached set stays the IRM set of one
 //! row fewer), and a Scylla write below `H` counts as an in-place update.

@@ -32,6 +32,8 @@
 
 use std::collections::VecDeque;
 
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
 use slab::Slab;
 use units::{SimDuration, SimTime};
 
@@ -307,16 +309,14 @@ pub struct Shard {
     row_cache: Option<RowCache>,
     /// Cassandra's OS page cache, built at the first read that needs it.
     page_cache: Option<PageCache>,
-    /// Uniform draws taken for row-cache decisions (salts the next one).
-    cache_draws: u64,
+    /// Its pseudo-random streams.
+    draws: Draws,
     /// This replica's published cache hit rate.
     hit_rate: HitRateTracker,
     /// Coordinated reads whose targets heat-weighted balancing chose.
     heat_balanced_reads: u64,
     /// The hit rates other replicas published, for heat-weighted balancing.
     heard_rates: HeardRates,
-    /// Coordinated reads so far (salts the read-repair-chance decision).
-    reads_coordinated: u64,
     actions: VecDeque<Action>,
     timers: TimerTable,
     next_memtable_id: u64,
@@ -331,6 +331,7 @@ pub struct Shard {
 impl Shard {
     /// A shard with no data, whose timers start at `now`.
     pub fn new(config: ShardConfig, now: SimTime) -> Shard {
+        let draws = Draws::new(&config.seeds);
         config
             .validate()
             .unwrap_or_else(|reason| panic!("invalid shard configuration: {reason}"));
@@ -409,11 +410,10 @@ impl Shard {
             speculations: VecDeque::new(),
             row_cache,
             page_cache: None,
-            cache_draws: 0,
+            draws,
             hit_rate: HitRateTracker::default(),
             heat_balanced_reads: 0,
             heard_rates: HeardRates::default(),
-            reads_coordinated: 0,
             compactions: Slab::new(),
             backlog,
             lcs_state: LcsState::new(),
@@ -818,12 +818,10 @@ impl Shard {
                 if let Some(position) = replicas.iter().position(|r| *r == self.config.address) {
                     replicas[..=position].rotate_right(1);
                 }
-                self.reads_coordinated += 1;
-                let all =
-                    read::unit_hash(key, self.reads_coordinated) < self.config.read_repair_chance;
+                let all = unit(&mut self.draws.read_repair) < self.config.read_repair_chance;
                 let contacted = if all { count } else { block_for as usize };
                 if !all && self.config.heat_weighted_balancing {
-                    self.order_by_heat(now, key, replicas, block_for as usize);
+                    self.order_by_heat(now, replicas, block_for as usize);
                 }
                 let spare = replicas.get(contacted).copied();
                 let id = self.coordinator.open_read(
@@ -862,7 +860,7 @@ impl Shard {
     /// Heat-weighted balancing (`heat`): puts `k` replicas drawn by their
     /// cache temperature first (this shard's own first among them), when
     /// every replica's rate is known and they differ enough.
-    fn order_by_heat(&mut self, now: SimTime, key: u64, replicas: &mut [ShardAddress], k: usize) {
+    fn order_by_heat(&mut self, now: SimTime, replicas: &mut [ShardAddress], k: usize) {
         let count = replicas.len();
         let mut nodes = [0u32; MAX_REPLICAS];
         for (node, replica) in nodes.iter_mut().zip(replicas.iter()) {
@@ -882,7 +880,7 @@ impl Shard {
         let mut shares = [0.0; MAX_REPLICAS];
         heat::desired_shares(&rates[..count], k, &mut shares[..count]);
         let mut picked = [0usize; MAX_REPLICAS];
-        let draw = read::unit_hash(key, HEAT_SALT ^ self.reads_coordinated);
+        let draw = unit(&mut self.draws.heat);
         let picked_count = heat::systematic_sample(&shares[..count], k, draw, &mut picked);
         let original: [ShardAddress; MAX_REPLICAS] = {
             let mut copy = [self.config.address; MAX_REPLICAS];
@@ -1373,8 +1371,7 @@ impl Shard {
                 _ => PageCache::data(setup.config),
             });
         }
-        self.cache_draws += 1;
-        let draw = read::unit_hash(key, PAGE_CACHE_SALT ^ self.cache_draws);
+        let draw = unit(&mut self.draws.page_cache);
         // Data mode names the page by SSTable and key (each row its own
         // page: neighbours sharing a page are left out).
         let page_bytes = setup.config.page_bytes.max(1);
@@ -1600,8 +1597,7 @@ impl Shard {
         let Some(cache) = self.row_cache.as_mut() else {
             return false;
         };
-        self.cache_draws += 1;
-        let hit = cache.lookup(key, read::unit_hash(key, ROW_CACHE_SALT ^ self.cache_draws));
+        let hit = cache.lookup(key, unit(&mut self.draws.row_cache));
         self.hit_rate.record(hit);
         hit
     }
@@ -1697,12 +1693,7 @@ impl Shard {
             self.population.record_write(range, key, value_bytes);
         }
         if let Some(cache) = self.row_cache.as_mut() {
-            self.cache_draws += 1;
-            cache.write(
-                key,
-                row_bytes,
-                read::unit_hash(key, ROW_CACHE_SALT ^ self.cache_draws),
-            );
+            cache.write(key, row_bytes, unit(&mut self.draws.row_cache));
         }
         self.active.store(
             key,
@@ -2112,17 +2103,30 @@ impl Shard {
     }
 }
 
-/// A coordinator deadline `timeout` after `now`, rounded up to Seastar's
-/// low-resolution clock (10 ms), so deadlines of operations opened close
-/// together share one timer.
-/// Salts heat-weighted balancing's draws apart from other decisions.
-const HEAT_SALT: u64 = 0x6865_6174_6261_6C21;
+/// A shard's pseudo-random streams, one per purpose, seeded by the driver
+/// ([`crate::config::ShardSeeds`]).
+struct Draws {
+    read_repair: Pcg64Mcg,
+    heat: Pcg64Mcg,
+    row_cache: Pcg64Mcg,
+    page_cache: Pcg64Mcg,
+}
 
-/// Salts the page cache's uniform draws apart from other decisions.
-const PAGE_CACHE_SALT: u64 = 0x7061_6765_6361_6368;
+impl Draws {
+    fn new(seeds: &crate::config::ShardSeeds) -> Draws {
+        Draws {
+            read_repair: Pcg64Mcg::seed_from_u64(seeds.read_repair),
+            heat: Pcg64Mcg::seed_from_u64(seeds.heat),
+            row_cache: Pcg64Mcg::seed_from_u64(seeds.row_cache),
+            page_cache: Pcg64Mcg::seed_from_u64(seeds.page_cache),
+        }
+    }
+}
 
-/// Salts the row cache's uniform draws apart from other decisions.
-const ROW_CACHE_SALT: u64 = 0x726F_7763_6163_6865;
+/// A uniform draw in [0, 1) from `stream` (53 bits).
+fn unit(stream: &mut Pcg64Mcg) -> f64 {
+    (stream.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
 
 /// An empty memtable, keeping its rows in data mode.
 fn new_memtable(id: u64, data_mode: bool) -> Memtable {
@@ -2133,6 +2137,9 @@ fn new_memtable(id: u64, data_mode: bool) -> Memtable {
     }
 }
 
+/// A coordinator deadline `timeout` after `now`, rounded up to Seastar's
+/// low-resolution clock (10 ms), so deadlines of operations opened close
+/// together share one timer.
 fn deadline(now: SimTime, timeout: SimDuration) -> SimTime {
     const TICK: u64 = 10_000_000;
     let at = (now + timeout).as_nanos();

@@ -624,7 +624,11 @@ enum Event {
 struct NodeHardware {
     device: NvmeDevice,
     nic: Nic<Event>,
-    rng: SimRng,
+    /// One stream each for the device, the NIC and the JVM, so that one
+    /// drawing more never moves the others' draws.
+    disk_rng: SimRng,
+    nic_rng: SimRng,
+    jvm_rng: SimRng,
     busy_at_last_tick: SimDuration,
     /// NIC bytes (sent, received) at the last interval tick.
     nic_bytes_at_last_tick: (u64, u64),
@@ -849,7 +853,9 @@ impl Simulation {
                     nic.set_propagation(cluster.network_latency, cluster.network_jitter);
                     nic
                 },
-                rng: rng::stream(seed, &format!("node/{node}/hardware")),
+                disk_rng: rng::stream(seed, &format!("node/{node}/disk")),
+                nic_rng: rng::stream(seed, &format!("node/{node}/nic")),
+                jvm_rng: rng::stream(seed, &format!("node/{node}/jvm")),
                 busy_at_last_tick: SimDuration::ZERO,
                 nic_bytes_at_last_tick: (0, 0),
                 disk_bytes_at_last_tick: (0, 0),
@@ -865,6 +871,11 @@ impl Simulation {
                             node: index / simulated_shards,
                             shard: index % simulated_shards,
                         },
+                        seeds: rng::shard_seeds(
+                            seed,
+                            index / simulated_shards,
+                            index % simulated_shards,
+                        ),
                         placement: placement.clone(),
                         // The node's replicated ownership on the ring,
                         // split evenly over its shards.
@@ -1088,7 +1099,7 @@ impl Simulation {
             } => self.complete(now, request, outcome),
             Event::NodeNicWake { node } => {
                 let hardware = &mut self.nodes[node as usize];
-                let delivery = hardware.nic.wake(now, &mut hardware.rng);
+                let delivery = hardware.nic.wake(now, &mut hardware.nic_rng);
                 let wakeup = hardware.nic.take_wakeup();
                 self.after_send(delivery, wakeup, Event::NodeNicWake { node });
             }
@@ -1152,7 +1163,7 @@ impl Simulation {
             }
             Event::IoDone { node, tag } => {
                 let hardware = &mut self.nodes[node as usize];
-                if let Some(next) = hardware.device.complete(now, &mut hardware.rng) {
+                if let Some(next) = hardware.device.complete(now, &mut hardware.disk_rng) {
                     self.kernel.schedule_at(
                         next.at,
                         Event::IoDone {
@@ -1620,7 +1631,7 @@ impl Simulation {
             let key = state.io_in_flight.insert((io, cost));
             assert!(key <= 0xFFFF_FFFF, "in-flight I/O keys must fit in 32 bits");
             let tag = (u64::from(shard) << 32) | key as u64;
-            if let Some(started) = hardware.device.submit(now, tag, op, &mut hardware.rng) {
+            if let Some(started) = hardware.device.submit(now, tag, op, &mut hardware.disk_rng) {
                 self.kernel.schedule_at(
                     started.at,
                     Event::IoDone {
@@ -1685,7 +1696,7 @@ impl Simulation {
                                 engine::CpuWork::WriteRequest { .. }
                                     | engine::CpuWork::ReadRequest { .. }
                             ) {
-                                let rng = &mut self.nodes[node_index].rng;
+                                let rng = &mut self.nodes[node_index].jvm_rng;
                                 node.allocate(now, ALLOCATION_PER_OPERATION_BYTES, rng);
                             }
                             self.rearm_jvm(shard);
@@ -1726,7 +1737,7 @@ impl Simulation {
                             FlowId(to.node),
                             message.wire_bytes(),
                             arrival,
-                            &mut hardware.rng,
+                            &mut hardware.nic_rng,
                         );
                         let wakeup = hardware.nic.take_wakeup();
                         self.after_send(delivery, wakeup, Event::NodeNicWake { node: from.node });
@@ -1776,7 +1787,7 @@ impl Simulation {
                             request: reply.id,
                             outcome,
                         },
-                        &mut hardware.rng,
+                        &mut hardware.nic_rng,
                     );
                     let wakeup = hardware.nic.take_wakeup();
                     self.after_send(delivery, wakeup, Event::NodeNicWake { node });

@@ -1,7 +1,7 @@
 //! Seeded random streams: one run seed, one independent stream per component.
 //!
-//! A component (a client process, a node's disk, a network link) asks for the
-//! stream named after it, e.g. `"disk/node-3"`. Its generator is seeded from
+//! A component (a client process, a node's disk, NIC or JVM, a purpose of an
+//! engine shard) asks for the stream named after it, e.g. `"node/3/disk"`. Its generator is seeded from
 //! a stable hash of (run seed, name), so adding a component, or changing how
 //! often another one draws, never changes this component's draws. The hash is
 //! FNV-1a over the name, mixed with the seed by SplitMix64: both are fixed
@@ -47,6 +47,18 @@ pub fn stream(seed: u64, name: &str) -> SimRng {
     SimRng::seed_from_u64(low ^ high.rotate_left(17))
 }
 
+/// The seeds of the engine streams of shard `shard` of node `node` (one
+/// per purpose, named `node/{node}/shard/{shard}/{purpose}`).
+pub fn shard_seeds(seed: u64, node: u32, shard: u32) -> engine::ShardSeeds {
+    let named = |purpose: &str| stream_seed(seed, &format!("node/{node}/shard/{shard}/{purpose}"));
+    engine::ShardSeeds {
+        read_repair: named("read-repair"),
+        heat: named("heat"),
+        row_cache: named("row-cache"),
+        page_cache: named("page-cache"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,6 +78,31 @@ mod tests {
         let first = stream(7, "disk/node-0").next_u64();
         assert_ne!(first, stream(7, "disk/node-1").next_u64());
         assert_ne!(first, stream(8, "disk/node-0").next_u64());
+    }
+
+    #[test]
+    fn every_engine_purpose_of_every_shard_has_its_own_stream() {
+        let mut seeds = Vec::new();
+        for seed in [7, 8] {
+            for node in 0..3 {
+                for shard in 0..2 {
+                    let s = shard_seeds(seed, node, shard);
+                    seeds.extend([s.read_repair, s.heat, s.row_cache, s.page_cache]);
+                }
+            }
+        }
+        let count = seeds.len();
+        seeds.sort_unstable();
+        seeds.dedup();
+        assert_eq!(
+            seeds.len(),
+            count,
+            "2 seeds x 3 nodes x 2 shards x 4 purposes"
+        );
+        assert_eq!(
+            shard_seeds(7, 1, 0).heat,
+            stream_seed(7, "node/1/shard/0/heat")
+        );
     }
 
     #[test]
