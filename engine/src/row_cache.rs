@@ -109,6 +109,18 @@
 //! invalidates one row (mean field: the cached set stays the IRM set of one
 //! row fewer), and a Scylla write below `H` counts as an in-place update.
 //!
+//! Single hot keys. The curve says how popular keys are, not which: each
+//! shard's model spreads the whole curve over its own keys. That is right
+//! for the many keys of a smooth curve, which the token hash scatters over
+//! every shard alike, but not for a key that alone takes a share of the
+//! reads: the end keys of a clamped c-s gaussian (15.9% of R1's reads ask
+//! for key 750000000) or the few hundred keys of a narrow one. Such a key
+//! lives on one shard, whose reads it dominates, and it is cached from its
+//! first read on. [`HotMass::with_hot_keys`] names them, and a read of key
+//! `k` hits with `k`'s own probability of being held
+//! ([`PopularityLru::lookup_key`]); other keys get the hit rate of the
+//! rest of the curve, so the hits over all reads still come to `H`.
+//!
 //! # Data mode
 //!
 //! [`LruBytes`] is an exact LRU over `u64` keys with byte accounting: a
@@ -175,6 +187,12 @@ pub fn scylla_capacity_bytes(memory_bytes: u64, memtable_bytes: u64, other_bytes
 #[derive(Clone, Debug, PartialEq)]
 pub struct HotMass {
     points: Vec<(f64, f64)>,
+    /// Single keys hot enough to matter on their own, by key id: the
+    /// clamped ends of a c-s gaussian (15.9% of R1's reads go to one key)
+    /// or the few keys of a narrow one. They live on one shard each, so a
+    /// shard must not spread their mass over its other keys
+    /// ([`PopularityLru::lookup_key`]). Sorted by key, masses in `(0, 1]`.
+    hot_keys: Vec<(u64, f64)>,
 }
 
 /// Endpoint and bound tolerance of [`HotMass::new`].
@@ -252,13 +270,49 @@ impl HotMass {
                 ));
             }
         }
-        Ok(HotMass { points: kept })
+        Ok(HotMass {
+            points: kept,
+            hot_keys: Vec::new(),
+        })
+    }
+
+    /// The same curve, naming the single keys among its hottest:
+    /// `(key id, fraction of the reads)`, each mass in `(0, 1]` and all
+    /// together at most 1. Their mass is already in the curve; the names
+    /// let a shard tell a read of one of them from the rest.
+    pub fn with_hot_keys(mut self, mut hot_keys: Vec<(u64, f64)>) -> Result<HotMass, String> {
+        if let Some((key, mass)) = hot_keys
+            .iter()
+            .find(|(_, mass)| !(mass.is_finite() && *mass > 0.0 && *mass <= 1.0))
+        {
+            return Err(format!(
+                "hot key {key} must take a fraction of the reads in (0, 1], not {mass}"
+            ));
+        }
+        let total: f64 = hot_keys.iter().map(|(_, mass)| mass).sum();
+        if total > 1.0 + ENDPOINT_TOLERANCE {
+            return Err(format!(
+                "hot keys take {total} of the reads together, more than all of them"
+            ));
+        }
+        hot_keys.sort_by_key(|(key, _)| *key);
+        if let Some(pair) = hot_keys.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+            return Err(format!("hot key {} is named twice", pair[0].0));
+        }
+        self.hot_keys = hot_keys;
+        Ok(self)
+    }
+
+    /// The single hot keys named by [`HotMass::with_hot_keys`], by key id.
+    pub fn hot_keys(&self) -> &[(u64, f64)] {
+        &self.hot_keys
     }
 
     /// Every key equally popular: `[(0, 0), (1, 1)]`.
     pub fn uniform() -> HotMass {
         HotMass {
             points: vec![(0.0, 0.0), (1.0, 1.0)],
+            hot_keys: Vec::new(),
         }
     }
 
@@ -399,7 +453,11 @@ impl HotMass {
         }
         let end = hull.len() - 1;
         hull[end] = (1.0, 1.0);
-        HotMass { points: hull }
+        // Computed curves are of pages, not keys: no key is named.
+        HotMass {
+            points: hull,
+            hot_keys: Vec::new(),
+        }
     }
 }
 
@@ -443,6 +501,13 @@ pub struct PopularityLru {
     /// hit probability moves along this tangent.
     hit_per_item: f64,
     hit: f64,
+    /// The curve's named hot keys: (key id, mass, probability it is
+    /// cached at the last solve).
+    hot_keys: Vec<(u64, f64, f64)>,
+    /// Their mass together.
+    hot_mass: f64,
+    /// Their mass that is cached, at the last solve.
+    hot_hit_mass: f64,
 }
 
 /// What [`PopularityLru::insert`] did.
@@ -495,6 +560,13 @@ impl PopularityLru {
             solved_hit: 0.0,
             hit_per_item: 0.0,
             hit: 0.0,
+            hot_keys: curve
+                .hot_keys()
+                .iter()
+                .map(|&(key, mass)| (key, mass, 0.0))
+                .collect(),
+            hot_mass: curve.hot_keys().iter().map(|(_, mass)| mass).sum(),
+            hot_hit_mass: 0.0,
         };
         cache.set_population(population)?;
         Ok(cache)
@@ -509,6 +581,33 @@ impl PopularityLru {
     /// [`PopularityLru::hit_probability`].
     pub fn lookup(&self, unit_draw: f64) -> bool {
         unit_draw < self.hit
+    }
+
+    /// A read of key `key`: a hit if `unit_draw` is below the probability
+    /// that this key is cached. Under Che's approximation a key read `p`
+    /// of the time is held with probability `1 - exp(-p n)`; a named hot
+    /// key gets exactly that, and any other key the hit probability of
+    /// the rest of the curve, `(H - sum of the hot keys' held mass) /
+    /// (1 - their mass)`, so that over all reads the hits still come to
+    /// `H`. Without named keys this is [`PopularityLru::lookup`].
+    pub fn lookup_key(&self, key: u64, unit_draw: f64) -> bool {
+        unit_draw < self.key_hit_probability(key)
+    }
+
+    /// The probability that a read of `key` finds its row
+    /// ([`PopularityLru::lookup_key`]).
+    pub fn key_hit_probability(&self, key: u64) -> f64 {
+        if self.hot_keys.is_empty() {
+            return self.hit;
+        }
+        match self.hot_keys.binary_search_by_key(&key, |hot| hot.0) {
+            Ok(index) => self.hot_keys[index].2,
+            Err(_) if self.hot_mass < 1.0 => {
+                ((self.hit - self.hot_hit_mass) / (1.0 - self.hot_mass)).clamp(0.0, 1.0)
+            }
+            // Every read goes to a named key: no other key is ever read.
+            Err(_) => 0.0,
+        }
     }
 
     /// A miss populated its row.
@@ -631,7 +730,19 @@ impl PopularityLru {
         };
         self.hit = self.solved_hit;
         self.solved_items = self.items;
+        // A hot key read p of the time has had p * n = tau * p * K reads.
+        let reads = self.tau * self.population;
+        self.hot_hit_mass = 0.0;
+        for (_, mass, held) in &mut self.hot_keys {
+            *held = if self.items == 0 {
+                0.0
+            } else {
+                -exp_m1_of_negative(reads * *mass)
+            };
+            self.hot_hit_mass += *mass * *held;
+        }
         debug_assert!((0.0..=1.0).contains(&self.hit));
+        debug_assert!(self.hot_hit_mass <= self.hot_mass + 1e-9);
     }
 
     /// (fraction of keys cached, hit probability, d(fraction)/d(tau),
@@ -1097,7 +1208,7 @@ impl RowCache {
     /// used) and ignores the draw.
     pub fn lookup(&mut self, key: u64, unit_draw: f64) -> bool {
         let hit = match &mut self.store {
-            RowStore::Volume { model, .. } => model.lookup(unit_draw),
+            RowStore::Volume { model, .. } => model.lookup_key(key, unit_draw),
             RowStore::Data(lru) => lru.get(key),
         };
         if hit {
@@ -1140,12 +1251,12 @@ impl RowCache {
         let entry_bytes = self.config.entry_bytes(row_bytes);
         match (&mut self.store, policy) {
             (RowStore::Volume { model, .. }, WritePolicy::UpdateInPlace) => {
-                if model.lookup(unit_draw) {
+                if model.lookup_key(key, unit_draw) {
                     self.stats.updates += 1;
                 }
             }
             (RowStore::Volume { model, .. }, WritePolicy::Invalidate) => {
-                if model.lookup(unit_draw) && model.remove() {
+                if model.lookup_key(key, unit_draw) && model.remove() {
                     self.stats.invalidations += 1;
                 }
             }
@@ -1381,6 +1492,46 @@ mod tests {
             }
             assert!(worst < 1e-3, "tangent off by {worst}");
             assert_eq!(cache.items(), 200_000);
+        }
+    }
+
+    /// R1's shape on a small scale: key 42 takes 16% of the reads, the
+    /// rest spread evenly over a million keys. Once warm, key 42 is held;
+    /// other keys hit at the rest's rate; together they hit at `H`.
+    #[test]
+    fn a_named_hot_key_hits_on_its_own_and_the_rest_keep_the_balance() {
+        let keys = 1e6;
+        let curve = HotMass::new(vec![(0.0, 0.0), (1.0 / keys, 0.16), (1.0, 1.0)])
+            .unwrap()
+            .with_hot_keys(vec![(42, 0.16)])
+            .unwrap();
+        let unnamed = HotMass::new(curve.points().to_vec()).unwrap();
+        let mut cache = PopularityLru::new(&curve, keys, 100_000).unwrap();
+        let mut plain = PopularityLru::new(&unnamed, keys, 100_000).unwrap();
+        assert_eq!(cache.key_hit_probability(42), 0.0, "cold");
+        for step in 0..100_000u32 {
+            cache.insert();
+            plain.insert();
+            if step == 100 {
+                // A hundred reads in, it has been read (1 - 0.84^100).
+                assert!(cache.key_hit_probability(42) > 0.999_99);
+            }
+        }
+        let hit = cache.hit_probability();
+        assert_eq!(hit, plain.hit_probability(), "naming keys moves no mass");
+        let (hot, cold) = (cache.key_hit_probability(42), cache.key_hit_probability(7));
+        assert!(hot > 0.999_999, "{hot}");
+        // The rest: a tenth of the uniform keys, less the slot key 42 takes.
+        assert!((cold - 0.1).abs() < 1e-3, "{cold}");
+        assert!((0.16 * hot + 0.84 * cold - hit).abs() < 1e-9);
+        assert_eq!(plain.key_hit_probability(42), plain.key_hit_probability(7));
+        // Misnamed keys are refused.
+        for bad in [
+            vec![(1, 0.0)],
+            vec![(1, 0.6), (2, 0.6)],
+            vec![(3, 0.1), (3, 0.1)],
+        ] {
+            assert!(HotMass::uniform().with_hot_keys(bad).is_err());
         }
     }
 

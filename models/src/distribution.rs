@@ -364,6 +364,123 @@ impl KeyDistribution {
     }
 }
 
+/// A key that takes at least this fraction of the draws on its own is
+/// named by [`KeyDistribution::hot_keys`]: at most a thousand keys.
+pub const HOT_KEY_MASS: f64 = 1e-3;
+
+impl KeyDistribution {
+    /// The keys that each take at least [`HOT_KEY_MASS`] of the draws, with
+    /// the fraction each takes, by key: a fixed key; every key of a uniform
+    /// range of at most 1000; the clamped end keys of a gaussian (R1's
+    /// `gauss(1..750000000,500000000,250000000)` sends 15.9% of its reads
+    /// to key 750000000 and 2.3% to key 1) and the central keys of a
+    /// narrow one (stdev below about 400 keys); an exp's first offsets and
+    /// its clamped `max`. Caches need them by name because each lives on
+    /// one shard (the engine's `HotMass::with_hot_keys`).
+    pub fn hot_keys(&self) -> Vec<(u64, f64)> {
+        let mut keys: Vec<(u64, f64)> = match self {
+            KeyDistribution::Fixed(value) => vec![(*value, 1.0)],
+            KeyDistribution::Uniform { min, max } => {
+                let span = self.span();
+                if (span as f64) * HOT_KEY_MASS <= 1.0 {
+                    let mass = 1.0 / span as f64;
+                    (*min..=(*max).max(*min)).map(|key| (key, mass)).collect()
+                } else {
+                    Vec::new()
+                }
+            }
+            KeyDistribution::Gaussian {
+                min,
+                max,
+                mean,
+                stdev,
+            } => gaussian_hot_keys(*min, (*max).max(*min), *mean, *stdev),
+            KeyDistribution::Exponential { min, max, mean } => {
+                exponential_hot_keys(*min, (*max).max(*min), *mean)
+            }
+            KeyDistribution::Inverted(inner) => {
+                let range = inner.range();
+                inner
+                    .hot_keys()
+                    .into_iter()
+                    .map(|(key, mass)| (range.end() - (key - range.start()), mass))
+                    .collect()
+            }
+        };
+        keys.sort_by_key(|(key, _)| *key);
+        keys
+    }
+}
+
+/// [`KeyDistribution::hot_keys`] of `GAUSSIAN(min..max,mean,stdev)`:
+/// `min` takes every draw below `min + 1`, `max` every draw from `max` on,
+/// key `k` between them the draws in `[k, k + 1)` (the sampler truncates).
+fn gaussian_hot_keys(min: u64, max: u64, mean: f64, stdev: f64) -> Vec<(u64, f64)> {
+    if min == max || !(mean.is_finite() && stdev.is_finite() && stdev > 0.0) {
+        // The sampler sends every draw to one key.
+        let key = if min == max {
+            min
+        } else {
+            clamp(mean as u64, min, max)
+        };
+        return vec![(key, 1.0)];
+    }
+    let z = |x: f64| (x - mean) / stdev;
+    let mut keys = Vec::new();
+    let low_atom = normal_cdf(z(min as f64 + 1.0));
+    if low_atom >= HOT_KEY_MASS {
+        keys.push((min, low_atom));
+    }
+    // An interior key holds at most pdf(0) / stdev ~ 0.4 / stdev.
+    if 0.4 / stdev >= HOT_KEY_MASS {
+        let first = (mean - GAUSSIAN_REACH_STDEVS * stdev)
+            .floor()
+            .max(min as f64 + 1.0);
+        let last = (mean + GAUSSIAN_REACH_STDEVS * stdev)
+            .ceil()
+            .min(max as f64 - 1.0);
+        let mut key = first;
+        while key <= last {
+            let mass = normal_mass(z(key), z(key + 1.0));
+            if mass >= HOT_KEY_MASS {
+                keys.push((key as u64, mass));
+            }
+            key += 1.0;
+        }
+    }
+    let high_atom = normal_cdf(-z(max as f64));
+    if high_atom >= HOT_KEY_MASS {
+        keys.push((max, high_atom));
+    }
+    keys
+}
+
+/// [`KeyDistribution::hot_keys`] of `EXP(min..max)` with `mean`: offset
+/// `j` below `max - min` takes `(1 - q) q^j`, `max` takes `q^(max-min)`,
+/// with `q = exp(-1/mean)`.
+fn exponential_hot_keys(min: u64, max: u64, mean: f64) -> Vec<(u64, f64)> {
+    let delta = max - min;
+    if delta == 0 || !(mean.is_finite() && mean > 0.0) {
+        return vec![(min, 1.0)];
+    }
+    let one_minus_q = -(-1.0 / mean).exp_m1();
+    let mut keys = Vec::new();
+    let mut offset = 0u64;
+    while offset < delta {
+        let mass = one_minus_q * (-(offset as f64) / mean).exp();
+        if mass < HOT_KEY_MASS {
+            break;
+        }
+        keys.push((min + offset, mass));
+        offset += 1;
+    }
+    let atom = (-(delta as f64) / mean).exp();
+    if atom >= HOT_KEY_MASS {
+        keys.push((max, atom));
+    }
+    keys
+}
+
 impl fmt::Display for KeyDistribution {
     /// c-s syntax, e.g. `gaussian(1..750000000,500000000,250000000)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1763,6 +1880,65 @@ mod tests {
         let curve = outside.hot_mass_curve();
         assert_valid_curve("outside", &curve);
         assert!((curve_mass(&curve, 0.01) - normal_cdf(2.5)).abs() < 1e-6);
+    }
+
+    /// The named hot keys take what the sampler gives them, within
+    /// binomial noise, and no key the sampler makes hot goes unnamed.
+    #[test]
+    fn hot_keys_are_the_keys_the_sampler_favours() {
+        let draws = 400_000u32;
+        for spec in [
+            "gauss(1..750000000,500000000,250000000)",
+            "gaussian(1..300000000,150000000,100)",
+            "~gauss(1..1000,800,50)",
+            "exp(1..1000000)",
+            "uniform(1..500)",
+            "fixed(7)",
+        ] {
+            let dist: KeyDistribution = spec.parse().unwrap();
+            let hot = dist.hot_keys();
+            assert!(
+                hot.windows(2).all(|pair| pair[0].0 < pair[1].0),
+                "{spec}: sorted"
+            );
+            let mut rng = Pcg64Mcg::seed_from_u64(9);
+            let mut counts = std::collections::BTreeMap::<u64, u32>::new();
+            for _ in 0..draws {
+                *counts.entry(dist.sample(&mut rng)).or_default() += 1;
+            }
+            for &(key, mass) in &hot {
+                assert!(mass >= HOT_KEY_MASS, "{spec}: key {key} named at {mass}");
+                let seen = f64::from(counts.get(&key).copied().unwrap_or(0)) / f64::from(draws);
+                let noise = 5.0 * (mass * (1.0 - mass) / f64::from(draws)).sqrt();
+                assert!(
+                    (seen - mass).abs() < noise + 1e-4,
+                    "{spec}: key {key} drawn {seen}, named at {mass}"
+                );
+            }
+            for (&key, &count) in &counts {
+                let seen = f64::from(count) / f64::from(draws);
+                if seen > 2.0 * HOT_KEY_MASS {
+                    assert!(
+                        hot.iter().any(|&(named, _)| named == key),
+                        "{spec}: key {key} drawn {seen} of the time but not named"
+                    );
+                }
+            }
+        }
+        // R1: the clamped ends, by name.
+        let r1: KeyDistribution = "gauss(1..750000000,500000000,250000000)".parse().unwrap();
+        let hot = r1.hot_keys();
+        assert_eq!(hot.len(), 2, "{hot:?}");
+        assert_eq!((hot[0].0, hot[1].0), (1, 750_000_000));
+        assert!((hot[0].1 - normal_cdf(-2.0)).abs() < 1e-6);
+        assert!((hot[1].1 - normal_cdf(-1.0)).abs() < 1e-6);
+        // R5: ends 3 stdev out take 0.13% each; a wide uniform names none.
+        let r5: KeyDistribution = "gaussian(1..38850000000,19425000000,6475000000)"
+            .parse()
+            .unwrap();
+        assert_eq!(r5.hot_keys().len(), 2);
+        let wide: KeyDistribution = "uniform(1..1000000)".parse().unwrap();
+        assert!(wide.hot_keys().is_empty());
     }
 
     #[test]

@@ -680,15 +680,17 @@ fn read_popularity(
         OpMix::Only(kind) => *kind == OpKind::Read,
         OpMix::Mixed { write_fraction, .. } => *write_fraction < 1.0,
     });
-    let (curve, key_span, mean_row_bytes) = match reader {
+    let (curve, hot_keys, key_span, mean_row_bytes) = match reader {
         Some(load) => {
-            let (curve, span) = match &load.keys {
+            let (curve, hot_keys, span) = match &load.keys {
                 KeyPlan::Sequential { first, last } => {
-                    (vec![(0.0, 0.0), (1.0, 1.0)], last - first + 1)
+                    (vec![(0.0, 0.0), (1.0, 1.0)], Vec::new(), last - first + 1)
                 }
-                KeyPlan::Distribution(distribution) => {
-                    (distribution.hot_mass_curve(), distribution.span())
-                }
+                KeyPlan::Distribution(distribution) => (
+                    distribution.hot_mass_curve(),
+                    distribution.hot_keys(),
+                    distribution.span(),
+                ),
             };
             let row_bytes = scenario
                 .data
@@ -696,16 +698,18 @@ fn read_popularity(
                 .map_or(8.0 + load.columns.mean_value_bytes(), |data| {
                     data.row_bytes.0 as f64
                 });
-            (curve, span, row_bytes.round() as u64)
+            (curve, hot_keys, span, row_bytes.round() as u64)
         }
-        None => (vec![(0.0, 0.0), (1.0, 1.0)], 1, 1),
+        None => (vec![(0.0, 0.0), (1.0, 1.0)], Vec::new(), 1, 1),
     };
-    let popularity = HotMass::new(curve).map_err(|reason| {
-        scenario.error(
-            "load",
-            format!("the reads' key popularity gives no usable cache curve: {reason}"),
-        )
-    })?;
+    let popularity = HotMass::new(curve)
+        .and_then(|curve| curve.with_hot_keys(hot_keys))
+        .map_err(|reason| {
+            scenario.error(
+                "load",
+                format!("the reads' key popularity gives no usable cache curve: {reason}"),
+            )
+        })?;
     Ok((popularity, key_span, mean_row_bytes))
 }
 
@@ -1173,6 +1177,10 @@ fn resolve_topology(scenario: &Scenario, shards: u32) -> Result<TopologyPlan, Sc
 /// share (`shards / simulated` of them).
 const MIN_SAMPLED_KEYS: u64 = 1_000;
 
+/// Under sampling, no single key may take this share of a load's draws
+/// (R1's clamped gaussian puts 15.9% on one key; R5's 0.13%).
+const SAMPLED_HOT_KEY_MASS: f64 = 0.01;
+
 /// Under sampling, every load's key population must give the simulated
 /// shards keys of their own (the clients draw keys until one lands on a
 /// simulated shard).
@@ -1187,6 +1195,27 @@ fn check_sampled_populations(
     let needed = MIN_SAMPLED_KEYS * u64::from(cluster.shards_per_node)
         / u64::from(cluster.simulated_shards());
     for (index, load) in loads.iter().enumerate() {
+        if let KeyPlan::Distribution(dist) = &load.keys {
+            // A key that takes a share of the draws on its own lives on one
+            // shard: the sampled shards would either miss it or, scaled
+            // back up, count it once per shard left out.
+            if let Some((key, mass)) = dist
+                .hot_keys()
+                .into_iter()
+                .filter(|(_, mass)| *mass >= SAMPLED_HOT_KEY_MASS)
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+            {
+                return Err(scenario.error(
+                    &format!("load[{index}].command"),
+                    format!(
+                        "key {key} alone takes {:.1}% of the draws of {dist}, and one key lives on one shard: sampling {} of {} shards per node cannot stand for it; drop cluster.simulated_shards_per_node",
+                        mass * 100.0,
+                        cluster.simulated_shards(),
+                        cluster.shards_per_node
+                    ),
+                ));
+            }
+        }
         let keys = match &load.keys {
             KeyPlan::Sequential { first, last } => (last - first).saturating_add(1),
             KeyPlan::Distribution(dist) => dist.span(),

@@ -22,11 +22,8 @@ duration = "6s"
 preset = "scylla-2.2"
 nodes = 3
 instance = "i3.8xlarge"
-# Two of the 30 shards, as the validation cases run R1: unsampled, shards
-# 9 and 10 of every node serve 3-10x the replica reads of the others (a
-# routing skew under investigation, noted on the fidelity issue) and, at
-# R1's calibrated costs, saturate.
-simulated_shards_per_node = 2
+# All 30 shards: the gaussian's clamped top sends 15.9% of the reads to one
+# key, whose shard on each replica does the most digest hashing.
 
 [data]
 partitions = 1e9
@@ -58,7 +55,7 @@ fn read_latency(hash: &str) -> LatencySummary {
         .iter()
         .find(|ops| ops.kind.name() == "read")
         .expect("reads ran");
-    assert!(reads.count > 2 * 300_000 / 30, "{} reads", reads.count);
+    assert!(reads.count > 300_000, "{} reads", reads.count);
     LatencySummary::of(&reads.total)
 }
 

@@ -185,7 +185,7 @@ fn bad_sampling_settings_are_refused_with_their_line() {
 const MIXED: &str = r#"
 name = "sampling"
 seed = 11
-duration = "6s"
+duration = "20s"
 
 [cluster]
 preset = "scylla-2.2"
@@ -204,11 +204,11 @@ replication_factor = 3
 [[load]]
 name = "mixed"
 processes = 4
-command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=QUORUM duration=6s -rate 'threads=40 limit=3000/s' -col 'size=FIXED(1024) n=FIXED(1)' -pop dist=uniform(1..20000000)"
+command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=QUORUM duration=20s -rate 'threads=40 limit=3000/s' -col 'size=FIXED(1024) n=FIXED(1)' -pop dist=uniform(1..20000000)"
 "#;
 
 #[test]
-#[ignore = "at the calibrated costs an unsampled run has hot shards (shards 9-10 of 30 in R1 serve 3-10x the reads) that sampling does not see; the fidelity issue tracks it"]
+#[ignore = "sampled runs report p99 ~18% below the full run here (1.75 vs 2.14 ms reads, 20 s), with the same per-shard load; the mechanism is not found yet (the fidelity issue tracks it)"]
 fn a_sampled_run_reports_the_full_runs_latency_and_throughput() {
     let full = run(&MIXED.replace("SAMPLING", ""));
     let full_summary = Summary::of(&full);
