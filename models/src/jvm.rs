@@ -97,10 +97,13 @@ pub const CONCURRENT_WRITES: u32 = 32;
 /// hop \[E\]; this is the middle of that range.
 pub const HANDOFF_COST: SimDuration = SimDuration::from_micros(10);
 
-/// Garbage a request allocates on the coordinator and replica (memtable,
-/// CQL and messaging objects): hardware.md 4.4 estimates 5-20 KB per
-/// operation \[E\]; this is the middle of that range. The driver passes it
-/// (or its own figure) to [`JvmNode::allocate`].
+/// Garbage one step of request handling allocates (the CQL request on its
+/// coordinator, an internode message taken in, a replica's read or write:
+/// memtable, CQL and messaging objects): hardware.md 4.4 estimates 5-20 KB
+/// per operation \[E\]; this is the middle of that range. The driver
+/// passes it (or its own figure) to [`JvmNode::allocate`] for each step, so
+/// a token-aware QUORUM write at RF 3 (1 request, 3 replica writes, 4
+/// messages) allocates about 80 KB across its nodes.
 pub const ALLOCATION_PER_OPERATION_BYTES: u64 = 10 * 1024;
 
 /// Fixed-point scale of per-thread service: units per nanosecond of one
@@ -535,6 +538,35 @@ impl JvmNode {
             cpu_busy_nanos: 0,
             tasks_completed: 0,
         }
+    }
+
+    /// Puts the collector at a random point of its steady cycle, as on a
+    /// node that has served for a while (R5 measured 90 minutes into its
+    /// run): eden filled to a uniform fraction, and the old generation a
+    /// uniform number of young collections past the last mixed one.
+    /// Without it every node starts with an empty eden and, at equal
+    /// allocation rates, all the nodes of a cluster collect together.
+    pub fn start_mid_cycle<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        let Some(g1) = self.g1.as_mut() else {
+            return;
+        };
+        let params = g1.params;
+        g1.eden_used_bytes = (params.eden_bytes as f64 * rng.random::<f64>()) as u64;
+        let heap = params.heap_bytes as f64;
+        let live = heap * params.old_live_fraction;
+        let promoted = params.eden_bytes as f64 * params.promoted_fraction;
+        // Young collections from a mixed one to the next: old grows by
+        // `promoted` each until it reaches the trigger.
+        let youngs = if promoted > 0.0 {
+            ((heap * params.mixed_trigger_fraction - live) / promoted)
+                .ceil()
+                .max(0.0)
+        } else {
+            0.0
+        };
+        let since_mixed = (rng.random::<f64>() * (youngs + 1.0)).floor().min(youngs);
+        g1.old_used_bytes = (live + promoted * since_mixed) as u64;
+        debug_assert!(g1.eden_used_bytes < params.eden_bytes);
     }
 
     /// Submits task `tag` needing `demand` of CPU to `stage`: it starts on
@@ -1112,6 +1144,86 @@ mod tests {
             }
         }
         pauses
+    }
+
+    /// Forty nodes started mid-cycle, each from its own stream, allocating
+    /// alike: their first young pauses spread over the eden interval and
+    /// their first mixed ones over the mixed cycle, instead of all falling
+    /// at the same instant.
+    #[test]
+    fn nodes_started_mid_cycle_collect_out_of_phase() {
+        let params = G1Params::cassandra_3_11_heap_48g();
+        let mut first_young = Vec::new();
+        let mut first_mixed = Vec::new();
+        for seed in 0..40 {
+            let mut node = node(
+                16,
+                StageThreads::cassandra_3_11(16, 1),
+                HANDOFF_COST,
+                GcModel::G1(params),
+            );
+            let mut rng = Pcg64Mcg::seed_from_u64(seed);
+            node.start_mid_cycle(&mut rng);
+            let (eden, old) = node.heap_used_bytes();
+            assert!(eden < params.eden_bytes);
+            let heap = params.heap_bytes as f64;
+            assert!(old as f64 >= heap * params.old_live_fraction - 1.0);
+            assert!((old as f64) < heap * params.mixed_trigger_fraction + params.eden_bytes as f64);
+            // 1 GiB/s in 100 MiB steps: a young pause every 4 s.
+            let (mut young, mut mixed) = (None, None);
+            for step in 0..10 * 600u64 {
+                let count = node.gc_stats().all().count;
+                node.allocate(at_ms(100 * step), 100 << 20, &mut rng);
+                if node.gc_stats().all().count > count {
+                    let pause = node.last_pause().unwrap();
+                    match pause.kind {
+                        PauseKind::Young => young = young.or(Some(pause.start)),
+                        PauseKind::Mixed => mixed = mixed.or(Some(pause.start)),
+                        _ => {}
+                    }
+                }
+                if young.is_some() && mixed.is_some() {
+                    break;
+                }
+            }
+            first_young.push(young.expect("a young pause"));
+            first_mixed.push(mixed.expect("a mixed pause within 10 minutes"));
+        }
+        for (name, times, span) in [
+            ("young", &mut first_young, at_ms(3_000)),
+            ("mixed", &mut first_mixed, at_ms(100_000)),
+        ] {
+            times.sort();
+            times.dedup();
+            // Allocation comes in 100 ms steps: 40 possible young times.
+            assert!(
+                times.len() >= 15,
+                "{name}: only {} distinct first pauses",
+                times.len()
+            );
+            let (earliest, latest) = (times[0], times[times.len() - 1]);
+            assert!(
+                latest - earliest > span - SimTime::ZERO,
+                "{name}: {earliest:?}..{latest:?}"
+            );
+        }
+        // A node left at the start of its cycle collects first at 4 s.
+        let mut fresh = node(
+            16,
+            StageThreads::cassandra_3_11(16, 1),
+            HANDOFF_COST,
+            GcModel::G1(params),
+        );
+        assert_eq!(fresh.heap_used_bytes().0, 0);
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for step in 0..40u64 {
+            fresh.allocate(at_ms(100 * step), 100 << 20, &mut rng);
+        }
+        assert_eq!(
+            fresh.gc_stats().all().count,
+            0,
+            "eden is 4 GiB: 40 x 100 MiB does not fill it"
+        );
     }
 
     #[test]

@@ -842,7 +842,7 @@ impl Simulation {
         } else {
             cluster.device.clone()
         };
-        let nodes = (0..cluster.nodes)
+        let mut nodes: Vec<NodeHardware> = (0..cluster.nodes)
             .map(|node| NodeHardware {
                 device: NvmeDevice::new(device.clone()),
                 nic: {
@@ -910,11 +910,19 @@ impl Simulation {
                     SimTime::ZERO,
                 ),
                 cpu: match &cluster.cpu {
-                    CpuScheduling::Jvm(config) => ShardCpu::Jvm {
-                        node: Box::new(JvmNode::new(*config)),
-                        wake: WakeUps::default(),
-                        finished: Vec::new(),
-                    },
+                    CpuScheduling::Jvm(config) => {
+                        // The run joins a cluster that has been serving:
+                        // each node's collector is somewhere in its cycle.
+                        let mut node = JvmNode::new(*config);
+                        node.start_mid_cycle(
+                            &mut nodes[(index / simulated_shards) as usize].jvm_rng,
+                        );
+                        ShardCpu::Jvm {
+                            node: Box::new(node),
+                            wake: WakeUps::default(),
+                            finished: Vec::new(),
+                        }
+                    }
                     scheduling => ShardCpu::Reactor(Reactor::new(
                         scheduling.group_shares(),
                         SCYLLA_TASK_QUOTA,
@@ -1690,11 +1698,16 @@ impl Simulation {
                         }
                         ShardCpu::Jvm { node, .. } => {
                             node.submit(now, stage_of(task.work), task.id.0, cost);
-                            // Requests allocate; G1 collects when eden fills.
+                            // Request handling allocates: the CQL request
+                            // on its coordinator, each internode message
+                            // taken in, each replica's read or write. G1
+                            // collects when eden fills.
                             if matches!(
                                 task.work,
                                 engine::CpuWork::WriteRequest { .. }
                                     | engine::CpuWork::ReadRequest { .. }
+                                    | engine::CpuWork::Coordinate
+                                    | engine::CpuWork::ReceiveMessage { .. }
                             ) {
                                 let rng = &mut self.nodes[node_index].jvm_rng;
                                 node.allocate(now, ALLOCATION_PER_OPERATION_BYTES, rng);
