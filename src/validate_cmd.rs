@@ -126,7 +126,10 @@ pub fn run(args: ValidateArgs) -> ExitCode {
                 let result = run_case(case, &options);
                 let _guard = log.lock().unwrap_or_else(|e| e.into_inner());
                 let line = match &result {
-                    Ok(r) => format!("  done {:<32} {:>7.1} wall s", r.id, r.wall_seconds),
+                    Ok(r) => format!(
+                        "  done {:<32} {:>7.1} wall s",
+                        r.case.id, r.case.wall_seconds
+                    ),
                     Err(e) => format!("  FAILED {}: {e}", case.id()),
                 };
                 match &bar {

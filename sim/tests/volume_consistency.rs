@@ -11,34 +11,16 @@
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
 
-const SCENARIO: &str = r#"
-name = "volume-quorum-mix"
-seed = 11
-duration = "15s"
+mod common;
 
-[cluster]
-preset = "scylla-2.2"
-nodes = 3
-instance = "i3.2xlarge"
-
-[cluster.overrides]
-shards = 4
-memory = "2GiB"
-
-[data]
-partitions = 20e6
-row_bytes = "1100B"
-replication_factor = 3
-
-[[load]]
-name = "mixed"
-processes = 4
-command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=QUORUM duration=15s -rate 'threads=40 limit=20000/s' -col 'size=FIXED(1024) n=FIXED(1)' -pop dist=uniform(1..20000000)"
-"#;
+/// Memory small enough (2 GiB a node) that the replicas flush and compact.
+fn scenario() -> String {
+    common::quorum_mix("volume-quorum-mix", 15, 20_000, "", "memory = \"2GiB\"")
+}
 
 #[test]
 fn a_fault_free_quorum_mix_has_no_digest_mismatch_and_no_repair() {
-    let scenario = parse("volume-quorum-mix.toml", SCENARIO).unwrap_or_else(|e| panic!("{e}"));
+    let scenario = parse("volume-quorum-mix.toml", &scenario()).unwrap_or_else(|e| panic!("{e}"));
     let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
     assert!(!plan.cluster.data_mode, "volume mode");
     let outcome = sim::cluster::run(plan, &mut |_| {});

@@ -28,6 +28,8 @@ use sim::plan::{resolve, RunOverrides};
 use sim::scenario::{Scenario, ScenarioError};
 use units::{SimDuration, SimTime};
 
+use crate::scorecard::CaseRow;
+
 /// R5's reliability model: mean time between failures of a node, days.
 pub const MTBF_DAYS: f64 = 730.0;
 /// R5's reliability model: mean time to repair a node, days.
@@ -128,26 +130,11 @@ pub fn discover(dir: &Path) -> Result<Vec<Case>, String> {
 /// What running a case gave.
 #[derive(Clone, Debug)]
 pub struct CaseResult {
-    /// Case id.
-    pub id: String,
-    /// Published run.
-    pub run: String,
+    /// The case as the scorecard lists it: id, run, scenario, how long,
+    /// how shortened or sampled, wall time, results folder.
+    pub case: CaseRow,
     /// Published setup it measures.
     pub setup: String,
-    /// The scenario file, if any.
-    pub scenario: Option<String>,
-    /// Simulated seconds run.
-    pub simulated_seconds: f64,
-    /// Seconds at the start left out of the figures.
-    pub warmup_seconds: f64,
-    /// How the run departs from the published one, if it does.
-    pub shortened: Option<String>,
-    /// Shard sampling, if any: "k of n shards per node".
-    pub sampled: Option<String>,
-    /// Wall-clock seconds the case took (not deterministic).
-    pub wall_seconds: f64,
-    /// Its results folder, if it wrote one.
-    pub results_dir: Option<String>,
     /// Measured figures: (metric, value), in the units of `published.rs`.
     pub measured: Vec<(String, f64)>,
     /// Client throughput over time (seconds, ops/s) and per-node mean
@@ -230,16 +217,18 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
                 });
             }
             Ok(CaseResult {
-                id: id.clone(),
-                run: section.run.clone(),
+                case: CaseRow {
+                    id: id.clone(),
+                    run: section.run.clone(),
+                    scenario: Some(path.display().to_string()),
+                    simulated_seconds: outcome.end.as_nanos() as f64 / 1e9,
+                    warmup_seconds: warmup.as_secs_f64(),
+                    shortened,
+                    sampled,
+                    wall_seconds: started.elapsed().as_secs_f64(),
+                    results_dir: Some(dir.display().to_string()),
+                },
                 setup: section.setup.clone(),
-                scenario: Some(path.display().to_string()),
-                simulated_seconds: outcome.end.as_nanos() as f64 / 1e9,
-                warmup_seconds: warmup.as_secs_f64(),
-                shortened,
-                sampled,
-                wall_seconds: started.elapsed().as_secs_f64(),
-                results_dir: Some(dir.display().to_string()),
                 measured: measure(&outcome, SimTime::ZERO + warmup),
                 series: series(&outcome),
             })
@@ -257,16 +246,18 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
                 .expect("a valid queue-depth list");
             let report = run_sweep(&SweepConfig::new(device, *op, *block_bytes, depths));
             Ok(CaseResult {
-                id: id.clone(),
-                run: "R6".into(),
+                case: CaseRow {
+                    id: id.clone(),
+                    run: "R6".into(),
+                    scenario: None,
+                    simulated_seconds: 0.0,
+                    warmup_seconds: 0.0,
+                    shortened: None,
+                    sampled: None,
+                    wall_seconds: started.elapsed().as_secs_f64(),
+                    results_dir: None,
+                },
                 setup: (*setup).into(),
-                scenario: None,
-                simulated_seconds: 0.0,
-                warmup_seconds: 0.0,
-                shortened: None,
-                sampled: None,
-                wall_seconds: started.elapsed().as_secs_f64(),
-                results_dir: None,
                 measured: vec![
                     ("knee queue depth".into(), f64::from(report.knee.qd)),
                     ("IOPS at knee".into(), report.knee.iops),

@@ -19,7 +19,7 @@ pub fn write_all(dir: &Path, card: &Scorecard, results: &[CaseResult]) -> std::i
     std::fs::create_dir_all(dir)?;
     scorecard_chart(&dir.join("scorecard.png"), card).map_err(std::io::Error::other)?;
     scorecard_chart(&dir.join("scorecard.svg"), card).map_err(std::io::Error::other)?;
-    let r2: Vec<&CaseResult> = results.iter().filter(|r| r.run == "R2").collect();
+    let r2: Vec<&CaseResult> = results.iter().filter(|r| r.case.run == "R2").collect();
     if !r2.is_empty() {
         write_line_chart(
             dir,

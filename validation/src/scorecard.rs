@@ -167,7 +167,7 @@ fn source_of(run: &str) -> String {
 /// figure's, or (for the per-cluster figures of R5: costs, PCDF) begins
 /// with it.
 fn case_for<'a>(figure: &Figure, results: &'a [CaseResult]) -> Option<&'a CaseResult> {
-    let same_run = || results.iter().filter(|r| r.run == figure.run);
+    let same_run = || results.iter().filter(|r| r.case.run == figure.run);
     same_run().find(|r| r.setup == figure.setup).or_else(|| {
         same_run().find(|r| {
             r.setup
@@ -209,20 +209,7 @@ pub fn build(results: &[CaseResult], quick: bool, wall_seconds: f64) -> Scorecar
         loads: loads.len(),
         loads_passed: loads.iter().filter(|f| f.pass == Some(true)).count(),
     };
-    let cases = results
-        .iter()
-        .map(|r| CaseRow {
-            id: r.id.clone(),
-            run: r.run.clone(),
-            scenario: r.scenario.clone(),
-            simulated_seconds: r.simulated_seconds,
-            warmup_seconds: r.warmup_seconds,
-            shortened: r.shortened.clone(),
-            sampled: r.sampled.clone(),
-            wall_seconds: r.wall_seconds,
-            results_dir: r.results_dir.clone(),
-        })
-        .collect();
+    let cases = results.iter().map(|r| r.case.clone()).collect();
     Scorecard {
         quick,
         wall_seconds,
@@ -256,7 +243,7 @@ fn figure_row(figure: &Figure, results: &[CaseResult]) -> FigureRow {
     let Some(case) = case_for(figure, results) else {
         return row;
     };
-    row.case = Some(case.id.clone());
+    row.case = Some(case.case.id.clone());
     if let Some(value) = case.get(figure.metric) {
         let error = (value - figure.value) / figure.value;
         row.simulated = Some(round_sig(value));
@@ -466,16 +453,18 @@ mod tests {
 
     fn case(run: &str, setup: &str, measured: &[(&str, f64)]) -> CaseResult {
         CaseResult {
-            id: format!("{run}-{setup}"),
-            run: run.into(),
+            case: CaseRow {
+                id: format!("{run}-{setup}"),
+                run: run.into(),
+                scenario: None,
+                simulated_seconds: 1.0,
+                warmup_seconds: 0.0,
+                shortened: None,
+                sampled: None,
+                wall_seconds: 0.0,
+                results_dir: None,
+            },
             setup: setup.into(),
-            scenario: None,
-            simulated_seconds: 1.0,
-            warmup_seconds: 0.0,
-            shortened: None,
-            sampled: None,
-            wall_seconds: 0.0,
-            results_dir: None,
             measured: measured.iter().map(|(m, v)| (m.to_string(), *v)).collect(),
             series: CaseSeries::default(),
         }

@@ -1,0 +1,43 @@
+//! Scenario fixtures shared by integration tests.
+
+/// Three Scylla nodes of 4 shards (i3.2xlarge), RF 3, a preloaded
+/// 20M-key table of 1 KiB rows read and written at QUORUM, 50/50, over a
+/// uniform key range by 4 c-s processes of 40 threads, each limited to
+/// `limit_per_process` ops/s for `seconds`. `cluster_extra` lands in
+/// `[cluster]` (e.g. `simulated_shards_per_node = 1`) and
+/// `overrides_extra` in `[cluster.overrides]` (e.g. `memory = "2GiB"`).
+pub fn quorum_mix(
+    name: &str,
+    seconds: u32,
+    limit_per_process: u32,
+    cluster_extra: &str,
+    overrides_extra: &str,
+) -> String {
+    format!(
+        r#"
+name = "{name}"
+seed = 11
+duration = "{seconds}s"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 3
+instance = "i3.2xlarge"
+{cluster_extra}
+
+[cluster.overrides]
+shards = 4
+{overrides_extra}
+
+[data]
+partitions = 20e6
+row_bytes = "1100B"
+replication_factor = 3
+
+[[load]]
+name = "mixed"
+processes = 4
+command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=QUORUM duration={seconds}s -rate 'threads=40 limit={limit_per_process}/s' -col 'size=FIXED(1024) n=FIXED(1)' -pop dist=uniform(1..20000000)"
+"#
+    )
+}
