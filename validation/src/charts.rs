@@ -183,6 +183,12 @@ fn draw_r5<DB: DrawingBackend>(
 ) -> Result<(), String> {
     {
         root.fill(&WHITE).map_err(backend_error)?;
+        let root = root
+            .titled(
+                "R5: latency percentiles, published (light) and simulated (dark)",
+                ("sans-serif", 18),
+            )
+            .map_err(backend_error)?;
         let panels = root.split_evenly((1, setups.len().max(1)));
         for (panel, setup) in panels.iter().zip(setups) {
             let mut chart = ChartBuilder::on(panel)
@@ -194,8 +200,13 @@ fn draw_r5<DB: DrawingBackend>(
                 .map_err(backend_error)?;
             chart
                 .configure_mesh()
-                .x_labels(metrics.len())
+                // Key points every half unit; only the group centres
+                // (0.5, 1.5, ...) are named, under their two bars.
+                .x_labels(2 * metrics.len() + 1)
                 .x_label_formatter(&|x| {
+                    if (x.fract() - 0.5).abs() > 1e-6 {
+                        return String::new();
+                    }
                     metrics
                         .get(x.floor() as usize)
                         .map(|m| m.replace(" latency ", " "))
@@ -230,11 +241,6 @@ fn draw_r5<DB: DrawingBackend>(
                 }
             }
         }
-        root.titled(
-            "R5: latency percentiles, published (light) and simulated (dark)",
-            ("sans-serif", 18),
-        )
-        .map_err(backend_error)?;
         root.present().map_err(backend_error)
     }
 }
