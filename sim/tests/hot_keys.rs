@@ -97,8 +97,7 @@ fn sampling_refuses_a_distribution_with_a_hot_key() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let error = resolve(&scenario, &RunOverrides::default())
-        .err()
-        .expect("sampling is refused")
+        .expect_err("sampling is refused")
         .to_string();
     assert!(
         error.contains("load[0].command")
