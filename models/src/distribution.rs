@@ -412,6 +412,23 @@ impl KeyDistribution {
     }
 }
 
+/// The shares of the draws that `GAUSSIAN(min..max,mean,stdev)`'s clamp
+/// gives its end keys: `min` takes every draw below `min + 1`, `max` every
+/// draw from `max` on (the sampler truncates, then clamps). The popularity
+/// curve and the named hot keys both take them from here.
+fn gaussian_end_masses(min: u64, max: u64, mean: f64, stdev: f64) -> (f64, f64) {
+    let z = |x: f64| (x - mean) / stdev;
+    (normal_cdf(z(min as f64 + 1.0)), normal_cdf(-z(max as f64)))
+}
+
+/// `EXP(min..max)` with `mean` over `delta = max - min`: `1 - q`, the share
+/// of offset 0 (offset `j` takes `(1 - q) q^j`), and `q^delta`, the share
+/// the clamp gives `max`, with `q = exp(-1/mean)`. The popularity curve and
+/// the named hot keys both take them from here.
+fn exponential_masses(delta: u64, mean: f64) -> (f64, f64) {
+    (-(-1.0 / mean).exp_m1(), (-(delta as f64) / mean).exp())
+}
+
 /// [`KeyDistribution::hot_keys`] of `GAUSSIAN(min..max,mean,stdev)`:
 /// `min` takes every draw below `min + 1`, `max` every draw from `max` on,
 /// key `k` between them the draws in `[k, k + 1)` (the sampler truncates).
@@ -427,7 +444,7 @@ fn gaussian_hot_keys(min: u64, max: u64, mean: f64, stdev: f64) -> Vec<(u64, f64
     }
     let z = |x: f64| (x - mean) / stdev;
     let mut keys = Vec::new();
-    let low_atom = normal_cdf(z(min as f64 + 1.0));
+    let (low_atom, high_atom) = gaussian_end_masses(min, max, mean, stdev);
     if low_atom >= HOT_KEY_MASS {
         keys.push((min, low_atom));
     }
@@ -448,7 +465,6 @@ fn gaussian_hot_keys(min: u64, max: u64, mean: f64, stdev: f64) -> Vec<(u64, f64
             key += 1.0;
         }
     }
-    let high_atom = normal_cdf(-z(max as f64));
     if high_atom >= HOT_KEY_MASS {
         keys.push((max, high_atom));
     }
@@ -463,7 +479,7 @@ fn exponential_hot_keys(min: u64, max: u64, mean: f64) -> Vec<(u64, f64)> {
     if delta == 0 || !(mean.is_finite() && mean > 0.0) {
         return vec![(min, 1.0)];
     }
-    let one_minus_q = -(-1.0 / mean).exp_m1();
+    let (one_minus_q, atom) = exponential_masses(delta, mean);
     let mut keys = Vec::new();
     let mut offset = 0u64;
     while offset < delta {
@@ -474,7 +490,6 @@ fn exponential_hot_keys(min: u64, max: u64, mean: f64) -> Vec<(u64, f64)> {
         keys.push((min + offset, mass));
         offset += 1;
     }
-    let atom = (-(delta as f64) / mean).exp();
     if atom >= HOT_KEY_MASS {
         keys.push((max, atom));
     }
@@ -781,8 +796,7 @@ fn gaussian_hot_mass(min: u64, max: u64, mean: f64, stdev: f64) -> Vec<(f64, f64
     // `min` takes everything below min+1 and `max` everything from max on.
     let (low, high) = (min as f64 + 1.0, max as f64);
     let z = |x: f64| (x - mean) / stdev;
-    let low_atom = normal_cdf(z(low));
-    let high_atom = normal_cdf(-z(high));
+    let (low_atom, high_atom) = gaussian_end_masses(min, max, mean, stdev);
     // Few keys within reach of the mean: list them, exactly.
     let reach = GAUSSIAN_REACH_STDEVS * stdev;
     let first = (mean - reach).floor().max(low);
@@ -883,8 +897,7 @@ fn exponential_hot_mass(min: u64, max: u64, mean: f64) -> Vec<(f64, f64)> {
     }
     let d = delta as f64;
     // Offsets 0..delta-1 hold 1 - q^J for the first J; `max` holds q^delta.
-    let atom = (-d / mean).exp();
-    let one_minus_q = -(-1.0 / mean).exp_m1();
+    let (one_minus_q, atom) = exponential_masses(delta, mean);
     let head_mass = |j: f64| -(-j / mean).exp_m1();
     // Offsets likelier than the atom: (1 - q) q^j > q^delta.
     let likelier = ((d + mean * one_minus_q.ln()).floor() + 1.0).clamp(0.0, d);
