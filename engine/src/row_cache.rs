@@ -1203,9 +1203,10 @@ impl RowCache {
     }
 
     /// A read of `key`: true if its row is cached. Volume mode decides with
-    /// `unit_draw` (uniform in `[0, 1)`, see the module doc) and ignores
-    /// the key; data mode looks the key up (making it the most recently
-    /// used) and ignores the draw.
+    /// `unit_draw` (uniform in `[0, 1)`, see the module doc) against the
+    /// key's hit probability ([`PopularityLru::lookup_key`]: its own if the
+    /// curve names it, the rest of the curve's otherwise); data mode looks
+    /// the key up (making it the most recently used) and ignores the draw.
     pub fn lookup(&mut self, key: u64, unit_draw: f64) -> bool {
         let hit = match &mut self.store {
             RowStore::Volume { model, .. } => model.lookup_key(key, unit_draw),
@@ -1245,7 +1246,8 @@ impl RowCache {
     /// A write of `key` with a row of `row_bytes`: per
     /// [`RowCacheConfig::write_policy`], a cached row is updated in place
     /// (Scylla) or invalidated (Cassandra); an uncached row stays uncached.
-    /// Volume mode decides whether the row is cached with `unit_draw`.
+    /// Volume mode decides whether the row is cached with `unit_draw`, as
+    /// a read of `key` would.
     pub fn write(&mut self, key: u64, row_bytes: u64, unit_draw: f64) {
         let policy = self.config.write_policy;
         let entry_bytes = self.config.entry_bytes(row_bytes);
