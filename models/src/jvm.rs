@@ -309,6 +309,16 @@ impl G1Params {
         }
     }
 
+    /// The old generation after a mixed or full collection: the live set.
+    fn live_old_bytes(&self) -> u64 {
+        (self.heap_bytes as f64 * self.old_live_fraction) as u64
+    }
+
+    /// What one young collection promotes to the old generation.
+    fn promoted_bytes(&self) -> u64 {
+        (self.eden_bytes as f64 * self.promoted_fraction) as u64
+    }
+
     fn validate(&self) {
         assert!(self.eden_bytes > 0 && self.eden_bytes < self.heap_bytes);
         assert!(self.young_p99_over_median >= 1.0);
@@ -509,7 +519,7 @@ impl JvmNode {
                 Some(G1State {
                     params,
                     eden_used_bytes: 0,
-                    old_used_bytes: (params.heap_bytes as f64 * params.old_live_fraction) as u64,
+                    old_used_bytes: params.live_old_bytes(),
                 })
             }
         };
@@ -552,20 +562,17 @@ impl JvmNode {
         };
         let params = g1.params;
         g1.eden_used_bytes = (params.eden_bytes as f64 * rng.random::<f64>()) as u64;
-        let heap = params.heap_bytes as f64;
-        let live = heap * params.old_live_fraction;
-        let promoted = params.eden_bytes as f64 * params.promoted_fraction;
+        let (live, promoted) = (params.live_old_bytes(), params.promoted_bytes());
         // Young collections from a mixed one to the next: old grows by
-        // `promoted` each until it reaches the trigger.
-        let youngs = if promoted > 0.0 {
-            ((heap * params.mixed_trigger_fraction - live) / promoted)
-                .ceil()
-                .max(0.0)
+        // `promoted` each until it reaches the trigger ([`G1State::collect`]).
+        let trigger = params.heap_bytes as f64 * params.mixed_trigger_fraction;
+        let youngs = if promoted > 0 {
+            ((trigger - live as f64) / promoted as f64).ceil().max(0.0)
         } else {
             0.0
         };
         let since_mixed = (rng.random::<f64>() * (youngs + 1.0)).floor().min(youngs);
-        g1.old_used_bytes = (live + promoted * since_mixed) as u64;
+        g1.old_used_bytes = live + promoted * since_mixed as u64;
         debug_assert!(g1.eden_used_bytes < params.eden_bytes);
     }
 
@@ -831,9 +838,9 @@ impl G1State {
         let uniform: f64 = rng.random();
         let normal = standard_normal(rng);
         let heap = params.heap_bytes as f64;
-        let promoted = (params.eden_bytes as f64 * params.promoted_fraction) as u64;
+        let promoted = params.promoted_bytes();
         let old_capacity = params.heap_bytes - params.eden_bytes;
-        let live = (heap * params.old_live_fraction) as u64;
+        let live = params.live_old_bytes();
         if uniform < params.full_probability
             || self.old_used_bytes.saturating_add(promoted) > old_capacity
         {
