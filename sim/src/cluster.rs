@@ -506,6 +506,13 @@ pub struct RunOutcome {
     pub shards: Vec<ShardOutcome>,
 }
 
+impl RunOutcome {
+    /// The metrics of one op type over all loads, if any load ran it.
+    pub fn op(&self, kind: OpKind) -> Option<&OpMetrics> {
+        self.ops.iter().find(|ops| ops.kind == kind)
+    }
+}
+
 /// One shard's state at the end of a run.
 #[derive(Clone, Debug)]
 pub struct ShardOutcome {

@@ -9,6 +9,7 @@
 //! on disk, 80K QUORUM reads/s) for a few simulated seconds; the sizes it
 //! gives are printed beside R1's 23% / 32% / 42% (mean / p95 / p99).
 
+use sim::load::OpKind;
 use sim::metrics::LatencySummary;
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
@@ -50,11 +51,7 @@ fn read_latency(hash: &str) -> LatencySummary {
     plan.cluster.costs.digest_fixed_ns = other.digest_fixed_ns;
     plan.cluster.costs.digest_ns_per_byte = other.digest_ns_per_byte;
     let outcome = sim::cluster::run(plan, &mut |_| {});
-    let reads = outcome
-        .ops
-        .iter()
-        .find(|ops| ops.kind.name() == "read")
-        .expect("reads ran");
+    let reads = outcome.op(OpKind::Read).expect("reads ran");
     assert!(reads.count > 300_000, "{} reads", reads.count);
     LatencySummary::of(&reads.total)
 }

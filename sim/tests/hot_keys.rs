@@ -11,6 +11,7 @@
 
 use engine::key_token;
 use engine::placement::shard_of_token;
+use sim::load::OpKind;
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
 
@@ -61,11 +62,7 @@ fn the_hot_keys_shard_serves_its_share_from_the_row_cache() {
         engine::placement::SHARDING_IGNORE_MSB_BITS,
     );
     let outcome = sim::cluster::run(plan, &mut |_| {});
-    let reads = outcome
-        .ops
-        .iter()
-        .find(|ops| ops.kind.name() == "read")
-        .expect("reads ran");
+    let reads = outcome.op(OpKind::Read).expect("reads ran");
     // The offered 4000 reads/s get through: no shard is a bottleneck.
     assert!(reads.count > 30_000, "{} reads in 8 s", reads.count);
     for (index, shard) in outcome.shards.iter().enumerate() {

@@ -8,6 +8,7 @@
 //! cut into memtables and SSTables (it did, and this run found a dozen
 //! mismatches, and reads of preloaded keys that compaction had lost).
 
+use sim::load::OpKind;
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
 
@@ -30,11 +31,7 @@ fn a_fault_free_quorum_mix_has_no_digest_mismatch_and_no_repair() {
         .map(|shard| shard.stats.flushes_completed)
         .sum();
     assert!(flushes > 0, "the replicas flushed during the run");
-    let reads = outcome
-        .ops
-        .iter()
-        .find(|ops| ops.kind.name() == "read")
-        .expect("reads ran");
+    let reads = outcome.op(OpKind::Read).expect("reads ran");
     assert!(reads.count > 100_000, "{} reads", reads.count);
     assert_eq!(reads.not_found, 0, "every key read was preloaded");
     let coordinator = sim::report::CoordinatorSummary::of(&outcome);
