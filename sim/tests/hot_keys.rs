@@ -10,7 +10,7 @@
 //! Sampling cannot stand for such a key, and says so.
 
 use engine::key_token;
-use engine::placement::shard_of_token;
+use engine::placement::{shard_of_token, SHARDING_IGNORE_MSB_BITS};
 use sim::load::OpKind;
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
@@ -51,16 +51,8 @@ fn the_hot_keys_shard_serves_its_share_from_the_row_cache() {
     let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
     let shards_per_node = plan.cluster.shards_per_node;
     assert_eq!(shards_per_node, 4);
-    let hot_shard = shard_of_token(
-        key_token(15_000_000),
-        shards_per_node,
-        engine::placement::SHARDING_IGNORE_MSB_BITS,
-    );
-    let low_shard = shard_of_token(
-        key_token(1),
-        shards_per_node,
-        engine::placement::SHARDING_IGNORE_MSB_BITS,
-    );
+    let shard_of = |key| shard_of_token(key_token(key), shards_per_node, SHARDING_IGNORE_MSB_BITS);
+    let (hot_shard, low_shard) = (shard_of(15_000_000), shard_of(1));
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let reads = outcome.op(OpKind::Read).expect("reads ran");
     // The offered 4000 reads/s get through: no shard is a bottleneck.
