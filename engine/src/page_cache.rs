@@ -201,6 +201,18 @@ impl PageCache {
         self.stats.evictions += evicted;
     }
 
+    /// Volume mode: starts warm, filled to its steady state (`[data] cache
+    /// = "warm"`). Data mode cannot invent the pages; returns false.
+    pub fn warm(&mut self) -> bool {
+        match &mut self.store {
+            PageStore::Volume(model) => {
+                model.warm();
+                true
+            }
+            PageStore::Data(_) => false,
+        }
+    }
+
     /// Volume mode: the probability that the next read finds its page.
     /// Data mode: `None`.
     pub fn hit_probability(&self) -> Option<f64> {

@@ -1353,12 +1353,11 @@ impl Shard {
     /// Cassandra: whether the OS page cache holds the Data pages read
     /// `read` needs from SSTable `generation` (a miss brings them in). The
     /// cache is built at the first lookup, over the data on disk then.
-    fn page_cache_hit(&mut self, read: u32, generation: u64, bytes: u64) -> bool {
+    /// Builds the OS page cache on first use: its volume model spreads the
+    /// reads over the SSTable data the shard holds by then.
+    fn ensure_page_cache(&mut self) {
         let Some(setup) = self.config.page_cache.as_ref() else {
-            return false;
-        };
-        let Operation::Read { key } = self.reads[read as usize].request.operation else {
-            unreachable!("a read's lookup");
+            return;
         };
         if self.page_cache.is_none() {
             let data_bytes: u64 = self.sstables.iter().map(|s| s.data_bytes).sum();
@@ -1371,10 +1370,32 @@ impl Shard {
                 _ => PageCache::data(setup.config),
             });
         }
+    }
+
+    /// Volume mode: fills the row cache and the page cache to their steady
+    /// state for the data the shard holds now (`[data] cache = "warm"`: a
+    /// run measured long after its caches filled). Call after the preload.
+    /// Returns false if a cache could not be warmed (data mode).
+    pub fn warm_caches(&mut self) -> bool {
+        self.resize_row_cache();
+        self.ensure_page_cache();
+        let rows = self.row_cache.as_mut().is_none_or(RowCache::warm);
+        let pages = self.page_cache.as_mut().is_none_or(PageCache::warm);
+        rows && pages
+    }
+
+    fn page_cache_hit(&mut self, read: u32, generation: u64, bytes: u64) -> bool {
+        let Some(page_bytes) = self.config.page_cache.as_ref().map(|s| s.config.page_bytes) else {
+            return false;
+        };
+        let Operation::Read { key } = self.reads[read as usize].request.operation else {
+            unreachable!("a read's lookup");
+        };
+        self.ensure_page_cache();
         let draw = unit(&mut self.draws.page_cache);
         // Data mode names the page by SSTable and key (each row its own
         // page: neighbours sharing a page are left out).
-        let page_bytes = setup.config.page_bytes.max(1);
+        let page_bytes = page_bytes.max(1);
         let page = page_cache::page_id(
             generation & 0xFF_FFFF,
             (key & ((1 << 40) - 1)) * page_bytes,
@@ -1383,7 +1404,7 @@ impl Shard {
         let cache = self.page_cache.as_mut().expect("built above");
         let hit = cache.lookup(page, draw);
         if !hit {
-            for _ in 0..bytes.div_ceil(setup.config.page_bytes.max(1)).max(1) {
+            for _ in 0..bytes.div_ceil(page_bytes).max(1) {
                 cache.populate(page);
             }
         }

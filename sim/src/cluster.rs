@@ -282,6 +282,9 @@ pub struct Preload {
     pub first_key: u64,
     /// Last key.
     pub last_key: u64,
+    /// The caches start filled to their steady state (`[data] cache =
+    /// "warm"`), not empty.
+    pub warm_cache: bool,
 }
 
 /// The backlog controllers a preset (or the scenario's `[controller]`)
@@ -1054,6 +1057,10 @@ impl Simulation {
                 preload.first_key,
                 preload.last_key,
             );
+            if preload.warm_cache {
+                let warmed = shard.engine.warm_caches();
+                debug_assert!(warmed, "[data] preloads volume mode only");
+            }
         }
     }
 

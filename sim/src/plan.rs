@@ -762,7 +762,7 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
             &["size-tiered", "leveled"][..],
         ),
         ("state", &data.state, &["compacted"][..]),
-        ("cache", &data.cache, &["cold"][..]),
+        ("cache", &data.cache, &["cold", "warm"][..]),
     ] {
         if let Some(value) = value {
             if !accepted.contains(&value.as_str()) {
@@ -782,6 +782,7 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
         row_bytes: data.row_bytes.0,
         first_key,
         last_key,
+        warm_cache: data.cache.as_deref() == Some("warm"),
     }))
 }
 

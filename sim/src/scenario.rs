@@ -449,7 +449,10 @@ pub struct DataSection {
     /// `"compacted"`: as the table's strategy leaves it once caught up.
     #[serde(default)]
     pub state: Option<String>,
-    /// `"cold"`: nothing cached when the run starts.
+    /// `"cold"` (default): nothing cached when the run starts; `"warm"`:
+    /// the row cache (and Cassandra's page cache) start filled to their
+    /// steady state under the reads' key popularity, as in a run measured
+    /// long after its caches filled.
     #[serde(default)]
     pub cache: Option<String>,
 }

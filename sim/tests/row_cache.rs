@@ -3,7 +3,8 @@
 //! that fits in memory many times over), the hit rate climbs from a third
 //! to one within seconds and the drive stops being read; with keys spread
 //! uniformly over a table far larger than memory, the hit rate stays near
-//! the cached fraction of the keys.
+//! the cached fraction of the keys. Started warm (`cache = "warm"`), the
+//! cache is at its steady state from the first second.
 
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
@@ -31,7 +32,13 @@ command = "cassandra-stress read no-warmup cl=ONE duration=6s -rate 'threads=32 
 
 /// Per interval: (cache hit rate, disk read MB/s).
 fn run(population: &str) -> Vec<(f64, f64)> {
-    let text = SCENARIO.replace("POP", population);
+    run_with_cache(population, "cold")
+}
+
+fn run_with_cache(population: &str, cache: &str) -> Vec<(f64, f64)> {
+    let text = SCENARIO
+        .replace("POP", population)
+        .replace("cache = \"cold\"", &format!("cache = \"{cache}\""));
     let scenario = parse("row-cache.toml", &text).unwrap_or_else(|e| panic!("{e}"));
     let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
     let outcome = sim::cluster::run(plan, &mut |_| {});
@@ -78,5 +85,25 @@ fn keys_spread_over_a_large_table_mostly_miss() {
     assert!(
         intervals.iter().all(|(hit_rate, _)| *hit_rate < 0.03),
         "{intervals:?}"
+    );
+}
+
+#[test]
+fn a_warm_start_is_at_the_steady_state_from_the_first_interval() {
+    let population = "'dist=gauss(1..300000000,150000000,3000)'";
+    let cold = run(population);
+    let warm = run_with_cache(population, "warm");
+    println!("cold {cold:?}\nwarm {warm:?}");
+    let steady = cold[cold.len() - 1].0;
+    assert!(steady > 0.99, "the cold run warms: {cold:?}");
+    for (hit_rate, _) in &warm {
+        assert!(
+            (hit_rate - steady).abs() < 0.005,
+            "warm from the start, at the cold run's end state: {warm:?}"
+        );
+    }
+    assert!(
+        warm[0].1 < 0.01 * cold[0].1,
+        "the drive is quiet from the start: {warm:?} vs {cold:?}"
     );
 }
