@@ -4,11 +4,19 @@
 //! scylla-mechanisms.md section 7, `db/heat_load_balance.cc`).
 //!
 //! What it models:
-//! - Each replica publishes its cache hit rate: the share of its reads the
-//!   cache answered, an exponentially weighted average over about a minute
-//!   ([`HitRateTracker`], recomputed every 2 s as Scylla's
-//!   `cache_hitrate_calculator` does), piggy-backed on every read response.
-//!   Rates are capped at 0.999.
+//! - Each replica *node* publishes its cache hit rate: the share of its
+//!   reads the cache answered, summed over all its shards, an exponentially
+//!   weighted average over about a minute ([`HitRateTracker`], recomputed
+//!   every [`RECOMPUTE_EVERY`] as Scylla's `cache_hitrate_calculator` does
+//!   on shard 0 before giving the rate to every shard), piggy-backed on
+//!   every read response. Rates are capped at 0.999. The rate is the
+//!   node's, not the answering shard's: a shard that owns a hot key hits
+//!   far more often than its node, and publishing its own rate would send
+//!   that key's reads to whichever replica's hot shard happened to report
+//!   highest, a feedback Scylla does not have. The shard counts its
+//!   lookups ([`crate::Shard::take_cache_lookups`]); the node level (the
+//!   driver, until the engine has a node) sums them and sets the rate on
+//!   every shard ([`crate::Shard::set_node_hit_rate`]).
 //! - The coordinator keeps the last rate heard from each replica; one not
 //!   heard from for more than a second counts as 0.999 (which sends it
 //!   traffic to refresh the estimate). Balancing applies when every replica
@@ -37,8 +45,8 @@ pub const MAX_HIT_RATE: f64 = 0.999;
 pub const STALE_AFTER: SimDuration = SimDuration::from_secs(1);
 /// Rates closer than this are not worth balancing.
 const MIN_SPREAD: f64 = 0.01;
-/// How often a replica recomputes its published rate.
-const RECOMPUTE_EVERY: SimDuration = SimDuration::from_secs(2);
+/// How often a node recomputes its published rate.
+pub const RECOMPUTE_EVERY: SimDuration = SimDuration::from_secs(2);
 /// The averaging window of the published rate (Scylla's 1-minute EWMA).
 const WINDOW_SECONDS: f64 = 60.0;
 
@@ -112,8 +120,9 @@ pub fn systematic_sample(shares: &[f64], k: usize, draw: f64, picked: &mut [usiz
     count
 }
 
-/// A replica's published cache hit rate: a one-minute exponentially
-/// weighted average of hits over lookups, recomputed every two seconds.
+/// A node's published cache hit rate: a one-minute exponentially weighted
+/// average of hits over lookups (all its shards'), recomputed every two
+/// seconds.
 #[derive(Clone, Debug, Default)]
 pub struct HitRateTracker {
     hits: u64,
@@ -125,8 +134,15 @@ pub struct HitRateTracker {
 impl HitRateTracker {
     /// Counts a cache lookup.
     pub fn record(&mut self, hit: bool) {
-        self.hits += u64::from(hit);
-        self.lookups += 1;
+        self.record_lookups(u64::from(hit), 1);
+    }
+
+    /// Counts `lookups` cache lookups of which `hits` hit (a shard's since
+    /// the last recompute).
+    pub fn record_lookups(&mut self, hits: u64, lookups: u64) {
+        debug_assert!(hits <= lookups);
+        self.hits += hits;
+        self.lookups += lookups;
     }
 
     /// The rate to publish at `now` (`None` before any lookup).

@@ -48,7 +48,7 @@ use crate::config::ShardConfig;
 use crate::controller::{self, BacklogController};
 use crate::coordinator::{digest_of, Coordinator, Next, ReadResult, RowVersion, MAX_REPLICAS};
 use crate::flush::{FlushJob, FlushStep};
-use crate::heat::{self, HeardRates, HitRateTracker};
+use crate::heat::{self, HeardRates};
 use crate::memtable::Memtable;
 use crate::page_cache::{self, PageCache};
 use crate::placement::ShardAddress;
@@ -311,8 +311,12 @@ pub struct Shard {
     page_cache: Option<PageCache>,
     /// Its pseudo-random streams.
     draws: Draws,
-    /// This replica's published cache hit rate.
-    hit_rate: HitRateTracker,
+    /// Row cache lookups (hits, lookups) since the node level last took
+    /// them ([`Shard::take_cache_lookups`]).
+    cache_lookups: (u64, u64),
+    /// The node's published cache hit rate, as the node level last set it
+    /// (`None` until then).
+    node_hit_rate: Option<f64>,
     /// Coordinated reads whose targets heat-weighted balancing chose.
     heat_balanced_reads: u64,
     /// The hit rates other replicas published, for heat-weighted balancing.
@@ -411,7 +415,8 @@ impl Shard {
             row_cache,
             page_cache: None,
             draws,
-            hit_rate: HitRateTracker::default(),
+            cache_lookups: (0, 0),
+            node_hit_rate: None,
             heat_balanced_reads: 0,
             heard_rates: HeardRates::default(),
             compactions: Slab::new(),
@@ -596,6 +601,21 @@ impl Shard {
         self.backlog.add_sstable(&sstable);
         self.sstables.push(sstable);
         self.sstables_epoch += 1;
+    }
+
+    /// Row cache lookups since the last call: (hits, lookups). The node
+    /// level sums its shards' into the node's published hit rate
+    /// ([`heat::HitRateTracker`]).
+    pub fn take_cache_lookups(&mut self) -> (u64, u64) {
+        std::mem::take(&mut self.cache_lookups)
+    }
+
+    /// The node's published cache hit rate, which this shard's read
+    /// responses carry and its coordinator uses for its own node
+    /// (heat-weighted balancing).
+    pub fn set_node_hit_rate(&mut self, rate: f64) {
+        debug_assert!((0.0..=1.0).contains(&rate), "hit rate {rate}");
+        self.node_hit_rate = Some(rate);
     }
 
     /// Current figures.
@@ -866,7 +886,7 @@ impl Shard {
         for (node, replica) in nodes.iter_mut().zip(replicas.iter()) {
             *node = replica.node;
         }
-        if let Some(own) = self.hit_rate.rate(now) {
+        if let Some(own) = self.node_hit_rate {
             self.heard_rates.heard(self.config.address.node, own, now);
         }
         let mut rates = [0.0; MAX_REPLICAS];
@@ -1076,8 +1096,7 @@ impl Shard {
             })),
             Origin::Peer { from, id, .. } => {
                 let cache_hit_rate = self
-                    .hit_rate
-                    .rate(now)
+                    .node_hit_rate
                     .map_or(u16::MAX, |rate| (rate * 10_000.0).round() as u16);
                 self.actions.push_back(Action::Send {
                     to: from,
@@ -1619,7 +1638,8 @@ impl Shard {
             return false;
         };
         let hit = cache.lookup(key, unit(&mut self.draws.row_cache));
-        self.hit_rate.record(hit);
+        self.cache_lookups.0 += u64::from(hit);
+        self.cache_lookups.1 += 1;
         hit
     }
 
@@ -3054,6 +3074,8 @@ mod coordinator_tests {
             Shard::new(config, SimTime::ZERO)
         });
         let now = SimTime::from_nanos(1);
+        // The coordinator's own node, as its node level published it: cold.
+        shards[0].set_node_hit_rate(0.0);
         let mut asked_node_1 = 0;
         for key in 0..300 {
             // The replicas' latest reports (each read response carries one;

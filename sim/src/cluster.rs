@@ -50,6 +50,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use engine::heat::{self, HitRateTracker};
 use engine::{
     Action, ClientRequest, IoClass, IoKind, Message, Operation, Placement, ReplyStatus, RequestId,
     Shard, ShardAddress, ShardConfig, TaskId,
@@ -629,6 +630,9 @@ enum Event {
         shard: u32,
     },
     IntervalTick,
+    /// Every node recomputes its published cache hit rate from its shards'
+    /// lookups (heat-weighted balancing).
+    HitRateTick,
 }
 
 struct NodeHardware {
@@ -638,6 +642,9 @@ struct NodeHardware {
     /// drawing more never moves the others' draws.
     disk_rng: SimRng,
     nic_rng: SimRng,
+    /// The node's published cache hit rate, from all its shards' lookups
+    /// (Scylla's `cache_hitrate_calculator` on shard 0).
+    hit_rate: HitRateTracker,
     jvm_rng: SimRng,
     busy_at_last_tick: SimDuration,
     /// NIC bytes (sent, received) at the last interval tick.
@@ -865,6 +872,7 @@ impl Simulation {
                 },
                 disk_rng: rng::stream(seed, &format!("node/{node}/disk")),
                 nic_rng: rng::stream(seed, &format!("node/{node}/nic")),
+                hit_rate: HitRateTracker::default(),
                 jvm_rng: rng::stream(seed, &format!("node/{node}/jvm")),
                 busy_at_last_tick: SimDuration::ZERO,
                 nic_bytes_at_last_tick: (0, 0),
@@ -1033,6 +1041,15 @@ impl Simulation {
             SimTime::ZERO + simulation.plan.interval,
             Event::IntervalTick,
         );
+        if simulation
+            .shards
+            .iter()
+            .any(|shard| shard.engine.config().heat_weighted_balancing)
+        {
+            simulation
+                .kernel
+                .schedule_at(SimTime::ZERO + heat::RECOMPUTE_EVERY, Event::HitRateTick);
+        }
         if let Some(preload) = simulation.plan.cluster.preload {
             simulation.preload(preload);
         }
@@ -1060,6 +1077,25 @@ impl Simulation {
             if preload.warm_cache {
                 let warmed = shard.engine.warm_caches();
                 debug_assert!(warmed, "[data] preloads volume mode only");
+            }
+        }
+    }
+
+    /// Each node sums its shards' cache lookups into its published hit
+    /// rate and gives the rate to every shard (sampled runs: the simulated
+    /// shards stand for the node).
+    fn publish_hit_rates(&mut self, now: SimTime) {
+        let per_node = self.simulated_shards as usize;
+        for (node, hardware) in self.nodes.iter_mut().enumerate() {
+            let shards = &mut self.shards[node * per_node..(node + 1) * per_node];
+            for shard in shards.iter_mut() {
+                let (hits, lookups) = shard.engine.take_cache_lookups();
+                hardware.hit_rate.record_lookups(hits, lookups);
+            }
+            if let Some(rate) = hardware.hit_rate.rate(now) {
+                for shard in shards.iter_mut() {
+                    shard.engine.set_node_hit_rate(rate);
+                }
             }
         }
     }
@@ -1211,6 +1247,11 @@ impl Simulation {
                 } else {
                     self.rearm_timer(shard);
                 }
+            }
+            Event::HitRateTick => {
+                self.publish_hit_rates(now);
+                self.kernel
+                    .schedule_at(now + heat::RECOMPUTE_EVERY, Event::HitRateTick);
             }
             Event::IntervalTick => unreachable!("handled by the run loop"),
         }
