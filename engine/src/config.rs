@@ -176,7 +176,7 @@ impl ShardConfig {
             virtual_dirty_soft_limit: 0.6,
             memtable_row_overhead_bytes: 100,
             sstable_row_overhead_bytes: 64,
-            sstable_format: SSTableFormat::CASSANDRA_STRESS,
+            sstable_format: SSTableFormat::SCYLLA_CASSANDRA_STRESS,
             commitlog_segment_bytes: 32 * MIB,
             commitlog_buffer_bytes: 128 * 1024,
             commitlog_max_active_writes: 25,
@@ -233,6 +233,7 @@ impl ShardConfig {
             compaction_throughput_bytes_per_sec: Some(16 * MIB),
             // Cassandra balances with its dynamic snitch (not modelled).
             heat_weighted_balancing: false,
+            sstable_format: SSTableFormat::CASSANDRA_STRESS,
             ..ShardConfig::scylla_defaults(memtable_space_bytes)
         }
     }

@@ -1310,7 +1310,7 @@ impl Shard {
                     id: task,
                     group: SchedulingGroup::Statement,
                     work: CpuWork::IndexParse {
-                        bytes: self.config.sstable_format.index_read_bytes(),
+                        bytes: self.config.sstable_format.index_parsed_bytes(row_bytes),
                     },
                 }));
             }
@@ -1614,7 +1614,10 @@ impl Shard {
         }
         self.reads[read_slot as usize].ios_outstanding = lookups.len() as u32;
         for lookup in lookups.drain(..) {
-            let bytes = self.config.sstable_format.index_read_bytes();
+            let IoPurpose::ReadIndex { row_bytes, .. } = lookup else {
+                unreachable!("a read's lookups are index reads");
+            };
+            let bytes = self.config.sstable_format.index_read_bytes(row_bytes);
             self.submit_io(IoKind::Read, bytes, IoClass::Query, lookup);
         }
         self.lookups = lookups;

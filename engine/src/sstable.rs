@@ -8,10 +8,21 @@
 //! - *Index*: one entry per partition: 2-byte key length, the key, an
 //!   8-byte Data position and a 4-byte promoted-index length
 //!   (`RowIndexEntry`): 14 + key bytes.
-//! - *Summary*: one entry per `min_index_interval` (128) index entries: the
-//!   key, an 8-byte index position and a 4-byte offset: 12 + key bytes. Held
-//!   in memory, so a lookup reads only the index block between two summary
-//!   entries (128 entries, rounded up to whole 4 KiB pages).
+//! - *Summary*: an in-memory sample of the index (the key, an 8-byte index
+//!   position and a 4-byte offset: 12 + key bytes per entry), so that a
+//!   lookup reads only the index block between two summary entries,
+//!   rounded up to whole 4 KiB pages. How often it samples
+//!   ([`SummarySampling`]) differs:
+//!   - Cassandra: one entry per `min_index_interval` (128) partitions.
+//!   - Scylla 2.x: one entry per `summary_byte_cost` x (8 + 2 + key bytes)
+//!     of *Data* written (`sstable_summary_ratio` 0.0005, so a cost of 2000
+//!     and one entry per 40,000 bytes with c-s's 10-byte keys;
+//!     `components_writer::maybe_add_summary_entry`, `db/config.hh`), so
+//!     the block holds ~129 partitions of 310 bytes but ~36 of 1.1 KB.
+//!   What a lookup parses differs too ([`IndexBlockParse`]): Scylla 2.x
+//!   reads the whole block into an `index_list` and searches it; Cassandra
+//!   scans the entries from the summary position until the key, half the
+//!   block on average.
 //! - *Filter*: a bloom filter of `bloom_filter_fp_chance` 0.01: Cassandra's
 //!   `BloomCalculations` picks the fewest buckets per element whose
 //!   false-positive rate is at most the chance: 10 bits per partition with
@@ -31,13 +42,38 @@ use units::SimTime;
 
 use crate::cells::SortedCells;
 
+/// How often the summary samples the index (module doc).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SummarySampling {
+    /// One entry per this many partitions (Cassandra's
+    /// `min_index_interval`).
+    Partitions(u64),
+    /// One entry per `byte_cost` x (8 + 2 + key bytes) bytes of Data
+    /// (Scylla 2.x's `summary_byte_cost`, 1 / `sstable_summary_ratio`).
+    DataBytes {
+        /// Data bytes written per byte of summary entry.
+        byte_cost: u64,
+    },
+}
+
+/// How much of the index block a lookup parses (module doc).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IndexBlockParse {
+    /// Every entry of the block (Scylla 2.x's `index_list`).
+    Whole,
+    /// The entries up to the key: half the block on average (Cassandra).
+    UpToKey,
+}
+
 /// How an SSTable's components are sized.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SSTableFormat {
     /// Partition key bytes (c-s: a 10-byte blob, scylla-mechanisms.md 9.1).
     pub key_bytes: u64,
-    /// `min_index_interval`: index entries per summary entry.
-    pub index_interval: u64,
+    /// How often the summary samples the index.
+    pub summary: SummarySampling,
+    /// How much of an index block a lookup parses.
+    pub index_parse: IndexBlockParse,
     /// Bloom filter bits per partition (10 for fp chance 0.01).
     pub bloom_bits_per_partition: u64,
 }
@@ -46,22 +82,56 @@ pub struct SSTableFormat {
 const PAGE_BYTES: u64 = 4096;
 
 impl SSTableFormat {
-    /// The `ka`/`la` format with c-s's 10-byte keys and the default table
-    /// options (`min_index_interval` 128, `bloom_filter_fp_chance` 0.01).
+    /// Cassandra's `ka`/`la` format with c-s's 10-byte keys and the default
+    /// table options (`min_index_interval` 128, `bloom_filter_fp_chance`
+    /// 0.01).
     pub const CASSANDRA_STRESS: SSTableFormat = SSTableFormat {
         key_bytes: 10,
-        index_interval: 128,
+        summary: SummarySampling::Partitions(128),
+        index_parse: IndexBlockParse::UpToKey,
         bloom_bits_per_partition: 10,
     };
 
-    /// Index bytes of `rows` partitions.
-    pub fn index_bytes(&self, rows: u64) -> u64 {
-        rows * (14 + self.key_bytes)
+    /// Scylla 2.x-3.0 writing the same table: `sstable_summary_ratio`
+    /// 0.0005 (a summary byte cost of 2000) and whole-block index parsing.
+    pub const SCYLLA_CASSANDRA_STRESS: SSTableFormat = SSTableFormat {
+        summary: SummarySampling::DataBytes { byte_cost: 2000 },
+        index_parse: IndexBlockParse::Whole,
+        ..SSTableFormat::CASSANDRA_STRESS
+    };
+
+    /// Bytes of one index entry: 2-byte key length, the key, an 8-byte
+    /// Data position and a 4-byte promoted-index length.
+    fn index_entry_bytes(&self) -> u64 {
+        14 + self.key_bytes
     }
 
-    /// Summary bytes of `rows` partitions (in memory and on disk).
-    pub fn summary_bytes(&self, rows: u64) -> u64 {
-        rows.div_ceil(self.index_interval) * (12 + self.key_bytes)
+    /// Bytes of one summary entry (in memory and on disk).
+    fn summary_entry_bytes(&self) -> u64 {
+        12 + self.key_bytes
+    }
+
+    /// Partitions per summary entry for partitions of `row_bytes` of Data
+    /// each: the index entries in the block a lookup reads.
+    pub fn index_block_entries(&self, row_bytes: u64) -> u64 {
+        match self.summary {
+            SummarySampling::Partitions(every) => every.max(1),
+            SummarySampling::DataBytes { byte_cost } => {
+                (byte_cost * (8 + 2 + self.key_bytes)).div_ceil(row_bytes.max(1))
+            }
+        }
+    }
+
+    /// Index bytes of `rows` partitions.
+    pub fn index_bytes(&self, rows: u64) -> u64 {
+        rows * self.index_entry_bytes()
+    }
+
+    /// Summary bytes of `rows` partitions holding `data_bytes` of Data (in
+    /// memory and on disk).
+    pub fn summary_bytes(&self, rows: u64, data_bytes: u64) -> u64 {
+        let row_bytes = data_bytes / rows.max(1);
+        rows.div_ceil(self.index_block_entries(row_bytes)) * self.summary_entry_bytes()
     }
 
     /// Bloom filter bytes of `rows` partitions (in memory and on disk).
@@ -72,8 +142,9 @@ impl SSTableFormat {
     /// Bytes of every component but Data, per partition, as a fraction of
     /// `row_bytes` of Data per partition.
     fn overhead_per_data_byte(&self, row_bytes: f64) -> f64 {
-        let per_row = (14 + self.key_bytes) as f64
-            + (12 + self.key_bytes) as f64 / self.index_interval as f64
+        let block = self.index_block_entries(row_bytes.round() as u64) as f64;
+        let per_row = self.index_entry_bytes() as f64
+            + self.summary_entry_bytes() as f64 / block
             + self.bloom_bits_per_partition as f64 / 8.0;
         per_row / row_bytes.max(1.0)
     }
@@ -89,10 +160,22 @@ impl SSTableFormat {
         data_bytes + (data_bytes as f64 * self.overhead_per_data_byte(row_bytes)).ceil() as u64
     }
 
-    /// Bytes a lookup reads from the index: the block of index entries
-    /// between two summary entries, in whole pages.
-    pub fn index_read_bytes(&self) -> u64 {
-        (self.index_interval * (14 + self.key_bytes)).div_ceil(PAGE_BYTES) * PAGE_BYTES
+    /// Bytes a lookup reads from the index of an SSTable of `row_bytes`
+    /// partitions: the block of index entries between two summary entries,
+    /// in whole pages.
+    pub fn index_read_bytes(&self, row_bytes: u64) -> u64 {
+        (self.index_block_entries(row_bytes) * self.index_entry_bytes()).div_ceil(PAGE_BYTES)
+            * PAGE_BYTES
+    }
+
+    /// Index bytes a lookup parses in an SSTable of `row_bytes` partitions
+    /// (the CPU of [`crate::CpuWork::IndexParse`]).
+    pub fn index_parsed_bytes(&self, row_bytes: u64) -> u64 {
+        let block = self.index_block_entries(row_bytes) * self.index_entry_bytes();
+        match self.index_parse {
+            IndexBlockParse::Whole => block,
+            IndexBlockParse::UpToKey => block.div_ceil(2),
+        }
     }
 }
 
@@ -192,7 +275,7 @@ impl SSTable {
 
     /// Bytes of the components held in memory (summary and filter).
     pub fn memory_bytes(&self, format: &SSTableFormat) -> u64 {
-        format.summary_bytes(self.rows) + format.filter_bytes(self.rows)
+        format.summary_bytes(self.rows, self.data_bytes) + format.filter_bytes(self.rows)
     }
 
     /// Bytes of every component on disk.
@@ -212,7 +295,7 @@ mod tests {
         let rows = 1_000_000;
         let sstable = SSTable::for_test(1, rows * 310, rows, 0, rows - 1);
         assert_eq!(format.index_bytes(rows), 24_000_000);
-        assert_eq!(format.summary_bytes(rows), 7_813 * 22);
+        assert_eq!(format.summary_bytes(rows, rows * 310), 7_813 * 22);
         assert_eq!(format.filter_bytes(rows), 1_250_000);
         assert_eq!(sstable.memory_bytes(&format), 7_813 * 22 + 1_250_000);
         assert_eq!(
@@ -232,7 +315,26 @@ mod tests {
             (written as f64 / expected - 1.0).abs() < 1e-4,
             "{written} vs {expected}"
         );
-        // 128 index entries of 24 bytes: one 4 KiB page per lookup.
-        assert_eq!(format.index_read_bytes(), 4096);
+        // 128 index entries of 24 bytes: one 4 KiB page per lookup, half
+        // of it parsed on average.
+        assert_eq!(format.index_read_bytes(310), 4096);
+        assert_eq!(format.index_parsed_bytes(310), 64 * 24);
+    }
+
+    #[test]
+    fn scylla_samples_its_summary_by_data_bytes() {
+        let format = SSTableFormat::SCYLLA_CASSANDRA_STRESS;
+        // One summary entry per 2000 x 20 = 40,000 bytes of Data.
+        assert_eq!(format.index_block_entries(310), 130);
+        assert_eq!(format.index_block_entries(1100), 37);
+        assert_eq!(format.index_block_entries(40_000), 1);
+        assert_eq!(format.index_block_entries(1_000_000), 1);
+        // The whole block is parsed: 130 entries of 24 bytes, in one page.
+        assert_eq!(format.index_parsed_bytes(310), 130 * 24);
+        assert_eq!(format.index_read_bytes(310), 4096);
+        assert_eq!(format.index_parsed_bytes(1100), 37 * 24);
+        // The summary of 1.1 KB partitions is 3.5x Cassandra's.
+        let rows = 1_000_000;
+        assert_eq!(format.summary_bytes(rows, rows * 1100), 27_028 * 22);
     }
 }

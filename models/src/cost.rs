@@ -9,16 +9,21 @@
 //! of the steps come from what each step does (below); two scales are then
 //! fitted to what the reports measured the servers doing, never to a
 //! latency:
-//! - Scylla's read-from-disk steps (index parse, row decode and cache
-//!   population) to R1's "about 50% CPU" at 80K QUORUM reads/s on 3 x
-//!   i3.8xlarge (90 shards: ~560 us of shard time per client read);
+//! - Scylla's read-from-disk steps to two loads: the fixed price of a
+//!   lookup (index parse, row decode and cache population) and the price
+//!   per byte of index block parsed, to R1's "about 50% CPU" at 80K QUORUM
+//!   reads/s on 3 x i3.8xlarge and R5's ~70% at 300K ops/s on 4 x
+//!   i3.metal. The two differ by their index blocks: Scylla 2.x samples
+//!   its summary every 40,000 bytes of Data and parses the whole block,
+//!   ~37 entries of R1's 1.1 KB rows but ~130 of R5's 310-byte rows
+//!   (`engine::sstable::SummarySampling`);
 //! - Scylla's write and compaction steps to R2's CPU-bound ~418K QUORUM
 //!   writes/s on the same cluster with 2.2's controller (~215 us per client
 //!   write, compaction included);
 //! - Cassandra's table as Scylla's steps times one factor, fitted to R5's
 //!   ~50% load at 300K ops/s on 40 x i3.4xlarge.
 //!
-//! R5's Scylla loads (~70% / ~25%), Cassandra's 100K load (~18%), every
+//! R5's Scylla 100K load (~25%), Cassandra's 100K load (~18%), every
 //! latency and every version comparison are then predictions, checked by
 //! `twin validate`.
 //!
@@ -36,9 +41,12 @@
 //! - `read_request_ns` + `read_ns_per_sstable`: a read on a replica: row
 //!   cache and memtable lookups, and per SSTable the bloom filter and the
 //!   summary binary search.
-//! - `index_parse_ns` + `index_ns_per_byte`: a read's index page from disk:
-//!   parsing the index entries (ka/la format: key, position, promoted index)
-//!   up to the key.
+//! - `index_parse_ns` + `index_ns_per_byte`: a read's index block from
+//!   disk: parsing its entries (ka/la format: key, position, promoted
+//!   index; Scylla 2.x builds an `index_entry` per entry of the block,
+//!   Cassandra scans up to the key). The per-byte price is fitted: 61 ns/B
+//!   is ~1.5 us per 24-byte entry, the byte-at-a-time state machine and
+//!   the allocations of 2.x's index consumer.
 //! - `data_parse_ns` + `data_ns_per_byte`: the row from disk: decoding its
 //!   cells, merging them into the result, and populating the row cache
 //!   (allocation in the cache's LSA region, evicting older entries).
@@ -99,10 +107,10 @@ pub struct CostTable {
 }
 
 /// Cassandra 3.11's price of each step over Scylla's: one factor, fitted to
-/// R5's ~50% server load at 300K ops/s (the JVM's request path: SEDA hops,
+/// R5's ~50% server load at 300K ops/s (100K's ~18% is the check) (the JVM's request path: SEDA hops,
 /// object allocation, `ByteBuffer` copies). Thread hand-offs and GC pauses
 /// are the JVM model's, not this table's.
-pub const CASSANDRA_FACTOR: f64 = 2.2;
+pub const CASSANDRA_FACTOR: f64 = 1.9;
 
 impl CostTable {
     /// The table of a software preset: Scylla 2.1 digests with MD5, later
@@ -163,8 +171,8 @@ impl CostTable {
             flush_ns_per_byte: 5.0,
             read_request_ns: 15_000,
             read_ns_per_sstable: 1_000,
-            index_parse_ns: 140_000,
-            index_ns_per_byte: 2.0,
+            index_parse_ns: 150_000,
+            index_ns_per_byte: 61.0,
             data_parse_ns: 115_000,
             data_ns_per_byte: 10.0,
             compaction_ns_per_byte: 20.0,

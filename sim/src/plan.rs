@@ -654,7 +654,8 @@ fn resolve_page_cache(
         let rows_here = data.partitions * f64::from(cluster.replication_factor.max(1))
             / f64::from(cluster.nodes.max(1));
         let rows_here = rows_here.round() as u64;
-        format.filter_bytes(rows_here) + format.summary_bytes(rows_here)
+        format.filter_bytes(rows_here)
+            + format.summary_bytes(rows_here, rows_here * data.row_bytes.0)
     });
     let config = PageCacheConfig::cassandra(
         memory_bytes,

@@ -34,7 +34,7 @@ state = "compacted"
 [[load]]
 name = "read"
 processes = 2
-command = "cassandra-stress read no-warmup cl=QUORUM duration=4s -rate 'threads=20 limit=2000/s' -pop dist=uniform(1..1000000)"
+command = "cassandra-stress read no-warmup cl=QUORUM duration=4s -rate 'threads=20 limit=700/s' -pop dist=uniform(1..1000000)"
 "#;
 
 fn read_latency(policy: &str) -> (LatencySummary, u64) {
@@ -55,7 +55,8 @@ fn speculating_at_the_99th_percentile_cuts_the_read_tail() {
     let (fixed, fixed_retries) = read_latency("2ms");
     println!("NONE {never:?}\n99.0PERCENTILE {p99:?} ({p99_retries} retries)\n2ms {fixed:?} ({fixed_retries} retries)");
     assert_eq!(none_retries, 0);
-    // Of ~16,000 reads, about 1% speculate at the 99th percentile once the
+    // Of ~5,600 reads (a rate that leaves the one-shard nodes half idle,
+    // so the jitter makes the tail), about 1% speculate at the 99th percentile once the
     // estimate has a second of reads behind it; the first estimate, from a
     // handful of reads, is low, and the first second speculates more (as
     // Scylla's does).
