@@ -18,7 +18,8 @@
 //!     of *Data* written (`sstable_summary_ratio` 0.0005, so a cost of 2000
 //!     and one entry per 40,000 bytes with c-s's 10-byte keys;
 //!     `components_writer::maybe_add_summary_entry`, `db/config.hh`), so
-//!     the block holds ~129 partitions of 310 bytes but ~36 of 1.1 KB.
+//!     the block holds ~130 partitions of 310 bytes but ~37 of 1.1 KB.
+//!
 //!   What a lookup parses differs too ([`IndexBlockParse`]): Scylla 2.x
 //!   reads the whole block into an `index_list` and searches it; Cassandra
 //!   scans the entries from the summary position until the key, half the
