@@ -6,7 +6,7 @@
 //! published figures it moves.
 //!
 //! How the table is calibrated (the fidelity issue): the *relative* prices
-//! of the steps come from what each step does (below); two scales are then
+//! of the steps come from what each step does (below); their scales are then
 //! fitted to what the reports measured the servers doing, never to a
 //! latency:
 //! - Scylla's read-from-disk steps to two loads: the fixed price of a
