@@ -165,6 +165,23 @@ impl Commitlog {
         }
     }
 
+    /// Entries of `bytes` written before the run started (volume mode's
+    /// steady-state start): they fill segments as appends would and are on
+    /// disk already. Only on a commitlog nothing was appended to.
+    pub fn preload(&mut self, bytes: u64) {
+        assert_eq!(
+            self.bytes_appended_total, 0,
+            "preloading a commitlog in use"
+        );
+        let full_segments = bytes / self.segment_bytes;
+        self.current_segment += full_segments;
+        self.segments_created += full_segments;
+        self.current_segment_fill_bytes = bytes % self.segment_bytes;
+        self.bytes_appended_total = bytes;
+        self.bytes_written_total = bytes;
+        self.durable_position = bytes;
+    }
+
     /// Opens the next segment, on a recycled file if one is kept.
     fn open_segment(&mut self) {
         self.current_segment += 1;
@@ -328,6 +345,29 @@ impl Commitlog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn preloaded_entries_fill_segments_and_are_durable() {
+        const MIB: u64 = 1024 * 1024;
+        let mut log = Commitlog::new(SyncMode::Periodic, 128 * 1024, 32 * MIB, 4, 1024 * MIB);
+        log.preload(70 * MIB);
+        assert_eq!(log.current_segment(), 2);
+        assert_eq!(log.live_segments(), 3);
+        assert_eq!(log.durable_position(), 70 * MIB);
+        assert_eq!(log.segments_opened(), (3, 0));
+        assert!(log.next_write().is_none(), "nothing to write out");
+        // Appends continue in the partly filled segment.
+        let Append::Accepted {
+            segment,
+            end_position,
+        } = log.append(100)
+        else {
+            panic!("an empty buffer accepts");
+        };
+        assert_eq!((segment, end_position), (2, 70 * MIB + 100));
+        log.release_segments_before(2);
+        assert_eq!(log.live_segments(), 1);
+    }
 
     fn accepted(append: Append) -> u64 {
         match append {

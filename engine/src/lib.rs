@@ -75,5 +75,5 @@ pub use commitlog::SyncMode;
 pub use config::{ShardConfig, ShardSeeds};
 pub use coordinator::{ConsistencyLevel, ReadResult, RowVersion};
 pub use placement::{key_token, Placement, ShardAddress};
-pub use shard::{Shard, ShardStats};
+pub use shard::{PreloadState, Shard, ShardStats};
 pub use units::{SimDuration, SimTime};

@@ -72,6 +72,32 @@ impl Memtable {
         }
     }
 
+    /// Volume mode: `rows` written before the run started over keys
+    /// `first_key..=last_key`, their commitlog entries from `segment` on,
+    /// as if inserted one by one.
+    pub fn preload(
+        &mut self,
+        rows: u64,
+        row_memory_bytes: u64,
+        row_sstable_bytes: u64,
+        (first_key, last_key): (u64, u64),
+        segment: u64,
+    ) {
+        assert!(
+            self.is_empty() && self.cells.is_none(),
+            "preloading a memtable in use"
+        );
+        if rows == 0 {
+            return;
+        }
+        self.memory_bytes = rows * row_memory_bytes;
+        self.sstable_bytes = rows * row_sstable_bytes;
+        self.rows = rows;
+        self.first_key = first_key;
+        self.last_key = last_key;
+        self.first_segment = Some(segment);
+    }
+
     /// True if nothing was inserted.
     pub fn is_empty(&self) -> bool {
         self.rows == 0

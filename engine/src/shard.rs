@@ -249,6 +249,24 @@ pub struct ShardStats {
     pub heat_balanced_reads: u64,
 }
 
+/// Where a preloaded table stands in the cycle its writes drive
+/// ([`Shard::preload_table`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PreloadState {
+    /// As compaction leaves it once caught up, memtables empty: a table
+    /// just populated and left to compact.
+    Compacted,
+    /// Part-way through the flush-and-compact cycle: a table long into a
+    /// write load.
+    MidCycle {
+        /// Position in `[0, 1)` in the cycle of the SSTables flushes write
+        /// until they compact.
+        tiers: f64,
+        /// Fill of the active memtable in `[0, 1)`, of the flush threshold.
+        memtable: f64,
+    },
+}
+
 /// One shard of a node: Scylla runs one per core, each owning a slice of the
 /// node's memory and of the token range, sharing the node's disk and NIC.
 pub struct Shard {
@@ -496,23 +514,61 @@ impl Shard {
     /// Puts `rows` partitions of `row_bytes` each over keys
     /// `first_key..=last_key` on disk before the run starts, laid out as the
     /// table's strategy leaves them once caught up: size-tiered, one
-    /// SSTable per base-`min_threshold` digit of the flushes
-    /// ([`stcs::settled_sizes`], with this shard's flush size as the
-    /// smallest tier); leveled, the levels of [`lcs::settled_levels`], each
+    /// SSTable per base-`min_threshold` digit of the flushes (base 2 with
+    /// Scylla 2.2's pair fallback; [`stcs::settled_sizes`], with this
+    /// shard's flush size as the smallest tier); leveled, the levels of [`lcs::settled_levels`], each
     /// cut into `sstable_size_in_mb` SSTables over consecutive token ranges
     /// tiling the ring. Each key is in exactly one SSTable: slices of the
     /// key hash space (`key_share`), one per size-tiered SSTable, one per
     /// level (shared by the level's SSTables, which split it by token).
-    pub fn preload_table(&mut self, rows: u64, row_bytes: u64, first_key: u64, last_key: u64) {
+    ///
+    /// [`PreloadState::MidCycle`] starts the shard part-way through the
+    /// cycle its writes drive (flush, then compaction when a tier fills):
+    /// `tiers` is the position in the cycle of the two lowest size-tiered
+    /// tiers (base^2 flushes; [`stcs::steady_sizes`]; leveled
+    /// L0 starts empty) and `memtable` the active memtable's fill, with its
+    /// commitlog entries on disk. Shards at different positions flush and
+    /// compact at their own times, as in a cluster long into a write load,
+    /// not all at once.
+    pub fn preload_table(
+        &mut self,
+        rows: u64,
+        row_bytes: u64,
+        (first_key, last_key): (u64, u64),
+        state: PreloadState,
+    ) {
         assert!(row_bytes > 0, "preloaded rows need a size");
         let total_bytes = rows.saturating_mul(row_bytes);
+        let flush_bytes = self.config.flush_soft_limit_bytes().max(1);
+        let (flushes_into_cycle, memtable_fill) = match state {
+            PreloadState::Compacted => (0, 0.0),
+            PreloadState::MidCycle { tiers, memtable } => {
+                assert!(
+                    (0.0..1.0).contains(&tiers) && (0.0..1.0).contains(&memtable),
+                    "cycle phases {tiers}, {memtable} are outside [0, 1)"
+                );
+                // Leveled: L0 goes to L1 once it holds an SSTable's worth
+                // (160 MiB), so with flushes at least that big L0 is empty
+                // between flushes.
+                let cycle = match self.config.compaction {
+                    CompactionStrategy::SizeTiered(options) => {
+                        let tier = self.smallest_tier_compacted(&options) as u64;
+                        tier * tier
+                    }
+                    CompactionStrategy::Leveled(_) => 1,
+                };
+                let flushes = ((tiers * cycle as f64) as u64).min(cycle - 1);
+                (flushes, memtable)
+            }
+        };
         match self.config.compaction {
             CompactionStrategy::SizeTiered(options) => {
-                let sizes = stcs::settled_sizes(
-                    total_bytes,
-                    self.config.flush_soft_limit_bytes().max(1),
-                    options.min_threshold,
-                );
+                let tier = self.smallest_tier_compacted(&options);
+                let sizes = if flushes_into_cycle > 0 || memtable_fill > 0.0 {
+                    stcs::steady_sizes(total_bytes, flush_bytes, tier, flushes_into_cycle)
+                } else {
+                    stcs::settled_sizes(total_bytes, flush_bytes, tier)
+                };
                 let sstables: Vec<(u64, u64)> = sizes
                     .iter()
                     .map(|bytes| (*bytes, bytes / row_bytes))
@@ -562,6 +618,52 @@ impl Shard {
                 );
             }
         }
+        if memtable_fill > 0.0 {
+            self.preload_memtable(memtable_fill, row_bytes, (first_key, last_key));
+        }
+    }
+
+    /// The fewest similar SSTables size-tiered compaction merges once it is
+    /// idle: `min_threshold`, or 2 with Scylla 2.2's fallback to pairs
+    /// (`compaction_enforce_min_threshold: false`), which leaves at most one
+    /// SSTable per tier.
+    fn smallest_tier_compacted(&self, options: &stcs::StcsOptions) -> usize {
+        if self.config.compaction_enforce_min_threshold {
+            options.min_threshold
+        } else {
+            2
+        }
+    }
+
+    /// Fills the active memtable to `fill` of the flush threshold with rows
+    /// of the preloaded size over the table's keys (overwrites, as a write
+    /// load long under way brings), their commitlog entries on disk.
+    fn preload_memtable(&mut self, fill: f64, row_bytes: u64, keys: (u64, u64)) {
+        debug_assert!(!self.config.data_mode, "volume mode preloads only");
+        let overhead = self.config.sstable_row_overhead_bytes;
+        let value_bytes = row_bytes.saturating_sub(8 + overhead);
+        let row_memory_bytes = 8 + value_bytes + self.config.memtable_row_overhead_bytes;
+        let memory_bytes = (fill * self.config.flush_soft_limit_bytes() as f64) as u64;
+        let rows = memory_bytes / row_memory_bytes.max(1);
+        if rows == 0 {
+            return;
+        }
+        let entry_bytes = mutation_bytes(value_bytes.min(u64::from(u32::MAX)) as u32)
+            + crate::commitlog::ENTRY_OVERHEAD_BYTES;
+        let segment = self.commitlog.current_segment();
+        self.commitlog.preload(rows * entry_bytes);
+        self.active.preload(
+            rows,
+            row_memory_bytes,
+            8 + value_bytes + overhead,
+            keys,
+            segment,
+        );
+        self.resize_row_cache();
+        debug_assert!(
+            self.virtual_dirty_bytes() < self.config.flush_soft_limit_bytes(),
+            "a preloaded memtable stays below the flush threshold"
+        );
     }
 
     /// Volume mode: the preload's keys (those whose key-share point is
@@ -2230,6 +2332,63 @@ mod tests {
     }
 
     #[test]
+    fn a_mid_cycle_preload_fills_the_memtable_and_the_low_tiers_and_then_flushes_on_time() {
+        let config = ShardConfig::scylla_defaults(64 * MIB);
+        let soft_limit = config.flush_soft_limit_bytes();
+        // 1032-byte rows: 1,000 flushes' worth.
+        let rows = 1000 * soft_limit / 1032;
+        let compacted = {
+            let mut shard = Shard::new(config.clone(), SimTime::ZERO);
+            shard.preload_table(rows, 1032, (1, rows), PreloadState::Compacted);
+            shard
+        };
+        assert_eq!(compacted.stats().memtable_bytes, 0);
+        let mut shard = Shard::new(config.clone(), SimTime::ZERO);
+        // Scylla 2.2 merges pairs, so the two lowest tiers (1 and 2 flushes)
+        // cycle through 4 flushes: 0.8 is 3 flushes in (one SSTable of each),
+        // with the memtable 0.9 full.
+        shard.preload_table(
+            rows,
+            1032,
+            (1, rows),
+            PreloadState::MidCycle {
+                tiers: 0.8,
+                memtable: 0.9,
+            },
+        );
+        let stats = shard.stats();
+        assert_eq!(stats.sstable_bytes, compacted.stats().sstable_bytes);
+        let flush_sized = |shard: &Shard, flushes: u64| {
+            shard
+                .sstables()
+                .iter()
+                .filter(|sstable| sstable.data_bytes == flushes * soft_limit)
+                .count()
+        };
+        assert_eq!((flush_sized(&shard, 1), flush_sized(&shard, 2)), (1, 1));
+        let fill = stats.virtual_dirty_bytes as f64 / soft_limit as f64;
+        assert!((0.89..0.9).contains(&fill), "memtable fill {fill}");
+        assert!(stats.commitlog_segments >= 1, "{stats:?}");
+        // The memtable reaches the flush threshold after a tenth of a
+        // flush's writes, not a whole one; the flush frees the preloaded
+        // commitlog segments.
+        let mut replies = Vec::new();
+        let now = SimTime::from_nanos(1);
+        let mut writes = 0;
+        while shard.stats().flushes_completed == 0 {
+            shard.handle_client_request(now, write(writes, writes % rows + 1));
+            drive(&mut shard, now, &mut replies);
+            writes += 1;
+        }
+        let flush_rows = soft_limit / (8 + 1024 + config.memtable_row_overhead_bytes);
+        assert!(
+            writes < flush_rows / 5,
+            "{writes} writes to the first flush (a full memtable takes {flush_rows})"
+        );
+        assert!(shard.stats().commitlog_segments <= 2, "{:?}", shard.stats());
+    }
+
+    #[test]
     fn every_write_is_acknowledged_and_memtables_flush_at_the_soft_limit() {
         let config = ShardConfig::scylla_defaults(64 * MIB);
         let soft_limit = config.flush_soft_limit_bytes();
@@ -2721,7 +2880,7 @@ mod compaction_tests {
         config.compaction = leveled(MIB, false);
         let mut shard = Shard::new(config, SimTime::ZERO);
         // 50,000 rows of 300 bytes (14.3 MiB): L1 10 MiB, L2 the rest.
-        shard.preload_table(50_000, 300, 1, 100_000);
+        shard.preload_table(50_000, 300, (1, 100_000), PreloadState::Compacted);
         let per_level = check_levels(shard.sstables(), MIB);
         assert_eq!(&per_level[..4], &[0, 10, 5, 0]);
         let mut held = 0;

@@ -52,8 +52,8 @@ use std::time::Instant;
 
 use engine::heat::{self, HitRateTracker};
 use engine::{
-    Action, ClientRequest, IoClass, IoKind, Message, Operation, Placement, ReplyStatus, RequestId,
-    Shard, ShardAddress, ShardConfig, TaskId,
+    Action, ClientRequest, IoClass, IoKind, Message, Operation, Placement, PreloadState,
+    ReplyStatus, RequestId, Shard, ShardAddress, ShardConfig, TaskId,
 };
 use models::cassandra_stress::ReplicationStrategy;
 use models::cost::CostTable;
@@ -75,6 +75,7 @@ use crate::metrics::{round3, LatencySummary, OpMetrics};
 use crate::rng::{self, SimRng};
 use crate::timeseries::{NodeInterval, OpInterval, TimeSeries};
 use hdrhistogram::serialization::V2DeflateSerializer;
+use rand::seq::SliceRandom;
 use rand::RngExt;
 
 /// A message between two shards of one node: a cross-shard queue hop
@@ -286,6 +287,9 @@ pub struct Preload {
     /// The caches start filled to their steady state (`[data] cache =
     /// "warm"`), not empty.
     pub warm_cache: bool,
+    /// Each shard starts part-way through its flush-and-compact cycle
+    /// (`[data] state = "steady"`), not compacted with empty memtables.
+    pub mid_cycle: bool,
 }
 
 /// The backlog controllers a preset (or the scenario's `[controller]`)
@@ -1063,16 +1067,45 @@ impl Simulation {
     /// Gives every shard its share of the preloaded table: the partitions
     /// whose tokens its node holds a replica of (the node's replicated
     /// ownership on the ring), split evenly over the node's shards.
+    ///
+    /// Mid-cycle (`[data] state = "steady"`), the shards' positions in the
+    /// cycle (SSTable tiers and memtable fill, each) are a stratified
+    /// sample: `(i + u) / n` for the `n` simulated shards, an offset `u`
+    /// and a shuffle per dimension from the run's `data-phase` stream.
+    /// Independent draws would leave a few sampled shards bunched in the
+    /// cycle, flushing and compacting together; strata spread them as
+    /// evenly as the shards of a cluster long into its load are.
     fn preload(&mut self, preload: Preload) {
-        for shard in &mut self.shards {
+        let phases: Vec<PreloadState> = if preload.mid_cycle {
+            let mut rng = rng::stream(self.plan.seed, "data-phase");
+            let count = self.shards.len();
+            let mut stratified = || -> Vec<f64> {
+                let offset: f64 = rng.random();
+                let mut strata: Vec<usize> = (0..count).collect();
+                strata.shuffle(&mut rng);
+                strata
+                    .into_iter()
+                    .map(|stratum| (stratum as f64 + offset) / count as f64)
+                    .collect()
+            };
+            let tiers = stratified();
+            let memtables = stratified();
+            tiers
+                .into_iter()
+                .zip(memtables)
+                .map(|(tiers, memtable)| PreloadState::MidCycle { tiers, memtable })
+                .collect()
+        } else {
+            vec![PreloadState::Compacted; self.shards.len()]
+        };
+        for (shard, state) in self.shards.iter_mut().zip(phases) {
             let ownership = shard.engine.config().key_ownership_fraction;
             let rows = (preload.partitions as f64 * ownership).round() as u64;
-            // As the table's strategy leaves it once caught up.
             shard.engine.preload_table(
                 rows,
                 preload.row_bytes,
-                preload.first_key,
-                preload.last_key,
+                (preload.first_key, preload.last_key),
+                state,
             );
             if preload.warm_cache {
                 let warmed = shard.engine.warm_caches();

@@ -762,7 +762,7 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
             &data.compaction,
             &["size-tiered", "leveled"][..],
         ),
-        ("state", &data.state, &["compacted"][..]),
+        ("state", &data.state, &["compacted", "steady"][..]),
         ("cache", &data.cache, &["cold", "warm"][..]),
     ] {
         if let Some(value) = value {
@@ -784,6 +784,7 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
         first_key,
         last_key,
         warm_cache: data.cache.as_deref() == Some("warm"),
+        mid_cycle: data.state.as_deref() == Some("steady"),
     }))
 }
 

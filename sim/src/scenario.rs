@@ -446,7 +446,12 @@ pub struct DataSection {
     /// The table's strategy: `"size-tiered"` (default) or `"leveled"`.
     #[serde(default)]
     pub compaction: Option<String>,
-    /// `"compacted"`: as the table's strategy leaves it once caught up.
+    /// `"compacted"` (default): as the table's strategy leaves it once
+    /// caught up, memtables empty. `"steady"`: every shard part-way through
+    /// the flush-and-compact cycle its writes drive (its lowest SSTable
+    /// tiers and its memtable fill drawn per shard), as in a cluster long
+    /// into a write load, so flushes and compactions come at their own
+    /// times rather than all at once.
     #[serde(default)]
     pub state: Option<String>,
     /// `"cold"` (default): nothing cached when the run starts; `"warm"`:

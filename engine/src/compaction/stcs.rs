@@ -224,7 +224,9 @@ pub fn pending_compactions(sstables: &[SSTable], options: &StcsOptions) -> u64 {
 /// units of one flush, the total written in base `min_threshold` (4), one
 /// SSTable of `flush x 4^k` per unit of digit `k` (each tier holds fewer than
 /// min_threshold SSTables, or STCS would merge them), plus what is left
-/// below one flush. Largest first.
+/// below one flush. Largest first. With the pair fallback ([`pick`] with
+/// `enforce_min_threshold` false) an idle table merges down to one SSTable
+/// per tier: pass 2.
 pub fn settled_sizes(total_bytes: u64, flush_bytes: u64, min_threshold: usize) -> Vec<u64> {
     assert!(flush_bytes > 0 && min_threshold >= 2);
     let base = min_threshold as u64;
@@ -243,6 +245,52 @@ pub fn settled_sizes(total_bytes: u64, flush_bytes: u64, min_threshold: usize) -
     if rest > 0 {
         sizes.push(rest);
     }
+    sizes
+}
+
+/// The SSTable sizes of a size-tiered table caught up in the middle of its
+/// write cycle: [`settled_sizes`], except that the two lowest tiers hold
+/// `flushes_into_cycle` (0..`min_threshold`^2) flushes as a base-
+/// `min_threshold` number, the count a table has that far into the cycle
+/// the two tiers go through (one flush-size SSTable per flush until there
+/// are `min_threshold`, which compact into one of the next tier, and so
+/// on). The bytes that moves are taken from or given to the largest
+/// SSTable, so the total stays `total_bytes`; a table too small for that
+/// to leave the largest SSTable clear of the two tiers (at least twice the
+/// upper one, outside its size bucket) keeps its settled sizes.
+pub fn steady_sizes(
+    total_bytes: u64,
+    flush_bytes: u64,
+    min_threshold: usize,
+    flushes_into_cycle: u64,
+) -> Vec<u64> {
+    let base = min_threshold as u64;
+    assert!(
+        flushes_into_cycle < base * base,
+        "{flushes_into_cycle} flushes is past the two lowest tiers' cycle"
+    );
+    let settled = settled_sizes(total_bytes, flush_bytes, min_threshold);
+    let low_tier_max = flush_bytes.saturating_mul(base);
+    let (mut sizes, low): (Vec<u64>, Vec<u64>) =
+        settled.iter().partition(|&&bytes| bytes > low_tier_max);
+    let removed: u64 = low.iter().sum();
+    let added = flushes_into_cycle * flush_bytes;
+    // The largest (first) SSTable absorbs the difference.
+    let Some(largest) = sizes
+        .first()
+        .and_then(|largest| (largest + removed).checked_sub(added))
+        .filter(|&largest| largest >= low_tier_max.saturating_mul(2))
+    else {
+        return settled;
+    };
+    sizes[0] = largest;
+    for (tier_bytes, count) in [
+        (low_tier_max, flushes_into_cycle / base),
+        (flush_bytes, flushes_into_cycle % base),
+    ] {
+        sizes.extend(std::iter::repeat_n(tier_bytes, count as usize));
+    }
+    debug_assert_eq!(sizes.iter().sum::<u64>(), total_bytes);
     sizes
 }
 
@@ -531,6 +579,29 @@ mod tests {
     }
 
     #[test]
+    fn steady_sizes_put_the_cycle_in_the_two_lowest_tiers_and_keep_the_total() {
+        // Settled: 160, 160, 40, 40, 40, 10, 10, 5 (46 flushes and 5 bytes).
+        // At the start of the cycle the two lowest tiers are empty and the
+        // largest SSTable holds their bytes.
+        assert_eq!(steady_sizes(465, 10, 4, 0), vec![160 + 145, 160]);
+        // 9 flushes into the cycle: two of 4 flushes, one of 1.
+        assert_eq!(
+            steady_sizes(465, 10, 4, 9),
+            vec![160 + 145 - 90, 160, 40, 40, 10]
+        );
+        for flushes in 0..16 {
+            let sizes = steady_sizes(4650 * MIB, 100 * MIB, 4, flushes);
+            assert_eq!(sizes.iter().sum::<u64>(), 4650 * MIB);
+            let tier = |bytes: u64| sizes.iter().filter(|&&size| size == bytes).count() as u64;
+            assert_eq!(tier(100 * MIB), flushes % 4);
+            assert_eq!(tier(400 * MIB), flushes / 4);
+        }
+        // Too small: no tier above the two lowest to take the difference.
+        assert_eq!(steady_sizes(75, 10, 4, 5), settled_sizes(75, 10, 4));
+        assert_eq!(steady_sizes(160, 10, 4, 15), settled_sizes(160, 10, 4));
+    }
+
+    #[test]
     fn settled_sizes_are_the_base_4_digits_of_the_flushes() {
         // 46 flushes of 10 = 2 x 16 + 3 x 4 + 2 x 1, plus 5 bytes.
         assert_eq!(
@@ -547,6 +618,14 @@ mod tests {
             .map(|(generation, bytes)| sst(generation as u64, bytes))
             .collect();
         assert_eq!(pick(&settled, &[], &StcsOptions::default(), true), None);
+        // With the pair fallback the tiers are binary: nothing to merge either.
+        let settled: Vec<SSTable> = settled_sizes(4650 * MIB, 100 * MIB, 2)
+            .into_iter()
+            .enumerate()
+            .map(|(generation, bytes)| sst(generation as u64, bytes))
+            .collect();
+        assert_eq!(settled.len(), 5, "46 = 101110 in base 2, and the rest");
+        assert_eq!(pick(&settled, &[], &StcsOptions::default(), false), None);
     }
 
     #[test]
