@@ -126,6 +126,11 @@ pub enum SchedulingGroup {
     Commitlog,
     /// Compaction.
     Compaction,
+    /// A replica's part of a read: cache and memtable lookups, SSTable
+    /// index and data parsing, the digest of its answer
+    /// (`column_family::query`). Scylla 2.2 runs it in a `query` group of
+    /// its own; from 2.3 it is part of the statement group.
+    Query,
 }
 
 /// A named piece of CPU work. The engine says what it does; a cost table in

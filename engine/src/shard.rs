@@ -1174,7 +1174,7 @@ impl Shard {
             );
             self.actions.push_back(Action::RunCpu(CpuTask {
                 id: task,
-                group: SchedulingGroup::Statement,
+                group: SchedulingGroup::Query,
                 work: CpuWork::Digest { bytes },
             }));
             return;
@@ -1255,7 +1255,7 @@ impl Shard {
                     TaskId(self.tasks.insert(TaskPurpose::Read(request, cached, bloom)) as u64);
                 self.actions.push_back(Action::RunCpu(CpuTask {
                     id: task,
-                    group: SchedulingGroup::Statement,
+                    group: SchedulingGroup::Query,
                     work: CpuWork::ReadRequest {
                         sstables: sstables as u32,
                     },
@@ -1410,7 +1410,7 @@ impl Shard {
                 }) as u64);
                 self.actions.push_back(Action::RunCpu(CpuTask {
                     id: task,
-                    group: SchedulingGroup::Statement,
+                    group: SchedulingGroup::Query,
                     work: CpuWork::IndexParse {
                         bytes: self.config.sstable_format.index_parsed_bytes(row_bytes),
                     },
@@ -1451,7 +1451,7 @@ impl Shard {
         let task = TaskId(self.tasks.insert(TaskPurpose::DataParsed { read, version }) as u64);
         self.actions.push_back(Action::RunCpu(CpuTask {
             id: task,
-            group: SchedulingGroup::Statement,
+            group: SchedulingGroup::Query,
             work: CpuWork::DataParse {
                 row_bytes,
                 decompress_bytes: self.config.compression_chunk_bytes.unwrap_or(0),
@@ -2528,7 +2528,22 @@ mod tests {
             while let Some(action) = shard.poll_action() {
                 match action {
                     Action::Send { .. } => unreachable!("a single shard owns every key"),
-                    Action::RunCpu(task) => shard.handle_cpu_done(now, task.id),
+                    Action::RunCpu(task) => {
+                        // The replica's part of a read is the query group's
+                        // (its own in 2.2); coordinating it is not.
+                        let replica_work = matches!(
+                            task.work,
+                            CpuWork::ReadRequest { .. }
+                                | CpuWork::IndexParse { .. }
+                                | CpuWork::DataParse { .. }
+                        );
+                        assert_eq!(
+                            task.group == SchedulingGroup::Query,
+                            replica_work,
+                            "{task:?}"
+                        );
+                        shard.handle_cpu_done(now, task.id)
+                    }
                     Action::SubmitIo(io) => {
                         assert_eq!((io.kind, io.class), (IoKind::Read, IoClass::Query));
                         read_ios.push(io.bytes);

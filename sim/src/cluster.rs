@@ -386,7 +386,9 @@ impl IoScheduling {
                 Some(Self::scylla_class_of(IoClass::MemtableFlush))
             }
             engine::SchedulingGroup::Compaction => Some(Self::scylla_class_of(IoClass::Compaction)),
-            engine::SchedulingGroup::Statement | engine::SchedulingGroup::Commitlog => None,
+            engine::SchedulingGroup::Statement
+            | engine::SchedulingGroup::Query
+            | engine::SchedulingGroup::Commitlog => None,
         }
     }
 }
@@ -397,25 +399,51 @@ impl IoScheduling {
 pub enum CpuScheduling {
     /// Scylla 2.1: no CPU scheduler, one FIFO task queue per shard.
     Fifo,
-    /// Scylla 2.2 and later: a group per kind of work with its shares
-    /// (statement, memtable, commitlog, compaction).
-    Groups([f64; 4]),
+    /// Scylla 2.2 and later: a reactor group per kind of work with its
+    /// shares: statement (the foreground; Seastar's `main` group in 2.2),
+    /// memtable, commitlog, compaction, and, with `query_apart` (2.2), a
+    /// fifth, `query`, for a replica's part of reads.
+    Groups {
+        /// Initial shares, in that order (the fifth unused unless
+        /// `query_apart`).
+        shares: [f64; 5],
+        /// Reads' replica work runs in its own group, not the statement
+        /// group ([`engine::SchedulingGroup::Query`]).
+        query_apart: bool,
+    },
     /// Cassandra: one engine shard per node on a JVM (`models::jvm`): SEDA
     /// stages whose threads share the node's cores, and G1 pauses.
     Jvm(JvmConfig),
 }
 
 impl CpuScheduling {
-    /// Scylla 2.2 / 3.0 initial shares: every group is created with 1000;
-    /// the memtable and compaction groups are then driven by their
-    /// backlog controllers (the storage-engine issue).
-    pub const SCYLLA_2_2: CpuScheduling = CpuScheduling::Groups([1000.0, 1000.0, 1000.0, 1000.0]);
+    /// Scylla 2.2 (`main.cc` @2.2.0): every group is created with 1000
+    /// shares; the memtable and compaction groups are then driven by their
+    /// backlog controllers. `column_family::query` runs in the `query`
+    /// group (`_data_query_stage`, `database.cc`); the CQL server, the
+    /// coordinator, the RPC handlers and writes run in the default `main`
+    /// group, also 1000.
+    pub const SCYLLA_2_2: CpuScheduling = CpuScheduling::Groups {
+        shares: [1000.0; 5],
+        query_apart: true,
+    };
+
+    /// Scylla 2.3 and 3.0: reads join the rest of the foreground in the
+    /// `statement` group (1000). (2.3 still ran the RPC handlers in `main`,
+    /// which 3.0 moved to `statement`; left out.)
+    pub const SCYLLA_2_3: CpuScheduling = CpuScheduling::Groups {
+        shares: [1000.0; 5],
+        query_apart: false,
+    };
 
     /// The reactor's group shares.
     pub fn group_shares(&self) -> &[f64] {
         match self {
             CpuScheduling::Fifo | CpuScheduling::Jvm(_) => &[1000.0],
-            CpuScheduling::Groups(shares) => shares,
+            CpuScheduling::Groups {
+                shares,
+                query_apart,
+            } => &shares[..if *query_apart { 5 } else { 4 }],
         }
     }
 
@@ -423,11 +451,18 @@ impl CpuScheduling {
     pub fn group_of(&self, group: engine::SchedulingGroup) -> usize {
         match self {
             CpuScheduling::Fifo | CpuScheduling::Jvm(_) => 0,
-            CpuScheduling::Groups(_) => match group {
+            CpuScheduling::Groups { query_apart, .. } => match group {
                 engine::SchedulingGroup::Statement => 0,
                 engine::SchedulingGroup::Memtable => 1,
                 engine::SchedulingGroup::Commitlog => 2,
                 engine::SchedulingGroup::Compaction => 3,
+                engine::SchedulingGroup::Query => {
+                    if *query_apart {
+                        4
+                    } else {
+                        0
+                    }
+                }
             },
         }
     }
@@ -2186,6 +2221,23 @@ mod tests {
     use crate::load::{ColumnPlan, KeyPlan, OpMix, RatePlan};
     use crate::report::Summary;
     use models::distribution::SizeDistribution;
+
+    #[test]
+    fn scylla_2_2_runs_a_replicas_reads_in_a_query_group_of_their_own() {
+        use engine::SchedulingGroup::{Compaction, Query, Statement};
+        let (v2_2, v2_3) = (CpuScheduling::SCYLLA_2_2, CpuScheduling::SCYLLA_2_3);
+        assert_eq!(v2_2.group_shares(), &[1000.0; 5]);
+        assert_eq!(v2_3.group_shares(), &[1000.0; 4]);
+        assert_eq!(
+            [Statement, Query, Compaction].map(|group| v2_2.group_of(group)),
+            [0, 4, 3]
+        );
+        assert_eq!(
+            [Statement, Query, Compaction].map(|group| v2_3.group_of(group)),
+            [0, 0, 3]
+        );
+        assert_eq!(CpuScheduling::Fifo.group_of(Query), 0);
+    }
 
     fn small_plan(seed: u64) -> RunPlan {
         RunPlan {

@@ -1119,8 +1119,10 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             CpuScheduling::Jvm(jvm)
         } else if section.preset == "scylla-2.1" {
             CpuScheduling::Fifo
-        } else {
+        } else if section.preset == "scylla-2.2" {
             CpuScheduling::SCYLLA_2_2
+        } else {
+            CpuScheduling::SCYLLA_2_3
         },
     })
 }
