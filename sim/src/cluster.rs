@@ -71,7 +71,7 @@ use crate::kernel::Kernel;
 use crate::load::{
     KeySource, LoadPlan, MixCursor, OpKind, RatePlan, Routing, Schedule, StartPlan, StopPlan,
 };
-use crate::metrics::{round3, LatencySummary, OpMetrics};
+use crate::metrics::{round3, LatencySummary, OpMetrics, ServerLatencies};
 use crate::rng::{self, SimRng};
 use crate::timeseries::{NodeInterval, OpInterval, TimeSeries};
 use hdrhistogram::serialization::V2DeflateSerializer;
@@ -547,6 +547,8 @@ pub struct RunOutcome {
     /// Each shard at the end (node-major: node 0's shards first): its
     /// SSTables and its figures.
     pub shards: Vec<ShardOutcome>,
+    /// Every node's coordinators' latencies over the run, merged.
+    pub server: ServerLatencies,
 }
 
 impl RunOutcome {
@@ -836,6 +838,9 @@ struct InFlight {
     /// Data mode, reads: the newest version of the key acknowledged when
     /// the read was issued (see `ConsistencyCheck`).
     read_floor: u64,
+    /// When this attempt reached its coordinating shard (server-side
+    /// latency runs from here to the coordinator's reply).
+    at_coordinator: SimTime,
 }
 
 /// Client-side metrics of one load.
@@ -854,6 +859,9 @@ struct Simulation {
     plan: RunPlan,
     kernel: Kernel<Event>,
     nodes: Vec<NodeHardware>,
+    /// What each node's coordinators measured (apart from `nodes`, whose
+    /// hot fields it would spread over more cache lines).
+    server: Vec<ServerLatencies>,
     shards: Vec<ShardState>,
     processes: Vec<ClientProcess>,
     in_flight: Slab<InFlight>,
@@ -1050,6 +1058,9 @@ impl Simulation {
         let op_windows = vec![None; ops.len()];
         let mut simulation = Simulation {
             kernel: Kernel::with_limits(50_000_000),
+            server: (0..cluster.nodes)
+                .map(|_| ServerLatencies::default())
+                .collect(),
             nodes,
             shards,
             processes,
@@ -1215,6 +1226,13 @@ impl Simulation {
             } => self.send_request(now, process, measured_from),
             Event::OpenLoopArrival { process } => self.open_loop_arrival(now, process),
             Event::RequestArrives { shard, request } => {
+                let (slot, serial) = (
+                    (request.id.0 & 0xFFFF_FFFF) as u32,
+                    (request.id.0 >> 32) as u32,
+                );
+                if self.live_attempt(slot, serial) {
+                    self.in_flight[slot as usize].at_coordinator = now;
+                }
                 self.shards[shard as usize]
                     .engine
                     .handle_client_request(now, request);
@@ -1514,6 +1532,7 @@ impl Simulation {
                 attempt: 0,
                 operation,
                 read_floor,
+                at_coordinator: SimTime::ZERO,
             },
         );
     }
@@ -1900,9 +1919,14 @@ impl Simulation {
                         // the reply (its bytes on the wire are left out).
                         continue;
                     }
-                    let process = self.in_flight[slot as usize].process;
+                    let attempt = &self.in_flight[slot as usize];
+                    let process = attempt.process;
                     let node = self.shards[shard as usize].node;
                     let hardware = &mut self.nodes[node as usize];
+                    self.server[node as usize].record(
+                        matches!(attempt.operation, Operation::Write { .. }),
+                        now - attempt.at_coordinator,
+                    );
                     let (payload, outcome) = match reply.status {
                         ReplyStatus::Written => (0, ReplyOutcome::Written),
                         ReplyStatus::Found {
@@ -2033,6 +2057,8 @@ impl Simulation {
             hardware.cache_at_last_tick = (cache_hits, cache_lookups);
             interval.cache_hits = cache_hits - hits_before;
             interval.cache_lookups = cache_lookups - lookups_before;
+            [interval.server_read_p99_ms, interval.server_write_p99_ms] =
+                self.server[node].take_interval_p99_ms();
             nodes.push(interval);
         }
         // Sampled runs: the whole node's counts, bytes and rates are n/k
@@ -2123,6 +2149,10 @@ impl Simulation {
 
     fn finish(self, wall_seconds: f64) -> RunOutcome {
         let end = self.kernel.now();
+        let mut server = ServerLatencies::default();
+        for node in &self.server {
+            server.merge_totals(node);
+        }
         let op_windows = self
             .op_windows
             .iter()
@@ -2156,6 +2186,7 @@ impl Simulation {
             events: self.kernel.events_processed(),
             wall_seconds,
             plan: self.plan,
+            server,
         }
     }
 }

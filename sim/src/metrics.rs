@@ -39,7 +39,7 @@ pub struct LatencySummary {
 
 impl LatencySummary {
     /// Summarises a histogram of microseconds.
-    pub fn of(histogram: &Histogram<u64>) -> LatencySummary {
+    pub fn of<T: hdrhistogram::Counter>(histogram: &Histogram<T>) -> LatencySummary {
         let ms = |us: u64| us as f64 / 1000.0;
         LatencySummary {
             mean: round3(histogram.mean() / 1000.0),
@@ -179,5 +179,118 @@ mod tests {
         assert!((p99 - 0.990).abs() < 0.002);
         assert_eq!(metrics.take_interval(), (0, 0.0), "the interval resets");
         assert_eq!(metrics.count, 1000, "the whole-run count does not");
+    }
+}
+
+/// Highest server-side latency recorded, in microseconds (one minute; the
+/// coordinator's timeouts are seconds).
+const MAX_SERVER_LATENCY_US: u64 = 60_000_000;
+
+/// The latencies one node's coordinators measured, as Scylla's
+/// `storage_proxy` coordinator histograms do (what Scylla Monitoring shows
+/// as server-side latency): from a client request's arrival on the
+/// coordinating shard to its reply, without the client's NIC, queueing or
+/// the wire. Reads and writes, whole run and since the last tick; 2
+/// significant digits in `u32` counts, so 40 nodes keep them in a few MB.
+#[derive(Clone, Debug)]
+pub struct ServerLatencies {
+    /// Read, then write.
+    ops: [ServerOp; 2],
+}
+
+#[derive(Clone, Debug)]
+struct ServerOp {
+    total: Histogram<u32>,
+    interval: Histogram<u32>,
+}
+
+impl ServerOp {
+    fn new() -> ServerOp {
+        let histogram = || {
+            Histogram::new_with_bounds(1, MAX_SERVER_LATENCY_US, 2)
+                .expect("static histogram bounds are valid")
+        };
+        ServerOp {
+            total: histogram(),
+            interval: histogram(),
+        }
+    }
+}
+
+impl Default for ServerLatencies {
+    fn default() -> ServerLatencies {
+        ServerLatencies {
+            ops: [ServerOp::new(), ServerOp::new()],
+        }
+    }
+}
+
+impl ServerLatencies {
+    /// Records one request the node coordinated.
+    #[inline]
+    pub fn record(&mut self, write: bool, latency: SimDuration) {
+        let us = latency
+            .as_nanos()
+            .div_ceil(1000)
+            .clamp(1, MAX_SERVER_LATENCY_US);
+        // Into the interval only; ticks fold it into the total.
+        self.ops[usize::from(write)].interval.saturating_record(us);
+    }
+
+    /// The p99 of reads and of writes since the last call, in ms (`None`
+    /// for an op with none), then starts the next interval.
+    pub fn take_interval_p99_ms(&mut self) -> [Option<f64>; 2] {
+        self.ops.each_mut().map(|op| {
+            let p99 = (!op.interval.is_empty())
+                .then(|| op.interval.value_at_quantile(0.99) as f64 / 1000.0);
+            op.total
+                .add(&op.interval)
+                .expect("server histograms share their bounds");
+            op.interval.reset();
+            p99
+        })
+    }
+
+    /// Whole-run histograms of reads and of writes (microseconds), up to
+    /// the last tick.
+    pub fn totals(&self) -> [&Histogram<u32>; 2] {
+        [&self.ops[0].total, &self.ops[1].total]
+    }
+
+    /// Adds another node's whole-run latencies to these, and what it
+    /// recorded since its last tick.
+    pub fn merge_totals(&mut self, other: &ServerLatencies) {
+        for (mine, theirs) in self.ops.iter_mut().zip(&other.ops) {
+            for histogram in [&theirs.total, &theirs.interval] {
+                mine.total
+                    .add(histogram)
+                    .expect("server histograms share their bounds");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod server_tests {
+    use super::*;
+
+    #[test]
+    fn server_latencies_keep_reads_and_writes_apart_and_reset_per_interval() {
+        let mut node = ServerLatencies::default();
+        for ms in 1..=100 {
+            node.record(false, SimDuration::from_millis(ms));
+        }
+        node.record(true, SimDuration::from_micros(300));
+        let [read, write] = node.take_interval_p99_ms();
+        let read = read.expect("reads were recorded");
+        assert!((98.0..=100.0).contains(&read), "read p99 {read}");
+        let write = write.expect("a write was recorded");
+        assert!((0.297..=0.303).contains(&write), "2 digits: {write}");
+        assert_eq!(node.take_interval_p99_ms(), [None, None], "reset");
+        let mut cluster = ServerLatencies::default();
+        cluster.merge_totals(&node);
+        cluster.merge_totals(&node);
+        assert_eq!(cluster.totals()[0].len(), 200);
+        assert_eq!(cluster.totals()[1].len(), 2);
     }
 }

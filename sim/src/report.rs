@@ -92,6 +92,11 @@ pub struct Summary {
     /// The coordinators' read path, over the run: reads with a digest
     /// mismatch, rows written back by read repair, speculative retries.
     pub coordinator: CoordinatorSummary,
+    /// Server-side latencies over the whole run (warm-up included), per op
+    /// type: what the coordinators measured from a request's arrival on the
+    /// coordinating shard to its reply, without the client and the wire
+    /// (Scylla Monitoring's view; R6's headline is one).
+    pub server_latency_ms: BTreeMap<String, LatencySummary>,
 }
 
 /// `summary.json` `sampling`.
@@ -289,6 +294,12 @@ impl Summary {
                 scale: round3(scale),
             }),
             coordinator: CoordinatorSummary::of(outcome).scaled(scale),
+            server_latency_ms: ["read", "write"]
+                .into_iter()
+                .zip(outcome.server.totals())
+                .filter(|(_, histogram)| !histogram.is_empty())
+                .map(|(op, histogram)| (op.to_string(), LatencySummary::of(histogram)))
+                .collect(),
             consistency: outcome
                 .consistency
                 .as_ref()

@@ -140,6 +140,11 @@ pub struct NodeInterval {
     pub cache_hits: u64,
     /// Row-cache lookups.
     pub cache_lookups: u64,
+    /// p99 of the reads the node's coordinators answered (ms; `None`
+    /// with none).
+    pub server_read_p99_ms: Option<f64>,
+    /// p99 of the writes the node's coordinators answered.
+    pub server_write_p99_ms: Option<f64>,
 }
 
 /// A column of the table.
@@ -203,7 +208,7 @@ pub const OP_COLUMNS: [Column<OpInterval>; 2] = [
 ];
 
 /// The columns of each node.
-pub const NODE_COLUMNS: [Column<NodeInterval>; 17] = [
+pub const NODE_COLUMNS: [Column<NodeInterval>; 19] = [
     Column {
         name: "memtable_bytes",
         scales: true,
@@ -299,6 +304,24 @@ pub const NODE_COLUMNS: [Column<NodeInterval>; 17] = [
             lookups => Cell::Fixed(node.cache_hits as f64 / lookups as f64, 4),
         },
     },
+    // Server-side: what the node's coordinators measured, request arrival
+    // to reply (Scylla Monitoring's coordinator latencies).
+    Column {
+        name: "server_read_p99_ms",
+        scales: false,
+        value: |node| {
+            node.server_read_p99_ms
+                .map_or(Cell::Blank, |ms| Cell::Fixed(ms, 3))
+        },
+    },
+    Column {
+        name: "server_write_p99_ms",
+        scales: false,
+        value: |node| {
+            node.server_write_p99_ms
+                .map_or(Cell::Blank, |ms| Cell::Fixed(ms, 3))
+        },
+    },
 ];
 
 #[cfg(test)]
@@ -359,6 +382,8 @@ mod tests {
             write_throttled_s: 1.0,
             cache_hits: 3,
             cache_lookups: 4,
+            server_read_p99_ms: None,
+            server_write_p99_ms: Some(0.75),
         };
         let op = OpInterval {
             length_s: 2.0,
@@ -389,6 +414,8 @@ mod tests {
             ("node0_flush_shares", "50.0", "50.0"),
             ("node0_write_throttled_fraction", "0.2500", "0.2500"),
             ("node0_cache_hit_rate", "0.7500", "0.7500"),
+            ("node0_server_read_p99_ms", "", ""),
+            ("node0_server_write_p99_ms", "0.750", "0.750"),
         ];
         assert_eq!(series.columns.len(), expected.len());
         for (index, (name, whole, sampled)) in expected.into_iter().enumerate() {

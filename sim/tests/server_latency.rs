@@ -1,0 +1,62 @@
+//! Server-side latencies: what each node's coordinators measured, from a
+//! request's arrival on the coordinating shard to its reply. They leave out
+//! the client's NIC and the wire both ways, so they sit below the client's
+//! latencies by about a round trip, and every node that coordinates has its
+//! own per-interval p99 in the time series.
+
+use sim::plan::{resolve, RunOverrides};
+use sim::report::Summary;
+use sim::scenario::parse;
+
+const SCENARIO: &str = r#"
+name = "server-latency"
+seed = 5
+duration = "3s"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 3
+instance = "i3.large"
+
+[[load]]
+name = "mixed"
+command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=QUORUM duration=3s -schema 'replication(factor=3)' -rate 'threads=16 limit=4000/s' -pop 'dist=uniform(1..20000)'"
+"#;
+
+#[test]
+fn coordinators_measure_below_the_client_by_the_wire() {
+    let scenario = parse("server-latency.toml", SCENARIO).unwrap_or_else(|e| panic!("{e}"));
+    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let summary = Summary::of(&outcome);
+    for op in ["read", "write"] {
+        let server = summary.server_latency_ms[op];
+        let client = summary.ops[op].latency_ms;
+        println!("{op}: server {server:?}\nclient {client:?}");
+        // The wire: 45 us plus jitter each way, and the client's NIC.
+        assert!(
+            server.p50 > 0.02 && server.p50 + 0.08 < client.p50,
+            "{op}: server p50 {} against the client's {}",
+            server.p50,
+            client.p50
+        );
+        assert!(server.p99 <= client.p99, "{op}");
+    }
+    let series = &outcome.timeseries;
+    for node in 0..3 {
+        for op in ["read", "write"] {
+            let name = format!("node{node}_server_{op}_p99_ms");
+            let column = series
+                .columns
+                .iter()
+                .position(|c| *c == name)
+                .unwrap_or_else(|| panic!("{name} is a column"));
+            let filled = series
+                .rows
+                .iter()
+                .filter(|row| row[column].parse::<f64>().is_ok_and(|ms| ms > 0.0))
+                .count();
+            assert_eq!(filled, series.rows.len(), "{name} in every interval");
+        }
+    }
+}
