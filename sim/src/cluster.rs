@@ -2031,8 +2031,12 @@ impl Simulation {
                 throttled = throttled + shard.engine.write_throttled_time(now);
                 cache_lookups += stats.cache_hits + stats.cache_misses;
                 let (busy, cores) = shard.cpu.busy(now);
+                let shard_busy_s = (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
                 interval.cpu_cores += cores;
-                interval.cpu_busy_s += (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
+                interval.cpu_busy_s += shard_busy_s;
+                interval.hottest_shard_utilisation = interval
+                    .hottest_shard_utilisation
+                    .max(shard_busy_s / (length * f64::from(cores.max(1))));
                 shard.cpu_busy_at_last_tick = busy;
             }
             let busy = hardware.device.busy_time(now);

@@ -140,6 +140,9 @@ pub struct NodeInterval {
     pub cache_hits: u64,
     /// Row-cache lookups.
     pub cache_lookups: u64,
+    /// Busy fraction of the node's busiest simulated shard (Cassandra: of
+    /// the node's cores).
+    pub hottest_shard_utilisation: f64,
     /// p99 of the reads the node's coordinators answered (ms; `None`
     /// with none).
     pub server_read_p99_ms: Option<f64>,
@@ -208,7 +211,7 @@ pub const OP_COLUMNS: [Column<OpInterval>; 2] = [
 ];
 
 /// The columns of each node.
-pub const NODE_COLUMNS: [Column<NodeInterval>; 19] = [
+pub const NODE_COLUMNS: [Column<NodeInterval>; 20] = [
     Column {
         name: "memtable_bytes",
         scales: true,
@@ -231,6 +234,11 @@ pub const NODE_COLUMNS: [Column<NodeInterval>; 19] = [
             let capacity = node.length_s * f64::from(node.cpu_cores.max(1));
             Cell::Fixed((node.cpu_busy_s / capacity).min(1.0), 4)
         },
+    },
+    Column {
+        name: "hottest_shard_utilisation",
+        scales: false,
+        value: |node| Cell::Fixed(node.hottest_shard_utilisation.min(1.0), 4),
     },
     Column {
         name: "compactions",
@@ -382,6 +390,7 @@ mod tests {
             write_throttled_s: 1.0,
             cache_hits: 3,
             cache_lookups: 4,
+            hottest_shard_utilisation: 0.8,
             server_read_p99_ms: None,
             server_write_p99_ms: Some(0.75),
         };
@@ -401,6 +410,7 @@ mod tests {
             ("node0_sstables", "3", "12"),
             ("node0_disk_utilisation", "0.5000", "0.5000"),
             ("node0_cpu_utilisation", "0.5000", "0.5000"),
+            ("node0_hottest_shard_utilisation", "0.8000", "0.8000"),
             ("node0_compactions", "1", "4"),
             ("node0_compaction_backlog", "0.7500", "0.7500"),
             ("node0_compaction_shares", "100.0", "100.0"),

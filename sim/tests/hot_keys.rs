@@ -76,6 +76,26 @@ fn the_hot_keys_shard_serves_its_share_from_the_row_cache() {
             assert!(hits < 0.05, "shard {shard_index} hit {hits}");
         }
     }
+    // The time series shows each node's busiest shard above its mean (the
+    // key's reads are cache hits, so only a little).
+    let series = &outcome.timeseries;
+    let column = |name: &str| series.columns.iter().position(|c| c == name).unwrap();
+    for node in 0..3 {
+        let (mean, hottest) = (
+            column(&format!("node{node}_cpu_utilisation")),
+            column(&format!("node{node}_hottest_shard_utilisation")),
+        );
+        let average = |index: usize| -> f64 {
+            let rows = &series.rows[2..];
+            rows.iter()
+                .map(|row| row[index].parse::<f64>().unwrap())
+                .sum::<f64>()
+                / rows.len() as f64
+        };
+        let (mean, hottest) = (average(mean), average(hottest));
+        println!("node {node}: shards {mean:.3} on average, the busiest {hottest:.3}");
+        assert!(hottest > mean, "node {node}: {hottest} against {mean}");
+    }
 }
 
 #[test]

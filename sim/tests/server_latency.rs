@@ -1,8 +1,10 @@
-//! Server-side latencies: what each node's coordinators measured, from a
-//! request's arrival on the coordinating shard to its reply. They leave out
-//! the client's NIC and the wire both ways, so they sit below the client's
-//! latencies by about a round trip, and every node that coordinates has its
-//! own per-interval p99 in the time series.
+//! Server-side views. Latencies: what each node's coordinators measured,
+//! from a request's arrival on the coordinating shard to its reply. They
+//! leave out the client's NIC and the wire both ways, so they sit below the
+//! client's latencies by about a round trip, and every node that
+//! coordinates has its own per-interval p99 in the time series. Load: a
+//! node's busiest shard next to its mean, which tells a hot shard from a
+//! busy node.
 
 use sim::plan::{resolve, RunOverrides};
 use sim::report::Summary;
@@ -58,5 +60,45 @@ fn coordinators_measure_below_the_client_by_the_wire() {
                 .count();
             assert_eq!(filled, series.rows.len(), "{name} in every interval");
         }
+    }
+}
+
+#[test]
+fn one_hot_shard_shows_as_the_nodes_busiest() {
+    // Every write to key 1, at RF 1: the key's shard does all the work.
+    let text = r#"
+name = "hot-shard"
+seed = 5
+duration = "3s"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 1
+instance = "i3.2xlarge"
+
+[cluster.overrides]
+shards = 4
+
+[[load]]
+name = "write"
+command = "cassandra-stress write no-warmup cl=ONE duration=3s -rate 'threads=8 limit=4000/s' -pop 'seq=1..1'"
+"#;
+    let scenario = parse("hot-shard.toml", text).unwrap_or_else(|e| panic!("{e}"));
+    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let series = &outcome.timeseries;
+    let column = |name: &str| series.columns.iter().position(|c| c == name).unwrap();
+    let (mean, hottest) = (
+        column("node0_cpu_utilisation"),
+        column("node0_hottest_shard_utilisation"),
+    );
+    for row in &series.rows {
+        let (mean, hottest): (f64, f64) =
+            (row[mean].parse().unwrap(), row[hottest].parse().unwrap());
+        println!("mean {mean}, busiest {hottest}");
+        assert!(
+            (hottest - 4.0 * mean).abs() < 0.02 * hottest && hottest > 0.05,
+            "one of 4 shards does all the work: {hottest} against a mean of {mean}"
+        );
     }
 }
