@@ -58,7 +58,7 @@ pub fn register_font() {
 
 /// Values of column `name` as (time, value) points.
 fn column(series: &TimeSeries, name: &str) -> Option<Vec<(f64, f64)>> {
-    let index = series.columns.iter().position(|column| column == name)?;
+    let index = series.column(name)?;
     Some(
         series
             .rows

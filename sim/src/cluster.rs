@@ -2369,7 +2369,7 @@ mod tests {
         let outcome = run(plan, &mut |_| {});
         let series = &outcome.timeseries;
         let column = |name: &str| {
-            let index = series.columns.iter().position(|c| c == name).unwrap();
+            let index = series.column(name).unwrap();
             series.rows.iter().map(move |row| &row[index])
         };
         let whole = |cell: &String| cell.parse::<u64>().unwrap();

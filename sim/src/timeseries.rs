@@ -25,6 +25,24 @@ pub struct TimeSeries {
 }
 
 impl TimeSeries {
+    /// The position of column `name` (e.g. `node0_cpu_utilisation`), if
+    /// the series has it.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|column| column == name)
+    }
+
+    /// Column `name` as numbers, one per row (`None` for a blank cell),
+    /// or `None` without such a column.
+    pub fn values(&self, name: &str) -> Option<Vec<Option<f64>>> {
+        let index = self.column(name)?;
+        Some(
+            self.rows
+                .iter()
+                .map(|row| row[index].parse().ok())
+                .collect(),
+        )
+    }
+
     /// An empty series with the columns of `ops` (op type names) and
     /// `nodes` nodes.
     pub fn new(ops: &[&str], nodes: u32) -> TimeSeries {
@@ -354,6 +372,24 @@ mod tests {
             "{name} is neither a total nor per unit"
         );
         scales
+    }
+
+    #[test]
+    fn columns_are_found_by_name_and_read_as_numbers() {
+        let series = TimeSeries {
+            columns: vec!["time_s".into(), "node0_cache_hit_rate".into()],
+            rows: vec![
+                vec!["1.000".into(), "0.5000".into()],
+                vec!["2.000".into(), String::new()],
+            ],
+        };
+        assert_eq!(series.column("node0_cache_hit_rate"), Some(1));
+        assert_eq!(series.column("node1_cache_hit_rate"), None);
+        assert_eq!(
+            series.values("node0_cache_hit_rate"),
+            Some(vec![Some(0.5), None])
+        );
+        assert_eq!(series.values("missing"), None);
     }
 
     #[test]

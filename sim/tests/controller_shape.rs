@@ -42,7 +42,7 @@ fn run(preset: &str) -> Shape {
     let plan = resolve(&scenario, &overrides).unwrap_or_else(|e| panic!("{e}"));
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let series = &outcome.timeseries;
-    let column = |name: &str| series.columns.iter().position(|c| c == name).unwrap();
+    let column = |name: &str| series.column(name).unwrap();
     let (ops, compactions) = (column("write_ops_per_s"), column("node0_compactions"));
     // Skip the first 30 s: compaction has not started in earnest yet.
     let rows = &series.rows[30..series.rows.len() - 1];

@@ -79,7 +79,7 @@ fn the_hot_keys_shard_serves_its_share_from_the_row_cache() {
     // The time series shows each node's busiest shard above its mean (the
     // key's reads are cache hits, so only a little).
     let series = &outcome.timeseries;
-    let column = |name: &str| series.columns.iter().position(|c| c == name).unwrap();
+    let column = |name: &str| series.column(name).unwrap();
     for node in 0..3 {
         let (mean, hottest) = (
             column(&format!("node{node}_cpu_utilisation")),

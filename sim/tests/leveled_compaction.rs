@@ -77,16 +77,12 @@ fn check_levels(sstables: &[SSTable], max_bytes: u64) -> Vec<usize> {
 
 /// The largest value of a time-series column.
 fn column_max(outcome: &RunOutcome, name: &str) -> f64 {
-    let series = &outcome.timeseries;
-    let column = series
-        .columns
-        .iter()
-        .position(|c| c == name)
-        .unwrap_or_else(|| panic!("no column {name}"));
-    series
-        .rows
-        .iter()
-        .map(|row| row[column].parse::<f64>().unwrap())
+    outcome
+        .timeseries
+        .values(name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+        .into_iter()
+        .map(|value| value.expect("a number in every row"))
         .fold(0.0, f64::max)
 }
 

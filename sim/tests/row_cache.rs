@@ -43,7 +43,7 @@ fn run_with_cache(population: &str, cache: &str) -> Vec<(f64, f64)> {
     let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let series = &outcome.timeseries;
-    let column = |name: &str| series.columns.iter().position(|c| c == name).unwrap();
+    let column = |name: &str| series.column(name).unwrap();
     let (hits, disk) = (
         column("node0_cache_hit_rate"),
         column("node0_disk_read_mb_per_s"),

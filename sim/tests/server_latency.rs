@@ -49,9 +49,7 @@ fn coordinators_measure_below_the_client_by_the_wire() {
         for op in ["read", "write"] {
             let name = format!("node{node}_server_{op}_p99_ms");
             let column = series
-                .columns
-                .iter()
-                .position(|c| *c == name)
+                .column(&name)
                 .unwrap_or_else(|| panic!("{name} is a column"));
             let filled = series
                 .rows
@@ -87,7 +85,7 @@ command = "cassandra-stress write no-warmup cl=ONE duration=3s -rate 'threads=8 
     let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let series = &outcome.timeseries;
-    let column = |name: &str| series.columns.iter().position(|c| c == name).unwrap();
+    let column = |name: &str| series.column(name).unwrap();
     let (mean, hottest) = (
         column("node0_cpu_utilisation"),
         column("node0_hottest_shard_utilisation"),

@@ -41,7 +41,7 @@ fn run(state: &str, seed: u64) -> (Vec<(f64, f64)>, String) {
     let plan = resolve(&scenario, &overrides).unwrap_or_else(|e| panic!("{e}"));
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let series = &outcome.timeseries;
-    let column = |name: &str| series.columns.iter().position(|c| c == name).unwrap();
+    let column = |name: &str| series.column(name).unwrap();
     let first = &series.rows[0];
     let nodes = (0..3)
         .map(|node| {
