@@ -516,17 +516,18 @@ impl Shard {
     /// table's strategy leaves them once caught up: size-tiered, one
     /// SSTable per base-`min_threshold` digit of the flushes (base 2 with
     /// Scylla 2.2's pair fallback; [`stcs::settled_sizes`], with this
-    /// shard's flush size as the smallest tier); leveled, the levels of [`lcs::settled_levels`], each
-    /// cut into `sstable_size_in_mb` SSTables over consecutive token ranges
-    /// tiling the ring. Each key is in exactly one SSTable: slices of the
-    /// key hash space (`key_share`), one per size-tiered SSTable, one per
-    /// level (shared by the level's SSTables, which split it by token).
+    /// shard's flush size as the smallest tier); leveled, the levels of
+    /// [`lcs::settled_levels`], each cut into `sstable_size_in_mb` SSTables
+    /// over consecutive token ranges tiling the ring. Each key is in exactly
+    /// one SSTable: slices of the key hash space (`key_share`), one per
+    /// size-tiered SSTable, one per level (shared by the level's SSTables,
+    /// which split it by token).
     ///
     /// [`PreloadState::MidCycle`] starts the shard part-way through the
     /// cycle its writes drive (flush, then compaction when a tier fills):
     /// `tiers` is the position in the cycle of the two lowest size-tiered
-    /// tiers (base^2 flushes; [`stcs::steady_sizes`]; leveled
-    /// L0 starts empty) and `memtable` the active memtable's fill, with its
+    /// tiers (base^2 flushes; [`stcs::steady_sizes`]; leveled L0 starts
+    /// empty) and `memtable` the active memtable's fill, with its
     /// commitlog entries on disk. Shards at different positions flush and
     /// compact at their own times, as in a cluster long into a write load,
     /// not all at once.
@@ -540,8 +541,10 @@ impl Shard {
         assert!(row_bytes > 0, "preloaded rows need a size");
         let total_bytes = rows.saturating_mul(row_bytes);
         let flush_bytes = self.config.flush_soft_limit_bytes().max(1);
+        // Mid-cycle: flushes into the two lowest tiers' cycle, and the
+        // memtable's fill.
         let (flushes_into_cycle, memtable_fill) = match state {
-            PreloadState::Compacted => (0, 0.0),
+            PreloadState::Compacted => (None, 0.0),
             PreloadState::MidCycle { tiers, memtable } => {
                 assert!(
                     (0.0..1.0).contains(&tiers) && (0.0..1.0).contains(&memtable),
@@ -558,16 +561,15 @@ impl Shard {
                     CompactionStrategy::Leveled(_) => 1,
                 };
                 let flushes = ((tiers * cycle as f64) as u64).min(cycle - 1);
-                (flushes, memtable)
+                (Some(flushes), memtable)
             }
         };
         match self.config.compaction {
             CompactionStrategy::SizeTiered(options) => {
                 let tier = self.smallest_tier_compacted(&options);
-                let sizes = if flushes_into_cycle > 0 || memtable_fill > 0.0 {
-                    stcs::steady_sizes(total_bytes, flush_bytes, tier, flushes_into_cycle)
-                } else {
-                    stcs::settled_sizes(total_bytes, flush_bytes, tier)
+                let sizes = match flushes_into_cycle {
+                    Some(flushes) => stcs::steady_sizes(total_bytes, flush_bytes, tier, flushes),
+                    None => stcs::settled_sizes(total_bytes, flush_bytes, tier),
                 };
                 let sstables: Vec<(u64, u64)> = sizes
                     .iter()
