@@ -843,6 +843,16 @@ struct InFlight {
     at_coordinator: SimTime,
 }
 
+/// The engine's id of the attempt in in-flight `slot` numbered `serial`.
+fn attempt_id(slot: u32, serial: u32) -> RequestId {
+    RequestId((u64::from(serial) << 32) | u64::from(slot))
+}
+
+/// The (slot, serial) of an attempt's id ([`attempt_id`]).
+fn attempt_of(id: RequestId) -> (u32, u32) {
+    ((id.0 & 0xFFFF_FFFF) as u32, (id.0 >> 32) as u32)
+}
+
 /// Client-side metrics of one load.
 struct LoadState {
     ops: Vec<OpMetrics>,
@@ -1226,10 +1236,7 @@ impl Simulation {
             } => self.send_request(now, process, measured_from),
             Event::OpenLoopArrival { process } => self.open_loop_arrival(now, process),
             Event::RequestArrives { shard, request } => {
-                let (slot, serial) = (
-                    (request.id.0 & 0xFFFF_FFFF) as u32,
-                    (request.id.0 >> 32) as u32,
-                );
+                let (slot, serial) = attempt_of(request.id);
                 if self.live_attempt(slot, serial) {
                     self.in_flight[slot as usize].at_coordinator = now;
                 }
@@ -1569,7 +1576,7 @@ impl Simulation {
         let request = Event::RequestArrives {
             shard,
             request: ClientRequest {
-                id: RequestId((u64::from(serial) << 32) | u64::from(slot)),
+                id: attempt_id(slot, serial),
                 operation,
                 consistency: self.plan.loads[self.processes[process_index as usize].load as usize]
                     .consistency,
@@ -1695,7 +1702,7 @@ impl Simulation {
     }
 
     fn complete(&mut self, now: SimTime, request: RequestId, outcome: ReplyOutcome) {
-        let (slot, serial) = ((request.0 & 0xFFFF_FFFF) as u32, (request.0 >> 32) as u32);
+        let (slot, serial) = attempt_of(request);
         if !self.live_attempt(slot, serial) {
             return; // the client gave up on this attempt already
         }
@@ -1912,8 +1919,7 @@ impl Simulation {
                     }
                 }
                 Action::Reply(reply) => {
-                    let (slot, serial) =
-                        ((reply.id.0 & 0xFFFF_FFFF) as u32, (reply.id.0 >> 32) as u32);
+                    let (slot, serial) = attempt_of(reply.id);
                     if !self.live_attempt(slot, serial) {
                         // The client gave up on this attempt: nobody reads
                         // the reply (its bytes on the wire are left out).
