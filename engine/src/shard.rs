@@ -1473,11 +1473,9 @@ impl Shard {
         }
     }
 
-    /// Cassandra: whether the OS page cache holds the Data pages read
-    /// `read` needs from SSTable `generation` (a miss brings them in). The
-    /// cache is built at the first lookup, over the data on disk then.
-    /// Builds the OS page cache on first use: its volume model spreads the
-    /// reads over the SSTable data the shard holds by then.
+    /// Builds the OS page cache on first use (the first lookup, or warming
+    /// the caches): its volume model spreads the reads over the SSTable
+    /// data the shard holds by then.
     fn ensure_page_cache(&mut self) {
         let Some(setup) = self.config.page_cache.as_ref() else {
             return;
@@ -1507,6 +1505,8 @@ impl Shard {
         rows && pages
     }
 
+    /// Cassandra: whether the OS page cache holds the Data pages read
+    /// `read` needs from SSTable `generation` (a miss brings them in).
     fn page_cache_hit(&mut self, read: u32, generation: u64, bytes: u64) -> bool {
         let Some(page_bytes) = self.config.page_cache.as_ref().map(|s| s.config.page_bytes) else {
             return false;

@@ -106,10 +106,10 @@ pub struct CostTable {
     pub decompress_ns_per_byte: f64,
 }
 
-/// Cassandra 3.11's price of each step over Scylla's: one factor, fitted to
-/// R5's ~50% server load at 300K ops/s (100K's ~18% is the check) (the JVM's request path: SEDA hops,
-/// object allocation, `ByteBuffer` copies). Thread hand-offs and GC pauses
-/// are the JVM model's, not this table's.
+/// Cassandra 3.11's price of each step over Scylla's (the JVM's request
+/// path: SEDA hops, object allocation, `ByteBuffer` copies): one factor,
+/// fitted to R5's ~50% server load at 300K ops/s; 100K's ~18% is the check.
+/// Thread hand-offs and GC pauses are the JVM model's, not this table's.
 pub const CASSANDRA_FACTOR: f64 = 1.9;
 
 impl CostTable {
