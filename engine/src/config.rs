@@ -215,7 +215,7 @@ impl ShardConfig {
     /// heap): writes block only when the space is full (no throttle), a
     /// flush starts at `memtable_cleanup_threshold` = 1 / (1 +
     /// `memtable_flush_writers`) = 0.33 of it, on-heap rows cost more
-    /// bookkeeping than Scylla's LSA ([E]: object headers, `BTree` nodes and
+    /// bookkeeping than Scylla's LSA (\[E\]: object headers, `BTree` nodes and
     /// cell objects, ~200 bytes per one-cell row), and the commitlog may
     /// hold 8 GiB (`commitlog_total_space_in_mb`). Compaction: at most 2
     /// jobs at once (`concurrent_compactors` for one data directory; the
