@@ -8,6 +8,8 @@ use sim::metrics::LatencySummary;
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
 
+mod common;
+
 const SCENARIO: &str = r#"
 name = "preset"
 seed = 3
@@ -34,8 +36,7 @@ fn run(preset: &str) -> Run {
     let text = SCENARIO
         .replace("PRESET", preset)
         .replace("INSTANCE", "i3.4xlarge");
-    let scenario = parse("preset.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("preset.toml", &text, None);
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let series = &outcome.timeseries;
     let p99 = series

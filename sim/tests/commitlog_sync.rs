@@ -7,6 +7,8 @@ use sim::metrics::LatencySummary;
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
 
+mod common;
+
 const SCENARIO: &str = r#"
 name = "commitlog-sync"
 seed = 5
@@ -25,8 +27,7 @@ command = "cassandra-stress write no-warmup cl=ONE duration=5s -rate 'threads=20
 
 fn run(yaml: &str) -> (u64, LatencySummary) {
     let text = SCENARIO.replace("SYNC", yaml);
-    let scenario = parse("commitlog-sync.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("commitlog-sync.toml", &text, None);
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let writes = &outcome.ops[0];
     (writes.count, LatencySummary::of(&writes.total))

@@ -11,8 +11,8 @@
 
 use sim::load::OpKind;
 use sim::metrics::LatencySummary;
-use sim::plan::{resolve, RunOverrides};
-use sim::scenario::parse;
+
+mod common;
 
 const SCENARIO: &str = r#"
 name = "r1-digest"
@@ -41,8 +41,7 @@ command = "cassandra-stress read no-warmup cl=QUORUM duration=6s -rate 'threads=
 
 /// Read latency of the run with the digest priced as `hash` hashes it.
 fn read_latency(hash: &str) -> LatencySummary {
-    let scenario = parse("r1-digest.toml", SCENARIO).unwrap_or_else(|e| panic!("{e}"));
-    let mut plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let mut plan = common::plan("r1-digest.toml", SCENARIO, None);
     // Only the digest's price changes: scylla-2.1's md5, or 2.2's xxHash64.
     let other = models::cost::CostTable::for_preset(match hash {
         "md5" => "scylla-2.1",

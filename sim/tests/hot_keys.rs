@@ -15,6 +15,8 @@ use sim::load::OpKind;
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
 
+mod common;
+
 /// Three nodes of 4 shards, a 20M-key table on disk, a cold cache, and
 /// QUORUM reads over a gaussian whose top clamp takes 15.9% of the draws.
 const SCENARIO: &str = r#"
@@ -135,8 +137,7 @@ fn replicas_publish_their_nodes_hit_rate_so_a_hot_shard_does_not_pull_the_reads(
             "gauss(1..15000000,10000000,5000000)",
             "gauss(1..150000000,100000000,50000000)",
         );
-    let scenario = parse("hot-keys.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("hot-keys.toml", &text, None);
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let reads = outcome.op(OpKind::Read).expect("reads ran");
     assert!(reads.count > 150_000, "{} reads in 40 s", reads.count);

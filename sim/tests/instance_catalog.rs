@@ -5,6 +5,8 @@
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
 
+mod common;
+
 const GIB: u64 = 1 << 30;
 
 const SCENARIO: &str = r#"
@@ -30,8 +32,7 @@ fn scenario(instance: &str, overrides: &str, loader: &str) -> String {
 }
 
 fn plan(text: &str) -> sim::cluster::RunPlan {
-    let scenario = parse("s.toml", text).unwrap_or_else(|e| panic!("{e}"));
-    resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"))
+    common::plan("s.toml", text, None)
 }
 
 /// The one-line error of a scenario that parses or resolves wrongly.

@@ -14,11 +14,12 @@ use sim::cluster::RunOutcome;
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
 
+mod common;
+
 const MIB: u64 = 1024 * 1024;
 
 fn run(text: &str) -> RunOutcome {
-    let scenario = parse("leveled.toml", text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("leveled.toml", text, None);
     sim::cluster::run(plan, &mut |_| {})
 }
 

@@ -5,8 +5,7 @@
 //! page from disk: Cassandra's key cache is not modelled); reads spread over
 //! a table far larger than the cache keep reading the drive.
 
-use sim::plan::{resolve, RunOverrides};
-use sim::scenario::parse;
+mod common;
 
 const SCENARIO: &str = r#"
 name = "page-cache"
@@ -32,8 +31,7 @@ command = "cassandra-stress read no-warmup cl=ONE duration=6s -rate 'threads=32 
 /// Disk read MB/s per interval.
 fn disk_reads(population: &str) -> Vec<f64> {
     let text = SCENARIO.replace("POP", population);
-    let scenario = parse("page-cache.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("page-cache.toml", &text, None);
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let series = &outcome.timeseries;
     let disk = series

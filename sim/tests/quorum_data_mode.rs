@@ -9,8 +9,8 @@
 //! The same load at CL=ONE does return stale rows: the check can fail.
 
 use proptest::prelude::*;
-use sim::plan::{resolve, RunOverrides};
-use sim::scenario::parse;
+
+mod common;
 
 const SCENARIO: &str = r#"
 name = "quorum-data-mode"
@@ -36,12 +36,7 @@ command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=CL duration
 /// (reads checked, stale reads) of a run.
 fn run(seed: u64, consistency: &str) -> (u64, u64) {
     let text = SCENARIO.replace("CL", consistency);
-    let scenario = parse("quorum-data-mode.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-    let overrides = RunOverrides {
-        seed: Some(seed),
-        ..RunOverrides::default()
-    };
-    let plan = resolve(&scenario, &overrides).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("quorum-data-mode.toml", &text, Some(seed));
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let check = outcome.consistency.expect("data mode checks reads");
     (check.reads_checked, check.stale_reads)

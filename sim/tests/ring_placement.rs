@@ -15,8 +15,7 @@ use sim::scenario::parse;
 mod common;
 
 fn plan(text: &str) -> sim::cluster::RunPlan {
-    let scenario = parse("ring.toml", text).unwrap_or_else(|e| panic!("{e}"));
-    resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"))
+    common::plan("ring.toml", text, None)
 }
 
 fn resolve_error(text: &str) -> String {

@@ -6,8 +6,7 @@
 //! the cached fraction of the keys. Started warm (`cache = "warm"`), the
 //! cache is at its steady state from the first second.
 
-use sim::plan::{resolve, RunOverrides};
-use sim::scenario::parse;
+mod common;
 
 const SCENARIO: &str = r#"
 name = "row-cache"
@@ -39,8 +38,7 @@ fn run_with_cache(population: &str, cache: &str) -> Vec<(f64, f64)> {
     let text = SCENARIO
         .replace("POP", population)
         .replace("cache = \"cold\"", &format!("cache = \"{cache}\""));
-    let scenario = parse("row-cache.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("row-cache.toml", &text, None);
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let series = &outcome.timeseries;
     let column = |name: &str| series.column(name).unwrap();

@@ -6,9 +6,9 @@
 //! node's busiest shard next to its mean, which tells a hot shard from a
 //! busy node.
 
-use sim::plan::{resolve, RunOverrides};
 use sim::report::Summary;
-use sim::scenario::parse;
+
+mod common;
 
 const SCENARIO: &str = r#"
 name = "server-latency"
@@ -27,8 +27,7 @@ command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=QUORUM dura
 
 #[test]
 fn coordinators_measure_below_the_client_by_the_wire() {
-    let scenario = parse("server-latency.toml", SCENARIO).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("server-latency.toml", SCENARIO, None);
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let summary = Summary::of(&outcome);
     for op in ["read", "write"] {
@@ -81,8 +80,7 @@ shards = 4
 name = "write"
 command = "cassandra-stress write no-warmup cl=ONE duration=3s -rate 'threads=8 limit=4000/s' -pop 'seq=1..1'"
 "#;
-    let scenario = parse("hot-shard.toml", text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("hot-shard.toml", text, None);
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let series = &outcome.timeseries;
     let column = |name: &str| series.column(name).unwrap();

@@ -9,6 +9,8 @@ use sim::metrics::LatencySummary;
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::parse;
 
+mod common;
+
 const SCENARIO: &str = r#"
 name = "speculative-retry"
 seed = 4
@@ -39,8 +41,7 @@ command = "cassandra-stress read no-warmup cl=QUORUM duration=4s -rate 'threads=
 
 fn read_latency(policy: &str) -> (LatencySummary, u64) {
     let text = SCENARIO.replace("POLICY", policy);
-    let scenario = parse("speculative-retry.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("speculative-retry.toml", &text, None);
     let outcome = sim::cluster::run(plan, &mut |_| {});
     (
         LatencySummary::of(&outcome.ops[0].total),

@@ -5,8 +5,7 @@
 //! tiers and an empty memtable, so under a write load they would all flush
 //! and compact at the same moment.
 
-use sim::plan::{resolve, RunOverrides};
-use sim::scenario::parse;
+mod common;
 
 const SCENARIO: &str = r#"
 name = "steady-state"
@@ -33,12 +32,7 @@ command = "cassandra-stress write no-warmup cl=QUORUM duration=2s -rate 'threads
 /// whole time series as text.
 fn run(state: &str, seed: u64) -> (Vec<(f64, f64)>, String) {
     let text = SCENARIO.replace("STATE", state);
-    let scenario = parse("steady-state.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-    let overrides = RunOverrides {
-        seed: Some(seed),
-        ..RunOverrides::default()
-    };
-    let plan = resolve(&scenario, &overrides).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("steady-state.toml", &text, Some(seed));
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let series = &outcome.timeseries;
     let column = |name: &str| series.column(name).unwrap();

@@ -9,8 +9,6 @@
 //! mismatches, and reads of preloaded keys that compaction had lost).
 
 use sim::load::OpKind;
-use sim::plan::{resolve, RunOverrides};
-use sim::scenario::parse;
 
 mod common;
 
@@ -21,8 +19,7 @@ fn scenario() -> String {
 
 #[test]
 fn a_fault_free_quorum_mix_has_no_digest_mismatch_and_no_repair() {
-    let scenario = parse("volume-quorum-mix.toml", &scenario()).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = common::plan("volume-quorum-mix.toml", &scenario(), None);
     assert!(!plan.cluster.data_mode, "volume mode");
     let outcome = sim::cluster::run(plan, &mut |_| {});
     let flushes: u64 = outcome

@@ -1,5 +1,8 @@
 //! Scenario fixtures shared by integration tests.
 
+// Each test crate includes this module and uses some of it.
+#![allow(dead_code)]
+
 /// Three Scylla nodes of 4 shards (i3.2xlarge), RF 3, a preloaded
 /// 20M-key table of 1 KiB rows read and written at QUORUM, 50/50, over a
 /// uniform key range by 4 c-s processes of 40 threads, each limited to
@@ -40,4 +43,16 @@ processes = 4
 command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=QUORUM duration={seconds}s -rate 'threads=40 limit={limit_per_process}/s' -col 'size=FIXED(1024) n=FIXED(1)' -pop dist=uniform(1..20000000)"
 "#
     )
+}
+
+/// Scenario `text`, parsed as file `name` and resolved (with `seed` in
+/// place of the scenario's own, if given) into the plan to run. Panics
+/// with the scenario error (file, field, reason) if it does not resolve.
+pub fn plan(name: &str, text: &str, seed: Option<u64>) -> sim::cluster::RunPlan {
+    let scenario = sim::scenario::parse(name, text).unwrap_or_else(|e| panic!("{e}"));
+    let overrides = sim::plan::RunOverrides {
+        seed,
+        ..sim::plan::RunOverrides::default()
+    };
+    sim::plan::resolve(&scenario, &overrides).unwrap_or_else(|e| panic!("{e}"))
 }
