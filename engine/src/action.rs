@@ -171,6 +171,9 @@ pub enum CpuWork {
         /// Bytes of the message on the wire.
         bytes: u64,
     },
+    /// Take a message another shard of this node passed over (Seastar's
+    /// cross-shard queues: `invoke_on`, `submit_to`) and run its handler.
+    CrossShardMessage,
     /// Coordinate a request for a key this shard does not own: decode it,
     /// find the replica, send it on, and later relay the answer.
     Coordinate,
@@ -220,10 +223,13 @@ pub enum Message {
         /// back with its own).
         timestamp: u64,
     },
-    /// The replica applied the write.
+    /// The replica applied the write (`MUTATION_DONE`).
     WriteResponse {
         /// The coordinator's id.
         id: u64,
+        /// The coordinator's shard: the message lands on a connection's
+        /// shard of the coordinator's node, which passes it there.
+        shard: u32,
     },
     /// A coordinator asks the replica for a row, or for its digest.
     ReadRequest {

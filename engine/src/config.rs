@@ -124,6 +124,9 @@ pub struct ShardConfig {
     pub address: ShardAddress,
     /// Where keys live: requests for keys another shard owns are forwarded.
     pub placement: Placement,
+    /// Which shard a message from another node lands on
+    /// ([`crate::messaging`]); the landing shard relays it to the owner.
+    pub landing: crate::messaging::Landing,
     /// Replicas per key (the keyspace's replication factor).
     pub replication_factor: u32,
     /// `dclocal_read_repair_chance`: the fraction of reads that ask every
@@ -153,6 +156,8 @@ pub struct ShardSeeds {
     pub row_cache: u64,
     /// Page-cache hits and misses in volume mode.
     pub page_cache: u64,
+    /// Which connection's shard a message to another node lands on.
+    pub landing: u64,
 }
 
 impl Default for ShardSeeds {
@@ -162,6 +167,7 @@ impl Default for ShardSeeds {
             heat: 0x6865_6174_6261_6C21,
             row_cache: 0x726F_7763_6163_6865,
             page_cache: 0x7061_6765_6361_6368,
+            landing: 0x6C61_6E64_696E_6721,
         }
     }
 }
@@ -202,6 +208,7 @@ impl ShardConfig {
             flush_controller: None,
             address: ShardAddress { node: 0, shard: 0 },
             placement: Placement::single_node(1),
+            landing: crate::messaging::Landing::Owner,
             replication_factor: 1,
             read_repair_chance: 0.1,
             write_timeout: SimDuration::from_millis(2000),

@@ -218,7 +218,8 @@ pub struct Coordinator {
 
 impl Coordinator {
     fn insert(&mut self, op: Op) -> u64 {
-        self.generation = self.generation.wrapping_add(1);
+        // 31 bits: an id never has `messaging::RELAYED` set.
+        self.generation = self.generation.wrapping_add(1) & 0x7FFF_FFFF;
         let slot = self.ops.insert((self.generation, op)) as u64;
         assert!(slot <= u64::from(u32::MAX), "too many open operations");
         (u64::from(self.generation) << 32) | slot
@@ -424,7 +425,10 @@ impl Coordinator {
             ReadPhase::FullData => {
                 let position = read.contacted[..read.contacted_count as usize]
                     .iter()
-                    .position(|replica| *replica == from)
+                    // By node: a key's replicas are on distinct nodes, and
+                    // an answer relayed by a connection's shard comes from
+                    // that shard, not the owner.
+                    .position(|replica| replica.node == from.node)
                     .expect("full data from a contacted replica");
                 // A digest of the first round arriving late (a replica
                 // asked only for a digest, slower than the mismatch) is

@@ -36,6 +36,8 @@
 //! - [`ring`]: Murmur3 tokens, vnodes and replication strategies;
 //! - [`placement`]: which shards of which nodes hold a key (the ring's
 //!   replicas and Scylla's sharder);
+//! - [`messaging`]: which shard a message from another node lands on, and
+//!   the hop from there to the key's owner;
 //! - [`read`]: what a read touches, decided from key ranges and bloom filters;
 //! - [`row_cache`]: the row cache (Scylla's, all free memory; Cassandra's,
 //!   `row_cache_size_in_mb`), cold at start, hit rates from key popularity
@@ -57,6 +59,7 @@ pub mod coordinator;
 pub mod flush;
 pub mod heat;
 pub mod memtable;
+pub mod messaging;
 pub mod page_cache;
 pub mod placement;
 pub mod read;
@@ -74,6 +77,7 @@ pub use action::{
 pub use commitlog::SyncMode;
 pub use config::{ShardConfig, ShardSeeds};
 pub use coordinator::{ConsistencyLevel, ReadResult, RowVersion};
+pub use messaging::Landing;
 pub use placement::{key_token, Placement, ShardAddress};
 pub use shard::{PreloadState, Shard, ShardStats};
 pub use units::{SimDuration, SimTime};

@@ -25,6 +25,11 @@
 //! level, repairs replicas whose digests disagree, and answers with a
 //! timeout when replicas stay silent past the request timeout.
 //!
+//! Messaging (see [`crate::messaging`]): a message to another node lands on
+//! a connection's shard there; a request for a key another shard of the node
+//! owns is relayed to the owner (a cross-shard hop each way), and a write's
+//! acknowledgement that lands off its coordinator hops to it.
+//!
 //! The read path (see [`crate::read`] for what is decided how): a CPU task
 //! in the statement group, a memtable lookup, then for every SSTable whose
 //! bloom filter passes an index read followed by a data read, all SSTables in
@@ -50,8 +55,9 @@ use crate::coordinator::{digest_of, Coordinator, Next, ReadResult, RowVersion, M
 use crate::flush::{FlushJob, FlushStep};
 use crate::heat::{self, HeardRates};
 use crate::memtable::Memtable;
+use crate::messaging::RELAYED;
 use crate::page_cache::{self, PageCache};
-use crate::placement::ShardAddress;
+use crate::placement::{key_token, ShardAddress};
 use crate::read;
 use crate::row_cache::{self, RowCache};
 use crate::sstable::{SSTable, KEY_SHARE_ONE};
@@ -281,6 +287,10 @@ pub struct Shard {
     commitlog: Commitlog,
     tasks: Slab<TaskPurpose>,
     ios: Slab<IoPurpose>,
+    /// Requests this shard took off a connection for a key another shard
+    /// of the node owns and passed to it (`messaging`): who asked and under
+    /// which id, by the relay id (`RELAYED` | slot) the owner answers to.
+    relays: Slab<(ShardAddress, u64)>,
     reads: Slab<PendingRead>,
     /// A read's SSTable lookups while it is being sent to the disk, kept
     /// between reads so a read allocates nothing.
@@ -421,6 +431,7 @@ impl Shard {
             sstables_epoch: 0,
             commitlog,
             tasks: Slab::new(),
+            relays: Slab::new(),
             ios: Slab::new(),
             reads: Slab::new(),
             lookups: Vec::new(),
@@ -855,22 +866,122 @@ impl Shard {
         self.input_done(now);
     }
 
-    /// A message from another shard arrives: the RPC layer takes it off the
-    /// connection (a task on this shard's CPU), then its handler runs.
+    /// A message from another shard arrives: from another node, the RPC
+    /// layer takes it off the connection; from this node, the cross-shard
+    /// queue hands it over (a task on this shard's CPU either way), then its
+    /// handler runs.
     pub fn handle_message(&mut self, now: SimTime, from: ShardAddress, message: Message) {
         let task = TaskId(self.tasks.insert(TaskPurpose::Receive { from, message }) as u64);
+        let work = if from.node == self.config.address.node {
+            CpuWork::CrossShardMessage
+        } else {
+            CpuWork::ReceiveMessage {
+                bytes: message.wire_bytes(),
+            }
+        };
         self.actions.push_back(Action::RunCpu(CpuTask {
             id: task,
             group: SchedulingGroup::Statement,
-            work: CpuWork::ReceiveMessage {
-                bytes: message.wire_bytes(),
-            },
+            work,
         }));
         self.input_done(now);
     }
 
+    /// Sends `message` to shard `to`: on this node straight to it (a
+    /// cross-shard hop), to another node on a connection, landing on the
+    /// shard [`crate::messaging`] draws there (a read's answer is the RPC's
+    /// response and goes back on the asking shard's own connection).
+    fn send(&mut self, to: ShardAddress, message: Message) {
+        let to = if to.node == self.config.address.node
+            || matches!(message, Message::ReadResponse { .. })
+            || !self.config.landing.spreads()
+        {
+            to
+        } else {
+            self.config.landing.shard(to, self.draws.landing.next_u64())
+        };
+        self.actions.push_back(Action::Send { to, message });
+    }
+
+    /// This node's replica shard of `key`.
+    fn local_owner(&self, key: u64) -> ShardAddress {
+        ShardAddress {
+            node: self.config.address.node,
+            shard: self.config.placement.shard_of(key_token(key)),
+        }
+    }
+
+    /// A request for `key` that landed here from another node while
+    /// another shard of this node owns the key: passes it to the owner
+    /// under a relay id; `true` if it did.
+    fn relay_request(&mut self, from: ShardAddress, message: Message) -> bool {
+        let (id, key) = match message {
+            Message::WriteRequest { id, key, .. } | Message::ReadRequest { id, key, .. } => {
+                (id, key)
+            }
+            _ => return false,
+        };
+        let owner = self.local_owner(key);
+        if owner == self.config.address {
+            return false;
+        }
+        debug_assert_ne!(from.node, self.config.address.node, "relayed twice");
+        let relay = RELAYED | self.relays.insert((from, id)) as u64;
+        let message = match message {
+            Message::WriteRequest {
+                value_bytes,
+                timestamp,
+                ..
+            } => Message::WriteRequest {
+                id: relay,
+                key,
+                value_bytes,
+                timestamp,
+            },
+            Message::ReadRequest { digest, .. } => Message::ReadRequest {
+                id: relay,
+                key,
+                digest,
+            },
+            _ => unreachable!(),
+        };
+        self.send(owner, message);
+        true
+    }
+
+    /// An owner's answer to a request this shard relayed: on to whoever
+    /// asked, under their id.
+    fn relay_answer(&mut self, relay: u64, message: Message) {
+        let (asker, id) = self
+            .relays
+            .try_remove((relay & !RELAYED) as usize)
+            .expect("an answer to a relayed request this shard holds");
+        let message = match message {
+            Message::WriteResponse { .. } => Message::WriteResponse {
+                id,
+                shard: asker.shard,
+            },
+            Message::ReadResponse {
+                data,
+                digest,
+                cache_hit_rate,
+                ..
+            } => Message::ReadResponse {
+                id,
+                data,
+                digest,
+                cache_hit_rate,
+            },
+            _ => unreachable!("only answers are relayed back"),
+        };
+        self.send(asker, message);
+    }
+
     /// A received message's handler.
     fn receive(&mut self, now: SimTime, from: ShardAddress, message: Message) {
+        if self.relay_request(from, message) {
+            return;
+        }
         match message {
             Message::WriteRequest {
                 id,
@@ -905,7 +1016,20 @@ impl Shard {
                     },
                 );
             }
-            Message::WriteResponse { id } => {
+            Message::WriteResponse { id, .. } | Message::ReadResponse { id, .. }
+                if id & RELAYED != 0 =>
+            {
+                self.relay_answer(id, message)
+            }
+            Message::WriteResponse { id, shard } if shard != self.config.address.shard => {
+                // Landed on a connection's shard of the coordinator's node.
+                let coordinator = ShardAddress {
+                    node: self.config.address.node,
+                    shard,
+                };
+                self.send(coordinator, Message::WriteResponse { id, shard });
+            }
+            Message::WriteResponse { id, .. } => {
                 let next = self.coordinator.write_acked(now, id);
                 self.act(now, id, next);
             }
@@ -1102,10 +1226,7 @@ impl Shard {
                 value_bytes,
                 timestamp,
             };
-            self.actions.push_back(Action::Send {
-                to: replica,
-                message,
-            });
+            self.send(replica, message);
         }
     }
 
@@ -1116,10 +1237,7 @@ impl Shard {
             self.execute(now, Request { origin, operation });
         } else {
             let message = Message::ReadRequest { id, key, digest };
-            self.actions.push_back(Action::Send {
-                to: replica,
-                message,
-            });
+            self.send(replica, message);
         }
     }
 
@@ -1198,10 +1316,13 @@ impl Shard {
                 id,
                 status: ReplyStatus::Written,
             })),
-            Origin::Peer { from, id, .. } => self.actions.push_back(Action::Send {
-                to: from,
-                message: Message::WriteResponse { id },
-            }),
+            Origin::Peer { from, id, .. } => self.send(
+                from,
+                Message::WriteResponse {
+                    id,
+                    shard: from.shard,
+                },
+            ),
             Origin::Local { id, .. } => {
                 let next = self.coordinator.write_acked(now, id);
                 self.act(now, id, next);
@@ -1247,15 +1368,15 @@ impl Shard {
                 let cache_hit_rate = self
                     .node_hit_rate
                     .map_or(u16::MAX, |rate| (rate * 10_000.0).round() as u16);
-                self.actions.push_back(Action::Send {
-                    to: from,
-                    message: Message::ReadResponse {
+                self.send(
+                    from,
+                    Message::ReadResponse {
                         id,
                         data,
                         digest,
                         cache_hit_rate,
                     },
-                })
+                )
             }
             Origin::Local { id, .. } => {
                 let from = self.config.address;
@@ -2299,6 +2420,7 @@ impl Shard {
 /// A shard's pseudo-random streams, one per purpose, seeded by the driver
 /// ([`crate::config::ShardSeeds`]).
 struct Draws {
+    landing: Pcg64Mcg,
     read_repair: Pcg64Mcg,
     heat: Pcg64Mcg,
     row_cache: Pcg64Mcg,
@@ -2308,6 +2430,7 @@ struct Draws {
 impl Draws {
     fn new(seeds: &crate::config::ShardSeeds) -> Draws {
         Draws {
+            landing: Pcg64Mcg::seed_from_u64(seeds.landing),
             read_repair: Pcg64Mcg::seed_from_u64(seeds.read_repair),
             heat: Pcg64Mcg::seed_from_u64(seeds.heat),
             row_cache: Pcg64Mcg::seed_from_u64(seeds.row_cache),
@@ -3232,6 +3355,169 @@ mod coordinator_tests {
         assert_eq!(shards[2].coordinator.open_operations(), 0);
     }
 
+    /// Two nodes of four shards each, RF 2, messages landing on connection
+    /// shards (`messaging`): node `n`'s shard `s` at index `4n + s`.
+    fn two_nodes_of_four_shards() -> Vec<Shard> {
+        let placement = Placement::evenly_spaced(2, 4, &crate::ring::Replication::simple(2));
+        (0..8u32)
+            .map(|index| {
+                let config = ShardConfig {
+                    address: ShardAddress {
+                        node: index / 4,
+                        shard: index % 4,
+                    },
+                    placement: placement.clone(),
+                    landing: crate::messaging::Landing::ConnectionShard {
+                        shards_per_node: 4,
+                        simulated: 4,
+                    },
+                    replication_factor: 2,
+                    read_repair_chance: 0.0,
+                    data_mode: true,
+                    seeds: crate::ShardSeeds {
+                        landing: u64::from(index) + 1,
+                        ..crate::ShardSeeds::default()
+                    },
+                    ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
+                };
+                Shard::new(config, SimTime::ZERO)
+            })
+            .collect()
+    }
+
+    /// Runs every action of `shards` to quiescence; returns the replies and
+    /// every message sent, with its sender and destination.
+    fn drive_shards(
+        shards: &mut [Shard],
+        now: SimTime,
+    ) -> (Vec<ClientReply>, Vec<(ShardAddress, ShardAddress, Message)>) {
+        let per_node = shards[0].config().placement.shards_per_node();
+        let mut replies = Vec::new();
+        let mut sent = Vec::new();
+        let mut progress = true;
+        while progress {
+            progress = false;
+            for index in 0..shards.len() {
+                while let Some(action) = shards[index].poll_action() {
+                    progress = true;
+                    match action {
+                        Action::RunCpu(task) => shards[index].handle_cpu_done(now, task.id),
+                        Action::SubmitIo(io) => shards[index].handle_io_done(now, io.id),
+                        Action::Reply(reply) => replies.push(reply),
+                        Action::SetShares { .. } => {}
+                        Action::Send { to, message } => {
+                            let from = shards[index].config().address;
+                            sent.push((from, to, message));
+                            let target = (to.node * per_node + to.shard) as usize;
+                            shards[target].handle_message(now, from, message);
+                        }
+                    }
+                }
+            }
+        }
+        (replies, sent)
+    }
+
+    #[test]
+    fn requests_landing_on_connection_shards_are_relayed_to_the_owners_and_answered() {
+        let mut shards = two_nodes_of_four_shards();
+        let placement = shards[0].config().placement.clone();
+        let now = SimTime::from_nanos(1);
+        let keys: Vec<u64> = (1..=200).collect();
+        let mut replicas = [ShardAddress { node: 0, shard: 0 }; MAX_REPLICAS];
+        for &key in &keys {
+            // The client's connection is on a shard that does not own the key.
+            let owner = placement.owner(key);
+            let coordinator = (owner.node * 4 + (owner.shard + 1) % 4) as usize;
+            let write = Operation::Write {
+                key,
+                value_bytes: 100,
+                timestamp: key,
+            };
+            shards[coordinator].handle_client_request(
+                now,
+                ClientRequest {
+                    id: RequestId(key),
+                    operation: write,
+                    consistency: ConsistencyLevel::All,
+                },
+            );
+        }
+        let (replies, sent) = drive_shards(&mut shards, now);
+        assert_eq!(replies.len(), keys.len(), "every write is answered once");
+        assert!(replies.iter().all(|r| r.status == ReplyStatus::Written));
+        // Each key was applied on its two replicas and nowhere else.
+        let applied: u64 = shards.iter().map(|s| s.stats().writes_completed).sum();
+        assert_eq!(applied, 2 * keys.len() as u64);
+        for &key in &keys {
+            let count = placement.replicas(key, &mut replicas);
+            for replica in &replicas[..count] {
+                let shard = &shards[(replica.node * 4 + replica.shard) as usize];
+                let held = shard
+                    .active
+                    .cells
+                    .as_ref()
+                    .and_then(|cells| cells.get(&key));
+                assert!(held.is_some(), "key {key} on {replica:?}");
+            }
+        }
+        // Writes to the other node landed off their owners about 3 times in 4
+        // and were relayed; so were acknowledgements back to the coordinator.
+        let (mut landed_off_owner, mut remote_writes) = (0, 0);
+        for (from, to, message) in &sent {
+            if let Message::WriteRequest { key, .. } = message {
+                if from.node != to.node {
+                    remote_writes += 1;
+                    if placement.shard_of(key_token(*key)) != to.shard {
+                        landed_off_owner += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(remote_writes, keys.len());
+        assert!(
+            (100..=190).contains(&landed_off_owner),
+            "{landed_off_owner} of {remote_writes} landed off their owner"
+        );
+        let hops = sent
+            .iter()
+            .filter(|(from, to, _)| from.node == to.node)
+            .count();
+        assert!(hops > 2 * keys.len(), "{hops} cross-shard hops");
+        assert!(
+            shards.iter().all(|s| s.relays.is_empty()),
+            "no relay left open"
+        );
+
+        // QUORUM reads (here: both replicas) find what was written, data and
+        // digest answers relayed alike.
+        for &key in &keys {
+            let owner = placement.owner(key);
+            let coordinator = (owner.node * 4 + (owner.shard + 2) % 4) as usize;
+            shards[coordinator].handle_client_request(
+                now,
+                ClientRequest {
+                    id: RequestId(1000 + key),
+                    operation: Operation::Read { key },
+                    consistency: ConsistencyLevel::Quorum,
+                },
+            );
+        }
+        let (replies, _) = drive_shards(&mut shards, now);
+        assert_eq!(replies.len(), keys.len());
+        for reply in replies {
+            assert_eq!(
+                reply.status,
+                ReplyStatus::Found {
+                    value_bytes: 100,
+                    timestamp: reply.id.0 - 1000
+                }
+            );
+        }
+        assert!(shards.iter().all(|s| s.relays.is_empty()));
+        assert!(shards.iter().all(|s| s.coordinator.open_operations() == 0));
+    }
+
     #[test]
     fn diverged_replicas_are_found_by_digests_repaired_by_the_read_and_equal_after() {
         let placement = Placement::evenly_spaced(3, 1, &crate::ring::Replication::simple(3));
@@ -3266,7 +3552,7 @@ mod coordinator_tests {
             now,
             from,
             Message::WriteRequest {
-                id: u64::MAX,
+                id: !RELAYED, // no open operation's id
                 key: 77,
                 value_bytes: 100,
                 timestamp: 5,
@@ -3350,7 +3636,7 @@ mod coordinator_tests {
                     now,
                     ShardAddress { node, shard: 0 },
                     Message::ReadResponse {
-                        id: u64::MAX,
+                        id: !RELAYED, // no open operation's id
                         data: None,
                         digest: 0,
                         cache_hit_rate: rate,

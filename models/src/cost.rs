@@ -35,6 +35,10 @@
 //!   message off a connection: deserialization and dispatch to the verb's
 //!   handler (hardware.md 6.3: 5-10 us per message and side for Seastar RPC
 //!   \[E\]; the sending side's share is in the task that sends).
+//! - `cross_shard_ns`: a message another shard of the node passed over
+//!   Seastar's cross-shard queues (`invoke_on`: a request landed on its
+//!   connection's shard going to the key's owner, or the answer coming
+//!   back): hardware.md 6.3, 1-2 us per hop \[E\], the middle.
 //! - `write_request_ns` + `write_ns_per_byte`: applying a mutation on a
 //!   replica: commitlog append (serialize, checksum), memtable insert (LSA
 //!   allocation, B-tree insert), and the response.
@@ -98,6 +102,8 @@ pub struct CostTable {
     pub message_receive_ns: u64,
     /// CPU per byte of internode message received.
     pub message_ns_per_byte: f64,
+    /// CPU of taking a message from another shard of the node.
+    pub cross_shard_ns: u64,
     /// Fixed CPU of hashing one read result for a digest.
     pub digest_fixed_ns: u64,
     /// CPU per byte hashed for a digest.
@@ -153,6 +159,7 @@ impl CostTable {
             coordinate_ns: ns(s.coordinate_ns),
             message_receive_ns: ns(s.message_receive_ns),
             message_ns_per_byte: f * s.message_ns_per_byte,
+            cross_shard_ns: ns(s.cross_shard_ns),
             digest_fixed_ns: MD5_FIXED_NS,
             digest_ns_per_byte: MD5_NS_PER_BYTE,
             decompress_ns_per_byte: f * s.decompress_ns_per_byte,
@@ -166,6 +173,7 @@ impl CostTable {
             coordinate_ns: 25_000,
             message_receive_ns: 6_000,
             message_ns_per_byte: 1.0,
+            cross_shard_ns: 1_500,
             write_request_ns: 52_000,
             write_ns_per_byte: 2.0,
             flush_ns_per_byte: 5.0,
@@ -223,6 +231,11 @@ impl CostTable {
         SimDuration::from_nanos(
             self.message_receive_ns + (bytes as f64 * self.message_ns_per_byte) as u64,
         )
+    }
+
+    /// CPU time to take a message from another shard of the node.
+    pub fn cross_shard(&self) -> SimDuration {
+        SimDuration::from_nanos(self.cross_shard_ns)
     }
 
     /// CPU time of a write of `mutation_bytes`.

@@ -17,8 +17,10 @@
 //! picks its replica nodes (SimpleStrategy, or NetworkTopologyStrategy over
 //! the racks) and, within each, the shard Scylla's sharder gives it. A
 //! token-aware client sends each request to one of the key's replicas,
-//! picked at random, on the key's shard (shard-aware); that shard
-//! coordinates. In volume mode a shard's data (the preload and the key
+//! picked at random; it lands on a connection's shard of that node
+//! (`engine::messaging`: the 2018 Java driver was not shard-aware), which
+//! coordinates, and so do internode messages, which the landing shard
+//! relays to the key's owner. In volume mode a shard's data (the preload and the key
 //! ownership reads and compaction use) is its node's replicated ownership
 //! on the ring split evenly over the node's shards.
 //!
@@ -107,6 +109,11 @@ pub struct ClusterPlan {
     pub nic_gbps: f64,
     /// CPU prices.
     pub costs: CostTable,
+    /// Which shard a message from a client or another node lands on
+    /// (`engine::messaging`): a connection's shard on Scylla, whose
+    /// messaging service and 2018 clients were not shard-aware; the node's
+    /// one shard on Cassandra.
+    pub landing: engine::Landing,
     /// How each shard's I/O queue orders the engine's I/O classes.
     pub io: IoScheduling,
     /// How each shard's core schedules the engine's work.
@@ -734,9 +741,9 @@ fn stage_of(work: engine::CpuWork) -> Stage {
         // Cassandra 3.x: a message's inbound thread hands it to its verb's
         // stage; the request-response stage is folded into native
         // transport's pool here.
-        engine::CpuWork::Coordinate | engine::CpuWork::ReceiveMessage { .. } => {
-            Stage::NativeTransport
-        }
+        engine::CpuWork::Coordinate
+        | engine::CpuWork::ReceiveMessage { .. }
+        | engine::CpuWork::CrossShardMessage => Stage::NativeTransport,
         engine::CpuWork::CompactionMerge { .. } => Stage::Compaction,
         engine::CpuWork::FlushSerialize { .. } => Stage::MemtableFlush,
     }
@@ -952,6 +959,7 @@ impl Simulation {
                             index % simulated_shards,
                         ),
                         placement: placement.clone(),
+                        landing: cluster.landing,
                         // The node's replicated ownership on the ring,
                         // split evenly over its shards.
                         key_ownership_fraction: placement.shard_ownership(index / simulated_shards),
@@ -1739,23 +1747,32 @@ impl Simulation {
     }
 
     /// The shard a client sends a request for `key` to: a replica, picked at random
-    /// (token-aware), or the next node in turn (round-robin), on a shard the
-    /// turn counter picks as the driver's connections would spread.
+    /// (token-aware), or the next node in turn (round-robin); on the
+    /// node, the shard of a connection (token-aware: `landing`, the owner
+    /// one time in the node's real shard count), or the one the turn
+    /// counter picks as the driver's connections would spread.
     fn target_shard(&mut self, process_index: u32, key: u64) -> u32 {
         let cluster = &self.plan.cluster;
         let process = &mut self.processes[process_index as usize];
-        let address = match self.plan.loads[process.load as usize].routing {
-            Routing::TokenAware => {
+        let routing = self.plan.loads[process.load as usize].routing;
+        let address = match routing {
+            Routing::TokenAware | Routing::ShardAware => {
                 // The Java driver's TokenAwarePolicy shuffles the replicas
-                // (`shuffleReplicas`, on by default in driver 3.x); Scylla's
-                // shard-aware driver then picks the token's shard.
+                // (`shuffleReplicas`, on by default in driver 3.x).
                 let mut replicas =
                     [ShardAddress { node: 0, shard: 0 }; engine::coordinator::MAX_REPLICAS];
                 let count = self.placement.replicas(key, &mut replicas);
-                if count == 1 {
+                let replica = if count == 1 {
                     replicas[0]
                 } else {
                     replicas[process.rng.random_range(0..count)]
+                };
+                if routing == Routing::ShardAware || !cluster.landing.spreads() {
+                    replica
+                } else {
+                    // The driver is not shard-aware: the request lands on
+                    // the shard of the connection it goes by.
+                    cluster.landing.shard(replica, process.rng.random::<u64>())
                 }
             }
             Routing::RoundRobin => {
@@ -1831,6 +1848,7 @@ impl Simulation {
                         engine::CpuWork::ReceiveMessage { bytes } => {
                             self.plan.cluster.costs.message_receive(bytes)
                         }
+                        engine::CpuWork::CrossShardMessage => self.plan.cluster.costs.cross_shard(),
                         engine::CpuWork::FlushSerialize { bytes } => {
                             self.plan.cluster.costs.flush_serialize(bytes)
                         }
@@ -2297,6 +2315,10 @@ mod tests {
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
                 costs: CostTable::scylla(),
+                landing: engine::Landing::ConnectionShard {
+                    shards_per_node: 2,
+                    simulated: 2,
+                },
                 cpu: CpuScheduling::SCYLLA_2_2,
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
@@ -2418,7 +2440,7 @@ mod tests {
         let mut plan = small_plan(1);
         plan.loads[0].processes = 1;
         plan.loads[0].rate = RatePlan::ClosedLoop {
-            threads: 16,
+            threads: 32,
             limit_ops_per_s: Some(20_000.0),
         };
         plan.loads[0].stop = StopPlan::Duration(SimDuration::from_secs(2));
@@ -2456,6 +2478,7 @@ mod workload_tests {
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
                 costs,
+                landing: engine::Landing::Owner,
                 cpu: CpuScheduling::SCYLLA_2_2,
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
@@ -2574,18 +2597,29 @@ mod workload_tests {
             plan.cluster.costs = CostTable::scylla();
             plan.cluster.nodes = 3;
             plan.cluster.shards_per_node = 2;
+            plan.cluster.landing = engine::Landing::ConnectionShard {
+                shards_per_node: 2,
+                simulated: 2,
+            };
             plan.loads[0].routing = routing;
             let outcome = run(plan, &mut |_| {});
             assert_eq!(outcome.ops[0].count, 5_000, "every write is answered");
             LatencySummary::of(&outcome.ops[0].total).mean
         };
-        let direct = run_with(Routing::TokenAware);
+        let direct = run_with(Routing::ShardAware);
+        let landed = run_with(Routing::TokenAware);
         let forwarded = run_with(Routing::RoundRobin);
-        // 5 in 6 requests land on a shard that does not own the key: one more
-        // network (or cross-shard) round trip and the coordinator's CPU.
+        // Token-aware without shards: half the requests land off their key's
+        // shard and hop to it (a cross-shard round trip; its CPU is small).
         assert!(
-            forwarded > direct + 0.05,
-            "round-robin {forwarded} ms vs token-aware {direct} ms"
+            landed > direct + 0.005,
+            "token-aware {landed} ms vs shard-aware {direct} ms"
+        );
+        // Round-robin: 5 in 6 requests land on another node or shard: one
+        // more network (or cross-shard) round trip and the coordinator's CPU.
+        assert!(
+            forwarded > landed + 0.05,
+            "round-robin {forwarded} ms vs token-aware {landed} ms"
         );
     }
 

@@ -120,8 +120,13 @@ pub enum RatePlan {
 /// policy in c-s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Routing {
-    /// Straight to the shard owning the key (token-aware; the default).
+    /// To a replica of the key (token-aware; the default), on the shard
+    /// of the connection it goes by (`ClusterPlan::landing`), as the Java
+    /// driver 3.x that cassandra-stress used until Scylla 4.x.
     TokenAware,
+    /// To a replica of the key, on the key's shard (a shard-aware driver:
+    /// Scylla's drivers from 2020 on).
+    ShardAware,
     /// To each node in turn, whatever the key; the node's shard coordinates
     /// and forwards to the owner.
     RoundRobin,
@@ -323,6 +328,7 @@ impl LoadPlan {
             self.columns.size,
             match self.routing {
                 Routing::TokenAware => "token-aware",
+                Routing::ShardAware => "shard-aware",
                 Routing::RoundRobin => "round-robin",
             }
         )

@@ -1065,6 +1065,9 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         (None, None)
     };
     let topology = resolve_topology(scenario, shards)?;
+    let simulated_shards = topology
+        .simulated_shards_per_node
+        .map_or(shards, |k| k.min(shards));
     Ok(ClusterPlan {
         io: IoScheduling::for_preset(&section.preset, &device, shards),
         replication_factor: 1,
@@ -1078,6 +1081,14 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         device,
         nic_gbps: instance.nic_gbps,
         costs: CostTable::for_preset(&section.preset),
+        landing: if cassandra {
+            engine::Landing::Owner
+        } else {
+            engine::Landing::ConnectionShard {
+                shards_per_node: shards,
+                simulated: simulated_shards,
+            }
+        },
         controllers: scenario_controllers(scenario)?,
         preload: resolve_data(scenario)?,
         data_mode: resolve_fidelity(scenario)?,
@@ -1410,12 +1421,13 @@ fn resolve_load(
         consistency: engine_consistency(command.consistency),
         routing: match section.routing.as_deref() {
             None | Some("token-aware") => Routing::TokenAware,
+            Some("shard-aware") => Routing::ShardAware,
             Some("round-robin") => Routing::RoundRobin,
             Some(other) => {
                 return Err(scenario.error(
                     &field.replace(".command", ".routing"),
                     format!(
-                    "`{other}` is not a routing policy; accepted: \"token-aware\", \"round-robin\""
+                    "`{other}` is not a routing policy; accepted: \"token-aware\", \"shard-aware\", \"round-robin\""
                 ),
                 ))
             }

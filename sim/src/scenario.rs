@@ -534,7 +534,7 @@ pub struct LoadSection {
     /// Start when the earlier load of this name has finished (instead of `start`).
     #[serde(default)]
     pub after: Option<String>,
-    /// `"token-aware"` (default) or `"round-robin"`.
+    /// `"token-aware"` (default), `"shard-aware"` or `"round-robin"`.
     #[serde(default)]
     pub routing: Option<String>,
     /// How long a client waits for a reply before it retries. Default 12 s,

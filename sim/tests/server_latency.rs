@@ -62,7 +62,9 @@ fn coordinators_measure_below_the_client_by_the_wire() {
 
 #[test]
 fn one_hot_shard_shows_as_the_nodes_busiest() {
-    // Every write to key 1, at RF 1: the key's shard does all the work.
+    // Every write to key 1, at RF 1, from a shard-aware client: the key's
+    // shard does all the work (a token-aware one would land on any shard,
+    // which would coordinate and hop to the owner).
     let text = r#"
 name = "hot-shard"
 seed = 5
@@ -78,6 +80,7 @@ shards = 4
 
 [[load]]
 name = "write"
+routing = "shard-aware"
 command = "cassandra-stress write no-warmup cl=ONE duration=3s -rate 'threads=8 limit=4000/s' -pop 'seq=1..1'"
 "#;
     let plan = common::plan("hot-shard.toml", text, None);
