@@ -807,6 +807,9 @@ struct ClientProcess {
     keys: KeySource,
     mix: MixCursor,
     schedule: Schedule,
+    /// Where in its first interval the process's pacer starts
+    /// ([`Schedule::with_phase`]).
+    pacer_phase: f64,
     /// This process's pacing: the load's, scaled under sampling.
     rate: RatePlan,
     /// Its threads (`None`: a pure open loop); scaled under sampling.
@@ -1036,6 +1039,13 @@ impl Simulation {
                         nic
                     },
                     rng: rng::stream(seed, &format!("load/{}/process/{process}", load.name)),
+                    // From a stream of its own, so the process's key and mix
+                    // draws stay as they were.
+                    pacer_phase: rng::stream(
+                        seed,
+                        &format!("load/{}/process/{process}/pacer", load.name),
+                    )
+                    .random::<f64>(),
                     keys: load.keys.source(),
                     mix: MixCursor::new(),
                     schedule: Schedule::new(rate, SimTime::ZERO),
@@ -1370,7 +1380,7 @@ impl Simulation {
                 continue;
             }
             let state = &mut self.processes[process];
-            state.schedule = Schedule::new(state.rate, now);
+            state.schedule = Schedule::new(state.rate, now).with_phase(state.pacer_phase);
             state.stop_at = match stop {
                 StopPlan::Duration(duration) => Some(now + duration),
                 StopPlan::Count(_) => None,

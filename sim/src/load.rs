@@ -17,6 +17,14 @@
 //!   Without `threads=` every operation is issued at its time regardless of
 //!   how many are outstanding.
 //!
+//! A paced process (`limit=`, `throttle=`, `fixed=`) starts its pacer at its
+//! own phase within one interval ([`Schedule::with_phase`]): c-s processes
+//! are launched one by one, by hand or by script, so their pacers are not
+//! in step. In step, every interval's operations from all the processes
+//! would reach the cluster at the same instant (14 at once in R5) and queue
+//! behind each other at any load: at 2% CPU a write's tasks waited 40 us on
+//! average, reads' index parses 265 us.
+//!
 //! Every process runs the command as written: K processes with `n=N` perform
 //! K x N operations, as K copies of c-s would.
 
@@ -397,6 +405,33 @@ impl Schedule {
         }
     }
 
+    /// This schedule with its first start moved `phase` (in `[0, 1)`) of an
+    /// interval later: the process's pacer out of step with the others'.
+    /// An unpaced schedule has no interval and does not move.
+    pub fn with_phase(mut self, phase: f64) -> Schedule {
+        assert!(
+            (0.0..1.0).contains(&phase),
+            "phase {phase} is outside [0, 1)"
+        );
+        match &mut self {
+            Schedule::Unpaced => {}
+            Schedule::Limited {
+                interval,
+                next_start,
+            } => {
+                *next_start += SimDuration::from_nanos((interval.as_nanos() as f64 * phase) as u64);
+            }
+            Schedule::Fixed {
+                origin,
+                interval_ns,
+                ..
+            } => {
+                *origin += SimDuration::from_nanos((*interval_ns * phase) as u64);
+            }
+        }
+        self
+    }
+
     /// When the next operation would be issued if reserved at `now`, without
     /// reserving it: (issue time, latency origin).
     pub fn peek(&self) -> (SimTime, SimTime) {
@@ -469,6 +504,35 @@ mod tests {
             schedule.reserve(late),
             (late, SimTime::from_nanos(1_000_000))
         );
+    }
+
+    #[test]
+    fn a_phase_moves_a_paced_schedule_within_one_interval() {
+        let limited = RatePlan::ClosedLoop {
+            threads: 1,
+            limit_ops_per_s: Some(1000.0),
+        };
+        let start = SimTime::from_nanos(7_000);
+        let mut schedule = Schedule::new(limited, start).with_phase(0.25);
+        let first = SimTime::from_nanos(257_000);
+        assert_eq!(schedule.reserve(SimTime::ZERO), (first, first));
+        let second = SimTime::from_nanos(1_257_000);
+        assert_eq!(schedule.reserve(SimTime::ZERO), (second, second));
+        let fixed = RatePlan::Fixed {
+            ops_per_s: 1000.0,
+            threads: None,
+        };
+        let mut schedule = Schedule::new(fixed, start).with_phase(0.5);
+        assert_eq!(
+            schedule.reserve(SimTime::ZERO).1,
+            SimTime::from_nanos(507_000)
+        );
+        let unpaced = RatePlan::ClosedLoop {
+            threads: 1,
+            limit_ops_per_s: None,
+        };
+        let mut schedule = Schedule::new(unpaced, start).with_phase(0.5);
+        assert_eq!(schedule.reserve(start), (start, start));
     }
 
     #[test]
