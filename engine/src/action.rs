@@ -256,6 +256,19 @@ pub enum Message {
 }
 
 impl Message {
+    /// The same message under the coordinator's id `id` (a relaying shard
+    /// passes a request on, and its answer back, under another id).
+    pub(crate) fn with_id(self, id: u64) -> Message {
+        let mut message = self;
+        match &mut message {
+            Message::WriteRequest { id: own, .. }
+            | Message::WriteResponse { id: own, .. }
+            | Message::ReadRequest { id: own, .. }
+            | Message::ReadResponse { id: own, .. } => *own = id,
+        }
+        message
+    }
+
     /// Bytes on the wire: a frame of `MESSAGE_HEADER_BYTES` plus what the
     /// message carries.
     pub fn wire_bytes(&self) -> u64 {

@@ -666,14 +666,9 @@ impl Shard {
                         });
                     }
                 }
-                let share_start = slices.last().map_or(0, |&(_, end)| end);
+                let share_end = slices.last().map_or(0, |&(_, end)| end);
                 let rows_total = total_bytes / row_bytes;
-                self.record_preload(
-                    &[(total_bytes, rows_total)],
-                    first_key,
-                    last_key,
-                    share_start,
-                );
+                self.record_preload(&[(total_bytes, rows_total)], first_key, last_key, share_end);
             }
         }
         if memtable_fill > 0.0 {
@@ -927,25 +922,7 @@ impl Shard {
         }
         debug_assert_ne!(from.node, self.config.address.node, "relayed twice");
         let relay = RELAYED | self.relays.insert((from, id)) as u64;
-        let message = match message {
-            Message::WriteRequest {
-                value_bytes,
-                timestamp,
-                ..
-            } => Message::WriteRequest {
-                id: relay,
-                key,
-                value_bytes,
-                timestamp,
-            },
-            Message::ReadRequest { digest, .. } => Message::ReadRequest {
-                id: relay,
-                key,
-                digest,
-            },
-            _ => unreachable!(),
-        };
-        self.send(owner, message);
+        self.send(owner, message.with_id(relay));
         true
     }
 
@@ -956,22 +933,12 @@ impl Shard {
             .relays
             .try_remove((relay & !RELAYED) as usize)
             .expect("an answer to a relayed request this shard holds");
-        let message = match message {
+        let message = match message.with_id(id) {
             Message::WriteResponse { .. } => Message::WriteResponse {
                 id,
                 shard: asker.shard,
             },
-            Message::ReadResponse {
-                data,
-                digest,
-                cache_hit_rate,
-                ..
-            } => Message::ReadResponse {
-                id,
-                data,
-                digest,
-                cache_hit_rate,
-            },
+            answer @ Message::ReadResponse { .. } => answer,
             _ => unreachable!("only answers are relayed back"),
         };
         self.send(asker, message);
@@ -3140,32 +3107,6 @@ mod coordinator_tests {
     use crate::coordinator::ConsistencyLevel;
     use crate::placement::Placement;
 
-    /// Two shards of one node, every CPU task and I/O instant, messages
-    /// delivered in order: returns what the client sees.
-    fn drive(shards: &mut [Shard; 2], now: SimTime) -> Vec<ClientReply> {
-        let mut replies = Vec::new();
-        let mut progress = true;
-        while progress {
-            progress = false;
-            for index in 0..2 {
-                while let Some(action) = shards[index].poll_action() {
-                    progress = true;
-                    match action {
-                        Action::RunCpu(task) => shards[index].handle_cpu_done(now, task.id),
-                        Action::SubmitIo(io) => shards[index].handle_io_done(now, io.id),
-                        Action::Reply(reply) => replies.push(reply),
-                        Action::SetShares { .. } => {}
-                        Action::Send { to, message } => {
-                            let from = shards[index].config().address;
-                            shards[to.shard as usize].handle_message(now, from, message);
-                        }
-                    }
-                }
-            }
-        }
-        replies
-    }
-
     #[test]
     fn a_shard_forwards_requests_for_keys_it_does_not_own_and_relays_the_answer() {
         let placement = Placement::single_node(2);
@@ -3194,7 +3135,7 @@ mod coordinator_tests {
                 consistency: ConsistencyLevel::One,
             },
         );
-        let replies = drive(&mut shards, now);
+        let (replies, _) = drive_shards(&mut shards, now);
         assert_eq!(
             replies,
             [ClientReply {
@@ -3220,7 +3161,7 @@ mod coordinator_tests {
                 consistency: ConsistencyLevel::One,
             },
         );
-        let replies = drive(&mut shards, now);
+        let (replies, _) = drive_shards(&mut shards, now);
         assert_eq!(replies.len(), 1);
         assert_eq!(replies[0].id, RequestId(8));
         assert!(
@@ -3385,8 +3326,10 @@ mod coordinator_tests {
             .collect()
     }
 
-    /// Runs every action of `shards` to quiescence; returns the replies and
-    /// every message sent, with its sender and destination.
+    /// Runs every action of `shards` (node by node, each node's shards in
+    /// order), every CPU task and I/O instant, messages delivered in order,
+    /// to quiescence; returns the replies and every message sent, with its
+    /// sender and destination.
     fn drive_shards(
         shards: &mut [Shard],
         now: SimTime,
