@@ -109,11 +109,12 @@ pub struct ClusterPlan {
     pub nic_gbps: f64,
     /// CPU prices.
     pub costs: CostTable,
-    /// Which shard a message from a client or another node lands on
-    /// (`engine::messaging`): a connection's shard on Scylla, whose
-    /// messaging service and 2018 clients were not shard-aware; the node's
-    /// one shard on Cassandra.
-    pub landing: engine::Landing,
+    /// Whether a message from a client or another node lands on a
+    /// connection's shard (`engine::messaging`; Scylla, whose messaging
+    /// service and 2018 clients were not shard-aware), or on the owner
+    /// (Cassandra's one shard per node). [`ClusterPlan::landing`] has the
+    /// rule with this cluster's shard counts.
+    pub connection_landing: bool,
     /// How each shard's I/O queue orders the engine's I/O classes.
     pub io: IoScheduling,
     /// How each shard's core schedules the engine's work.
@@ -202,6 +203,19 @@ impl ClusterPlan {
         self.topology
             .simulated_shards_per_node
             .map_or(self.shards_per_node, |k| k.min(self.shards_per_node))
+    }
+
+    /// Where messages from clients and other nodes land, for the shards
+    /// per node and the shards simulated.
+    pub fn landing(&self) -> engine::Landing {
+        if self.connection_landing {
+            engine::Landing::ConnectionShard {
+                shards_per_node: self.shards_per_node,
+                simulated: self.simulated_shards(),
+            }
+        } else {
+            engine::Landing::Owner
+        }
     }
 
     /// The sampling factor: shards per node over shards simulated (1.0
@@ -900,6 +914,9 @@ struct Simulation {
     placement: Placement,
     /// Shards simulated per node (all of them unless sampled).
     simulated_shards: u32,
+    /// Where messages from clients and other nodes land
+    /// ([`ClusterPlan::landing`]).
+    landing: engine::Landing,
 }
 
 /// Runs a plan to its end, calling `progress` once per interval.
@@ -962,7 +979,7 @@ impl Simulation {
                             index % simulated_shards,
                         ),
                         placement: placement.clone(),
-                        landing: cluster.landing,
+                        landing: cluster.landing(),
                         // The node's replicated ownership on the ring,
                         // split evenly over its shards.
                         key_ownership_fraction: placement.shard_ownership(index / simulated_shards),
@@ -1105,6 +1122,7 @@ impl Simulation {
             serializer: V2DeflateSerializer::new(),
             placement,
             simulated_shards,
+            landing: plan.cluster.landing(),
             plan,
         };
         for (index, load) in simulation.plan.loads.iter().enumerate() {
@@ -1777,12 +1795,12 @@ impl Simulation {
                 } else {
                     replicas[process.rng.random_range(0..count)]
                 };
-                if routing == Routing::ShardAware || !cluster.landing.spreads() {
+                if routing == Routing::ShardAware || !self.landing.spreads() {
                     replica
                 } else {
                     // The driver is not shard-aware: the request lands on
                     // the shard of the connection it goes by.
-                    cluster.landing.shard(replica, process.rng.random::<u64>())
+                    self.landing.shard(replica, process.rng.random::<u64>())
                 }
             }
             Routing::RoundRobin => {
@@ -2325,10 +2343,7 @@ mod tests {
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
                 costs: CostTable::scylla(),
-                landing: engine::Landing::ConnectionShard {
-                    shards_per_node: 2,
-                    simulated: 2,
-                },
+                connection_landing: true,
                 cpu: CpuScheduling::SCYLLA_2_2,
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
@@ -2488,7 +2503,7 @@ mod workload_tests {
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
                 costs,
-                landing: engine::Landing::Owner,
+                connection_landing: false,
                 cpu: CpuScheduling::SCYLLA_2_2,
                 controllers: Controllers::default(),
                 compaction_enforce_min_threshold: false,
@@ -2607,10 +2622,7 @@ mod workload_tests {
             plan.cluster.costs = CostTable::scylla();
             plan.cluster.nodes = 3;
             plan.cluster.shards_per_node = 2;
-            plan.cluster.landing = engine::Landing::ConnectionShard {
-                shards_per_node: 2,
-                simulated: 2,
-            };
+            plan.cluster.connection_landing = true;
             plan.loads[0].routing = routing;
             let outcome = run(plan, &mut |_| {});
             assert_eq!(outcome.ops[0].count, 5_000, "every write is answered");

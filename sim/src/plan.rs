@@ -1065,9 +1065,6 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         (None, None)
     };
     let topology = resolve_topology(scenario, shards)?;
-    let simulated_shards = topology
-        .simulated_shards_per_node
-        .map_or(shards, |k| k.min(shards));
     Ok(ClusterPlan {
         io: IoScheduling::for_preset(&section.preset, &device, shards),
         replication_factor: 1,
@@ -1081,14 +1078,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         device,
         nic_gbps: instance.nic_gbps,
         costs: CostTable::for_preset(&section.preset),
-        landing: if cassandra {
-            engine::Landing::Owner
-        } else {
-            engine::Landing::ConnectionShard {
-                shards_per_node: shards,
-                simulated: simulated_shards,
-            }
-        },
+        connection_landing: !cassandra,
         controllers: scenario_controllers(scenario)?,
         preload: resolve_data(scenario)?,
         data_mode: resolve_fidelity(scenario)?,
