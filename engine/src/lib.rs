@@ -79,5 +79,5 @@ pub use config::{ShardConfig, ShardSeeds};
 pub use coordinator::{ConsistencyLevel, ReadResult, RowVersion};
 pub use messaging::Landing;
 pub use placement::{key_token, Placement, ShardAddress};
-pub use shard::{PreloadState, Shard, ShardStats};
+pub use shard::{MergePhases, PreloadState, Shard, ShardStats, MERGE_TIERS};
 pub use units::{SimDuration, SimTime};

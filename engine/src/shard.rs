@@ -225,6 +225,8 @@ pub struct ShardStats {
     pub writes_waiting_commitlog: u64,
     /// Writes acknowledged since start.
     pub writes_completed: u64,
+    /// Memtable bytes those writes took (rows with their overhead).
+    pub memtable_bytes_written: u64,
     /// Reads answered since start.
     pub reads_completed: u64,
     /// Compactions running.
@@ -270,7 +272,39 @@ pub enum PreloadState {
         tiers: f64,
         /// Fill of the active memtable in `[0, 1)`, of the flush threshold.
         memtable: f64,
+        /// Where the size-tiered tiers above those two stand in their
+        /// merge cycles.
+        merges: MergePhases,
     },
+}
+
+/// Tiers above the two lowest that [`MergePhases`] places.
+pub const MERGE_TIERS: usize = 16;
+
+/// Where each size-tiered tier above the two lowest stands in its merge
+/// cycle, for a table long into a write load ([`Shard::preload_table`]).
+///
+/// Tier `j` (SSTables of `flush x base^(j+2)` bytes) merges once every
+/// `base^(j+3)` flushes, and the merge reads `base^(j+3)` flushes' worth of
+/// input; at a compaction rate of `R` input bytes a second and flushes of
+/// `F` bytes every `T` seconds, it runs for `(F / T) / R` of its cycle,
+/// whatever the tier. That fraction is `duty`. A tier whose phase is below
+/// `duty` starts the run merging, `phase / duty` of the way through.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MergePhases {
+    /// Fraction of its cycle a tier spends merging, in `[0, 1]` (0: no
+    /// tier is merging).
+    pub duty: f64,
+    /// Per tier, smallest first: its position in its cycle, in `[0, 1)`.
+    pub phases: [f64; MERGE_TIERS],
+}
+
+impl MergePhases {
+    /// No tier merging.
+    pub const IDLE: MergePhases = MergePhases {
+        duty: 0.0,
+        phases: [0.0; MERGE_TIERS],
+    };
 }
 
 /// One shard of a node: Scylla runs one per core, each owning a slice of the
@@ -355,6 +389,7 @@ pub struct Shard {
     next_sstable_generation: u64,
     flushes_completed: u64,
     writes_completed: u64,
+    memtable_bytes_written: u64,
     reads_completed: u64,
     /// Memory of sealed (waiting) memtables.
     sealed_memory_bytes: u64,
@@ -468,6 +503,7 @@ impl Shard {
             next_sstable_generation: 1,
             flushes_completed: 0,
             writes_completed: 0,
+            memtable_bytes_written: 0,
             reads_completed: 0,
             sealed_memory_bytes: 0,
         };
@@ -600,9 +636,13 @@ impl Shard {
         let flush_bytes = self.config.flush_soft_limit_bytes().max(1);
         // Mid-cycle: flushes into the two lowest tiers' cycle, and the
         // memtable's fill.
-        let (flushes_into_cycle, memtable_fill) = match state {
-            PreloadState::Compacted => (None, 0.0),
-            PreloadState::MidCycle { tiers, memtable } => {
+        let (flushes_into_cycle, memtable_fill, merges) = match state {
+            PreloadState::Compacted => (None, 0.0, MergePhases::IDLE),
+            PreloadState::MidCycle {
+                tiers,
+                memtable,
+                merges,
+            } => {
                 assert!(
                     (0.0..1.0).contains(&tiers) && (0.0..1.0).contains(&memtable),
                     "cycle phases {tiers}, {memtable} are outside [0, 1)"
@@ -618,21 +658,36 @@ impl Shard {
                     CompactionStrategy::Leveled(_) => 1,
                 };
                 let flushes = ((tiers * cycle as f64) as u64).min(cycle - 1);
-                (Some(flushes), memtable)
+                (Some(flushes), memtable, merges)
             }
         };
+        assert!(
+            (0.0..=1.0).contains(&merges.duty)
+                && merges.phases.iter().all(|phase| (0.0..1.0).contains(phase)),
+            "merge phases {merges:?} are outside [0, 1)"
+        );
         match self.config.compaction {
             CompactionStrategy::SizeTiered(options) => {
                 let tier = self.smallest_tier_compacted(&options);
-                let sizes = match flushes_into_cycle {
+                let mut sizes = match flushes_into_cycle {
                     Some(flushes) => stcs::steady_sizes(total_bytes, flush_bytes, tier, flushes),
                     None => stcs::settled_sizes(total_bytes, flush_bytes, tier),
                 };
+                // Tiers part-way through a merge hold its inputs.
+                let mut merging = Vec::new();
+                let mut tier_bytes = flush_bytes.saturating_mul(tier as u64);
+                for &phase in &merges.phases {
+                    tier_bytes = tier_bytes.saturating_mul(tier as u64);
+                    if phase < merges.duty && stcs::add_merge_inputs(&mut sizes, tier_bytes, tier) {
+                        merging.push((tier_bytes, phase / merges.duty));
+                    }
+                }
                 let sstables: Vec<(u64, u64)> = sizes
                     .iter()
                     .map(|bytes| (*bytes, bytes / row_bytes))
                     .collect();
                 self.preload_sstables(&sstables, rows, (first_key, last_key));
+                self.resume_merges(&merging, tier);
             }
             CompactionStrategy::Leveled(options) => {
                 self.assert_empty_for_preload();
@@ -673,6 +728,54 @@ impl Shard {
         }
         if memtable_fill > 0.0 {
             self.preload_memtable(memtable_fill, row_bytes, (first_key, last_key));
+        }
+    }
+
+    /// Starts the merges a mid-cycle preload left part-way: per entry,
+    /// `base` SSTables of `tier_bytes`, `progress` of the way through. The
+    /// compaction manager's rules hold as for any job (Scylla: one job per
+    /// weight; Cassandra: `concurrent_compactors`); a merge they hold back
+    /// keeps its inputs and starts when the strategy next picks them.
+    fn resume_merges(&mut self, merging: &[(u64, f64)], base: usize) {
+        for &(tier_bytes, progress) in merging {
+            let compacting: Vec<u64> = self
+                .compactions
+                .iter()
+                .flat_map(|(_, job)| job.input_generations())
+                .collect();
+            let inputs: Vec<SSTable> = self
+                .sstables
+                .iter()
+                .filter(|sstable| {
+                    sstable.data_bytes == tier_bytes && !compacting.contains(&sstable.generation)
+                })
+                .take(base)
+                .cloned()
+                .collect();
+            assert_eq!(inputs.len(), base, "a merging tier holds its inputs");
+            let weight = stcs::job_weight(inputs.iter().map(|sstable| sstable.data_bytes).sum());
+            let held_back = match self.config.concurrent_compactors {
+                Some(limit) => self.compactions.len() >= limit as usize,
+                None => self
+                    .compactions
+                    .iter()
+                    .any(|(_, job)| job.weight() == weight),
+            };
+            if held_back {
+                continue;
+            }
+            let mut job = CompactionJob::new(
+                inputs,
+                self.next_sstable_generation,
+                weight,
+                self.config.key_ownership_fraction,
+                self.config.compaction_chunk_bytes,
+                self.config.compaction_chunks_in_flight,
+            );
+            job.resume_at(progress);
+            self.next_sstable_generation += job.output_count();
+            let job = self.compactions.insert(job) as u32;
+            self.advance_compaction(SimTime::ZERO, job);
         }
     }
 
@@ -786,6 +889,7 @@ impl Shard {
             writes_throttled: self.throttled.len() as u64,
             writes_waiting_commitlog: self.waiting_for_commitlog.len() as u64,
             writes_completed: self.writes_completed,
+            memtable_bytes_written: self.memtable_bytes_written,
             reads_completed: self.reads_completed,
             active_compactions: self.compactions.len() as u64,
             compactions_completed: self.compactions_completed,
@@ -1983,13 +2087,15 @@ impl Shard {
                 value_bytes,
             },
         );
+        let memory_bytes = row_bytes + self.config.memtable_row_overhead_bytes;
         self.active.insert(
             key,
-            row_bytes + self.config.memtable_row_overhead_bytes,
+            memory_bytes,
             row_bytes + self.config.sstable_row_overhead_bytes,
             segment,
         );
         self.writes_completed += 1;
+        self.memtable_bytes_written += memory_bytes;
         self.respond_written(now, request.origin);
         self.maybe_start_flush(now);
     }
@@ -2491,6 +2597,7 @@ mod tests {
             PreloadState::MidCycle {
                 tiers: 0.8,
                 memtable: 0.9,
+                merges: MergePhases::IDLE,
             },
         );
         let stats = shard.stats();
@@ -2523,6 +2630,69 @@ mod tests {
             "{writes} writes to the first flush (a full memtable takes {flush_rows})"
         );
         assert!(shard.stats().commitlog_segments <= 2, "{:?}", shard.stats());
+    }
+
+    #[test]
+    fn a_mid_cycle_preload_resumes_the_merges_its_phases_place_part_way() {
+        let config = ShardConfig::scylla_defaults(64 * MIB);
+        let soft_limit = config.flush_soft_limit_bytes();
+        let rows = 1000 * soft_limit / 1032;
+        let preload = |merges: MergePhases| {
+            let mut shard = Shard::new(config.clone(), SimTime::ZERO);
+            shard.preload_table(
+                rows,
+                1032,
+                (1, rows),
+                PreloadState::MidCycle {
+                    tiers: 0.0,
+                    memtable: 0.0,
+                    merges,
+                },
+            );
+            shard
+        };
+        let idle = preload(MergePhases::IDLE);
+        assert_eq!(idle.stats().active_compactions, 0);
+        // Scylla 2.2 merges pairs: tier 0 above the two lowest is 4 flushes
+        // (phase 0.1 of a duty of 0.4: a quarter through), tier 2 is 16
+        // (0.3: three quarters through); tier 1 (8) is not merging.
+        let mut phases = [0.9; MERGE_TIERS];
+        phases[0] = 0.1;
+        phases[2] = 0.3;
+        let mut shard = preload(MergePhases { duty: 0.4, phases });
+        let stats = shard.stats();
+        assert_eq!(stats.sstable_bytes, idle.stats().sstable_bytes);
+        assert_eq!(stats.active_compactions, 2);
+        let tier = |shard: &Shard, flushes: u64| {
+            shard
+                .sstables()
+                .iter()
+                .filter(|sstable| sstable.data_bytes == flushes * soft_limit)
+                .count()
+        };
+        assert_eq!(
+            (tier(&shard, 4), tier(&shard, 8), tier(&shard, 16)),
+            (2, 0, 2)
+        );
+        // Each merge reads only what it had left. (The 32-flush output then
+        // pairs with the settled one, so stop at the two.)
+        let now = SimTime::from_nanos(1);
+        while shard.stats().compactions_completed < 2 {
+            match shard.poll_action().expect("the merges run to their end") {
+                Action::RunCpu(task) => shard.handle_cpu_done(now, task.id),
+                Action::SubmitIo(io) => shard.handle_io_done(now, io.id),
+                Action::SetShares { .. } => {}
+                other => unreachable!("{other:?}"),
+            }
+        }
+        let stats = shard.stats();
+        let expected = (0.75 * 8.0 + 0.25 * 32.0) * soft_limit as f64;
+        let read = stats.bytes_compacted as f64;
+        assert!(
+            (read - expected).abs() < 0.01 * expected,
+            "read {read} of the expected {expected}"
+        );
+        assert_eq!((tier(&shard, 8), tier(&shard, 32)), (1, 2));
     }
 
     #[test]

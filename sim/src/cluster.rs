@@ -54,8 +54,8 @@ use std::time::Instant;
 
 use engine::heat::{self, HitRateTracker};
 use engine::{
-    Action, ClientRequest, IoClass, IoKind, Message, Operation, Placement, PreloadState,
-    ReplyStatus, RequestId, Shard, ShardAddress, ShardConfig, TaskId,
+    Action, ClientRequest, IoClass, IoKind, MergePhases, Message, Operation, Placement,
+    PreloadState, ReplyStatus, RequestId, Shard, ShardAddress, ShardConfig, TaskId,
 };
 use models::cassandra_stress::ReplicationStrategy;
 use models::cost::CostTable;
@@ -295,7 +295,7 @@ impl Default for CommitlogPlan {
 /// the table's compaction strategy leaves it once caught up
 /// (`engine::Shard::preload_table`: size-tiered tiers from the shard's
 /// flush size up, or leveled levels of 160 MiB SSTables).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Preload {
     /// Partitions in the table.
     pub partitions: u64,
@@ -311,7 +311,45 @@ pub struct Preload {
     /// Each shard starts part-way through its flush-and-compact cycle
     /// (`[data] state = "steady"`), not compacted with empty memtables.
     pub mid_cycle: bool,
+    /// Mid-cycle size-tiered tables: what the run's pilot measured to place
+    /// the merges under way ([`run`] fills it in; `None` starts no merge).
+    pub steady: Option<SteadyStart>,
 }
+
+/// How a mid-cycle start places the merges under way at the start
+/// (`engine::MergePhases`), from a pilot: the first [`PILOT`] of the same
+/// run started compacted, where no compaction runs, so what it measures
+/// (over its second half) is the foreground's work alone.
+///
+/// A size-tiered tier merges for `duty = W / R` of its cycle, whatever the
+/// tier: `W` is the memtable bytes a shard's writes take per second (what
+/// its flushes carry on), `R` the input bytes a second its compaction
+/// merges in the CPU the foreground leaves (`(1 - foreground) /
+/// compaction_ns_per_byte`; Scylla's compaction group takes what the
+/// others leave, and a 2.1 shard or a JVM has no other claim on it).
+/// Compaction I/O is taken as never the bottleneck.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadyStart {
+    /// Simulated seconds the pilot ran.
+    pub pilot_seconds: f64,
+    /// The pilot's mean CPU utilisation per shard (per core for a JVM).
+    pub foreground_utilisation: f64,
+    /// Memtable bytes a second per shard.
+    pub memtable_bytes_per_s: f64,
+    /// Compaction input bytes a second per shard in the CPU left over.
+    pub compaction_bytes_per_s: f64,
+    /// Fraction of its cycle each tier spends merging.
+    pub merge_duty: f64,
+}
+
+/// The pilot's length ([`SteadyStart`]): the clients at their rates for a
+/// few seconds.
+pub const PILOT: SimDuration = SimDuration::from_secs(5);
+
+/// The least CPU share left to compaction when the pilot's foreground
+/// fills a shard: Scylla's controller keeps the compaction group's shares
+/// above zero whenever there is a backlog.
+const LEAST_SPARE_CPU: f64 = 0.05;
 
 /// The backlog controllers a preset (or the scenario's `[controller]`)
 /// gives each shard; `None` where the version has none (Scylla 2.1).
@@ -921,12 +959,73 @@ struct Simulation {
 
 /// Runs a plan to its end, calling `progress` once per interval.
 #[allow(clippy::disallowed_methods)] // wall time for perf.json only
-pub fn run(plan: RunPlan, progress: &mut dyn FnMut(Progress)) -> RunOutcome {
+pub fn run(mut plan: RunPlan, progress: &mut dyn FnMut(Progress)) -> RunOutcome {
     let started = Instant::now();
+    let steady = steady_start(&plan);
+    if let Some(preload) = plan.cluster.preload.as_mut() {
+        preload.steady = steady;
+    }
     let mut simulation = Simulation::new(plan);
     simulation.run(progress);
     let wall_seconds = started.elapsed().as_secs_f64();
     simulation.finish(wall_seconds)
+}
+
+/// Runs the pilot of a mid-cycle size-tiered start ([`SteadyStart`]);
+/// `None` for any other start.
+fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
+    let preload = plan.cluster.preload?;
+    if !preload.mid_cycle
+        || !matches!(
+            plan.cluster.compaction,
+            engine::compaction::CompactionStrategy::SizeTiered(_)
+        )
+    {
+        return None;
+    }
+    let mut pilot = plan.clone();
+    pilot.duration = Some(plan.duration.map_or(PILOT, |duration| duration.min(PILOT)));
+    pilot.cluster.preload = Some(Preload {
+        mid_cycle: false,
+        ..preload
+    });
+    let end = SimTime::ZERO + pilot.duration.expect("set above");
+    let mut simulation = Simulation::new(pilot);
+    // Measured over the pilot's second half, past the clients' first
+    // requests into cold caches.
+    let totals = |simulation: &Simulation| {
+        let now = simulation.kernel.now();
+        let (cpu, bytes) = simulation
+            .shards
+            .iter()
+            .fold((0.0, 0.0), |(cpu, bytes), shard| {
+                let (busy, cores) = shard.cpu.busy(now);
+                (
+                    cpu + busy.as_secs_f64() / f64::from(cores.max(1)),
+                    bytes + shard.engine.stats().memtable_bytes_written as f64,
+                )
+            });
+        (now, cpu, bytes)
+    };
+    simulation.run_until(SimTime::from_nanos(end.as_nanos() / 2), &mut |_| {});
+    let (from, cpu_before, bytes_before) = totals(&simulation);
+    simulation.run_until(end, &mut |_| {});
+    let (to, cpu_after, bytes_after) = totals(&simulation);
+    let seconds = (to - from).as_secs_f64() * simulation.shards.len() as f64;
+    if seconds <= 0.0 {
+        return None;
+    }
+    let foreground_utilisation = (cpu_after - cpu_before) / seconds;
+    let memtable_bytes_per_s = (bytes_after - bytes_before) / seconds;
+    let spare = (1.0 - foreground_utilisation).max(LEAST_SPARE_CPU);
+    let compaction_bytes_per_s = spare * 1e9 / plan.cluster.costs.compaction_ns_per_byte;
+    Some(SteadyStart {
+        pilot_seconds: (end - SimTime::ZERO).as_secs_f64(),
+        foreground_utilisation,
+        memtable_bytes_per_s,
+        compaction_bytes_per_s,
+        merge_duty: (memtable_bytes_per_s / compaction_bytes_per_s).min(1.0),
+    })
 }
 
 impl Simulation {
@@ -1182,10 +1281,21 @@ impl Simulation {
             };
             let tiers = stratified();
             let memtables = stratified();
+            let merge_phases: Vec<Vec<f64>> =
+                (0..engine::MERGE_TIERS).map(|_| stratified()).collect();
+            let duty = preload.steady.map_or(0.0, |steady| steady.merge_duty);
             tiers
                 .into_iter()
                 .zip(memtables)
-                .map(|(tiers, memtable)| PreloadState::MidCycle { tiers, memtable })
+                .enumerate()
+                .map(|(shard, (tiers, memtable))| PreloadState::MidCycle {
+                    tiers,
+                    memtable,
+                    merges: MergePhases {
+                        duty,
+                        phases: std::array::from_fn(|tier| merge_phases[tier][shard]),
+                    },
+                })
                 .collect()
         } else {
             vec![PreloadState::Compacted; self.shards.len()]
@@ -1230,7 +1340,20 @@ impl Simulation {
     }
 
     fn run(&mut self, progress: &mut dyn FnMut(Progress)) {
-        let end = self.end_time().unwrap_or(SimTime::MAX);
+        self.run_until(self.end_time().unwrap_or(SimTime::MAX), progress);
+        let now = match self.end_time() {
+            Some(end) if self.loads_unfinished > 0 || !self.in_flight.is_empty() => end,
+            _ => self.kernel.now(),
+        };
+        self.kernel.advance_to(now);
+        if now > self.last_tick {
+            self.report_interval(now, progress);
+        }
+    }
+
+    /// Handles events up to `end`, or until every load has finished and
+    /// nothing is in flight.
+    fn run_until(&mut self, end: SimTime, progress: &mut dyn FnMut(Progress)) {
         while let Some((now, event)) = self.kernel.pop_until(end) {
             if let Event::IntervalTick = event {
                 self.report_interval(now, progress);
@@ -1240,14 +1363,6 @@ impl Simulation {
             if self.loads_unfinished == 0 && self.in_flight.is_empty() {
                 break;
             }
-        }
-        let now = match self.end_time() {
-            Some(end) if self.loads_unfinished > 0 || !self.in_flight.is_empty() => end,
-            _ => self.kernel.now(),
-        };
-        self.kernel.advance_to(now);
-        if now > self.last_tick {
-            self.report_interval(now, progress);
         }
     }
 

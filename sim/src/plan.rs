@@ -785,6 +785,7 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
         last_key,
         warm_cache: data.cache.as_deref() == Some("warm"),
         mid_cycle: data.state.as_deref() == Some("steady"),
+        steady: None,
     }))
 }
 

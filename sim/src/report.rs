@@ -83,6 +83,10 @@ pub struct Summary {
     /// then the simulated one times `scale`, the whole cluster's estimate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampling: Option<SamplingSummary>,
+    /// `[data] state = "steady"` with size-tiered compaction: what the
+    /// pilot measured to place the merges under way at the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_start: Option<SteadyStartSummary>,
     /// Per load, by name: the same per-op figures for that load alone.
     pub loads: BTreeMap<String, LoadSummary>,
     /// Data mode only: reads checked against the writes acknowledged
@@ -109,6 +113,21 @@ pub struct SamplingSummary {
     /// `shards_per_node / simulated_shards_per_node`: what the simulated
     /// counts and rates were multiplied by.
     pub scale: f64,
+}
+
+/// `summary.json` `steady_start` (`sim::cluster::SteadyStart`), per shard.
+#[derive(Clone, Debug, Serialize)]
+pub struct SteadyStartSummary {
+    /// Simulated seconds the pilot ran (started compacted).
+    pub pilot_seconds: f64,
+    /// The pilot's mean CPU utilisation.
+    pub foreground_utilisation: f64,
+    /// Memtable MB a second the writes took.
+    pub memtable_mb_per_s: f64,
+    /// Compaction input MB a second in the CPU left over.
+    pub compaction_mb_per_s: f64,
+    /// Fraction of its cycle each size-tiered tier spends merging.
+    pub merge_duty: f64,
 }
 
 /// A count of a sampled run scaled up to the whole cluster.
@@ -293,6 +312,16 @@ impl Summary {
                 shards_per_node: cluster.shards_per_node,
                 scale: round3(scale),
             }),
+            steady_start: cluster
+                .preload
+                .and_then(|preload| preload.steady)
+                .map(|steady| SteadyStartSummary {
+                    pilot_seconds: round3(steady.pilot_seconds),
+                    foreground_utilisation: round3(steady.foreground_utilisation),
+                    memtable_mb_per_s: round3(steady.memtable_bytes_per_s / 1e6),
+                    compaction_mb_per_s: round3(steady.compaction_bytes_per_s / 1e6),
+                    merge_duty: round3(steady.merge_duty),
+                }),
             coordinator: CoordinatorSummary::of(outcome).scaled(scale),
             server_latency_ms: ["read", "write"]
                 .into_iter()

@@ -90,3 +90,53 @@ fn the_steady_start_is_drawn_from_the_seed() {
         "another seed draws other phases: {other_nodes:?}"
     );
 }
+
+/// Per node, from the first interval: compactions running (scaled).
+fn first_compactions(outcome: &sim::cluster::RunOutcome) -> Vec<f64> {
+    let series = &outcome.timeseries;
+    (0..3)
+        .map(|node| {
+            let column = series.column(&format!("node{node}_compactions")).unwrap();
+            series.rows[0][column].parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_steady_start_has_merges_under_way_as_its_pilot_measured_the_cycle() {
+    // Ten times the writes: each shard takes ~3 MB/s into its memtable,
+    // and ten times the data (~280 flushes a shard), so that the tiers of
+    // 4 to 32 flushes can merge (pairs) clear of the largest SSTable; each
+    // merges for a few percent of its cycle.
+    let text = SCENARIO
+        .replace("limit=2000/s", "limit=20000/s")
+        .replace("partitions = 200e6", "partitions = 2e9");
+    let run = |state: &str| {
+        let text = text.replace("STATE", state);
+        sim::cluster::run(common::plan("steady-state.toml", &text, None), &mut |_| {})
+    };
+    let compacted = run("compacted");
+    let steady = run("steady");
+    assert!(compacted.plan.cluster.preload.unwrap().steady.is_none());
+    assert_eq!(first_compactions(&compacted), vec![0.0; 3]);
+    let measured = steady.plan.cluster.preload.unwrap().steady.unwrap();
+    println!("{measured:?}");
+    // The pilot saw the clients' writes: 20,000/s x RF 3 over 21 shards,
+    // each row 1,032 bytes and its memtable overhead.
+    let rows_per_shard = 20_000.0 * 3.0 / 21.0;
+    assert!(
+        (0.9..2.0).contains(&(measured.memtable_bytes_per_s / (rows_per_shard * 1032.0))),
+        "{measured:?}"
+    );
+    assert!((0.0..0.5).contains(&measured.foreground_utilisation));
+    let duty = measured.memtable_bytes_per_s / measured.compaction_bytes_per_s;
+    assert!(
+        (measured.merge_duty - duty).abs() < 1e-12 && duty > 0.02,
+        "{measured:?}"
+    );
+    let first = first_compactions(&steady);
+    assert!(
+        first.iter().sum::<f64>() > 0.0,
+        "no merge under way: {first:?}"
+    );
+}

@@ -234,6 +234,22 @@ impl CompactionJob {
         })
     }
 
+    /// Starts the job `progress` (in `[0, 1)`) of the way through, in whole
+    /// chunks: a merge that was running before the simulated window (a
+    /// mid-cycle preload). What it had read and written counts as done.
+    pub fn resume_at(&mut self, progress: f64) {
+        assert!(
+            self.read_submitted_bytes == 0 && self.chunks_in_flight == 0,
+            "only a job that has not started resumes part-way"
+        );
+        assert!((0.0..1.0).contains(&progress), "progress {progress}");
+        let chunks = (self.input_bytes as f64 * progress) as u64 / self.chunk_bytes.max(1);
+        let done = (chunks * self.chunk_bytes).min(self.input_bytes);
+        self.read_submitted_bytes = done;
+        self.read_done_bytes = done;
+        self.written_bytes = self.output_share(done);
+    }
+
     /// Output bytes corresponding to the first `input_bytes` of input.
     fn output_share(&self, input_bytes: u64) -> u64 {
         (u128::from(self.output_bytes) * u128::from(input_bytes)

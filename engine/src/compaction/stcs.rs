@@ -294,6 +294,29 @@ pub fn steady_sizes(
     sizes
 }
 
+/// Gives a size-tiered layout (`sizes`, largest first) the inputs of a
+/// merge in progress on its tier of `tier_bytes` SSTables: `base` of them,
+/// the missing ones' bytes taken from the largest SSTable so the total
+/// stays. False (and `sizes` unchanged) when the largest could not spare
+/// them and stay at least twice the merge's output, clear of its bucket
+/// (the top tiers of a table merge rarely and are left settled).
+pub fn add_merge_inputs(sizes: &mut Vec<u64>, tier_bytes: u64, base: usize) -> bool {
+    let held = sizes.iter().filter(|&&bytes| bytes == tier_bytes).count();
+    let missing = base.saturating_sub(held) as u64;
+    let output = tier_bytes.saturating_mul(base as u64);
+    let Some(largest) = sizes
+        .first()
+        .and_then(|largest| largest.checked_sub(missing.saturating_mul(tier_bytes)))
+        .filter(|&largest| largest / 2 >= output)
+    else {
+        return false;
+    };
+    sizes[0] = largest;
+    sizes.extend(std::iter::repeat_n(tier_bytes, missing as usize));
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    true
+}
+
 /// A job's concurrency weight, `floor(log4(total_input_bytes))`
 /// (`calculate_weight`, `compaction_manager.cc` @2.1-3.0).
 ///
@@ -576,6 +599,25 @@ mod tests {
             bucket_set(&sstables, &StcsOptions::default()),
             vec![vec![1, 2]]
         );
+    }
+
+    #[test]
+    fn merge_inputs_fill_their_tier_from_the_largest_and_keep_the_total() {
+        // Settled pairs: one SSTable per tier.
+        let mut sizes = settled_sizes(1000, 10, 2);
+        let total: u64 = sizes.iter().sum();
+        assert!(add_merge_inputs(&mut sizes, 80, 2));
+        assert_eq!(sizes.iter().filter(|&&bytes| bytes == 80).count(), 2);
+        assert_eq!(sizes.iter().sum::<u64>(), total);
+        assert!(sizes.windows(2).all(|pair| pair[0] >= pair[1]));
+        // A tier whose merge the largest cannot spare stays settled.
+        let before = sizes.clone();
+        assert!(!add_merge_inputs(&mut sizes, 320, 2));
+        assert_eq!(sizes, before);
+        // Four to a merge with min_threshold 4.
+        let mut sizes = settled_sizes(100_000, 10, 4);
+        assert!(add_merge_inputs(&mut sizes, 160, 4));
+        assert_eq!(sizes.iter().filter(|&&bytes| bytes == 160).count(), 4);
     }
 
     #[test]
