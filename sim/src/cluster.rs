@@ -323,11 +323,12 @@ pub struct Preload {
 ///
 /// A size-tiered tier merges for `duty = W / R` of its cycle, whatever the
 /// tier: `W` is the memtable bytes a shard's writes take per second (what
-/// its flushes carry on), `R` the input bytes a second its compaction
-/// merges in the CPU the foreground leaves (`(1 - foreground) /
-/// compaction_ns_per_byte`; Scylla's compaction group takes what the
-/// others leave, and a 2.1 shard or a JVM has no other claim on it).
-/// Compaction I/O is taken as never the bottleneck.
+/// its flushes carry on), `R` the input bytes a second a merge gets
+/// through on one core in what the foreground leaves of the shard's
+/// cores (`min(1, (1 - foreground) x cores) / compaction_ns_per_byte`;
+/// Scylla's compaction group takes what the others leave; a JVM's
+/// compaction thread runs on a core the requests leave idle). Compaction
+/// I/O is taken as never the bottleneck.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SteadyStart {
     /// Simulated seconds the pilot ran.
@@ -999,14 +1000,16 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
             .shards
             .iter()
             .fold((0.0, 0.0), |(cpu, bytes), shard| {
-                let (busy, cores) = shard.cpu.busy(now);
+                let (busy, _) = shard.cpu.busy(now);
                 (
-                    cpu + busy.as_secs_f64() / f64::from(cores.max(1)),
+                    cpu + busy.as_secs_f64(),
                     bytes + shard.engine.stats().memtable_bytes_written as f64,
                 )
             });
         (now, cpu, bytes)
     };
+    // A shard's cores: 1 for a reactor, the node's for a JVM.
+    let cores = f64::from(simulation.shards[0].cpu.busy(SimTime::ZERO).1.max(1));
     simulation.run_until(SimTime::from_nanos(end.as_nanos() / 2), &mut |_| {});
     let (from, cpu_before, bytes_before) = totals(&simulation);
     simulation.run_until(end, &mut |_| {});
@@ -1015,9 +1018,11 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
     if seconds <= 0.0 {
         return None;
     }
-    let foreground_utilisation = (cpu_after - cpu_before) / seconds;
+    let foreground_utilisation = (cpu_after - cpu_before) / seconds / cores;
     let memtable_bytes_per_s = (bytes_after - bytes_before) / seconds;
-    let spare = (1.0 - foreground_utilisation).max(LEAST_SPARE_CPU);
+    // A merge runs on one core (a reactor's, or one compaction thread of a
+    // JVM) in what the foreground leaves of it.
+    let spare = ((1.0 - foreground_utilisation) * cores).clamp(LEAST_SPARE_CPU, 1.0);
     let compaction_bytes_per_s = spare * 1e9 / plan.cluster.costs.compaction_ns_per_byte;
     Some(SteadyStart {
         pilot_seconds: (end - SimTime::ZERO).as_secs_f64(),

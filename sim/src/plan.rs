@@ -941,6 +941,14 @@ fn instance_override_notes(scenario: &Scenario) -> Vec<String> {
             inert.join(", ")
         ));
     }
+    if scenario.data.as_ref().is_some_and(|data| {
+        data.state.as_deref() == Some("steady") && data.compaction.as_deref() != Some("leveled")
+    }) {
+        notes.push(format!(
+            "data: state = \"steady\": a {}-s pilot of the run, started compacted, first measures the writes and the CPU they leave, which place the size-tiered merges under way at the start (summary.json steady_start)",
+            crate::cluster::PILOT.as_secs_f64()
+        ));
+    }
     for load in &scenario.loads {
         let Some(loader) = &load.loader else { continue };
         let inert: Vec<&str> = loader
