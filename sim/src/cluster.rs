@@ -810,6 +810,9 @@ struct ShardState {
     /// keyed by the device tag's low half.
     io_in_flight: Slab<(engine::IoId, IoCost)>,
     cpu_busy_at_last_tick: SimDuration,
+    /// CPU time of the compaction merges handed to the shard's CPU since
+    /// the last interval (charged when submitted).
+    compaction_cpu: SimDuration,
     node: u32,
     /// Wake-ups for the shard's timers in the kernel's queue.
     timer: WakeUps,
@@ -1138,6 +1141,7 @@ impl Simulation {
                 io_queue: FairQueue::new(cluster.io.queue, &cluster.io.shares),
                 io_in_flight: Slab::new(),
                 cpu_busy_at_last_tick: SimDuration::ZERO,
+                compaction_cpu: SimDuration::ZERO,
                 node: index / simulated_shards,
                 timer: WakeUps::default(),
             })
@@ -2002,6 +2006,10 @@ impl Simulation {
                         }
                         engine::CpuWork::Digest { bytes } => self.plan.cluster.costs.digest(bytes),
                     };
+                    if let engine::CpuWork::CompactionMerge { .. } = task.work {
+                        let state = &mut self.shards[shard as usize];
+                        state.compaction_cpu = state.compaction_cpu + cost;
+                    }
                     let group = self.plan.cluster.cpu.group_of(task.group);
                     let node_index = self.shards[shard as usize].node as usize;
                     match &mut self.shards[shard as usize].cpu {
@@ -2206,6 +2214,8 @@ impl Simulation {
                 let shard_busy_s = (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
                 interval.cpu_cores += cores;
                 interval.cpu_busy_s += shard_busy_s;
+                interval.compaction_cpu_s +=
+                    std::mem::take(&mut shard.compaction_cpu).as_secs_f64();
                 interval.hottest_shard_utilisation = interval
                     .hottest_shard_utilisation
                     .max(shard_busy_s / (length * f64::from(cores.max(1))));

@@ -130,6 +130,8 @@ pub struct NodeInterval {
     pub cpu_busy_s: f64,
     /// Cores those CPUs span.
     pub cpu_cores: u32,
+    /// Core seconds of compaction merges handed to those CPUs.
+    pub compaction_cpu_s: f64,
     /// Compactions running (gauge).
     pub compactions: u64,
     /// The compaction controller's input, summed over the shards (gauge).
@@ -229,7 +231,7 @@ pub const OP_COLUMNS: [Column<OpInterval>; 2] = [
 ];
 
 /// The columns of each node.
-pub const NODE_COLUMNS: [Column<NodeInterval>; 20] = [
+pub const NODE_COLUMNS: [Column<NodeInterval>; 21] = [
     Column {
         name: "memtable_bytes",
         scales: true,
@@ -348,6 +350,16 @@ pub const NODE_COLUMNS: [Column<NodeInterval>; 20] = [
                 .map_or(Cell::Blank, |ms| Cell::Fixed(ms, 3))
         },
     },
+    // The share of the node's CPU its compactions took (Scylla Monitoring's
+    // compaction group runtime; what the 2.2 controller hands out).
+    Column {
+        name: "compaction_cpu_fraction",
+        scales: false,
+        value: |node| {
+            let capacity = node.length_s * f64::from(node.cpu_cores.max(1));
+            Cell::Fixed((node.compaction_cpu_s / capacity).min(1.0), 4)
+        },
+    },
 ];
 
 #[cfg(test)]
@@ -412,6 +424,7 @@ mod tests {
             disk_busy_s: 1.0,
             cpu_busy_s: 2.0,
             cpu_cores: 2,
+            compaction_cpu_s: 1.0,
             compactions: 1,
             compaction_backlog: 1.5,
             compaction_shares: 200.0,
@@ -462,6 +475,7 @@ mod tests {
             ("node0_cache_hit_rate", "0.7500", "0.7500"),
             ("node0_server_read_p99_ms", "", ""),
             ("node0_server_write_p99_ms", "0.750", "0.750"),
+            ("node0_compaction_cpu_fraction", "0.2500", "0.2500"),
         ];
         assert_eq!(series.columns.len(), expected.len());
         for (index, (name, whole, sampled)) in expected.into_iter().enumerate() {

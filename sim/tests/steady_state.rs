@@ -139,4 +139,16 @@ fn a_steady_start_has_merges_under_way_as_its_pilot_measured_the_cycle() {
         first.iter().sum::<f64>() > 0.0,
         "no merge under way: {first:?}"
     );
+    // The time series shows the CPU the merges take, within the node's.
+    let cpu = |outcome: &sim::cluster::RunOutcome, node: usize, name: &str| -> f64 {
+        let series = &outcome.timeseries;
+        let column = series.column(&format!("node{node}_{name}")).unwrap();
+        series.rows[0][column].parse().unwrap()
+    };
+    for node in 0..3 {
+        let merging = cpu(&steady, node, "compaction_cpu_fraction");
+        assert_eq!(merging > 0.0, first[node] > 0.0, "node {node}: {merging}");
+        assert!(merging <= cpu(&steady, node, "cpu_utilisation"));
+        assert_eq!(cpu(&compacted, node, "compaction_cpu_fraction"), 0.0);
+    }
 }

@@ -341,14 +341,26 @@ pub fn double_failure_probability(nodes: u32) -> f64 {
     f64::from(nodes) * (MTTR_DAYS / MTBF_DAYS).powi(2) * 365.0
 }
 
-/// Mean of every `node*_cpu_utilisation` cell of the rows after `from`.
+/// Whether a time-series column is a node's CPU utilisation,
+/// `node<i>_cpu_utilisation` (not another `*_cpu_*` column of the node).
+fn is_node_cpu_column(name: &str) -> bool {
+    name.strip_prefix("node")
+        .and_then(|rest| rest.split_once('_'))
+        .is_some_and(|(node, column)| {
+            !node.is_empty()
+                && node.bytes().all(|byte| byte.is_ascii_digit())
+                && column == "cpu_utilisation"
+        })
+}
+
+/// Mean of every `node<i>_cpu_utilisation` cell of the rows after `from`.
 fn server_load(outcome: &RunOutcome, from: SimTime) -> Option<f64> {
     let series = &outcome.timeseries;
     let columns: Vec<usize> = series
         .columns
         .iter()
         .enumerate()
-        .filter(|(_, name)| name.starts_with("node") && name.ends_with("_cpu_utilisation"))
+        .filter(|(_, name)| is_node_cpu_column(name))
         .map(|(index, _)| index)
         .collect();
     let from_s = from.as_nanos() as f64 / 1e9;
@@ -401,4 +413,26 @@ fn series(outcome: &RunOutcome) -> CaseSeries {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_load_reads_each_nodes_cpu_utilisation_and_nothing_else() {
+        for name in ["node0_cpu_utilisation", "node39_cpu_utilisation"] {
+            assert!(is_node_cpu_column(name), "{name}");
+        }
+        for name in [
+            "node0_compaction_cpu_fraction",
+            "node0_hottest_shard_utilisation",
+            "node0_disk_utilisation",
+            "nodex_cpu_utilisation",
+            "node_cpu_utilisation",
+            "write_ops_per_s",
+        ] {
+            assert!(!is_node_cpu_column(name), "{name}");
+        }
+    }
 }
