@@ -738,11 +738,7 @@ impl Shard {
     /// keeps its inputs and starts when the strategy next picks them.
     fn resume_merges(&mut self, merging: &[(u64, f64)], base: usize) {
         for &(tier_bytes, progress) in merging {
-            let compacting: Vec<u64> = self
-                .compactions
-                .iter()
-                .flat_map(|(_, job)| job.input_generations())
-                .collect();
+            let compacting = self.compacting_generations();
             let inputs: Vec<SSTable> = self
                 .sstables
                 .iter()
@@ -764,18 +760,9 @@ impl Shard {
             if held_back {
                 continue;
             }
-            let mut job = CompactionJob::new(
-                inputs,
-                self.next_sstable_generation,
-                weight,
-                self.config.key_ownership_fraction,
-                self.config.compaction_chunk_bytes,
-                self.config.compaction_chunks_in_flight,
-            );
+            let mut job = self.new_compaction_job(inputs, weight);
             job.resume_at(progress);
-            self.next_sstable_generation += job.output_count();
-            let job = self.compactions.insert(job) as u32;
-            self.advance_compaction(SimTime::ZERO, job);
+            self.launch_compaction(SimTime::ZERO, job);
         }
     }
 
@@ -2258,29 +2245,45 @@ impl Shard {
                 .filter(|sstable| generations.contains(&sstable.generation))
                 .cloned()
                 .collect();
-            let job = CompactionJob::new(
-                inputs,
-                self.next_sstable_generation,
-                weight,
-                self.config.key_ownership_fraction,
-                self.config.compaction_chunk_bytes,
-                self.config.compaction_chunks_in_flight,
-            )
-            .into_level(level, max_sstable_bytes);
-            self.next_sstable_generation += job.output_count();
-            let job = self.compactions.insert(job) as u32;
-            self.advance_compaction(now, job);
+            let job = self
+                .new_compaction_job(inputs, weight)
+                .into_level(level, max_sstable_bytes);
+            self.launch_compaction(now, job);
         }
+    }
+
+    /// A job over `inputs`, its outputs numbered from the next generation.
+    fn new_compaction_job(&self, inputs: Vec<SSTable>, weight: u32) -> CompactionJob {
+        CompactionJob::new(
+            inputs,
+            self.next_sstable_generation,
+            weight,
+            self.config.key_ownership_fraction,
+            self.config.compaction_chunk_bytes,
+            self.config.compaction_chunks_in_flight,
+        )
+    }
+
+    /// Registers `job` (its outputs take their generations) and starts
+    /// its pipeline.
+    fn launch_compaction(&mut self, now: SimTime, job: CompactionJob) {
+        self.next_sstable_generation += job.output_count();
+        let job = self.compactions.insert(job) as u32;
+        self.advance_compaction(now, job);
+    }
+
+    /// Generations of the SSTables running jobs are merging.
+    fn compacting_generations(&self) -> Vec<u64> {
+        self.compactions
+            .iter()
+            .flat_map(|(_, job)| job.input_generations())
+            .collect()
     }
 
     /// The strategy's next job, if the compaction manager lets one start:
     /// its inputs, weight, output level and output size limit.
     fn next_compaction(&mut self) -> Option<(Vec<u64>, u32, u32, Option<u64>)> {
-        let compacting: Vec<u64> = self
-            .compactions
-            .iter()
-            .flat_map(|(_, job)| job.input_generations())
-            .collect();
+        let compacting = self.compacting_generations();
         let cassandra = self.config.concurrent_compactors.is_some();
         let weight_of = |sstables: &[SSTable], generations: &[u64]| {
             stcs::job_weight(
