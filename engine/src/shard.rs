@@ -751,11 +751,8 @@ impl Shard {
             assert_eq!(inputs.len(), base, "a merging tier holds its inputs");
             let weight = stcs::job_weight(inputs.iter().map(|sstable| sstable.data_bytes).sum());
             let held_back = match self.config.concurrent_compactors {
-                Some(limit) => self.compactions.len() >= limit as usize,
-                None => self
-                    .compactions
-                    .iter()
-                    .any(|(_, job)| job.weight() == weight),
+                Some(_) => self.at_compactor_limit(),
+                None => self.busy_weights().contains(&weight),
             };
             if held_back {
                 continue;
@@ -2228,11 +2225,7 @@ impl Shard {
         // Each new job takes at least one SSTable no running job holds, so
         // this ends.
         for _ in 0..=self.sstables.len() {
-            if self
-                .config
-                .concurrent_compactors
-                .is_some_and(|limit| self.compactions.len() >= limit as usize)
-            {
+            if self.at_compactor_limit() {
                 return;
             }
             let Some((generations, weight, level, max_sstable_bytes)) = self.next_compaction()
@@ -2272,6 +2265,22 @@ impl Shard {
         self.advance_compaction(now, job);
     }
 
+    /// Cassandra: `concurrent_compactors` jobs are running, so no other
+    /// starts (Scylla has no such limit, only its weights).
+    fn at_compactor_limit(&self) -> bool {
+        self.config
+            .concurrent_compactors
+            .is_some_and(|limit| self.compactions.len() >= limit as usize)
+    }
+
+    /// The weights of the running jobs (Scylla runs one job per weight).
+    fn busy_weights(&self) -> Vec<u32> {
+        self.compactions
+            .iter()
+            .map(|(_, job)| job.weight())
+            .collect()
+    }
+
     /// Generations of the SSTables running jobs are merging.
     fn compacting_generations(&self) -> Vec<u64> {
         self.compactions
@@ -2304,15 +2313,10 @@ impl Shard {
                         self.config.compaction_enforce_min_threshold,
                     )?
                 } else {
-                    let busy_weights: Vec<u32> = self
-                        .compactions
-                        .iter()
-                        .map(|(_, job)| job.weight())
-                        .collect();
                     stcs::next_job(
                         &self.sstables,
                         &compacting,
-                        &busy_weights,
+                        &self.busy_weights(),
                         options,
                         self.config.compaction_enforce_min_threshold,
                     )?
@@ -2577,6 +2581,15 @@ mod tests {
         }
     }
 
+    /// The shard's SSTables of exactly `bytes`.
+    fn sstables_of(shard: &Shard, bytes: u64) -> usize {
+        shard
+            .sstables()
+            .iter()
+            .filter(|sstable| sstable.data_bytes == bytes)
+            .count()
+    }
+
     #[test]
     fn a_mid_cycle_preload_fills_the_memtable_and_the_low_tiers_and_then_flushes_on_time() {
         let config = ShardConfig::scylla_defaults(64 * MIB);
@@ -2605,13 +2618,7 @@ mod tests {
         );
         let stats = shard.stats();
         assert_eq!(stats.sstable_bytes, compacted.stats().sstable_bytes);
-        let flush_sized = |shard: &Shard, flushes: u64| {
-            shard
-                .sstables()
-                .iter()
-                .filter(|sstable| sstable.data_bytes == flushes * soft_limit)
-                .count()
-        };
+        let flush_sized = |shard: &Shard, flushes: u64| sstables_of(shard, flushes * soft_limit);
         assert_eq!((flush_sized(&shard, 1), flush_sized(&shard, 2)), (1, 1));
         let fill = stats.virtual_dirty_bytes as f64 / soft_limit as f64;
         assert!((0.89..0.9).contains(&fill), "memtable fill {fill}");
@@ -2666,13 +2673,7 @@ mod tests {
         let stats = shard.stats();
         assert_eq!(stats.sstable_bytes, idle.stats().sstable_bytes);
         assert_eq!(stats.active_compactions, 2);
-        let tier = |shard: &Shard, flushes: u64| {
-            shard
-                .sstables()
-                .iter()
-                .filter(|sstable| sstable.data_bytes == flushes * soft_limit)
-                .count()
-        };
+        let tier = |shard: &Shard, flushes: u64| sstables_of(shard, flushes * soft_limit);
         assert_eq!(
             (tier(&shard, 4), tier(&shard, 8), tier(&shard, 16)),
             (2, 0, 2)

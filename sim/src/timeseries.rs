@@ -216,6 +216,13 @@ fn mb_per_s(bytes: u64, length_s: f64) -> Cell {
     Cell::Fixed(bytes as f64 / length_s / 1e6, 3)
 }
 
+/// `core_seconds` as a fraction of the node's simulated cores over the
+/// interval.
+fn core_fraction(node: &NodeInterval, core_seconds: f64) -> Cell {
+    let capacity = node.length_s * f64::from(node.cpu_cores.max(1));
+    Cell::Fixed((core_seconds / capacity).min(1.0), 4)
+}
+
 /// The columns of each op type.
 pub const OP_COLUMNS: [Column<OpInterval>; 2] = [
     Column {
@@ -250,10 +257,7 @@ pub const NODE_COLUMNS: [Column<NodeInterval>; 21] = [
     Column {
         name: "cpu_utilisation",
         scales: false,
-        value: |node| {
-            let capacity = node.length_s * f64::from(node.cpu_cores.max(1));
-            Cell::Fixed((node.cpu_busy_s / capacity).min(1.0), 4)
-        },
+        value: |node| core_fraction(node, node.cpu_busy_s),
     },
     Column {
         name: "hottest_shard_utilisation",
@@ -355,10 +359,7 @@ pub const NODE_COLUMNS: [Column<NodeInterval>; 21] = [
     Column {
         name: "compaction_cpu_fraction",
         scales: false,
-        value: |node| {
-            let capacity = node.length_s * f64::from(node.cpu_cores.max(1));
-            Cell::Fixed((node.compaction_cpu_s / capacity).min(1.0), 4)
-        },
+        value: |node| core_fraction(node, node.compaction_cpu_s),
     },
 ];
 
