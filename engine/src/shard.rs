@@ -276,6 +276,27 @@ pub enum PreloadState {
         /// merge cycles.
         merges: MergePhases,
     },
+    /// Part-way through a window of writes that began compacted: the two
+    /// lowest size-tiered tiers at `tiers` of their cycle and the memtable
+    /// at `memtable` when the window began, carried forward `elapsed_s`
+    /// seconds at the window's write and merge rates
+    /// ([`stcs::forward`]): the flushes of that stretch, and the merges
+    /// they set off, finished or part-way. A published run measured over a
+    /// window after its compactions caught up is a cluster whose shards
+    /// stand at points of that window.
+    Window {
+        /// Position in `[0, 1)` of the two lowest tiers' cycle when the
+        /// window began.
+        tiers: f64,
+        /// Fill of the memtable in `[0, 1)` when the window began.
+        memtable: f64,
+        /// Seconds of the window behind this shard.
+        elapsed_s: f64,
+        /// Memtable bytes the writes bring a second.
+        write_bytes_per_s: f64,
+        /// Input bytes a second the shard's merges get through together.
+        merge_bytes_per_s: f64,
+    },
 }
 
 /// Tiers above the two lowest that [`MergePhases`] places.
@@ -633,61 +654,18 @@ impl Shard {
     ) {
         assert!(row_bytes > 0, "preloaded rows need a size");
         let total_bytes = rows.saturating_mul(row_bytes);
-        let flush_bytes = self.config.flush_soft_limit_bytes().max(1);
-        // Mid-cycle: flushes into the two lowest tiers' cycle, and the
-        // memtable's fill.
-        let (flushes_into_cycle, memtable_fill, merges) = match state {
-            PreloadState::Compacted => (None, 0.0, MergePhases::IDLE),
-            PreloadState::MidCycle {
-                tiers,
-                memtable,
-                merges,
-            } => {
-                assert!(
-                    (0.0..1.0).contains(&tiers) && (0.0..1.0).contains(&memtable),
-                    "cycle phases {tiers}, {memtable} are outside [0, 1)"
-                );
-                // Leveled: L0 goes to L1 once it holds an SSTable's worth
-                // (160 MiB), so with flushes at least that big L0 is empty
-                // between flushes.
-                let cycle = match self.config.compaction {
-                    CompactionStrategy::SizeTiered(options) => {
-                        let tier = self.smallest_tier_compacted(&options) as u64;
-                        tier * tier
-                    }
-                    CompactionStrategy::Leveled(_) => 1,
-                };
-                let flushes = ((tiers * cycle as f64) as u64).min(cycle - 1);
-                (Some(flushes), memtable, merges)
-            }
-        };
-        assert!(
-            (0.0..=1.0).contains(&merges.duty)
-                && merges.phases.iter().all(|phase| (0.0..1.0).contains(phase)),
-            "merge phases {merges:?} are outside [0, 1)"
-        );
-        match self.config.compaction {
+        let memtable_fill = match self.config.compaction {
             CompactionStrategy::SizeTiered(options) => {
                 let tier = self.smallest_tier_compacted(&options);
-                let mut sizes = match flushes_into_cycle {
-                    Some(flushes) => stcs::steady_sizes(total_bytes, flush_bytes, tier, flushes),
-                    None => stcs::settled_sizes(total_bytes, flush_bytes, tier),
-                };
-                // Tiers part-way through a merge hold its inputs.
-                let mut merging = Vec::new();
-                let mut tier_bytes = flush_bytes.saturating_mul(tier as u64);
-                for &phase in &merges.phases {
-                    tier_bytes = tier_bytes.saturating_mul(tier as u64);
-                    if phase < merges.duty && stcs::add_merge_inputs(&mut sizes, tier_bytes, tier) {
-                        merging.push((tier_bytes, phase / merges.duty));
-                    }
-                }
-                let sstables: Vec<(u64, u64)> = sizes
+                let layout = self.size_tiered_layout(total_bytes, tier, state);
+                let sstables: Vec<(u64, u64)> = layout
+                    .sizes
                     .iter()
                     .map(|bytes| (*bytes, bytes / row_bytes))
                     .collect();
                 self.preload_sstables(&sstables, rows, (first_key, last_key));
-                self.resume_merges(&merging, tier);
+                self.resume_merges(&layout.merging, tier);
+                layout.memtable_fill
             }
             CompactionStrategy::Leveled(options) => {
                 self.assert_empty_for_preload();
@@ -724,10 +702,90 @@ impl Shard {
                 let share_end = slices.last().map_or(0, |&(_, end)| end);
                 let rows_total = total_bytes / row_bytes;
                 self.record_preload(&[(total_bytes, rows_total)], first_key, last_key, share_end);
+                // L0 goes to L1 once it holds an SSTable's worth (160 MiB),
+                // so with flushes at least that big L0 is empty between
+                // flushes: only the memtable is part-way.
+                match state {
+                    PreloadState::Compacted => 0.0,
+                    PreloadState::MidCycle { memtable, .. }
+                    | PreloadState::Window { memtable, .. } => memtable,
+                }
             }
-        }
+        };
+        assert!(
+            (0.0..1.0).contains(&memtable_fill),
+            "memtable fill {memtable_fill} is outside [0, 1)"
+        );
         if memtable_fill > 0.0 {
             self.preload_memtable(memtable_fill, row_bytes, (first_key, last_key));
+        }
+    }
+
+    /// The SSTables, merges under way and memtable fill a size-tiered
+    /// preload in `state` starts with, tiers of `base` SSTables above this
+    /// shard's flush size: compacted, [`stcs::settled_sizes`]; mid-cycle,
+    /// [`stcs::steady_sizes`] with the merges [`MergePhases`] places
+    /// ([`stcs::add_merge_inputs`]); in a window, [`stcs::window_sizes`]
+    /// (compacted where the table is too small for it).
+    fn size_tiered_layout(
+        &self,
+        total_bytes: u64,
+        base: usize,
+        state: PreloadState,
+    ) -> stcs::TierLayout {
+        let flush_bytes = self.config.flush_soft_limit_bytes().max(1);
+        let settled = |memtable_fill| stcs::TierLayout {
+            sizes: stcs::settled_sizes(total_bytes, flush_bytes, base),
+            merging: Vec::new(),
+            memtable_fill,
+        };
+        match state {
+            PreloadState::Compacted => settled(0.0),
+            PreloadState::MidCycle {
+                tiers,
+                memtable,
+                merges,
+            } => {
+                assert!(
+                    (0.0..1.0).contains(&tiers)
+                        && (0.0..=1.0).contains(&merges.duty)
+                        && merges.phases.iter().all(|phase| (0.0..1.0).contains(phase)),
+                    "cycle phases {tiers}, {merges:?} are outside [0, 1)"
+                );
+                let cycle = (base * base) as u64;
+                let flushes = ((tiers * cycle as f64) as u64).min(cycle - 1);
+                let mut sizes = stcs::steady_sizes(total_bytes, flush_bytes, base, flushes);
+                // Tiers part-way through a merge hold its inputs.
+                let mut merging = Vec::new();
+                let mut tier_bytes = flush_bytes.saturating_mul(base as u64);
+                for &phase in &merges.phases {
+                    tier_bytes = tier_bytes.saturating_mul(base as u64);
+                    if phase < merges.duty && stcs::add_merge_inputs(&mut sizes, tier_bytes, base) {
+                        merging.push((tier_bytes, phase / merges.duty));
+                    }
+                }
+                stcs::TierLayout {
+                    sizes,
+                    merging,
+                    memtable_fill: memtable,
+                }
+            }
+            PreloadState::Window {
+                tiers,
+                memtable,
+                elapsed_s,
+                write_bytes_per_s,
+                merge_bytes_per_s,
+            } => {
+                let cycle = stcs::WriteCycle {
+                    flush_bytes,
+                    base,
+                    write_bytes_per_s,
+                    merge_bytes_per_s,
+                };
+                stcs::window_sizes(total_bytes, &cycle, tiers, memtable, elapsed_s)
+                    .unwrap_or_else(|| settled(memtable))
+            }
         }
     }
 

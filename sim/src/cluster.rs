@@ -311,6 +311,9 @@ pub struct Preload {
     /// Each shard starts part-way through its flush-and-compact cycle
     /// (`[data] state = "steady"`), not compacted with empty memtables.
     pub mid_cycle: bool,
+    /// The measured window this run samples (`[data] window`): each shard
+    /// starts at its own point of a window of writes that began compacted.
+    pub window: Option<SimDuration>,
     /// Mid-cycle size-tiered tables: what the run's pilot measured to place
     /// the merges under way ([`run`] fills it in; `None` starts no merge).
     pub steady: Option<SteadyStart>,
@@ -979,7 +982,7 @@ pub fn run(mut plan: RunPlan, progress: &mut dyn FnMut(Progress)) -> RunOutcome 
 /// `None` for any other start.
 fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
     let preload = plan.cluster.preload?;
-    if !preload.mid_cycle
+    if !(preload.mid_cycle || preload.window.is_some())
         || !matches!(
             plan.cluster.compaction,
             engine::compaction::CompactionStrategy::SizeTiered(_)
@@ -991,6 +994,7 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
     pilot.duration = Some(plan.duration.map_or(PILOT, |duration| duration.min(PILOT)));
     pilot.cluster.preload = Some(Preload {
         mid_cycle: false,
+        window: None,
         ..preload
     });
     let end = SimTime::ZERO + pilot.duration.expect("set above");
@@ -1034,6 +1038,20 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
         compaction_bytes_per_s,
         merge_duty: (memtable_bytes_per_s / compaction_bytes_per_s).min(1.0),
     })
+}
+
+/// A stratified sample of `count` positions in `[0, 1)`: `(i + u) / count`
+/// for `i` in `0..count`, one offset `u` and a shuffle from `rng`.
+/// Independent draws would leave a few sampled shards bunched together;
+/// strata spread them as evenly as a cluster's shards are.
+fn stratified(rng: &mut SimRng, count: usize) -> Vec<f64> {
+    let offset: f64 = rng.random();
+    let mut strata: Vec<usize> = (0..count).collect();
+    strata.shuffle(rng);
+    strata
+        .into_iter()
+        .map(|stratum| (stratum as f64 + offset) / count as f64)
+        .collect()
 }
 
 impl Simulation {
@@ -1269,29 +1287,38 @@ impl Simulation {
     /// ownership on the ring), split evenly over the node's shards.
     ///
     /// Mid-cycle (`[data] state = "steady"`), the shards' positions in the
-    /// cycle (SSTable tiers and memtable fill, each) are a stratified
-    /// sample: `(i + u) / n` for the `n` simulated shards, an offset `u`
-    /// and a shuffle per dimension from the run's `data-phase` stream.
-    /// Independent draws would leave a few sampled shards bunched in the
-    /// cycle, flushing and compacting together; strata spread them as
-    /// evenly as the shards of a cluster long into its load are.
+    /// cycle (SSTable tiers and memtable fill, each) are a [`stratified`]
+    /// sample over the simulated shards from the run's `data-phase` stream,
+    /// as are, in a window (`[data] window`), the shards' positions in it
+    /// and the tiers and memtables the window began with.
     fn preload(&mut self, preload: Preload) {
-        let phases: Vec<PreloadState> = if preload.mid_cycle {
+        let phases: Vec<PreloadState> = if let Some(window) = preload.window {
             let mut rng = rng::stream(self.plan.seed, "data-phase");
             let count = self.shards.len();
-            let mut stratified = || -> Vec<f64> {
-                let offset: f64 = rng.random();
-                let mut strata: Vec<usize> = (0..count).collect();
-                strata.shuffle(&mut rng);
-                strata
-                    .into_iter()
-                    .map(|stratum| (stratum as f64 + offset) / count as f64)
-                    .collect()
-            };
-            let tiers = stratified();
-            let memtables = stratified();
-            let merge_phases: Vec<Vec<f64>> =
-                (0..engine::MERGE_TIERS).map(|_| stratified()).collect();
+            let tiers = stratified(&mut rng, count);
+            let memtables = stratified(&mut rng, count);
+            let elapsed = stratified(&mut rng, count);
+            let (write_bytes_per_s, merge_bytes_per_s) =
+                preload.steady.map_or((0.0, 0.0), |steady| {
+                    (steady.memtable_bytes_per_s, steady.compaction_bytes_per_s)
+                });
+            (0..count)
+                .map(|shard| PreloadState::Window {
+                    tiers: tiers[shard],
+                    memtable: memtables[shard],
+                    elapsed_s: elapsed[shard] * window.as_secs_f64(),
+                    write_bytes_per_s,
+                    merge_bytes_per_s,
+                })
+                .collect()
+        } else if preload.mid_cycle {
+            let mut rng = rng::stream(self.plan.seed, "data-phase");
+            let count = self.shards.len();
+            let tiers = stratified(&mut rng, count);
+            let memtables = stratified(&mut rng, count);
+            let merge_phases: Vec<Vec<f64>> = (0..engine::MERGE_TIERS)
+                .map(|_| stratified(&mut rng, count))
+                .collect();
             let duty = preload.steady.map_or(0.0, |steady| steady.merge_duty);
             tiers
                 .into_iter()

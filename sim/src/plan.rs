@@ -778,6 +778,27 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
             }
         }
     }
+    let window = match data.window {
+        None => None,
+        Some(window) => {
+            if data.state.as_deref() == Some("steady") {
+                return fail(
+                    "window",
+                    "a window begins compacted; `state = \"steady\"` is already long into the load (leave one out)".into(),
+                );
+            }
+            if data.compaction.as_deref() == Some("leveled") {
+                return fail(
+                    "window",
+                    "carries size-tiered tiers forward; leveled tables are not supported".into(),
+                );
+            }
+            if window.0 == SimDuration::ZERO {
+                return fail("window", "must be longer than 0".into());
+            }
+            Some(window.0)
+        }
+    };
     Ok(Some(Preload {
         partitions,
         row_bytes: data.row_bytes.0,
@@ -785,6 +806,7 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
         last_key,
         warm_cache: data.cache.as_deref() == Some("warm"),
         mid_cycle: data.state.as_deref() == Some("steady"),
+        window,
         steady: None,
     }))
 }
@@ -946,6 +968,13 @@ fn instance_override_notes(scenario: &Scenario) -> Vec<String> {
     }) {
         notes.push(format!(
             "data: state = \"steady\": a {}-s pilot of the run, started compacted, first measures the writes and the CPU they leave, which place the size-tiered merges under way at the start (summary.json steady_start)",
+            crate::cluster::PILOT.as_secs_f64()
+        ));
+    }
+    if let Some(window) = scenario.data.as_ref().and_then(|data| data.window) {
+        notes.push(format!(
+            "data: window of {} s: a {}-s pilot of the run, started compacted, first measures the writes and the CPU they leave; each shard then starts at its own point of the window, its flushes and merges carried forward to there (summary.json steady_start)",
+            window.0.as_secs_f64(),
             crate::cluster::PILOT.as_secs_f64()
         ));
     }

@@ -454,6 +454,16 @@ pub struct DataSection {
     /// times rather than all at once.
     #[serde(default)]
     pub state: Option<String>,
+    /// With `state = "compacted"` and size-tiered compaction: the length of
+    /// the measured window this run samples (a published run's duration,
+    /// e.g. `"90m"`). The window began with the table compacted; each shard
+    /// starts at its own point of it (spread evenly over the shards), its
+    /// memtable, flushes and the merges they set off carried forward to
+    /// there at the writes and merge rate a pilot of the run measures. So a
+    /// short run sees the flushes and compactions the window held, as many
+    /// as the window held.
+    #[serde(default)]
+    pub window: Option<HumanDuration>,
     /// `"cold"` (default): nothing cached when the run starts; `"warm"`:
     /// the row cache (and Cassandra's page cache) start filled to their
     /// steady state under the reads' key popularity, as in a run measured

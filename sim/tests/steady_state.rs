@@ -152,3 +152,70 @@ fn a_steady_start_has_merges_under_way_as_its_pilot_measured_the_cycle() {
         assert_eq!(cpu(&compacted, node, "compaction_cpu_fraction"), 0.0);
     }
 }
+
+/// The heavy variant of [`SCENARIO`] (ten times the writes and the data),
+/// started compacted at a point of a measured `window`.
+fn window_scenario(window: &str) -> String {
+    SCENARIO
+        .replace("limit=2000/s", "limit=20000/s")
+        .replace("partitions = 200e6", "partitions = 2e9")
+        .replace(
+            "state = \"STATE\"",
+            &format!("state = \"compacted\"\nwindow = \"{window}\""),
+        )
+}
+
+#[test]
+fn a_window_start_carries_each_shard_to_its_point_of_the_window() {
+    // Each shard takes ~3 MB/s into a memtable that flushes at ~1.1 GiB, a
+    // flush every ~6 minutes: a minute's window holds a flush on a few
+    // shards and hardly a merge; six hours hold ~60 flushes a shard and
+    // the merges they set off, some still under way.
+    let run = |window: &str, seed: u64| {
+        let plan = common::plan("window.toml", &window_scenario(window), Some(seed));
+        sim::cluster::run(plan, &mut |_| {})
+    };
+    let short = run("1m", 3);
+    let long = run("6h", 3);
+    let measured = long.plan.cluster.preload.unwrap().steady.unwrap();
+    assert!(measured.memtable_bytes_per_s > 1e6, "{measured:?}");
+    let merging =
+        |outcome: &sim::cluster::RunOutcome| first_compactions(outcome).iter().sum::<f64>();
+    println!(
+        "short {:?} long {:?}",
+        first_compactions(&short),
+        first_compactions(&long)
+    );
+    assert!(
+        merging(&long) > merging(&short),
+        "a longer window holds more merges"
+    );
+    assert!(merging(&long) > 0.0);
+    // The same seed starts the same way; the time series is the run's.
+    let again = run("6h", 3);
+    assert_eq!(long.timeseries.rows, again.timeseries.rows);
+}
+
+#[test]
+fn a_window_needs_a_compacted_size_tiered_start() {
+    let error = |text: String| {
+        let scenario = sim::scenario::parse("window.toml", &text).unwrap();
+        sim::plan::resolve(&scenario, &sim::plan::RunOverrides::default())
+            .unwrap_err()
+            .to_string()
+    };
+    let steady =
+        error(window_scenario("90m").replace("state = \"compacted\"", "state = \"steady\""));
+    assert!(
+        steady.contains("window.toml") && steady.contains("window"),
+        "{steady}"
+    );
+    assert!(steady.contains("begins compacted"), "{steady}");
+    let leveled = error(window_scenario("90m").replace(
+        "state = \"compacted\"",
+        "state = \"compacted\"\ncompaction = \"leveled\"",
+    ));
+    assert!(leveled.contains("leveled"), "{leveled}");
+    let empty = error(window_scenario("0s"));
+    assert!(empty.contains("longer than 0"), "{empty}");
+}

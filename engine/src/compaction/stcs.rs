@@ -317,6 +317,248 @@ pub fn add_merge_inputs(sizes: &mut Vec<u64>, tier_bytes: u64, base: usize) -> b
     true
 }
 
+/// How a size-tiered table's writes drive its low tiers ([`forward`]):
+/// flushes of `flush_bytes` every `flush_bytes / write_bytes_per_s`
+/// seconds, and merges of `base` similar SSTables that read
+/// `merge_bytes_per_s` input bytes a second in all, shared evenly by the
+/// merges under way (jobs of one compaction group take turns on its CPU).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WriteCycle {
+    /// Bytes of one flush: the smallest tier's SSTable size.
+    pub flush_bytes: u64,
+    /// SSTables of one tier that merge into one of the next
+    /// (`min_threshold`, or 2 with Scylla 2.2's pair fallback).
+    pub base: usize,
+    /// Memtable bytes the writes bring a second.
+    pub write_bytes_per_s: f64,
+    /// Input bytes a second the merges get through, all of them together.
+    pub merge_bytes_per_s: f64,
+}
+
+/// A size-tiered table's tiers carried forward through a stretch of
+/// writes ([`forward`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Forwarded {
+    /// SSTables per tier that no merge is reading, the flush-sized tier
+    /// first (tier `k` holds SSTables of `flush_bytes x base^k`).
+    pub counts: Vec<u64>,
+    /// Merges under way, by tier (its `base` inputs are not in `counts`),
+    /// with the fraction of their input read, in `[0, 1)`.
+    pub merging: Vec<(usize, f64)>,
+    /// The active memtable's fill, of the flush size, in `[0, 1)`.
+    pub memtable_fill: f64,
+}
+
+/// Carries a size-tiered table's tiers (`counts`, SSTables per tier, the
+/// flush-sized tier first; no merge under way) and memtable (`memtable_fill`
+/// of a flush) through `elapsed_s` seconds of the writes of `cycle`.
+///
+/// Event by event: a flush adds an SSTable to tier 0; a tier holding
+/// `base` SSTables starts merging them unless it is merging already (its
+/// jobs share one weight, and Scylla runs one job per weight); a merge of
+/// tier `k` reads `base^(k+1)` flushes' worth and, done, adds one SSTable
+/// to tier `k + 1`. Merges of different tiers run side by side and share
+/// `merge_bytes_per_s`. What this leaves out: size buckets (SSTables of a
+/// tier are taken as exactly `flush x base^k`), the bytes overwrites drop,
+/// and a tier gathering more than `base` SSTables while it merges (at
+/// one flush per `base^k` merges' worth of input it cannot, unless merges
+/// run slower than writes).
+pub fn forward(
+    counts: &[u64],
+    memtable_fill: f64,
+    cycle: &WriteCycle,
+    elapsed_s: f64,
+) -> Forwarded {
+    assert!(cycle.flush_bytes > 0 && cycle.base >= 2, "{cycle:?}");
+    assert!(
+        (0.0..1.0).contains(&memtable_fill),
+        "memtable fill {memtable_fill}"
+    );
+    let flush = cycle.flush_bytes as f64;
+    let base = cycle.base as u64;
+    let mut counts = counts.to_vec();
+    if counts.is_empty() {
+        counts.push(0);
+    }
+    let mut memtable = memtable_fill * flush;
+    // (tier, input bytes left, input bytes in all)
+    let mut merges: Vec<(usize, f64, f64)> = Vec::new();
+    let start_merges = |counts: &mut Vec<u64>, merges: &mut Vec<(usize, f64, f64)>| {
+        for (tier, count) in counts.iter_mut().enumerate() {
+            if *count >= base && merges.iter().all(|&(merging, ..)| merging != tier) {
+                *count -= base;
+                let input = flush * (base as f64).powi(tier as i32 + 1);
+                merges.push((tier, input, input));
+            }
+        }
+    };
+    start_merges(&mut counts, &mut merges);
+    let mut left = elapsed_s.max(0.0);
+    while left > 0.0 {
+        let to_flush = if cycle.write_bytes_per_s > 0.0 {
+            (flush - memtable).max(0.0) / cycle.write_bytes_per_s
+        } else {
+            f64::INFINITY
+        };
+        let rate = if merges.is_empty() {
+            0.0
+        } else {
+            cycle.merge_bytes_per_s / merges.len() as f64
+        };
+        // Merges share the rate evenly, so the one with least input left
+        // ends first (ties end together).
+        let least_left = merges
+            .iter()
+            .map(|&(_, remaining, _)| remaining)
+            .fold(f64::INFINITY, f64::min);
+        let to_merge_end = if rate > 0.0 {
+            least_left / rate
+        } else {
+            f64::INFINITY
+        };
+        let step = left.min(to_flush).min(to_merge_end);
+        left -= step;
+        memtable += cycle.write_bytes_per_s * step;
+        if step >= to_flush {
+            memtable = 0.0;
+            counts[0] += 1;
+        }
+        let merges_end = step >= to_merge_end;
+        let mut ended = Vec::new();
+        merges.retain_mut(|(tier, remaining, _)| {
+            if merges_end && *remaining <= least_left {
+                ended.push(*tier);
+                return false;
+            }
+            *remaining -= rate * step;
+            true
+        });
+        for tier in ended {
+            if counts.len() <= tier + 1 {
+                counts.resize(tier + 2, 0);
+            }
+            counts[tier + 1] += 1;
+        }
+        start_merges(&mut counts, &mut merges);
+    }
+    merges.sort_by_key(|&(tier, ..)| tier);
+    Forwarded {
+        counts,
+        merging: merges
+            .iter()
+            .map(|&(tier, remaining, input)| {
+                (
+                    tier,
+                    (1.0 - remaining / input).clamp(0.0, 1.0 - f64::EPSILON),
+                )
+            })
+            .collect(),
+        memtable_fill: (memtable / flush).clamp(0.0, 1.0 - f64::EPSILON),
+    }
+}
+
+/// A size-tiered table as a preload lays it out ([`window_sizes`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TierLayout {
+    /// SSTable sizes, largest first; the inputs of the merges under way
+    /// included.
+    pub sizes: Vec<u64>,
+    /// Merges under way: their input SSTables' size and the fraction read.
+    pub merging: Vec<(u64, f64)>,
+    /// The active memtable's fill, of the flush size, in `[0, 1)`.
+    pub memtable_fill: f64,
+}
+
+/// A size-tiered table of `total_bytes` part-way through a window of writes
+/// that began with it compacted and its memtable at `memtable_fill`:
+/// [`forward`] carries it `elapsed_s` into the window.
+///
+/// Compacted is [`settled_sizes`]'s tiers, except for how many SSTables
+/// each tier below the top one holds: `tiers`, in `[0, 1)`, is the
+/// table's position in the cycle those tiers go through (`base^m` flushes
+/// for `m` tiers), so shards at different positions hold different counts,
+/// as tables whose flushes and merges never ran in step do. The top tier's
+/// SSTables take the difference in bytes, evenly, as they do the bytes the
+/// window's flushes add, so the total stays; where that would leave one
+/// below half its tier's size, fewer tiers are placed (down to the two
+/// lowest), and `None` when even that does not fit (a table too small), for
+/// the caller to start it compacted.
+///
+pub fn window_sizes(
+    total_bytes: u64,
+    cycle: &WriteCycle,
+    tiers: f64,
+    memtable_fill: f64,
+    elapsed_s: f64,
+) -> Option<TierLayout> {
+    assert!((0.0..1.0).contains(&tiers), "cycle position {tiers}");
+    let base = cycle.base as u64;
+    let flush = cycle.flush_bytes;
+    let mut settled = Vec::new();
+    let mut units = total_bytes / flush;
+    while units > 0 {
+        settled.push(units % base);
+        units /= base;
+    }
+    let top = settled.len().checked_sub(1)?;
+    let tier_bytes = |tier: usize| flush.saturating_mul(base.saturating_pow(tier as u32));
+    // Place as many tiers below the top as the top can balance.
+    for placed in (2..=top.max(2)).rev() {
+        let mut counts = settled.clone();
+        counts.resize(counts.len().max(placed + 1), 0);
+        let position = (tiers * base.pow(placed as u32) as f64) as u64;
+        let mut digits = position;
+        for count in counts.iter_mut().take(placed) {
+            *count = digits % base;
+            digits /= base;
+        }
+        let forwarded = forward(&counts, memtable_fill, cycle, elapsed_s);
+        if top < placed || forwarded.merging.iter().any(|&(tier, _)| tier >= top) {
+            // The top tier is placed or merging: nothing left to balance.
+            continue;
+        }
+        let mut sizes: Vec<u64> = Vec::new();
+        for (tier, &count) in forwarded
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|&(tier, _)| tier != top)
+        {
+            sizes.extend(std::iter::repeat_n(tier_bytes(tier), count as usize));
+        }
+        for &(tier, _) in &forwarded.merging {
+            sizes.extend(std::iter::repeat_n(tier_bytes(tier), cycle.base));
+        }
+        let below: u64 = sizes.iter().sum();
+        let top_count = forwarded.counts[top];
+        let Some(top_total) = total_bytes.checked_sub(below) else {
+            continue;
+        };
+        if top_count == 0 || top_total / top_count < tier_bytes(top) / 2 {
+            continue;
+        }
+        for i in 0..top_count {
+            // Even shares, the rounding in the last.
+            let share =
+                top_total / top_count + u64::from(i + 1 == top_count) * (top_total % top_count);
+            sizes.push(share);
+        }
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        debug_assert_eq!(sizes.iter().sum::<u64>(), total_bytes);
+        let merging = forwarded
+            .merging
+            .iter()
+            .map(|&(tier, progress)| (tier_bytes(tier), progress))
+            .collect();
+        return Some(TierLayout {
+            sizes,
+            merging,
+            memtable_fill: forwarded.memtable_fill,
+        });
+    }
+    None
+}
+
 /// A job's concurrency weight, `floor(log4(total_input_bytes))`
 /// (`calculate_weight`, `compaction_manager.cc` @2.1-3.0).
 ///
@@ -392,6 +634,7 @@ pub fn next_job(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn sst(generation: u64, data_bytes: u64) -> SSTable {
         SSTable::for_test(generation, data_bytes, 1, 0, 0)
@@ -641,6 +884,158 @@ mod tests {
         // Too small: no tier above the two lowest to take the difference.
         assert_eq!(steady_sizes(75, 10, 4, 5), settled_sizes(75, 10, 4));
         assert_eq!(steady_sizes(160, 10, 4, 15), settled_sizes(160, 10, 4));
+    }
+
+    fn cycle(write_bytes_per_s: f64, merge_bytes_per_s: f64) -> WriteCycle {
+        WriteCycle {
+            flush_bytes: 100,
+            base: 4,
+            write_bytes_per_s,
+            merge_bytes_per_s,
+        }
+    }
+
+    #[test]
+    fn forward_flushes_into_the_lowest_tier_and_merges_it_when_full() {
+        // A flush of 100 every 100 s; a merge reads 4 a second.
+        let writes = cycle(1.0, 4.0);
+        // Half a memtable and three flushes: the fourth flush comes at
+        // 50 s and sets off a merge of 400 bytes, 100 s long.
+        let at = |elapsed| forward(&[3, 0], 0.5, &writes, elapsed);
+        let before = at(40.0);
+        assert_eq!((before.counts, before.merging), (vec![3, 0], vec![]));
+        assert!((before.memtable_fill - 0.9).abs() < 1e-9);
+        let merging = at(100.0);
+        assert_eq!(merging.counts, vec![0, 0]);
+        assert_eq!(merging.merging.len(), 1);
+        assert_eq!(merging.merging[0].0, 0);
+        assert!((merging.merging[0].1 - 0.5).abs() < 1e-9);
+        assert!((merging.memtable_fill - 0.5).abs() < 1e-9);
+        // At 150 s the merge ends (one SSTable of the next tier) as the
+        // next flush comes.
+        let after = at(160.0);
+        assert_eq!((after.counts, after.merging), (vec![1, 1], vec![]));
+        assert!((after.memtable_fill - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn forward_merges_of_two_tiers_share_the_merge_rate_and_cascade() {
+        // Three of tier 0 and three of tier 1, merges reading 2 a second:
+        // the first flush (at once, the memtable nearly full) starts a
+        // tier-0 merge (400 bytes, 200 s alone), whose output fills tier 1;
+        // that merge (1600 bytes) runs alone until the flushes at 100 to
+        // 400 s fill tier 0 again, and then the two share the rate.
+        let writes = cycle(1.0, 2.0);
+        let early = forward(&[3, 3], 1.0 - 1e-12, &writes, 60.0);
+        assert_eq!(early.counts, vec![0, 3]);
+        assert_eq!(early.merging.len(), 1);
+        assert_eq!(early.merging[0].0, 0);
+        assert!(
+            (early.merging[0].1 - 120.0 / 400.0).abs() < 1e-6,
+            "{early:?}"
+        );
+        let shared = forward(&[3, 3], 1.0 - 1e-12, &writes, 410.0);
+        assert_eq!(shared.counts, vec![0, 0]);
+        let tiers: Vec<usize> = shared.merging.iter().map(|&(tier, _)| tier).collect();
+        assert_eq!(tiers, vec![0, 1]);
+        // Tier 1: 200 s alone at 2/s, then 10 s at 1/s; tier 0: 10 s at 1/s.
+        assert!(
+            (shared.merging[0].1 - 10.0 / 400.0).abs() < 1e-6,
+            "{shared:?}"
+        );
+        assert!(
+            (shared.merging[1].1 - 410.0 / 1600.0).abs() < 1e-6,
+            "{shared:?}"
+        );
+    }
+
+    #[test]
+    fn forward_without_writes_or_merge_rate_stands_still() {
+        let still = forward(&[2, 1, 3], 0.25, &cycle(0.0, 0.0), 1e6);
+        assert_eq!((still.counts, still.merging), (vec![2, 1, 3], vec![]));
+        assert_eq!(still.memtable_fill, 0.25);
+        // Writes but no merge rate: a full tier waits at 0 progress.
+        let stuck = forward(&[3], 0.0, &cycle(1.0, 0.0), 150.0);
+        assert_eq!(stuck.counts, vec![0]);
+        assert_eq!(stuck.merging, vec![(0, 0.0)]);
+    }
+
+    proptest! {
+        /// Bytes are neither made nor lost: what the tiers and the merges'
+        /// inputs hold, plus the memtable, is what the window began with
+        /// plus what its writes brought; and a tier holding `base` SSTables
+        /// is merging.
+        #[test]
+        fn forward_keeps_every_byte_and_merges_every_full_tier(
+            counts in proptest::collection::vec(0u64..4, 1..6),
+            fill in 0.0f64..0.999,
+            write in 0.0f64..5.0,
+            merge in 0.1f64..50.0,
+            elapsed in 0.0f64..20_000.0,
+        ) {
+            let writes = cycle(write, merge);
+            let units = |counts: &[u64]| -> f64 {
+                counts.iter().enumerate().map(|(tier, &n)| n as f64 * 4f64.powi(tier as i32)).sum()
+            };
+            let forwarded = forward(&counts, fill, &writes, elapsed);
+            let merging: f64 = forwarded.merging.iter().map(|&(tier, _)| 4f64.powi(tier as i32 + 1)).sum();
+            let held = units(&forwarded.counts) + merging + forwarded.memtable_fill;
+            let expected = units(&counts) + fill + write * elapsed / 100.0;
+            prop_assert!((held - expected).abs() < 1e-6 * expected.max(1.0), "{held} != {expected}");
+            for (tier, &count) in forwarded.counts.iter().enumerate() {
+                prop_assert!(count < 4 || forwarded.merging.iter().any(|&(merging, _)| merging == tier));
+            }
+            prop_assert!(forwarded.merging.iter().all(|&(_, progress)| (0.0..1.0).contains(&progress)));
+        }
+    }
+
+    #[test]
+    fn window_sizes_keep_the_total_and_hold_the_merges_inputs() {
+        // 46 flushes of 10 (settled 2 x 160, 3 x 40, 2 x 10) and 5 bytes;
+        // the window begins 3 flushes into the two tiers below the top.
+        let writes = WriteCycle {
+            flush_bytes: 10,
+            base: 4,
+            write_bytes_per_s: 1.0,
+            merge_bytes_per_s: 1.0,
+        };
+        // The fourth flush, at 10 s, starts a merge of the four 10s; the two
+        // of the top tier take the rest.
+        assert_eq!(
+            window_sizes(465, &writes, 3.0 / 16.0, 0.0, 10.0),
+            Some(TierLayout {
+                sizes: vec![213, 212, 10, 10, 10, 10],
+                merging: vec![(10, 0.0)],
+                memtable_fill: 0.0,
+            })
+        );
+        // Too small a table for a tier above the two placed.
+        assert_eq!(window_sizes(45, &writes, 0.5, 0.0, 1000.0), None);
+    }
+
+    #[test]
+    fn window_sizes_place_every_tier_below_the_top_by_the_cycle_position() {
+        // 1000 flushes = 33220 in base 4: three SSTables of 256 flushes on
+        // top; the four tiers below hold what the position gives them.
+        let still = WriteCycle {
+            flush_bytes: 1,
+            base: 4,
+            write_bytes_per_s: 0.0,
+            merge_bytes_per_s: 0.0,
+        };
+        let tier_counts = |tiers: f64| {
+            let layout = window_sizes(1000, &still, tiers, 0.0, 0.0).expect("room");
+            assert!(layout.merging.is_empty());
+            assert_eq!(layout.sizes.iter().sum::<u64>(), 1000);
+            [1, 4, 16, 64].map(|bytes| layout.sizes.iter().filter(|&&size| size == bytes).count())
+        };
+        assert_eq!(tier_counts(0.0), [0, 0, 0, 0]);
+        assert_eq!(tier_counts(0.9999), [3, 3, 3, 3]);
+        // 2 + 1 x 4 + 3 x 16 + 2 x 64 = 182 of the 256 positions.
+        assert_eq!(tier_counts(182.5 / 256.0), [2, 1, 3, 2]);
+        // The top tier's three take the rest evenly: 1000 - 255 over three.
+        let layout = window_sizes(1000, &still, 0.9999, 0.0, 0.0).expect("room");
+        assert_eq!(&layout.sizes[..3], &[249, 248, 248]);
     }
 
     #[test]
