@@ -33,8 +33,13 @@ pub struct ShardConfig {
     /// throttle point (Scylla default 0.6, so 0.135 M).
     pub virtual_dirty_soft_limit: f64,
     /// Memtable memory per row beyond key and value bytes (LSA object headers,
-    /// row and cell metadata). Estimate, not measured: a Scylla row with one
-    /// cell costs about 100 bytes of bookkeeping in the LSA region.
+    /// row and cell metadata). Scylla: Scylla's `memory_footprint_test`
+    /// measures 1,194 bytes in a memtable for a partition of one row of five
+    /// 32-byte cells with 10-byte partition and clustering keys (the
+    /// cassandra-stress row shape), 351 bytes in a ka/la SSTable (output
+    /// quoted in scylladb/scylladb PR #8490, 2021): about 1,000 bytes beyond
+    /// the key and values. One row shape is measured; rows of fewer cells
+    /// carry less, which a per-row figure leaves out.
     pub memtable_row_overhead_bytes: u64,
     /// SSTable data bytes per row beyond key and value bytes: the ka/la format
     /// carries partition header, deletion info, row marker and per-cell name,
@@ -180,7 +185,7 @@ impl ShardConfig {
             dirty_memory_fraction: 0.45,
             throttle_fraction: 0.225,
             virtual_dirty_soft_limit: 0.6,
-            memtable_row_overhead_bytes: 100,
+            memtable_row_overhead_bytes: 1_000,
             sstable_row_overhead_bytes: 64,
             sstable_format: SSTableFormat::SCYLLA_CASSANDRA_STRESS,
             commitlog_segment_bytes: 32 * MIB,

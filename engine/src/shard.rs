@@ -225,8 +225,9 @@ pub struct ShardStats {
     pub writes_waiting_commitlog: u64,
     /// Writes acknowledged since start.
     pub writes_completed: u64,
-    /// Memtable bytes those writes took (rows with their overhead).
-    pub memtable_bytes_written: u64,
+    /// SSTable bytes those writes will flush (rows with their on-disk
+    /// overhead; their memtable memory is larger).
+    pub flushed_bytes_written: u64,
     /// Reads answered since start.
     pub reads_completed: u64,
     /// Compactions running.
@@ -410,7 +411,7 @@ pub struct Shard {
     next_sstable_generation: u64,
     flushes_completed: u64,
     writes_completed: u64,
-    memtable_bytes_written: u64,
+    flushed_bytes_written: u64,
     reads_completed: u64,
     /// Memory of sealed (waiting) memtables.
     sealed_memory_bytes: u64,
@@ -524,7 +525,7 @@ impl Shard {
             next_sstable_generation: 1,
             flushes_completed: 0,
             writes_completed: 0,
-            memtable_bytes_written: 0,
+            flushed_bytes_written: 0,
             reads_completed: 0,
             sealed_memory_bytes: 0,
         };
@@ -657,7 +658,7 @@ impl Shard {
         let memtable_fill = match self.config.compaction {
             CompactionStrategy::SizeTiered(options) => {
                 let tier = self.smallest_tier_compacted(&options);
-                let layout = self.size_tiered_layout(total_bytes, tier, state);
+                let layout = self.size_tiered_layout(total_bytes, row_bytes, tier, state);
                 let sstables: Vec<(u64, u64)> = layout
                     .sizes
                     .iter()
@@ -730,10 +731,14 @@ impl Shard {
     fn size_tiered_layout(
         &self,
         total_bytes: u64,
+        row_bytes: u64,
         base: usize,
         state: PreloadState,
     ) -> stcs::TierLayout {
-        let flush_bytes = self.config.flush_soft_limit_bytes().max(1);
+        // A flush writes the SSTable bytes of the rows that filled the
+        // memtable to its flush point.
+        let flush_rows = self.config.flush_soft_limit_bytes() / self.row_memory_bytes(row_bytes);
+        let flush_bytes = flush_rows.saturating_mul(row_bytes).max(1);
         let settled = |memtable_fill| stcs::TierLayout {
             sizes: stcs::settled_sizes(total_bytes, flush_bytes, base),
             merging: Vec::new(),
@@ -833,6 +838,14 @@ impl Shard {
         }
     }
 
+    /// Memtable memory a preloaded row of `row_bytes` SSTable bytes takes:
+    /// its key and value with the memtable's overhead instead of the
+    /// SSTable's.
+    fn row_memory_bytes(&self, row_bytes: u64) -> u64 {
+        let value_bytes = row_bytes.saturating_sub(8 + self.config.sstable_row_overhead_bytes);
+        (8 + value_bytes + self.config.memtable_row_overhead_bytes).max(1)
+    }
+
     /// Fills the active memtable to `fill` of the flush threshold with rows
     /// of the preloaded size over the table's keys (overwrites, as a write
     /// load long under way brings), their commitlog entries on disk.
@@ -840,7 +853,7 @@ impl Shard {
         debug_assert!(!self.config.data_mode, "volume mode preloads only");
         let overhead = self.config.sstable_row_overhead_bytes;
         let value_bytes = row_bytes.saturating_sub(8 + overhead);
-        let row_memory_bytes = 8 + value_bytes + self.config.memtable_row_overhead_bytes;
+        let row_memory_bytes = self.row_memory_bytes(row_bytes);
         let memory_bytes = (fill * self.config.flush_soft_limit_bytes() as f64) as u64;
         let rows = memory_bytes / row_memory_bytes.max(1);
         if rows == 0 {
@@ -931,7 +944,7 @@ impl Shard {
             writes_throttled: self.throttled.len() as u64,
             writes_waiting_commitlog: self.waiting_for_commitlog.len() as u64,
             writes_completed: self.writes_completed,
-            memtable_bytes_written: self.memtable_bytes_written,
+            flushed_bytes_written: self.flushed_bytes_written,
             reads_completed: self.reads_completed,
             active_compactions: self.compactions.len() as u64,
             compactions_completed: self.compactions_completed,
@@ -2130,14 +2143,11 @@ impl Shard {
             },
         );
         let memory_bytes = row_bytes + self.config.memtable_row_overhead_bytes;
-        self.active.insert(
-            key,
-            memory_bytes,
-            row_bytes + self.config.sstable_row_overhead_bytes,
-            segment,
-        );
+        let sstable_bytes = row_bytes + self.config.sstable_row_overhead_bytes;
+        self.active
+            .insert(key, memory_bytes, sstable_bytes, segment);
         self.writes_completed += 1;
-        self.memtable_bytes_written += memory_bytes;
+        self.flushed_bytes_written += sstable_bytes;
         self.respond_written(now, request.origin);
         self.maybe_start_flush(now);
     }
@@ -2653,7 +2663,9 @@ mod tests {
         let config = ShardConfig::scylla_defaults(64 * MIB);
         let soft_limit = config.flush_soft_limit_bytes();
         // 1032-byte rows: 1,000 flushes' worth.
-        let rows = 1000 * soft_limit / 1032;
+        // A flush writes the SSTable bytes of the rows its memtable holds.
+        let flush_bytes = soft_limit / (1032 - 64 + config.memtable_row_overhead_bytes) * 1032;
+        let rows = 1000 * flush_bytes / 1032;
         let compacted = {
             let mut shard = Shard::new(config.clone(), SimTime::ZERO);
             shard.preload_table(rows, 1032, (1, rows), PreloadState::Compacted);
@@ -2676,7 +2688,7 @@ mod tests {
         );
         let stats = shard.stats();
         assert_eq!(stats.sstable_bytes, compacted.stats().sstable_bytes);
-        let flush_sized = |shard: &Shard, flushes: u64| sstables_of(shard, flushes * soft_limit);
+        let flush_sized = |shard: &Shard, flushes: u64| sstables_of(shard, flushes * flush_bytes);
         assert_eq!((flush_sized(&shard, 1), flush_sized(&shard, 2)), (1, 1));
         let fill = stats.virtual_dirty_bytes as f64 / soft_limit as f64;
         assert!((0.89..0.9).contains(&fill), "memtable fill {fill}");
@@ -2704,7 +2716,10 @@ mod tests {
     fn a_mid_cycle_preload_resumes_the_merges_its_phases_place_part_way() {
         let config = ShardConfig::scylla_defaults(64 * MIB);
         let soft_limit = config.flush_soft_limit_bytes();
-        let rows = 1000 * soft_limit / 1032;
+        // A flush writes the SSTable bytes of the rows its memtable holds.
+        let flush_bytes = soft_limit / (1032 - 64 + config.memtable_row_overhead_bytes) * 1032;
+        // 999 flushes' worth and a rest: 1111100111 in base 2.
+        let rows = (1000 * flush_bytes - 1) / 1032;
         let preload = |merges: MergePhases| {
             let mut shard = Shard::new(config.clone(), SimTime::ZERO);
             shard.preload_table(
@@ -2731,7 +2746,7 @@ mod tests {
         let stats = shard.stats();
         assert_eq!(stats.sstable_bytes, idle.stats().sstable_bytes);
         assert_eq!(stats.active_compactions, 2);
-        let tier = |shard: &Shard, flushes: u64| sstables_of(shard, flushes * soft_limit);
+        let tier = |shard: &Shard, flushes: u64| sstables_of(shard, flushes * flush_bytes);
         assert_eq!(
             (tier(&shard, 4), tier(&shard, 8), tier(&shard, 16)),
             (2, 0, 2)
@@ -2748,7 +2763,7 @@ mod tests {
             }
         }
         let stats = shard.stats();
-        let expected = (0.75 * 8.0 + 0.25 * 32.0) * soft_limit as f64;
+        let expected = (0.75 * 8.0 + 0.25 * 32.0) * flush_bytes as f64;
         let read = stats.bytes_compacted as f64;
         assert!(
             (read - expected).abs() < 0.01 * expected,

@@ -325,8 +325,8 @@ pub struct Preload {
 /// (over its second half) is the foreground's work alone.
 ///
 /// A size-tiered tier merges for `duty = W / R` of its cycle, whatever the
-/// tier: `W` is the memtable bytes a shard's writes take per second (what
-/// its flushes carry on), `R` the input bytes a second a merge gets
+/// tier: `W` is the SSTable bytes a shard's writes bring per second (what
+/// its flushes write), `R` the input bytes a second a merge gets
 /// through on one core in what the foreground leaves of the shard's
 /// cores (`min(1, (1 - foreground) x cores) / compaction_ns_per_byte`;
 /// Scylla's compaction group takes what the others leave; a JVM's
@@ -338,8 +338,9 @@ pub struct SteadyStart {
     pub pilot_seconds: f64,
     /// The pilot's mean CPU utilisation per shard (per core for a JVM).
     pub foreground_utilisation: f64,
-    /// Memtable bytes a second per shard.
-    pub memtable_bytes_per_s: f64,
+    /// SSTable bytes a second per shard the writes bring (what their
+    /// flushes write; the memtable holds them in more memory).
+    pub flushed_bytes_per_s: f64,
     /// Compaction input bytes a second per shard in the CPU left over.
     pub compaction_bytes_per_s: f64,
     /// Fraction of its cycle each tier spends merging.
@@ -1010,7 +1011,7 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
                 let (busy, _) = shard.cpu.busy(now);
                 (
                     cpu + busy.as_secs_f64(),
-                    bytes + shard.engine.stats().memtable_bytes_written as f64,
+                    bytes + shard.engine.stats().flushed_bytes_written as f64,
                 )
             });
         (now, cpu, bytes)
@@ -1026,7 +1027,7 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
         return None;
     }
     let foreground_utilisation = (cpu_after - cpu_before) / seconds / cores;
-    let memtable_bytes_per_s = (bytes_after - bytes_before) / seconds;
+    let flushed_bytes_per_s = (bytes_after - bytes_before) / seconds;
     // A merge runs on one core (a reactor's, or one compaction thread of a
     // JVM) in what the foreground leaves of it.
     let spare = ((1.0 - foreground_utilisation) * cores).clamp(LEAST_SPARE_CPU, 1.0);
@@ -1034,9 +1035,9 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
     Some(SteadyStart {
         pilot_seconds: (end - SimTime::ZERO).as_secs_f64(),
         foreground_utilisation,
-        memtable_bytes_per_s,
+        flushed_bytes_per_s,
         compaction_bytes_per_s,
-        merge_duty: (memtable_bytes_per_s / compaction_bytes_per_s).min(1.0),
+        merge_duty: (flushed_bytes_per_s / compaction_bytes_per_s).min(1.0),
     })
 }
 
@@ -1300,7 +1301,7 @@ impl Simulation {
             let elapsed = stratified(&mut rng, count);
             let (write_bytes_per_s, merge_bytes_per_s) =
                 preload.steady.map_or((0.0, 0.0), |steady| {
-                    (steady.memtable_bytes_per_s, steady.compaction_bytes_per_s)
+                    (steady.flushed_bytes_per_s, steady.compaction_bytes_per_s)
                 });
             (0..count)
                 .map(|shard| PreloadState::Window {

@@ -122,8 +122,8 @@ pub struct SteadyStartSummary {
     pub pilot_seconds: f64,
     /// The pilot's mean CPU utilisation.
     pub foreground_utilisation: f64,
-    /// Memtable MB a second the writes took.
-    pub memtable_mb_per_s: f64,
+    /// SSTable MB a second per shard the writes bring (what flushes write).
+    pub flushed_mb_per_s: f64,
     /// Compaction input MB a second in the CPU left over.
     pub compaction_mb_per_s: f64,
     /// Fraction of its cycle each size-tiered tier spends merging.
@@ -318,7 +318,7 @@ impl Summary {
                 .map(|steady| SteadyStartSummary {
                     pilot_seconds: round3(steady.pilot_seconds),
                     foreground_utilisation: round3(steady.foreground_utilisation),
-                    memtable_mb_per_s: round3(steady.memtable_bytes_per_s / 1e6),
+                    flushed_mb_per_s: round3(steady.flushed_bytes_per_s / 1e6),
                     compaction_mb_per_s: round3(steady.compaction_bytes_per_s / 1e6),
                     merge_duty: round3(steady.merge_duty),
                 }),

@@ -122,14 +122,14 @@ fn a_steady_start_has_merges_under_way_as_its_pilot_measured_the_cycle() {
     let measured = steady.plan.cluster.preload.unwrap().steady.unwrap();
     println!("{measured:?}");
     // The pilot saw the clients' writes: 20,000/s x RF 3 over 21 shards,
-    // each row 1,032 bytes and its memtable overhead.
+    // each row 1,032 bytes and its SSTable overhead.
     let rows_per_shard = 20_000.0 * 3.0 / 21.0;
     assert!(
-        (0.9..2.0).contains(&(measured.memtable_bytes_per_s / (rows_per_shard * 1032.0))),
+        (0.9..2.0).contains(&(measured.flushed_bytes_per_s / (rows_per_shard * 1032.0))),
         "{measured:?}"
     );
     assert!((0.0..0.5).contains(&measured.foreground_utilisation));
-    let duty = measured.memtable_bytes_per_s / measured.compaction_bytes_per_s;
+    let duty = measured.flushed_bytes_per_s / measured.compaction_bytes_per_s;
     assert!(
         (measured.merge_duty - duty).abs() < 1e-12 && duty > 0.02,
         "{measured:?}"
@@ -178,7 +178,7 @@ fn a_window_start_carries_each_shard_to_its_point_of_the_window() {
     let short = run("1m", 3);
     let long = run("6h", 3);
     let measured = long.plan.cluster.preload.unwrap().steady.unwrap();
-    assert!(measured.memtable_bytes_per_s > 1e6, "{measured:?}");
+    assert!(measured.flushed_bytes_per_s > 1e6, "{measured:?}");
     let merging =
         |outcome: &sim::cluster::RunOutcome| first_compactions(outcome).iter().sum::<f64>();
     println!(
