@@ -277,23 +277,23 @@ pub enum PreloadState {
         /// merge cycles.
         merges: MergePhases,
     },
-    /// Part-way through a window of writes that began compacted: the two
-    /// lowest size-tiered tiers at `tiers` of their cycle and the memtable
-    /// at `memtable` when the window began, carried forward `elapsed_s`
-    /// seconds at the window's write and merge rates
-    /// ([`stcs::forward`]): the flushes of that stretch, and the merges
-    /// they set off, finished or part-way. A published run measured over a
-    /// window after its compactions caught up is a cluster whose shards
-    /// stand at points of that window.
+    /// Part-way through a window of writes that began compacted: the
+    /// size-tiered tiers below the top at `tiers` of their cycle and the
+    /// memtable at `memtable` when the window began, carried forward
+    /// `elapsed_s` seconds at the window's write and merge rates
+    /// ([`stcs::window_sizes`], [`stcs::forward`]): the flushes of that
+    /// stretch, and the merges they set off, finished or part-way. A
+    /// published run measured over a window after its compactions caught
+    /// up is a cluster whose shards stand at points of that window.
     Window {
-        /// Position in `[0, 1)` of the two lowest tiers' cycle when the
-        /// window began.
+        /// Position in `[0, 1)` of the cycle of the tiers below the top
+        /// (how many SSTables each holds) when the window began.
         tiers: f64,
         /// Fill of the memtable in `[0, 1)` when the window began.
         memtable: f64,
         /// Seconds of the window behind this shard.
         elapsed_s: f64,
-        /// Memtable bytes the writes bring a second.
+        /// SSTable bytes the writes bring a second (what flushes write).
         write_bytes_per_s: f64,
         /// Input bytes a second the shard's merges get through together.
         merge_bytes_per_s: f64,
@@ -645,7 +645,10 @@ impl Shard {
     /// empty) and `memtable` the active memtable's fill, with its
     /// commitlog entries on disk. Shards at different positions flush and
     /// compact at their own times, as in a cluster long into a write load,
-    /// not all at once.
+    /// not all at once. [`PreloadState::Window`] starts it at a point of a
+    /// measured window that began compacted ([`stcs::window_sizes`]).
+    /// Size-tiered, the smallest tier holds the SSTable bytes of the rows
+    /// that fill a memtable to its flush point.
     pub fn preload_table(
         &mut self,
         rows: u64,
@@ -737,8 +740,9 @@ impl Shard {
     ) -> stcs::TierLayout {
         // A flush writes the SSTable bytes of the rows that filled the
         // memtable to its flush point.
-        let flush_rows = self.config.flush_soft_limit_bytes() / self.row_memory_bytes(row_bytes);
-        let flush_bytes = flush_rows.saturating_mul(row_bytes).max(1);
+        let flush_rows =
+            (self.config.flush_soft_limit_bytes() / self.row_memory_bytes(row_bytes)).max(1);
+        let flush_bytes = flush_rows.saturating_mul(row_bytes);
         let settled = |memtable_fill| stcs::TierLayout {
             sizes: stcs::settled_sizes(total_bytes, flush_bytes, base),
             merging: Vec::new(),

@@ -314,15 +314,18 @@ pub struct Preload {
     /// The measured window this run samples (`[data] window`): each shard
     /// starts at its own point of a window of writes that began compacted.
     pub window: Option<SimDuration>,
-    /// Mid-cycle size-tiered tables: what the run's pilot measured to place
-    /// the merges under way ([`run`] fills it in; `None` starts no merge).
+    /// Mid-cycle or windowed size-tiered tables: what the run's pilot
+    /// measured to place the merges under way ([`run`] fills it in; `None`
+    /// starts no merge).
     pub steady: Option<SteadyStart>,
 }
 
 /// How a mid-cycle start places the merges under way at the start
-/// (`engine::MergePhases`), from a pilot: the first [`PILOT`] of the same
-/// run started compacted, where no compaction runs, so what it measures
-/// (over its second half) is the foreground's work alone.
+/// (`engine::MergePhases`), and the rates a window start carries its
+/// shards forward at (`engine::PreloadState::Window`), from a pilot: the
+/// first [`PILOT`] of the same run started compacted, where no compaction
+/// runs, so what it measures (over its second half) is the foreground's
+/// work alone.
 ///
 /// A size-tiered tier merges for `duty = W / R` of its cycle, whatever the
 /// tier: `W` is the SSTable bytes a shard's writes bring per second (what
@@ -979,8 +982,8 @@ pub fn run(mut plan: RunPlan, progress: &mut dyn FnMut(Progress)) -> RunOutcome 
     simulation.finish(wall_seconds)
 }
 
-/// Runs the pilot of a mid-cycle size-tiered start ([`SteadyStart`]);
-/// `None` for any other start.
+/// Runs the pilot of a mid-cycle or windowed size-tiered start
+/// ([`SteadyStart`]); `None` for any other start.
 fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
     let preload = plan.cluster.preload?;
     if !(preload.mid_cycle || preload.window.is_some())
