@@ -14,7 +14,8 @@
 //!   compaction included), and the compaction price to the same run under
 //!   2.1 (~354K): with no CPU scheduler, 2.1's compaction takes the CPU
 //!   2.2's controller keeps for the writes, so the gap between the two is
-//!   what compaction costs (60 ns/B gives 351K and 419K);
+//!   what compaction costs (52 ns/B gives 356K and 418K, with memtables
+//!   flushing as often as Scylla's measured memtable footprint makes them);
 //! - Scylla's read-from-disk steps to two loads: the fixed price of a
 //!   lookup (index parse, row decode and cache population) and the price
 //!   per byte of index block parsed, to R1's "about 50% CPU" at 80K QUORUM
@@ -54,9 +55,9 @@
 //! - `index_parse_ns` + `index_ns_per_byte`: a read's index block from
 //!   disk: parsing its entries (ka/la format: key, position, promoted
 //!   index; Scylla 2.x builds an `index_entry` per entry of the block,
-//!   Cassandra scans up to the key). The per-byte price is fitted: 61 ns/B
-//!   is ~1.5 us per 24-byte entry, the byte-at-a-time state machine and
-//!   the allocations of 2.x's index consumer.
+//!   Cassandra scans up to the key). The per-byte price is fitted: 65.5
+//!   ns/B is ~1.6 us per 24-byte entry, the byte-at-a-time state machine
+//!   and the allocations of 2.x's index consumer.
 //! - `data_parse_ns` + `data_ns_per_byte`: the row from disk: decoding its
 //!   cells, merging them into the result, and populating the row cache
 //!   (allocation in the cache's LSA region, evicting older entries).
@@ -74,7 +75,7 @@
 //! - `compaction_ns_per_byte`: reading, merging and re-encoding SSTable data
 //!   in a compaction (per byte of input; small rows make it per-row work in
 //!   truth, which the per-byte price folds in for the row sizes of the
-//!   runs). Fitted to R2 (above): 60 ns/B is ~17 MB/s of input per shard.
+//!   runs). Fitted to R2 (above): 52 ns/B is ~19 MB/s of input per shard.
 //!   Newer Scylla is faster (a 2023 commit, 8d58ff1be6, logs a cleanup of
 //!   ~210-byte partitions at ~80 MB/s on one shard, ~12 ns/B); no figure
 //!   here measures 2.x's alone.

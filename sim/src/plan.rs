@@ -28,9 +28,12 @@ use engine::row_cache::{self, HotMass, RowCacheConfig};
 use engine::speculation::SpeculativeRetry;
 
 /// Presets the engine runs today. Of what they switch, this build models
-/// the CPU scheduler (2.1: one FIFO queue per shard; 2.2 on: scheduling
-/// groups with shares); controllers, digests, hints and streaming arrive
-/// with later issues.
+/// the runtime (a Seastar reactor per shard, 2.1 with one FIFO queue and
+/// 2.2 on with scheduling groups and shares; Cassandra's JVM with thread
+/// pools and G1), the I/O scheduler, the backlog controllers (2.2 on), the
+/// digest hash (MD5 in 2.1, xxHash64 after), the leveled-compaction
+/// details of 2.3/3.0 and the cost table; hinted handoff and streaming
+/// arrive with later issues.
 const PRESETS: [&str; 5] = [
     "scylla-2.1",
     "scylla-2.2",

@@ -100,7 +100,7 @@ fn a_leveled_table_fills_levels_of_disjoint_sstables() {
     // tracker: the controller sees an infinite backlog (input 30) and
     // gives compaction its maximum shares. L0's flushes are size-tiered
     // inside L0 until it holds 160 MiB, then promoted into L1 (40 s: the
-    // first promotions take the shard ~20 s at 60 ns/B).
+    // first promotions take the shard ~20 s at 50-60 ns/B).
     let outcome = run(&scenario("scylla-2.2", "160", "40s", "4000"));
     assert!(outcome
         .plan
