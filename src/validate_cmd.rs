@@ -42,6 +42,10 @@ pub struct ValidateArgs {
     /// Folder of the validation scenarios.
     #[arg(long, default_value = "scenarios/validation")]
     scenarios: PathBuf,
+    /// Run every scenario case with this seed instead of its own, to see
+    /// how the figures move with the seed.
+    #[arg(long)]
+    seed: Option<u64>,
     /// List the cases and exit.
     #[arg(long)]
     list: bool,
@@ -109,6 +113,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
     let options = RunOptions {
         quick: args.quick,
         out: args.out.clone(),
+        seed: args.seed,
     };
     say(&format!(
         "twin validate: {} cases{}, {} at once; results in {}",

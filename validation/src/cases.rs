@@ -168,6 +168,10 @@ pub struct RunOptions {
     pub quick: bool,
     /// Where each case writes its results folder (`<out>/<case id>`).
     pub out: PathBuf,
+    /// Run every scenario case with this seed instead of its own (how a
+    /// figure moves with the seed: a figure that passes at one seed and
+    /// not at others is luck, not calibration).
+    pub seed: Option<u64>,
 }
 
 /// Runs one case.
@@ -188,7 +192,7 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
             let plan = resolve(
                 scenario,
                 &RunOverrides {
-                    seed: None,
+                    seed: options.seed,
                     duration,
                 },
             )
@@ -206,6 +210,13 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
                 .map_err(|e| format!("{}: {e}", dir.display()))?;
             let warmup = warmup.unwrap_or(SimDuration::ZERO);
             let mut shortened = section.shortened.clone();
+            if let Some(seed) = options.seed {
+                let seeded = format!("--seed {seed}");
+                shortened = Some(match shortened {
+                    Some(text) => format!("{seeded}; {text}"),
+                    None => seeded,
+                });
+            }
             if options.quick {
                 let quick = format!(
                     "--quick: {:.0} simulated s",
@@ -418,6 +429,58 @@ fn series(outcome: &RunOutcome) -> CaseSeries {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_seed_override_runs_every_scenario_case_with_that_seed_and_says_so() {
+        let scenario = sim::scenario::parse(
+            "tiny.toml",
+            r#"
+name = "tiny"
+seed = 1
+duration = "2s"
+
+[validation]
+run = "R1"
+setup = "scylla-2.2"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 3
+instance = "i3.large"
+
+[[load]]
+name = "write"
+command = "cassandra-stress write no-warmup cl=ONE n=2000 -rate threads=4"
+"#,
+        )
+        .unwrap();
+        let case = Case::Scenario {
+            id: "tiny".into(),
+            path: PathBuf::from("tiny.toml"),
+            scenario: Box::new(scenario),
+        };
+        let out = std::env::temp_dir().join(format!("twin-validate-seed-{}", std::process::id()));
+        let run = |seed| {
+            let result = run_case(
+                &case,
+                &RunOptions {
+                    quick: false,
+                    out: out.clone(),
+                    seed,
+                },
+            )
+            .unwrap();
+            let summary = std::fs::read_to_string(out.join("tiny").join("summary.json")).unwrap();
+            let seed = summary
+                .lines()
+                .find_map(|line| line.trim().strip_prefix("\"seed\": "))
+                .map(|value| value.trim_end_matches(',').to_string());
+            (seed, result.case.shortened)
+        };
+        assert_eq!(run(None), (Some("1".into()), None));
+        assert_eq!(run(Some(7)), (Some("7".into()), Some("--seed 7".into())));
+        std::fs::remove_dir_all(&out).ok();
+    }
 
     #[test]
     fn the_server_load_reads_each_nodes_cpu_utilisation_and_nothing_else() {
