@@ -329,7 +329,7 @@ pub struct WriteCycle {
     /// SSTables of one tier that merge into one of the next
     /// (`min_threshold`, or 2 with Scylla 2.2's pair fallback).
     pub base: usize,
-    /// Memtable bytes the writes bring a second.
+    /// SSTable bytes the writes bring a second (what their flushes write).
     pub write_bytes_per_s: f64,
     /// Input bytes a second the merges get through, all of them together.
     pub merge_bytes_per_s: f64,
@@ -359,10 +359,10 @@ pub struct Forwarded {
 /// tier `k` reads `base^(k+1)` flushes' worth and, done, adds one SSTable
 /// to tier `k + 1`. Merges of different tiers run side by side and share
 /// `merge_bytes_per_s`. What this leaves out: size buckets (SSTables of a
-/// tier are taken as exactly `flush x base^k`), the bytes overwrites drop,
-/// and a tier gathering more than `base` SSTables while it merges (at
-/// one flush per `base^k` merges' worth of input it cannot, unless merges
-/// run slower than writes).
+/// tier are taken as exactly `flush x base^k`) and the bytes overwrites
+/// drop. A tier that gathers `base` more SSTables while it merges (only
+/// when merges run slower than the writes) merges them once the running
+/// merge ends.
 pub fn forward(
     counts: &[u64],
     memtable_fill: f64,
