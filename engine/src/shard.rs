@@ -2654,6 +2654,14 @@ mod tests {
     }
 
     /// The shard's SSTables of exactly `bytes`.
+    /// The SSTable bytes a flush of preloaded 1032-byte rows writes: the
+    /// rows whose memtable memory fills a memtable to its flush point.
+    fn preload_flush_bytes(config: &ShardConfig) -> u64 {
+        let row_memory =
+            1032 - config.sstable_row_overhead_bytes + config.memtable_row_overhead_bytes;
+        config.flush_soft_limit_bytes() / row_memory * 1032
+    }
+
     fn sstables_of(shard: &Shard, bytes: u64) -> usize {
         shard
             .sstables()
@@ -2667,8 +2675,7 @@ mod tests {
         let config = ShardConfig::scylla_defaults(64 * MIB);
         let soft_limit = config.flush_soft_limit_bytes();
         // 1032-byte rows: 1,000 flushes' worth.
-        // A flush writes the SSTable bytes of the rows its memtable holds.
-        let flush_bytes = soft_limit / (1032 - 64 + config.memtable_row_overhead_bytes) * 1032;
+        let flush_bytes = preload_flush_bytes(&config);
         let rows = 1000 * flush_bytes / 1032;
         let compacted = {
             let mut shard = Shard::new(config.clone(), SimTime::ZERO);
@@ -2719,9 +2726,7 @@ mod tests {
     #[test]
     fn a_mid_cycle_preload_resumes_the_merges_its_phases_place_part_way() {
         let config = ShardConfig::scylla_defaults(64 * MIB);
-        let soft_limit = config.flush_soft_limit_bytes();
-        // A flush writes the SSTable bytes of the rows its memtable holds.
-        let flush_bytes = soft_limit / (1032 - 64 + config.memtable_row_overhead_bytes) * 1032;
+        let flush_bytes = preload_flush_bytes(&config);
         // 999 flushes' worth and a rest: 1111100111 in base 2.
         let rows = (1000 * flush_bytes - 1) / 1032;
         let preload = |merges: MergePhases| {

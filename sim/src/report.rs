@@ -83,8 +83,8 @@ pub struct Summary {
     /// then the simulated one times `scale`, the whole cluster's estimate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampling: Option<SamplingSummary>,
-    /// `[data] state = "steady"` with size-tiered compaction: what the
-    /// pilot measured to place the merges under way at the start.
+    /// `[data] state = "steady"` or `window` with size-tiered compaction:
+    /// what the pilot measured to place the merges under way at the start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady_start: Option<SteadyStartSummary>,
     /// Per load, by name: the same per-op figures for that load alone.

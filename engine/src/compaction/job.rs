@@ -236,7 +236,8 @@ impl CompactionJob {
 
     /// Starts the job `progress` (in `[0, 1)`) of the way through, in whole
     /// chunks: a merge that was running before the simulated window (a
-    /// mid-cycle preload). What it had read and written counts as done.
+    /// mid-cycle or window preload). What it had read and written counts
+    /// as done.
     pub fn resume_at(&mut self, progress: f64) {
         assert!(
             self.read_submitted_bytes == 0 && self.chunks_in_flight == 0,

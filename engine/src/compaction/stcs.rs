@@ -229,21 +229,38 @@ pub fn pending_compactions(sstables: &[SSTable], options: &StcsOptions) -> u64 {
 /// per tier: pass 2.
 pub fn settled_sizes(total_bytes: u64, flush_bytes: u64, min_threshold: usize) -> Vec<u64> {
     assert!(flush_bytes > 0 && min_threshold >= 2);
-    let base = min_threshold as u64;
-    let mut units = total_bytes / flush_bytes;
-    let mut sizes = Vec::new();
-    let mut tier_bytes = flush_bytes;
-    while units > 0 {
-        for _ in 0..units % base {
-            sizes.push(tier_bytes);
-        }
-        units /= base;
-        tier_bytes = tier_bytes.saturating_mul(base);
-    }
+    let counts = settled_counts(total_bytes, flush_bytes, min_threshold);
+    let mut sizes = tier_sizes(&counts, flush_bytes, min_threshold);
     sizes.reverse();
     let rest = total_bytes % flush_bytes;
     if rest > 0 {
         sizes.push(rest);
+    }
+    sizes
+}
+
+/// How many SSTables each tier holds once size-tiered compaction has caught
+/// up ([`settled_sizes`]), the flush-sized tier first: the base-`base`
+/// digits of the flushes `total_bytes` makes.
+fn settled_counts(total_bytes: u64, flush_bytes: u64, base: usize) -> Vec<u64> {
+    let base = base as u64;
+    let mut units = total_bytes / flush_bytes;
+    let mut counts = Vec::new();
+    while units > 0 {
+        counts.push(units % base);
+        units /= base;
+    }
+    counts
+}
+
+/// The SSTable sizes `counts` hold (the flush-sized tier first, tier `k`
+/// of `flush_bytes x base^k`), smallest first.
+fn tier_sizes(counts: &[u64], flush_bytes: u64, base: usize) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    let mut tier_bytes = flush_bytes;
+    for &count in counts {
+        sizes.extend(std::iter::repeat_n(tier_bytes, count as usize));
+        tier_bytes = tier_bytes.saturating_mul(base as u64);
     }
     sizes
 }
@@ -483,7 +500,6 @@ pub struct TierLayout {
 /// below half its tier's size, fewer tiers are placed (down to the two
 /// lowest), and `None` when even that does not fit (a table too small), for
 /// the caller to start it compacted.
-///
 pub fn window_sizes(
     total_bytes: u64,
     cycle: &WriteCycle,
@@ -494,12 +510,7 @@ pub fn window_sizes(
     assert!((0.0..1.0).contains(&tiers), "cycle position {tiers}");
     let base = cycle.base as u64;
     let flush = cycle.flush_bytes;
-    let mut settled = Vec::new();
-    let mut units = total_bytes / flush;
-    while units > 0 {
-        settled.push(units % base);
-        units /= base;
-    }
+    let settled = settled_counts(total_bytes, flush, cycle.base);
     let top = settled.len().checked_sub(1)?;
     let tier_bytes = |tier: usize| flush.saturating_mul(base.saturating_pow(tier as u32));
     // Place as many tiers below the top as the top can balance.
@@ -517,15 +528,9 @@ pub fn window_sizes(
             // The top tier is placed or merging: nothing left to balance.
             continue;
         }
-        let mut sizes: Vec<u64> = Vec::new();
-        for (tier, &count) in forwarded
-            .counts
-            .iter()
-            .enumerate()
-            .filter(|&(tier, _)| tier != top)
-        {
-            sizes.extend(std::iter::repeat_n(tier_bytes(tier), count as usize));
-        }
+        let mut below_top = forwarded.counts.clone();
+        below_top[top] = 0;
+        let mut sizes = tier_sizes(&below_top, flush, cycle.base);
         for &(tier, _) in &forwarded.merging {
             sizes.extend(std::iter::repeat_n(tier_bytes(tier), cycle.base));
         }
