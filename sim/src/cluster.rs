@@ -308,16 +308,27 @@ pub struct Preload {
     /// The caches start filled to their steady state (`[data] cache =
     /// "warm"`), not empty.
     pub warm_cache: bool,
-    /// Each shard starts part-way through its flush-and-compact cycle
-    /// (`[data] state = "steady"`), not compacted with empty memtables.
-    pub mid_cycle: bool,
-    /// The measured window this run samples (`[data] window`): each shard
-    /// starts at its own point of a window of writes that began compacted.
-    pub window: Option<SimDuration>,
+    /// Where the table stands in its flush-and-compact cycle at the start.
+    pub start: TableStart,
     /// Mid-cycle or windowed size-tiered tables: what the run's pilot
     /// measured to place the merges under way ([`run`] fills it in; `None`
     /// starts no merge).
     pub steady: Option<SteadyStart>,
+}
+
+/// Where a preloaded table stands in its flush-and-compact cycle when the
+/// run starts (`[data] state` and `window`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TableStart {
+    /// As compaction leaves it once caught up, memtables empty
+    /// (`state = "compacted"`).
+    Compacted,
+    /// Each shard part-way through its cycle, as long into a write load
+    /// (`state = "steady"`).
+    Steady,
+    /// Each shard at its own point of a measured window of this length
+    /// that began compacted (`window`).
+    Window(SimDuration),
 }
 
 /// How a mid-cycle start places the merges under way at the start
@@ -986,7 +997,7 @@ pub fn run(mut plan: RunPlan, progress: &mut dyn FnMut(Progress)) -> RunOutcome 
 /// ([`SteadyStart`]); `None` for any other start.
 fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
     let preload = plan.cluster.preload?;
-    if !(preload.mid_cycle || preload.window.is_some())
+    if preload.start == TableStart::Compacted
         || !matches!(
             plan.cluster.compaction,
             engine::compaction::CompactionStrategy::SizeTiered(_)
@@ -997,8 +1008,7 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
     let mut pilot = plan.clone();
     pilot.duration = Some(plan.duration.map_or(PILOT, |duration| duration.min(PILOT)));
     pilot.cluster.preload = Some(Preload {
-        mid_cycle: false,
-        window: None,
+        start: TableStart::Compacted,
         ..preload
     });
     let end = SimTime::ZERO + pilot.duration.expect("set above");
@@ -1296,7 +1306,7 @@ impl Simulation {
     /// as are, in a window (`[data] window`), the shards' positions in it
     /// and the tiers and memtables the window began with.
     fn preload(&mut self, preload: Preload) {
-        let phases: Vec<PreloadState> = if let Some(window) = preload.window {
+        let phases: Vec<PreloadState> = if let TableStart::Window(window) = preload.start {
             let mut rng = rng::stream(self.plan.seed, "data-phase");
             let count = self.shards.len();
             let tiers = stratified(&mut rng, count);
@@ -1315,7 +1325,7 @@ impl Simulation {
                     merge_bytes_per_s,
                 })
                 .collect()
-        } else if preload.mid_cycle {
+        } else if preload.start == TableStart::Steady {
             let mut rng = rng::stream(self.plan.seed, "data-phase");
             let count = self.shards.len();
             let tiers = stratified(&mut rng, count);

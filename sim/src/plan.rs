@@ -13,7 +13,7 @@ use units::SimDuration;
 
 use crate::cluster::{
     ClusterPlan, CommitlogPlan, Controllers, CpuScheduling, IoScheduling, Preload, RunPlan,
-    TopologyPlan,
+    TableStart, TopologyPlan,
 };
 use crate::load::{
     ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, Routing, StartPlan, StopPlan,
@@ -808,8 +808,11 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
         first_key,
         last_key,
         warm_cache: data.cache.as_deref() == Some("warm"),
-        mid_cycle: data.state.as_deref() == Some("steady"),
-        window,
+        start: match (data.state.as_deref(), window) {
+            (_, Some(window)) => TableStart::Window(window),
+            (Some("steady"), None) => TableStart::Steady,
+            _ => TableStart::Compacted,
+        },
         steady: None,
     }))
 }
