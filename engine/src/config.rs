@@ -14,7 +14,7 @@ use crate::controller::BacklogController;
 use crate::page_cache::PageCacheConfig;
 use crate::placement::{Placement, ShardAddress};
 use crate::row_cache::{HotMass, RowCacheConfig};
-use crate::speculation::SpeculativeRetry;
+use crate::speculation::{Resolution, SpeculativeRetry};
 use crate::sstable::SSTableFormat;
 
 /// Bytes in one mebibyte.
@@ -82,6 +82,9 @@ pub struct ShardConfig {
     /// The table's `speculative_retry` (99.0PERCENTILE in Scylla 2.x/3.0
     /// and Cassandra 3.11).
     pub speculative_retry: SpeculativeRetry,
+    /// How the speculation delay is taken from the latency percentile
+    /// (Scylla: whole milliseconds; Cassandra: exact).
+    pub speculation_resolution: Resolution,
     /// The row cache, if any (`None`: reads always go to the SSTables).
     pub row_cache: Option<RowCacheSetup>,
     /// Cassandra's OS page cache over SSTable Data (`None`: every data
@@ -199,6 +202,7 @@ impl ShardConfig {
             key_ownership_fraction: 1.0,
             data_mode: false,
             speculative_retry: SpeculativeRetry::DEFAULT,
+            speculation_resolution: Resolution::WholeMillis,
             row_cache: None,
             page_cache: None,
             heat_weighted_balancing: true,
@@ -245,6 +249,9 @@ impl ShardConfig {
             compaction_throughput_bytes_per_sec: Some(16 * MIB),
             // Cassandra balances with its dynamic snitch (not modelled).
             heat_weighted_balancing: false,
+            // `updateSpeculationThreshold` takes the percentile in
+            // microseconds.
+            speculation_resolution: Resolution::Exact,
             sstable_format: SSTableFormat::CASSANDRA_STRESS,
             ..ShardConfig::scylla_defaults(memtable_space_bytes)
         }

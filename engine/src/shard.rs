@@ -1262,6 +1262,7 @@ impl Shard {
                         now,
                         self.config.speculative_retry,
                         self.config.read_timeout,
+                        self.config.speculation_resolution,
                     ) {
                         // In time order: the delay changes at most once a
                         // second, and a shorter one waits for the reads

@@ -14,7 +14,13 @@
 //! - The percentile's delay is `min(p, read_request_timeout / 2)`, with `p`
 //!   the percentile of this table's coordinator read latency, taken from a
 //!   decaying histogram: recomputed at most once per second, after which
-//!   every bucket is multiplied by 0.9.
+//!   every bucket is multiplied by 0.9. Scylla keeps the percentile in
+//!   whole milliseconds, truncated, at least 1 ms
+//!   (`max(percentile / 1000, 1) * 1ms` on a histogram in microseconds,
+//!   `column_family::get_coordinator_read_latency_percentile` @2.1, 2.2
+//!   and 3.0): a p99 of 2.9 ms speculates after 2 ms, one of 0.4 ms after
+//!   1 ms ([`Resolution::WholeMillis`]). Cassandra 3.11 takes the
+//!   percentile in microseconds ([`Resolution::Exact`]).
 //! - No speculation when every replica is contacted already (CL=ALL, or a
 //!   read-repair read in one datacenter).
 //!
@@ -39,6 +45,26 @@ pub enum SpeculativeRetry {
 impl SpeculativeRetry {
     /// The default of Scylla 2.x/3.0 and Cassandra 3.11 tables.
     pub const DEFAULT: SpeculativeRetry = SpeculativeRetry::Percentile(99.0);
+}
+
+/// How a percentile becomes a delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    /// The bucket's bound as it is (Cassandra).
+    Exact,
+    /// Whole milliseconds, truncated, at least one (Scylla).
+    WholeMillis,
+}
+
+impl Resolution {
+    fn apply(self, delay: SimDuration) -> SimDuration {
+        match self {
+            Resolution::Exact => delay,
+            Resolution::WholeMillis => {
+                SimDuration::from_millis((delay.as_nanos() / 1_000_000).max(1))
+            }
+        }
+    }
 }
 
 const BUCKETS: usize = 96;
@@ -115,12 +141,14 @@ impl LatencyEstimate {
     }
 
     /// How long a read waits before speculating under `policy`, with the
-    /// table's `read_timeout`; `None`: it does not speculate.
+    /// table's `read_timeout` and the percentile taken at `resolution`;
+    /// `None`: it does not speculate.
     pub fn delay(
         &mut self,
         now: SimTime,
         policy: SpeculativeRetry,
         read_timeout: SimDuration,
+        resolution: Resolution,
     ) -> Option<SimDuration> {
         let cap = SimDuration::from_nanos(read_timeout.as_nanos() / 2);
         match policy {
@@ -128,9 +156,10 @@ impl LatencyEstimate {
             SpeculativeRetry::Fixed(delay) => Some(delay.min(cap)),
             // Before any read has finished there is no percentile yet: wait
             // the cap, as an estimate of "slow".
-            SpeculativeRetry::Percentile(p) => {
-                Some(self.percentile(now, p).map_or(cap, |delay| delay.min(cap)))
-            }
+            SpeculativeRetry::Percentile(p) => Some(
+                self.percentile(now, p)
+                    .map_or(cap, |delay| resolution.apply(delay).min(cap)),
+            ),
         }
     }
 }
@@ -176,22 +205,56 @@ mod tests {
         let timeout = SimDuration::from_secs(5);
         let now = SimTime::from_nanos(1);
         assert_eq!(
-            estimate.delay(now, SpeculativeRetry::DEFAULT, timeout),
+            estimate.delay(now, SpeculativeRetry::DEFAULT, timeout, Resolution::Exact),
             Some(SimDuration::from_millis(2500))
         );
-        assert_eq!(estimate.delay(now, SpeculativeRetry::Never, timeout), None);
+        assert_eq!(
+            estimate.delay(now, SpeculativeRetry::Never, timeout, Resolution::Exact),
+            None
+        );
         assert_eq!(
             estimate.delay(
                 now,
                 SpeculativeRetry::Fixed(SimDuration::from_secs(9)),
-                timeout
+                timeout,
+                Resolution::Exact
             ),
             Some(SimDuration::from_millis(2500))
         );
         estimate.record(SimDuration::from_micros(300));
         let delay = estimate
-            .delay(now, SpeculativeRetry::DEFAULT, timeout)
+            .delay(now, SpeculativeRetry::DEFAULT, timeout, Resolution::Exact)
             .unwrap();
         assert!((300_000..400_000).contains(&delay.as_nanos()), "{delay:?}");
+    }
+
+    #[test]
+    fn scylla_speculates_after_whole_milliseconds() {
+        let timeout = SimDuration::from_secs(5);
+        let now = SimTime::from_nanos(1);
+        let delay_for = |latency: SimDuration| {
+            let mut estimate = LatencyEstimate::default();
+            estimate.record(latency);
+            let scylla = estimate.clone().delay(
+                now,
+                SpeculativeRetry::DEFAULT,
+                timeout,
+                Resolution::WholeMillis,
+            );
+            let exact = estimate.delay(now, SpeculativeRetry::DEFAULT, timeout, Resolution::Exact);
+            (scylla.unwrap(), exact.unwrap())
+        };
+        // A p99 of 2.2 ms (its bucket's bound, ~2.6 ms, exactly) waits 2 ms
+        // in Scylla.
+        let (scylla, exact) = delay_for(SimDuration::from_micros(2_200));
+        assert_eq!(scylla, SimDuration::from_millis(2));
+        assert!(
+            (2_200_000..3_000_000).contains(&exact.as_nanos()),
+            "{exact:?}"
+        );
+        // Below a millisecond, Scylla still waits one.
+        let (scylla, exact) = delay_for(SimDuration::from_micros(300));
+        assert_eq!(scylla, SimDuration::from_millis(1));
+        assert!(exact < SimDuration::from_micros(400), "{exact:?}");
     }
 }

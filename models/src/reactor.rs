@@ -6,16 +6,27 @@
 //! - each scheduling group is a FIFO of tasks with `shares` (relative weight,
 //!   at least 1);
 //! - the reactor runs the group with the smallest virtual runtime; that
-//!   group's tasks run back to back until the task quota (0.5 ms in Scylla)
-//!   has been used, then the reactor picks again. Long-running work in
-//!   Seastar (compaction, flush, streaming loops) checks `need_preempt()` and
-//!   yields when the quota expires, so a task longer than what is left of
-//!   the quota runs up to the quota, goes back to the front of its group's
-//!   queue, and continues in the group's next slice: no slice exceeds the
-//!   quota;
+//!   group's tasks run back to back until its queue empties or the task
+//!   quota timer ticks, then the reactor picks again. The timer is
+//!   free-running: a timerfd armed once with the quota (0.5 ms in Scylla)
+//!   as its interval, whose thread sets `need_preempt` at every tick
+//!   (`task_quota_timer_thread_fn`, `reactor::run`), so a slice ends at the
+//!   next multiple of the quota, not a quota after it started: a group
+//!   that gets the core half-way between ticks runs for what is left of
+//!   the period. Long-running work in Seastar (compaction, flush,
+//!   streaming loops) checks `need_preempt()` and yields at the tick, so a
+//!   task running into it stops there, goes back to the front of its
+//!   group's queue, and continues in the group's next slice: no slice
+//!   crosses a tick;
 //! - after a slice, the group's virtual runtime grows by `runtime / shares`;
-//! - a group that becomes runnable again starts at `max(own, the virtual
-//!   runtime of the group that ran last)`, so idle time earns no credit;
+//! - a group that becomes runnable again starts at `max(own, the reactor's
+//!   last virtual runtime)`, so idle time earns no credit. The reactor's
+//!   last virtual runtime is the largest a group had when its slice
+//!   *started* (`run_some_tasks` sets `_last_vruntime` before running the
+//!   queue and charges the queue after): a group woken while another runs
+//!   ranks ahead of it once its slice is charged, which is what lets an
+//!   I/O-bound group (reads waiting on the disk) cut in between the slices
+//!   of a CPU-bound one (a compaction) instead of queueing behind it;
 //! - shares can change at any time (the backlog controllers move them).
 //!
 //! In effect, CPU time is divided in proportion to shares among the groups
@@ -56,6 +67,8 @@ struct Running {
     group: usize,
     tag: u64,
     slice_used: SimDuration,
+    /// The tick that ends the slice.
+    slice_end: SimTime,
     run: SimDuration,
     remaining_after: SimDuration,
 }
@@ -167,10 +180,10 @@ impl Reactor {
             Some(running.tag)
         };
         let next = if finished.is_some()
-            && slice_used < self.quota
+            && now < running.slice_end
             && !self.groups[group].queue.is_empty()
         {
-            self.start_next(now, Some((group, slice_used)))
+            self.start_next(now, Some((group, slice_used, running.slice_end)))
         } else {
             self.end_slice(group, slice_used);
             self.start_next(now, None)
@@ -187,17 +200,18 @@ impl Reactor {
     fn end_slice(&mut self, group: usize, slice_used: SimDuration) {
         let entry = &mut self.groups[group];
         entry.vruntime += slice_used.as_nanos() as f64 / entry.shares;
-        self.last_vruntime = entry.vruntime;
     }
 
-    /// Starts the next task: in `continuing`'s group if given, else in the
-    /// runnable group with the smallest virtual runtime (lowest index on ties).
+    /// Starts the next task: in `continuing`'s group (with its slice's time
+    /// used and end) if given, else in the runnable group with the smallest
+    /// virtual runtime (lowest index on ties), whose slice ends at the next
+    /// tick.
     fn start_next(
         &mut self,
         now: SimTime,
-        continuing: Option<(usize, SimDuration)>,
+        continuing: Option<(usize, SimDuration, SimTime)>,
     ) -> Option<TaskCompletion> {
-        let (group, slice_used) = match continuing {
+        let (group, slice_used, slice_end) = match continuing {
             Some(slice) => slice,
             None => {
                 let group = (0..self.groups.len())
@@ -207,22 +221,34 @@ impl Reactor {
                             .vruntime
                             .total_cmp(&self.groups[*b].vruntime)
                     })?;
-                (group, SimDuration::ZERO)
+                // Seastar records the vruntime a queue starts its slice
+                // with, before charging it.
+                self.last_vruntime = self.last_vruntime.max(self.groups[group].vruntime);
+                (group, SimDuration::ZERO, self.next_tick(now))
             }
         };
+        debug_assert!(now < slice_end, "a slice starts before its tick");
         let (tag, cost) = self.groups[group]
             .queue
             .pop_front()
             .expect("the chosen group has work");
-        let run = cost.min(self.quota - slice_used);
+        let run = cost.min(slice_end - now);
         self.running = Some(Running {
             group,
             tag,
             slice_used,
+            slice_end,
             run,
             remaining_after: cost - run,
         });
         Some(TaskCompletion { tag, at: now + run })
+    }
+
+    /// The first tick of the task quota timer after `now`: slices end at
+    /// multiples of the quota.
+    fn next_tick(&self, now: SimTime) -> SimTime {
+        let quota = self.quota.as_nanos();
+        SimTime::from_nanos((now.as_nanos() / quota + 1) * quota)
     }
 
     /// Total busy time up to `now`.
@@ -380,6 +406,45 @@ mod tests {
         }
         assert_eq!(finished, Some(1));
         assert_eq!(reactor.group_busy_time(0), SimDuration::from_micros(1200));
+    }
+
+    #[test]
+    fn slices_end_at_the_quota_timer_ticks() {
+        let mut reactor = Reactor::new(&[1000.0, 1000.0], SCYLLA_TASK_QUOTA);
+        let short = reactor.submit(SimTime::ZERO, 0, 0, SimDuration::from_micros(100));
+        assert_eq!(short.unwrap().at, SimTime::from_nanos(100_000));
+        reactor.submit(SimTime::ZERO, 1, 1, SimDuration::from_millis(2));
+        // Group 1 gets the core 100 us into the period and runs to the
+        // tick at 500 us, not for a whole quota.
+        let next = reactor.complete(SimTime::from_nanos(100_000)).next.unwrap();
+        assert_eq!((next.tag, next.at), (1, SimTime::from_nanos(500_000)));
+        // Then whole periods.
+        let next = reactor.complete(next.at).next.unwrap();
+        assert_eq!((next.tag, next.at), (1, SimTime::from_nanos(1_000_000)));
+    }
+
+    #[test]
+    fn a_group_woken_during_a_slice_runs_before_that_group_again() {
+        // Group 1 (few shares, always busy, as a compaction) and group 0
+        // (many shares, waking now and then, as reads back from the disk).
+        let mut reactor = Reactor::new(&[1000.0, 100.0], SCYLLA_TASK_QUOTA);
+        let mut next = reactor.submit(SimTime::ZERO, 1, 1, SimDuration::from_secs(1));
+        for period in 1..100u64 {
+            let tick = SimTime::from_nanos(period * 500_000);
+            // A read wakes group 0 in the middle of group 1's slice.
+            let woken = SimTime::from_nanos(period * 500_000 - 250_000);
+            assert!(reactor
+                .submit(woken, 1000 + period, 0, SimDuration::from_micros(50))
+                .is_none());
+            let run = next.unwrap();
+            assert_eq!((run.tag, run.at), (1, tick), "group 1 runs to the tick");
+            let after = reactor.complete(tick).next.unwrap();
+            assert_eq!(after.tag, 1000 + period, "the woken group goes first");
+            next = reactor.complete(after.at).next;
+            // Group 1 continues to the next tick.
+            let run = next.unwrap();
+            assert_eq!(run.tag, 1);
+        }
     }
 
     #[test]
