@@ -101,6 +101,31 @@ pub enum IoClass {
     Query,
 }
 
+impl IoClass {
+    /// Every class, in [`IoClass::index`] order.
+    pub const ALL: [IoClass; 4] = [
+        IoClass::Commitlog,
+        IoClass::MemtableFlush,
+        IoClass::Compaction,
+        IoClass::Query,
+    ];
+
+    /// This class's position in [`IoClass::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The class's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoClass::Commitlog => "commitlog",
+            IoClass::MemtableFlush => "memtable_flush",
+            IoClass::Compaction => "compaction",
+            IoClass::Query => "query",
+        }
+    }
+}
+
 /// An I/O the engine asks the driver to perform on the node's data device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IoRequest {
@@ -195,6 +220,43 @@ pub enum CpuWork {
         /// Bytes hashed.
         bytes: u32,
     },
+}
+
+impl CpuWork {
+    /// How many kinds of work there are ([`CpuWork::index`] is below it).
+    pub const KINDS: usize = 10;
+
+    /// The kind's position, `0..KINDS`, for per-kind tallies.
+    pub fn index(&self) -> usize {
+        match self {
+            CpuWork::WriteRequest { .. } => 0,
+            CpuWork::ReadRequest { .. } => 1,
+            CpuWork::IndexParse { .. } => 2,
+            CpuWork::DataParse { .. } => 3,
+            CpuWork::ReceiveMessage { .. } => 4,
+            CpuWork::CrossShardMessage => 5,
+            CpuWork::Coordinate => 6,
+            CpuWork::CompactionMerge { .. } => 7,
+            CpuWork::FlushSerialize { .. } => 8,
+            CpuWork::Digest { .. } => 9,
+        }
+    }
+
+    /// The name of the kind at `index` in reports.
+    pub fn kind_name(index: usize) -> &'static str {
+        [
+            "write_request",
+            "read_request",
+            "index_parse",
+            "data_parse",
+            "receive_message",
+            "cross_shard_message",
+            "coordinate",
+            "compaction_merge",
+            "flush_serialize",
+            "digest",
+        ][index]
+    }
 }
 
 /// A CPU task the engine asks the driver to run.
@@ -316,4 +378,38 @@ pub enum Action {
         /// Its new shares.
         shares: f64,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_of_work_has_its_own_index_and_name() {
+        let work = [
+            CpuWork::WriteRequest { mutation_bytes: 1 },
+            CpuWork::ReadRequest { sstables: 1 },
+            CpuWork::IndexParse { bytes: 1 },
+            CpuWork::DataParse {
+                row_bytes: 1,
+                decompress_bytes: 0,
+            },
+            CpuWork::ReceiveMessage { bytes: 1 },
+            CpuWork::CrossShardMessage,
+            CpuWork::Coordinate,
+            CpuWork::CompactionMerge { bytes: 1 },
+            CpuWork::FlushSerialize { bytes: 1 },
+            CpuWork::Digest { bytes: 1 },
+        ];
+        let mut indexes: Vec<usize> = work.iter().map(CpuWork::index).collect();
+        indexes.sort_unstable();
+        assert_eq!(indexes, (0..CpuWork::KINDS).collect::<Vec<_>>());
+        let mut names: Vec<&str> = (0..CpuWork::KINDS).map(CpuWork::kind_name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), CpuWork::KINDS);
+        for (position, class) in IoClass::ALL.iter().enumerate() {
+            assert_eq!(class.index(), position);
+        }
+    }
 }

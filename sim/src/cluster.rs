@@ -627,6 +627,9 @@ pub struct RunOutcome {
     pub shards: Vec<ShardOutcome>,
     /// Every node's coordinators' latencies over the run, merged.
     pub server: ServerLatencies,
+    /// Where the simulated shards' CPU tasks and I/Os spent their time,
+    /// summed over them.
+    pub time_spent: TimeSpent,
 }
 
 impl RunOutcome {
@@ -823,10 +826,17 @@ fn stage_of(work: engine::CpuWork) -> Stage {
 struct ShardState {
     engine: Shard,
     cpu: ShardCpu,
-    io_queue: FairQueue<(engine::IoId, IoOp)>,
-    /// I/Os dispatched to the device: the engine's id and the queue's cost,
-    /// keyed by the device tag's low half.
-    io_in_flight: Slab<(engine::IoId, IoCost)>,
+    /// I/Os waiting for the scheduler: the engine's id, the operation and
+    /// when the engine asked for it.
+    io_queue: FairQueue<(engine::IoId, IoOp, IoTiming)>,
+    /// I/Os dispatched to the device: the engine's id, the queue's cost and
+    /// their timing, keyed by the device tag's low half.
+    io_in_flight: Slab<(engine::IoId, IoCost, IoTiming)>,
+    /// CPU tasks handed to the shard's CPU, keyed by the tag the CPU model
+    /// carries for them.
+    tasks: Slab<TaskEntry>,
+    /// Where the shard's tasks and I/Os spent their time.
+    time_spent: TimeSpent,
     cpu_busy_at_last_tick: SimDuration,
     /// CPU time of the compaction merges handed to the shard's CPU since
     /// the last interval (charged when submitted).
@@ -834,6 +844,87 @@ struct ShardState {
     node: u32,
     /// Wake-ups for the shard's timers in the kernel's queue.
     timer: WakeUps,
+}
+
+impl ShardState {
+    /// The CPU finished the task it knows as `tag`: tallies its time and
+    /// gives back the engine's id for it.
+    fn task_finished(&mut self, now: SimTime, tag: u64) -> TaskId {
+        let task = self.tasks.remove(tag as usize);
+        let sojourn = now.saturating_since(task.submitted);
+        let wait = SimDuration::from_nanos(sojourn.as_nanos().saturating_sub(task.cost.as_nanos()));
+        self.time_spent.cpu[task.kind].add(task.cost, wait);
+        task.id
+    }
+}
+
+/// A CPU task on a shard's CPU: the engine's id, its kind
+/// ([`engine::CpuWork::index`]), when it was handed over and its price.
+#[derive(Clone, Copy, Debug)]
+struct TaskEntry {
+    id: TaskId,
+    kind: usize,
+    submitted: SimTime,
+    cost: SimDuration,
+}
+
+/// When an I/O was asked for and dispatched to the device, and its class
+/// ([`engine::IoClass::index`]).
+#[derive(Clone, Copy, Debug)]
+struct IoTiming {
+    class: usize,
+    queued: SimTime,
+    dispatched: SimTime,
+}
+
+/// Tasks (or I/Os) of one kind and the time they took: `service_ns` on
+/// the CPU (their price) or the device, `wait_ns` queued before and between
+/// their runs (the CPU's other work; the I/O scheduler).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimeTally {
+    /// Tasks or I/Os finished.
+    pub count: u64,
+    /// Their total service time, nanoseconds.
+    pub service_ns: u64,
+    /// Their total wait, nanoseconds.
+    pub wait_ns: u64,
+}
+
+impl TimeTally {
+    fn add(&mut self, service: SimDuration, wait: SimDuration) {
+        self.count += 1;
+        self.service_ns += service.as_nanos();
+        self.wait_ns += wait.as_nanos();
+    }
+
+    fn merge(&mut self, other: &TimeTally) {
+        self.count += other.count;
+        self.service_ns += other.service_ns;
+        self.wait_ns += other.wait_ns;
+    }
+}
+
+/// Where the work of a run spent its time, over the whole run: per kind of
+/// engine CPU work (in [`engine::CpuWork::index`] order) and per I/O class
+/// (in [`engine::IoClass::ALL`] order).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimeSpent {
+    /// Per kind of CPU work: price and wait for the core (for Cassandra,
+    /// for a stage thread and the cores, and GC pauses).
+    pub cpu: [TimeTally; engine::CpuWork::KINDS],
+    /// Per I/O class: time on the device and wait in the I/O scheduler.
+    pub io: [TimeTally; engine::IoClass::ALL.len()],
+}
+
+impl TimeSpent {
+    fn merge(&mut self, other: &TimeSpent) {
+        for (mine, theirs) in self.cpu.iter_mut().zip(&other.cpu) {
+            mine.merge(theirs);
+        }
+        for (mine, theirs) in self.io.iter_mut().zip(&other.io) {
+            mine.merge(theirs);
+        }
+    }
 }
 
 /// The wake-ups one component (a shard's timers, a JVM's completions) has
@@ -1172,6 +1263,8 @@ impl Simulation {
                 },
                 io_queue: FairQueue::new(cluster.io.queue, &cluster.io.shares),
                 io_in_flight: Slab::new(),
+                tasks: Slab::new(),
+                time_spent: TimeSpent::default(),
                 cpu_busy_at_last_tick: SimDuration::ZERO,
                 compaction_cpu: SimDuration::ZERO,
                 node: index / simulated_shards,
@@ -1487,9 +1580,8 @@ impl Simulation {
                     node.complete(now, &mut done);
                 }
                 for &tag in &done {
-                    self.shards[shard as usize]
-                        .engine
-                        .handle_cpu_done(now, TaskId(tag));
+                    let id = self.shards[shard as usize].task_finished(now, tag);
+                    self.shards[shard as usize].engine.handle_cpu_done(now, id);
                 }
                 done.clear();
                 if let ShardCpu::Jvm { finished, .. } = &mut self.shards[shard as usize].cpu {
@@ -1506,10 +1598,9 @@ impl Simulation {
                 if let Some(next) = ended.next {
                     self.kernel.schedule_at(next.at, Event::CpuRunEnd { shard });
                 }
-                if let Some(task) = ended.finished {
-                    self.shards[shard as usize]
-                        .engine
-                        .handle_cpu_done(now, TaskId(task));
+                if let Some(tag) = ended.finished {
+                    let id = self.shards[shard as usize].task_finished(now, tag);
+                    self.shards[shard as usize].engine.handle_cpu_done(now, id);
                     self.drain(now, shard);
                 }
             }
@@ -1526,8 +1617,12 @@ impl Simulation {
                 }
                 let shard = (tag >> 32) as u32;
                 let state = &mut self.shards[shard as usize];
-                let (io, cost) = state.io_in_flight.remove((tag & 0xFFFF_FFFF) as usize);
+                let (io, cost, timing) = state.io_in_flight.remove((tag & 0xFFFF_FFFF) as usize);
                 state.io_queue.complete(cost);
+                state.time_spent.io[timing.class].add(
+                    now.saturating_since(timing.dispatched),
+                    timing.dispatched.saturating_since(timing.queued),
+                );
                 self.dispatch_io(now, shard);
                 self.shards[shard as usize].engine.handle_io_done(now, io);
                 self.drain(now, shard);
@@ -1994,8 +2089,12 @@ impl Simulation {
     fn dispatch_io(&mut self, now: SimTime, shard: u32) {
         let state = &mut self.shards[shard as usize];
         let hardware = &mut self.nodes[state.node as usize];
-        while let Some((cost, (io, op))) = state.io_queue.dispatch(now) {
-            let key = state.io_in_flight.insert((io, cost));
+        while let Some((cost, (io, op, timing))) = state.io_queue.dispatch(now) {
+            let timing = IoTiming {
+                dispatched: now,
+                ..timing
+            };
+            let key = state.io_in_flight.insert((io, cost, timing));
             assert!(key <= 0xFFFF_FFFF, "in-flight I/O keys must fit in 32 bits");
             let tag = (u64::from(shard) << 32) | key as u64;
             if let Some(started) = hardware.device.submit(now, tag, op, &mut hardware.disk_rng) {
@@ -2053,15 +2152,21 @@ impl Simulation {
                     }
                     let group = self.plan.cluster.cpu.group_of(task.group);
                     let node_index = self.shards[shard as usize].node as usize;
+                    let tag = self.shards[shard as usize].tasks.insert(TaskEntry {
+                        id: task.id,
+                        kind: task.work.index(),
+                        submitted: now,
+                        cost,
+                    }) as u64;
                     match &mut self.shards[shard as usize].cpu {
                         ShardCpu::Reactor(core) => {
-                            if let Some(started) = core.submit(now, task.id.0, group, cost) {
+                            if let Some(started) = core.submit(now, tag, group, cost) {
                                 self.kernel
                                     .schedule_at(started.at, Event::CpuRunEnd { shard });
                             }
                         }
                         ShardCpu::Jvm { node, .. } => {
-                            node.submit(now, stage_of(task.work), task.id.0, cost);
+                            node.submit(now, stage_of(task.work), tag, cost);
                             // Request handling allocates: the CQL request
                             // on its coordinator, each internode message
                             // taken in, each replica's read or write. G1
@@ -2089,11 +2194,16 @@ impl Simulation {
                         direction,
                         bytes: io.bytes,
                     };
+                    let timing = IoTiming {
+                        class: io.class.index(),
+                        queued: now,
+                        dispatched: now,
+                    };
                     self.shards[shard as usize].io_queue.queue(
                         self.plan.cluster.io.class_of(io.class),
                         direction,
                         io.bytes,
-                        (io.id, op),
+                        (io.id, op, timing),
                     );
                     self.dispatch_io(now, shard);
                 }
@@ -2394,10 +2504,15 @@ impl Simulation {
                 intervals: load.intervals,
             })
             .collect();
+        let mut time_spent = TimeSpent::default();
+        for shard in &self.shards {
+            time_spent.merge(&shard.time_spent);
+        }
         RunOutcome {
             end,
             ops: self.ops,
             op_windows,
+            time_spent,
             loads,
             timeseries: self.timeseries,
             consistency: self.consistency,

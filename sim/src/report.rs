@@ -101,6 +101,82 @@ pub struct Summary {
     /// coordinating shard to its reply, without the client and the wire
     /// (Scylla Monitoring's view; R6's headline is one).
     pub server_latency_ms: BTreeMap<String, LatencySummary>,
+    /// Where the servers' work spent its time over the whole run (warm-up
+    /// included): per kind of CPU work and per I/O class that ran.
+    pub time_spent: TimeSpentSummary,
+}
+
+/// `summary.json` `time_spent`.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimeSpentSummary {
+    /// Per kind of engine CPU work (`index_parse`, `write_request`, ...).
+    pub cpu: BTreeMap<String, CpuTimeSummary>,
+    /// Per I/O class (`query`, `compaction`, ...).
+    pub io: BTreeMap<String, IoTimeSummary>,
+}
+
+/// One kind of CPU work in `time_spent.cpu`.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CpuTimeSummary {
+    /// Tasks finished (scaled to the whole cluster when sampled).
+    pub tasks: u64,
+    /// Mean CPU time of a task: its price, microseconds.
+    pub service_us: f64,
+    /// Mean time a task waited for its core (queued behind other work,
+    /// preempted at task-quota ticks; for Cassandra, for a stage thread
+    /// and a core, and through GC pauses), microseconds.
+    pub wait_us: f64,
+}
+
+/// One I/O class in `time_spent.io`.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct IoTimeSummary {
+    /// I/Os completed (scaled to the whole cluster when sampled).
+    pub requests: u64,
+    /// Mean time on the device, from dispatch to completion, microseconds.
+    pub device_us: f64,
+    /// Mean wait in the I/O scheduler before dispatch, microseconds.
+    pub queue_us: f64,
+}
+
+impl TimeSpentSummary {
+    /// The tallies of a run, counts scaled by `scale`.
+    pub fn of(spent: &crate::cluster::TimeSpent, scale: f64) -> TimeSpentSummary {
+        let mean_us = |total_ns: u64, count: u64| round3(total_ns as f64 / count as f64 / 1e3);
+        TimeSpentSummary {
+            cpu: spent
+                .cpu
+                .iter()
+                .enumerate()
+                .filter(|(_, tally)| tally.count > 0)
+                .map(|(kind, tally)| {
+                    (
+                        engine::CpuWork::kind_name(kind).to_string(),
+                        CpuTimeSummary {
+                            tasks: scale_count(tally.count, scale),
+                            service_us: mean_us(tally.service_ns, tally.count),
+                            wait_us: mean_us(tally.wait_ns, tally.count),
+                        },
+                    )
+                })
+                .collect(),
+            io: engine::IoClass::ALL
+                .iter()
+                .zip(&spent.io)
+                .filter(|(_, tally)| tally.count > 0)
+                .map(|(class, tally)| {
+                    (
+                        class.name().to_string(),
+                        IoTimeSummary {
+                            requests: scale_count(tally.count, scale),
+                            device_us: mean_us(tally.service_ns, tally.count),
+                            queue_us: mean_us(tally.wait_ns, tally.count),
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
 }
 
 /// `summary.json` `sampling`.
@@ -323,6 +399,7 @@ impl Summary {
                     merge_duty: round3(steady.merge_duty),
                 }),
             coordinator: CoordinatorSummary::of(outcome).scaled(scale),
+            time_spent: TimeSpentSummary::of(&outcome.time_spent, scale),
             server_latency_ms: ["read", "write"]
                 .into_iter()
                 .zip(outcome.server.totals())

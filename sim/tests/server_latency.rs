@@ -101,3 +101,46 @@ command = "cassandra-stress write no-warmup cl=ONE duration=3s -rate 'threads=8 
         );
     }
 }
+
+/// `time_spent`: every kind of work is priced as the cost table says, and
+/// what it waits grows with the load on the shards.
+#[test]
+fn time_spent_shows_prices_and_waits_that_grow_with_the_load() {
+    let run = |limit: u32| {
+        let scenario = SCENARIO.replace("limit=4000/s", &format!("limit={limit}/s"));
+        let plan = common::plan("server-latency.toml", &scenario, None);
+        let costs = plan.cluster.costs.clone();
+        let outcome = sim::cluster::run(plan, &mut |_| {});
+        (Summary::of(&outcome), costs)
+    };
+    let (light, costs) = run(500);
+    let (busy, _) = run(20_000);
+    let coordinate = light.time_spent.cpu["coordinate"];
+    assert_eq!(coordinate.service_us, costs.coordinate_ns as f64 / 1e3);
+    // A read's lookup is priced by the SSTables it checks, never below none.
+    assert!(
+        light.time_spent.cpu["read_request"].service_us
+            >= costs.read_request(0).as_nanos() as f64 / 1e3
+    );
+    // Every client request is coordinated once.
+    let requests = light.ops["read"].count + light.ops["write"].count;
+    assert!(
+        coordinate.tasks >= requests,
+        "{} coordinations for {requests} requests",
+        coordinate.tasks
+    );
+    for kind in ["coordinate", "write_request", "receive_message"] {
+        let (quiet, loaded) = (light.time_spent.cpu[kind], busy.time_spent.cpu[kind]);
+        println!("{kind}: {quiet:?} / {loaded:?}");
+        assert!(
+            quiet.wait_us >= 0.0 && quiet.wait_us < loaded.wait_us,
+            "{kind}"
+        );
+    }
+    // The commitlog writes its buffers; they queue only behind each other.
+    let commitlog = busy.time_spent.io["commitlog"];
+    assert!(
+        commitlog.requests > 0 && commitlog.device_us > 0.0,
+        "{commitlog:?}"
+    );
+}
