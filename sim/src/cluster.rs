@@ -827,14 +827,11 @@ struct ShardState {
     engine: Shard,
     cpu: ShardCpu,
     /// I/Os waiting for the scheduler: the engine's id, the operation and
-    /// when the engine asked for it.
-    io_queue: FairQueue<(engine::IoId, IoOp, IoTiming)>,
+    /// its class ([`engine::IoClass::index`]).
+    io_queue: FairQueue<(engine::IoId, IoOp, u8)>,
     /// I/Os dispatched to the device: the engine's id, the queue's cost and
-    /// their timing, keyed by the device tag's low half.
-    io_in_flight: Slab<(engine::IoId, IoCost, IoTiming)>,
-    /// CPU tasks handed to the shard's CPU, keyed by the tag the CPU model
-    /// carries for them.
-    tasks: Slab<TaskEntry>,
+    /// the class, keyed by the device tag's low half.
+    io_in_flight: Slab<(engine::IoId, IoCost, u8)>,
     /// Where the shard's tasks and I/Os spent their time.
     time_spent: TimeSpent,
     cpu_busy_at_last_tick: SimDuration,
@@ -846,83 +843,108 @@ struct ShardState {
     timer: WakeUps,
 }
 
+/// The tag a CPU model carries for engine task `id` of work kind `kind`
+/// ([`engine::CpuWork::index`]): both, so that nothing is kept per task.
+fn task_tag(id: TaskId, kind: usize) -> u64 {
+    debug_assert!(kind < 1 << TASK_KIND_BITS && id.0 < 1 << (64 - TASK_KIND_BITS));
+    id.0 << TASK_KIND_BITS | kind as u64
+}
+
+/// Bits of a CPU tag that hold the task's kind.
+const TASK_KIND_BITS: u32 = 4;
+const _: () = assert!(engine::CpuWork::KINDS <= 1 << TASK_KIND_BITS);
+
 impl ShardState {
-    /// The CPU finished the task it knows as `tag`: tallies its time and
+    /// The CPU finished the task it knows as `tag` at `now`: tallies it and
     /// gives back the engine's id for it.
     fn task_finished(&mut self, now: SimTime, tag: u64) -> TaskId {
-        let task = self.tasks.remove(tag as usize);
-        let sojourn = now.saturating_since(task.submitted);
-        let wait = SimDuration::from_nanos(sojourn.as_nanos().saturating_sub(task.cost.as_nanos()));
-        self.time_spent.cpu[task.kind].add(task.cost, wait);
-        task.id
+        let kind = (tag & ((1 << TASK_KIND_BITS) - 1)) as usize;
+        self.time_spent.cpu[kind].on_cpu.end(now);
+        TaskId(tag >> TASK_KIND_BITS)
     }
 }
 
-/// A CPU task on a shard's CPU: the engine's id, its kind
-/// ([`engine::CpuWork::index`]), when it was handed over and its price.
-#[derive(Clone, Copy, Debug)]
-struct TaskEntry {
-    id: TaskId,
-    kind: usize,
-    submitted: SimTime,
-    cost: SimDuration,
-}
-
-/// When an I/O was asked for and dispatched to the device, and its class
-/// ([`engine::IoClass::index`]).
-#[derive(Clone, Copy, Debug)]
-struct IoTiming {
-    class: usize,
-    queued: SimTime,
-    dispatched: SimTime,
-}
-
-/// Tasks (or I/Os) of one kind and the time they took: `service_ns` on
-/// the CPU (their price) or the device, `wait_ns` queued before and between
-/// their runs (the CPU's other work; the I/O scheduler).
+/// Spans of time (a task's stay on the CPU, an I/O's wait in the scheduler
+/// or on the device) kept as sums of their starts and ends, so that nothing
+/// is stored per span: their total is the sum of the ends less the sum of
+/// the starts, spans still open counted to the time asked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TimeTally {
-    /// Tasks or I/Os finished.
-    pub count: u64,
-    /// Their total service time, nanoseconds.
-    pub service_ns: u64,
-    /// Their total wait, nanoseconds.
-    pub wait_ns: u64,
+pub struct Spans {
+    /// Spans begun.
+    pub started: u64,
+    /// Spans ended.
+    pub ended: u64,
+    started_ns: u128,
+    ended_ns: u128,
 }
 
-impl TimeTally {
-    fn add(&mut self, service: SimDuration, wait: SimDuration) {
-        self.count += 1;
-        self.service_ns += service.as_nanos();
-        self.wait_ns += wait.as_nanos();
+impl Spans {
+    fn start(&mut self, at: SimTime) {
+        self.started += 1;
+        self.started_ns += u128::from(at.as_nanos());
     }
 
-    fn merge(&mut self, other: &TimeTally) {
-        self.count += other.count;
-        self.service_ns += other.service_ns;
-        self.wait_ns += other.wait_ns;
+    fn end(&mut self, at: SimTime) {
+        self.ended += 1;
+        self.ended_ns += u128::from(at.as_nanos());
+    }
+
+    /// The spans' total length in nanoseconds, those still open at `now`
+    /// counted to it.
+    pub fn total_ns(&self, now: SimTime) -> u128 {
+        debug_assert!(self.ended <= self.started);
+        let open = u128::from(self.started - self.ended) * u128::from(now.as_nanos());
+        (self.ended_ns + open).saturating_sub(self.started_ns)
+    }
+
+    fn merge(&mut self, other: &Spans) {
+        self.started += other.started;
+        self.ended += other.ended;
+        self.started_ns += other.started_ns;
+        self.ended_ns += other.ended_ns;
     }
 }
 
-/// Where the work of a run spent its time, over the whole run: per kind of
-/// engine CPU work (in [`engine::CpuWork::index`] order) and per I/O class
-/// (in [`engine::IoClass::ALL`] order).
+/// One kind of CPU work: the tasks' stays from hand-over to finish and
+/// their prices; a stay less its price is the task's wait (queued behind
+/// other work, preempted, or stopped by a GC pause).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTally {
+    /// Hand-over to finish.
+    pub on_cpu: Spans,
+    /// The tasks' prices summed, nanoseconds.
+    pub price_ns: u128,
+}
+
+/// One I/O class: waits in the I/O scheduler and times on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoTally {
+    /// Asked for to dispatched.
+    pub queued: Spans,
+    /// Dispatched to completed.
+    pub device: Spans,
+}
+
+/// Where the work of a run spent its time: per kind of engine CPU work (in
+/// [`engine::CpuWork::index`] order) and per I/O class (in
+/// [`engine::IoClass::ALL`] order).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TimeSpent {
-    /// Per kind of CPU work: price and wait for the core (for Cassandra,
-    /// for a stage thread and the cores, and GC pauses).
-    pub cpu: [TimeTally; engine::CpuWork::KINDS],
-    /// Per I/O class: time on the device and wait in the I/O scheduler.
-    pub io: [TimeTally; engine::IoClass::ALL.len()],
+    /// Per kind of CPU work.
+    pub cpu: [CpuTally; engine::CpuWork::KINDS],
+    /// Per I/O class.
+    pub io: [IoTally; engine::IoClass::ALL.len()],
 }
 
 impl TimeSpent {
     fn merge(&mut self, other: &TimeSpent) {
         for (mine, theirs) in self.cpu.iter_mut().zip(&other.cpu) {
-            mine.merge(theirs);
+            mine.on_cpu.merge(&theirs.on_cpu);
+            mine.price_ns += theirs.price_ns;
         }
         for (mine, theirs) in self.io.iter_mut().zip(&other.io) {
-            mine.merge(theirs);
+            mine.queued.merge(&theirs.queued);
+            mine.device.merge(&theirs.device);
         }
     }
 }
@@ -1263,7 +1285,6 @@ impl Simulation {
                 },
                 io_queue: FairQueue::new(cluster.io.queue, &cluster.io.shares),
                 io_in_flight: Slab::new(),
-                tasks: Slab::new(),
                 time_spent: TimeSpent::default(),
                 cpu_busy_at_last_tick: SimDuration::ZERO,
                 compaction_cpu: SimDuration::ZERO,
@@ -1617,12 +1638,9 @@ impl Simulation {
                 }
                 let shard = (tag >> 32) as u32;
                 let state = &mut self.shards[shard as usize];
-                let (io, cost, timing) = state.io_in_flight.remove((tag & 0xFFFF_FFFF) as usize);
+                let (io, cost, class) = state.io_in_flight.remove((tag & 0xFFFF_FFFF) as usize);
                 state.io_queue.complete(cost);
-                state.time_spent.io[timing.class].add(
-                    now.saturating_since(timing.dispatched),
-                    timing.dispatched.saturating_since(timing.queued),
-                );
+                state.time_spent.io[usize::from(class)].device.end(now);
                 self.dispatch_io(now, shard);
                 self.shards[shard as usize].engine.handle_io_done(now, io);
                 self.drain(now, shard);
@@ -2089,12 +2107,11 @@ impl Simulation {
     fn dispatch_io(&mut self, now: SimTime, shard: u32) {
         let state = &mut self.shards[shard as usize];
         let hardware = &mut self.nodes[state.node as usize];
-        while let Some((cost, (io, op, timing))) = state.io_queue.dispatch(now) {
-            let timing = IoTiming {
-                dispatched: now,
-                ..timing
-            };
-            let key = state.io_in_flight.insert((io, cost, timing));
+        while let Some((cost, (io, op, class))) = state.io_queue.dispatch(now) {
+            let tally = &mut state.time_spent.io[usize::from(class)];
+            tally.queued.end(now);
+            tally.device.start(now);
+            let key = state.io_in_flight.insert((io, cost, class));
             assert!(key <= 0xFFFF_FFFF, "in-flight I/O keys must fit in 32 bits");
             let tag = (u64::from(shard) << 32) | key as u64;
             if let Some(started) = hardware.device.submit(now, tag, op, &mut hardware.disk_rng) {
@@ -2152,12 +2169,11 @@ impl Simulation {
                     }
                     let group = self.plan.cluster.cpu.group_of(task.group);
                     let node_index = self.shards[shard as usize].node as usize;
-                    let tag = self.shards[shard as usize].tasks.insert(TaskEntry {
-                        id: task.id,
-                        kind: task.work.index(),
-                        submitted: now,
-                        cost,
-                    }) as u64;
+                    let kind = task.work.index();
+                    let tally = &mut self.shards[shard as usize].time_spent.cpu[kind];
+                    tally.on_cpu.start(now);
+                    tally.price_ns += u128::from(cost.as_nanos());
+                    let tag = task_tag(task.id, kind);
                     match &mut self.shards[shard as usize].cpu {
                         ShardCpu::Reactor(core) => {
                             if let Some(started) = core.submit(now, tag, group, cost) {
@@ -2194,16 +2210,13 @@ impl Simulation {
                         direction,
                         bytes: io.bytes,
                     };
-                    let timing = IoTiming {
-                        class: io.class.index(),
-                        queued: now,
-                        dispatched: now,
-                    };
-                    self.shards[shard as usize].io_queue.queue(
+                    let state = &mut self.shards[shard as usize];
+                    state.time_spent.io[io.class.index()].queued.start(now);
+                    state.io_queue.queue(
                         self.plan.cluster.io.class_of(io.class),
                         direction,
                         io.bytes,
-                        (io.id, op, timing),
+                        (io.id, op, io.class.index() as u8),
                     );
                     self.dispatch_io(now, shard);
                 }

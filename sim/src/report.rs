@@ -102,7 +102,8 @@ pub struct Summary {
     /// (Scylla Monitoring's view; R6's headline is one).
     pub server_latency_ms: BTreeMap<String, LatencySummary>,
     /// Where the servers' work spent its time over the whole run (warm-up
-    /// included): per kind of CPU work and per I/O class that ran.
+    /// included): per kind of CPU work and per I/O class that ran. Tasks
+    /// and I/Os still under way at the end count up to it.
     pub time_spent: TimeSpentSummary,
 }
 
@@ -118,7 +119,7 @@ pub struct TimeSpentSummary {
 /// One kind of CPU work in `time_spent.cpu`.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct CpuTimeSummary {
-    /// Tasks finished (scaled to the whole cluster when sampled).
+    /// Tasks handed to the CPU (scaled to the whole cluster when sampled).
     pub tasks: u64,
     /// Mean CPU time of a task: its price, microseconds.
     pub service_us: f64,
@@ -131,7 +132,7 @@ pub struct CpuTimeSummary {
 /// One I/O class in `time_spent.io`.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct IoTimeSummary {
-    /// I/Os completed (scaled to the whole cluster when sampled).
+    /// I/Os asked for (scaled to the whole cluster when sampled).
     pub requests: u64,
     /// Mean time on the device, from dispatch to completion, microseconds.
     pub device_us: f64,
@@ -140,22 +141,24 @@ pub struct IoTimeSummary {
 }
 
 impl TimeSpentSummary {
-    /// The tallies of a run, counts scaled by `scale`.
-    pub fn of(spent: &crate::cluster::TimeSpent, scale: f64) -> TimeSpentSummary {
-        let mean_us = |total_ns: u64, count: u64| round3(total_ns as f64 / count as f64 / 1e3);
+    /// The tallies of a run that ended at `end`, counts scaled by `scale`.
+    pub fn of(spent: &crate::cluster::TimeSpent, end: SimTime, scale: f64) -> TimeSpentSummary {
+        let mean_us = |total_ns: u128, count: u64| round3(total_ns as f64 / count as f64 / 1e3);
         TimeSpentSummary {
             cpu: spent
                 .cpu
                 .iter()
                 .enumerate()
-                .filter(|(_, tally)| tally.count > 0)
+                .filter(|(_, tally)| tally.on_cpu.started > 0)
                 .map(|(kind, tally)| {
+                    let tasks = tally.on_cpu.started;
+                    let wait_ns = tally.on_cpu.total_ns(end).saturating_sub(tally.price_ns);
                     (
                         engine::CpuWork::kind_name(kind).to_string(),
                         CpuTimeSummary {
-                            tasks: scale_count(tally.count, scale),
-                            service_us: mean_us(tally.service_ns, tally.count),
-                            wait_us: mean_us(tally.wait_ns, tally.count),
+                            tasks: scale_count(tasks, scale),
+                            service_us: mean_us(tally.price_ns, tasks),
+                            wait_us: mean_us(wait_ns, tasks),
                         },
                     )
                 })
@@ -163,14 +166,18 @@ impl TimeSpentSummary {
             io: engine::IoClass::ALL
                 .iter()
                 .zip(&spent.io)
-                .filter(|(_, tally)| tally.count > 0)
+                .filter(|(_, tally)| tally.queued.started > 0)
                 .map(|(class, tally)| {
+                    let requests = tally.queued.started;
                     (
                         class.name().to_string(),
                         IoTimeSummary {
-                            requests: scale_count(tally.count, scale),
-                            device_us: mean_us(tally.service_ns, tally.count),
-                            queue_us: mean_us(tally.wait_ns, tally.count),
+                            requests: scale_count(requests, scale),
+                            device_us: mean_us(
+                                tally.device.total_ns(end),
+                                tally.device.started.max(1),
+                            ),
+                            queue_us: mean_us(tally.queued.total_ns(end), requests),
                         },
                     )
                 })
@@ -399,7 +406,7 @@ impl Summary {
                     merge_duty: round3(steady.merge_duty),
                 }),
             coordinator: CoordinatorSummary::of(outcome).scaled(scale),
-            time_spent: TimeSpentSummary::of(&outcome.time_spent, scale),
+            time_spent: TimeSpentSummary::of(&outcome.time_spent, outcome.end, scale),
             server_latency_ms: ["read", "write"]
                 .into_iter()
                 .zip(outcome.server.totals())
