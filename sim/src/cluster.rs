@@ -2609,6 +2609,21 @@ mod tests {
     use models::distribution::SizeDistribution;
 
     #[test]
+    fn spans_total_their_lengths_and_count_open_ones_to_the_time_asked() {
+        let at = |ms: u64| SimTime::ZERO + SimDuration::from_millis(ms);
+        let mut spans = Spans::default();
+        spans.start(at(1));
+        spans.start(at(2));
+        spans.end(at(4)); // Either one: the total is the same.
+        assert_eq!(spans.total_ns(at(4)), 5_000_000, "3 ms closed + 2 ms open");
+        spans.end(at(10));
+        assert_eq!(spans.total_ns(at(50)), 11_000_000, "3 + 8 ms, both closed");
+        let tag = task_tag(TaskId(12_345), 9);
+        assert_eq!(tag >> TASK_KIND_BITS, 12_345);
+        assert_eq!(tag & ((1 << TASK_KIND_BITS) - 1), 9);
+    }
+
+    #[test]
     fn scylla_2_2_runs_a_replicas_reads_in_a_query_group_of_their_own() {
         use engine::SchedulingGroup::{Compaction, Query, Statement};
         let (v2_2, v2_3) = (CpuScheduling::SCYLLA_2_2, CpuScheduling::SCYLLA_2_3);
