@@ -96,7 +96,8 @@ pub struct Reactor {
     groups: Vec<Group>,
     /// The task running, if any.
     running: Option<Running>,
-    /// Virtual runtime of the group that ran last.
+    /// The largest virtual runtime a group had when its slice started
+    /// (Seastar's `_last_vruntime`): where a group that wakes up starts.
     last_vruntime: f64,
     busy_since: Option<SimTime>,
     busy_total: SimDuration,
