@@ -449,6 +449,32 @@ mod tests {
     }
 
     #[test]
+    fn a_woken_group_starts_from_the_vruntime_slices_started_with() {
+        // Group 0 has few shares, so its short slice charges it a lot; then
+        // group 2 runs. Group 1 wakes during group 2's slice: it starts at
+        // the vruntime group 2's slice started with (Seastar's
+        // `_last_vruntime`), not at group 0's charged one, so it goes
+        // before group 2's next slice.
+        let mut reactor = Reactor::new(&[100.0, 1000.0, 1000.0], SCYLLA_TASK_QUOTA);
+        let first = reactor.submit(SimTime::ZERO, 0, 0, SimDuration::from_micros(50));
+        reactor.submit(SimTime::ZERO, 2, 2, SimDuration::from_millis(2));
+        assert_eq!(first.unwrap().tag, 0);
+        let next = reactor.complete(SimTime::from_nanos(50_000)).next.unwrap();
+        assert_eq!((next.tag, next.at), (2, SimTime::from_nanos(500_000)));
+        reactor.submit(
+            SimTime::from_nanos(300_000),
+            1,
+            1,
+            SimDuration::from_micros(50),
+        );
+        let after_tick = reactor.complete(next.at).next.unwrap();
+        assert_eq!(
+            after_tick.tag, 1,
+            "the woken group runs before group 2 again"
+        );
+    }
+
+    #[test]
     fn a_group_waking_up_gets_no_credit_for_its_idle_time() {
         let mut reactor = Reactor::new(&[1000.0, 1000.0], SCYLLA_TASK_QUOTA);
         let task = SimDuration::from_micros(100);
