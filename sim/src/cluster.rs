@@ -67,7 +67,7 @@ use models::network::{Delivery, FlowId, Nic};
 use models::nvme::{IoDirection, IoOp, NvmeDevice, NvmeProfile};
 use models::reactor::{Reactor, SCYLLA_TASK_QUOTA};
 use slab::Slab;
-use units::{SimDuration, SimTime};
+use units::{SimDuration, SimTime, NANOS_PER_SECOND};
 
 use crate::kernel::Kernel;
 use crate::load::{
@@ -835,9 +835,10 @@ struct ShardState {
     /// Where the shard's tasks and I/Os spent their time.
     time_spent: TimeSpent,
     cpu_busy_at_last_tick: SimDuration,
-    /// CPU time of the compaction merges handed to the shard's CPU since
-    /// the last interval (charged when submitted).
-    compaction_cpu: SimDuration,
+    /// The summed price of the compaction merges handed to the shard's CPU
+    /// (`time_spent`) at the last interval tick: an interval's compaction
+    /// CPU is the difference (charged when submitted).
+    compaction_price_at_last_tick: u128,
     node: u32,
     /// Wake-ups for the shard's timers in the kernel's queue.
     timer: WakeUps,
@@ -1287,7 +1288,7 @@ impl Simulation {
                 io_in_flight: Slab::new(),
                 time_spent: TimeSpent::default(),
                 cpu_busy_at_last_tick: SimDuration::ZERO,
-                compaction_cpu: SimDuration::ZERO,
+                compaction_price_at_last_tick: 0,
                 node: index / simulated_shards,
                 timer: WakeUps::default(),
             })
@@ -2163,10 +2164,6 @@ impl Simulation {
                         }
                         engine::CpuWork::Digest { bytes } => self.plan.cluster.costs.digest(bytes),
                     };
-                    if let engine::CpuWork::CompactionMerge { .. } = task.work {
-                        let state = &mut self.shards[shard as usize];
-                        state.compaction_cpu = state.compaction_cpu + cost;
-                    }
                     let group = self.plan.cluster.cpu.group_of(task.group);
                     let node_index = self.shards[shard as usize].node as usize;
                     let kind = task.work.index();
@@ -2378,8 +2375,13 @@ impl Simulation {
                 let shard_busy_s = (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
                 interval.cpu_cores += cores;
                 interval.cpu_busy_s += shard_busy_s;
+                let compaction_price = shard.time_spent.cpu
+                    [engine::CpuWork::CompactionMerge { bytes: 0 }.index()]
+                .price_ns;
                 interval.compaction_cpu_s +=
-                    std::mem::take(&mut shard.compaction_cpu).as_secs_f64();
+                    (compaction_price - shard.compaction_price_at_last_tick) as f64
+                        / NANOS_PER_SECOND as f64;
+                shard.compaction_price_at_last_tick = compaction_price;
                 interval.hottest_shard_utilisation = interval
                     .hottest_shard_utilisation
                     .max(shard_busy_s / (length * f64::from(cores.max(1))));
