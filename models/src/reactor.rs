@@ -11,7 +11,9 @@
 //!   free-running: a timerfd armed once with the quota (0.5 ms in Scylla)
 //!   as its interval, whose thread sets `need_preempt` at every tick
 //!   (`task_quota_timer_thread_fn`, `reactor::run`), so a slice ends at the
-//!   next multiple of the quota, not a quota after it started: a group
+//!   next tick, not a quota after it started (ticks fall at the reactor's
+//!   phase plus multiples of the quota; each shard armed its timer when it
+//!   started, so shards tick out of step, [`Reactor::with_phase`]): a group
 //!   that gets the core half-way between ticks runs for what is left of
 //!   the period. Long-running work in Seastar (compaction, flush,
 //!   streaming loops) checks `need_preempt()` and yields at the tick, so a
@@ -93,6 +95,8 @@ struct Group {
 #[derive(Clone, Debug)]
 pub struct Reactor {
     quota: SimDuration,
+    /// When the task quota timer first ticks; then every `quota`.
+    phase: SimDuration,
     groups: Vec<Group>,
     /// The task running, if any.
     running: Option<Running>,
@@ -114,6 +118,7 @@ impl Reactor {
         assert!(quota > SimDuration::ZERO);
         Reactor {
             quota,
+            phase: SimDuration::ZERO,
             groups: shares
                 .iter()
                 .map(|&shares| Group {
@@ -129,6 +134,14 @@ impl Reactor {
             busy_total: SimDuration::ZERO,
             tasks_completed: 0,
         }
+    }
+
+    /// The same reactor with its task quota timer ticking at `phase` past
+    /// every multiple of the quota (`phase` below the quota).
+    pub fn with_phase(mut self, phase: SimDuration) -> Reactor {
+        assert!(phase < self.quota, "phase {phase:?} is past the quota");
+        self.phase = phase;
+        self
     }
 
     /// Sets a group's shares (at least 1), effective from its next slice.
@@ -246,10 +259,13 @@ impl Reactor {
     }
 
     /// The first tick of the task quota timer after `now`: slices end at
-    /// multiples of the quota.
+    /// the phase plus multiples of the quota.
     fn next_tick(&self, now: SimTime) -> SimTime {
-        let quota = self.quota.as_nanos();
-        SimTime::from_nanos((now.as_nanos() / quota + 1) * quota)
+        let (quota, phase, now) = (self.quota.as_nanos(), self.phase.as_nanos(), now.as_nanos());
+        if now < phase {
+            return SimTime::from_nanos(phase);
+        }
+        SimTime::from_nanos(phase + ((now - phase) / quota + 1) * quota)
     }
 
     /// Total busy time up to `now`.
@@ -422,6 +438,16 @@ mod tests {
         // Then whole periods.
         let next = reactor.complete(next.at).next.unwrap();
         assert_eq!((next.tag, next.at), (1, SimTime::from_nanos(1_000_000)));
+    }
+
+    #[test]
+    fn a_phase_moves_every_tick() {
+        let mut reactor =
+            Reactor::new(&[1000.0], SCYLLA_TASK_QUOTA).with_phase(SimDuration::from_micros(120));
+        let first = reactor.submit(SimTime::ZERO, 0, 0, SimDuration::from_millis(2));
+        assert_eq!(first.unwrap().at, SimTime::from_nanos(120_000));
+        let next = reactor.complete(SimTime::from_nanos(120_000)).next.unwrap();
+        assert_eq!(next.at, SimTime::from_nanos(620_000));
     }
 
     #[test]

@@ -1279,10 +1279,25 @@ impl Simulation {
                             finished: Vec::new(),
                         }
                     }
-                    scheduling => ShardCpu::Reactor(Reactor::new(
-                        scheduling.group_shares(),
-                        SCYLLA_TASK_QUOTA,
-                    )),
+                    scheduling => {
+                        // Each shard armed its task quota timer when it
+                        // started: ticks out of step with the others'.
+                        let mut tick = rng::stream(
+                            seed,
+                            &format!(
+                                "node/{}/shard/{}/task-quota",
+                                index / simulated_shards,
+                                index % simulated_shards
+                            ),
+                        );
+                        let phase = SimDuration::from_nanos(
+                            tick.random_range(0..SCYLLA_TASK_QUOTA.as_nanos()),
+                        );
+                        ShardCpu::Reactor(
+                            Reactor::new(scheduling.group_shares(), SCYLLA_TASK_QUOTA)
+                                .with_phase(phase),
+                        )
+                    }
                 },
                 io_queue: FairQueue::new(cluster.io.queue, &cluster.io.shares),
                 io_in_flight: Slab::new(),
