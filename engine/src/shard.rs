@@ -859,7 +859,7 @@ impl Shard {
         let value_bytes = row_bytes.saturating_sub(8 + overhead);
         let row_memory_bytes = self.row_memory_bytes(row_bytes);
         let memory_bytes = (fill * self.config.flush_soft_limit_bytes() as f64) as u64;
-        let rows = memory_bytes / row_memory_bytes.max(1);
+        let rows = memory_bytes / row_memory_bytes;
         if rows == 0 {
             return;
         }
@@ -2654,7 +2654,6 @@ mod tests {
         }
     }
 
-    /// The shard's SSTables of exactly `bytes`.
     /// The SSTable bytes a flush of preloaded 1032-byte rows writes: the
     /// rows whose memtable memory fills a memtable to its flush point.
     fn preload_flush_bytes(config: &ShardConfig) -> u64 {
@@ -2663,6 +2662,7 @@ mod tests {
         config.flush_soft_limit_bytes() / row_memory * 1032
     }
 
+    /// The shard's SSTables of exactly `bytes`.
     fn sstables_of(shard: &Shard, bytes: u64) -> usize {
         shard
             .sstables()

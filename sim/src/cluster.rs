@@ -1282,13 +1282,11 @@ impl Simulation {
                     scheduling => {
                         // Each shard armed its task quota timer when it
                         // started: ticks out of step with the others'.
-                        let mut tick = rng::stream(
+                        let mut tick = rng::shard_stream(
                             seed,
-                            &format!(
-                                "node/{}/shard/{}/task-quota",
-                                index / simulated_shards,
-                                index % simulated_shards
-                            ),
+                            index / simulated_shards,
+                            index % simulated_shards,
+                            "task-quota",
                         );
                         let phase = SimDuration::from_nanos(
                             tick.random_range(0..SCYLLA_TASK_QUOTA.as_nanos()),

@@ -47,10 +47,21 @@ pub fn stream(seed: u64, name: &str) -> SimRng {
     SimRng::seed_from_u64(low ^ high.rotate_left(17))
 }
 
+/// The name of shard `shard` of node `node`'s stream for `purpose`.
+fn shard_stream_name(node: u32, shard: u32, purpose: &str) -> String {
+    format!("node/{node}/shard/{shard}/{purpose}")
+}
+
+/// A generator for shard `shard` of node `node`'s stream for `purpose`
+/// (one the simulator draws from, beside the engine's [`shard_seeds`]).
+pub fn shard_stream(seed: u64, node: u32, shard: u32, purpose: &str) -> SimRng {
+    stream(seed, &shard_stream_name(node, shard, purpose))
+}
+
 /// The seeds of the engine streams of shard `shard` of node `node` (one
 /// per purpose, named `node/{node}/shard/{shard}/{purpose}`).
 pub fn shard_seeds(seed: u64, node: u32, shard: u32) -> engine::ShardSeeds {
-    let named = |purpose: &str| stream_seed(seed, &format!("node/{node}/shard/{shard}/{purpose}"));
+    let named = |purpose: &str| stream_seed(seed, &shard_stream_name(node, shard, purpose));
     engine::ShardSeeds {
         read_repair: named("read-repair"),
         heat: named("heat"),
