@@ -117,12 +117,14 @@ fn reactor_step(c: &mut Criterion) {
                 let ended = reactor.complete(next.at);
                 if let Some(tag) = ended.finished {
                     // Resubmit the finished task to its group: always busy.
-                    if let Some(run) = reactor.submit(next.at, tag, (tag / 4) as usize, task) {
-                        next = run;
-                        continue;
-                    }
+                    reactor.submit(next.at, tag, (tag / 4) as usize, task);
                 }
-                next = ended.next.expect("always busy");
+                next = if ended.polls {
+                    reactor.resume(next.at)
+                } else {
+                    ended.next
+                }
+                .expect("always busy");
             }
         });
     });

@@ -35,9 +35,22 @@
 //! that have work, and an idle group costs nothing. Scylla 2.1 had no CPU
 //! scheduler: that is this model with every task in one group (FIFO).
 //!
-//! Left out: the `--max-task-backlog` escape hatch, polling I/O and timers
-//! between slices (the simulator delivers those as events), hyperthread
-//! interference.
+//! - the reactor polls (`reactor::run`: `run_some_tasks`, then
+//!   `poll_once`) only between periods: when the task quota ticks, or when
+//!   it runs out of tasks. Everything the outside world hands a shard, a
+//!   network message, a disk completion, another shard's message, a timer,
+//!   is picked up by a poller there, and everything a task sends out, a
+//!   message (Seastar's batched TCP flushes), an I/O (`_pending_aio`,
+//!   submitted by the aio poller), a message to another shard (the smp
+//!   queues' batches), leaves there too. A busy shard therefore sees and
+//!   sends nothing until its period ends: [`RunEnd::polls`] marks those
+//!   moments, and the driver delivers and sends what waited, then calls
+//!   [`Reactor::resume`], so that work polled in is ranked with the rest
+//!   before the next group is chosen. An idle reactor polls continuously:
+//!   what reaches it is taken at once.
+//!
+//! Left out: the `--max-task-backlog` escape hatch, the pollers' own CPU
+//! time, hyperthread interference.
 
 use std::collections::VecDeque;
 
@@ -58,8 +71,12 @@ pub struct TaskCompletion {
 pub struct RunEnd {
     /// The task that finished, if the run ended with it (not at a yield).
     pub finished: Option<u64>,
-    /// The next run, if any work is queued.
+    /// The next run, when it follows in the same period (no poll between).
     pub next: Option<TaskCompletion>,
+    /// The period ended here (the quota ticked or no task is left): the
+    /// reactor polls. Nothing runs until the driver has handed over what
+    /// arrived during the period and called [`Reactor::resume`].
+    pub polls: bool,
 }
 
 /// The task on the core: its tag, group, this run's length and what will
@@ -106,6 +123,8 @@ pub struct Reactor {
     busy_since: Option<SimTime>,
     busy_total: SimDuration,
     tasks_completed: u64,
+    /// Between a [`RunEnd`] that polls and [`Reactor::resume`].
+    polling: bool,
 }
 
 impl Reactor {
@@ -133,6 +152,7 @@ impl Reactor {
             busy_since: None,
             busy_total: SimDuration::ZERO,
             tasks_completed: 0,
+            polling: false,
         }
     }
 
@@ -155,7 +175,8 @@ impl Reactor {
     }
 
     /// Queues task `tag` costing `cost` in `group`; returns its completion if
-    /// the core was idle and it starts now.
+    /// the core was idle and it starts now (never while the reactor polls:
+    /// [`Reactor::resume`] starts the next run).
     pub fn submit(
         &mut self,
         now: SimTime,
@@ -169,11 +190,32 @@ impl Reactor {
             entry.vruntime = entry.vruntime.max(self.last_vruntime);
         }
         entry.queue.push_back((tag, cost));
-        if self.running.is_some() {
+        if self.running.is_some() || self.polling {
             return None;
         }
         self.busy_since = Some(now);
         self.start_next(now, None)
+    }
+
+    /// Whether a task is on the core: the reactor is inside a period, and
+    /// what reaches the shard now waits for its next poll.
+    pub fn is_running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// Ends a poll ([`RunEnd::polls`]): starts the next period's first run,
+    /// in the runnable group with the smallest virtual runtime, or goes
+    /// idle.
+    pub fn resume(&mut self, now: SimTime) -> Option<TaskCompletion> {
+        assert!(self.polling, "resume without a poll");
+        self.polling = false;
+        let next = self.start_next(now, None);
+        if next.is_none() {
+            if let Some(since) = self.busy_since.take() {
+                self.busy_total = self.busy_total + (now - since);
+            }
+        }
+        next
     }
 
     /// The current run ended at `now` (the time its [`TaskCompletion`]
@@ -193,21 +235,29 @@ impl Reactor {
             self.tasks_completed += 1;
             Some(running.tag)
         };
-        let next = if finished.is_some()
-            && now < running.slice_end
-            && !self.groups[group].queue.is_empty()
-        {
-            self.start_next(now, Some((group, slice_used, running.slice_end)))
+        let ticked = now >= running.slice_end;
+        if finished.is_some() && !ticked && !self.groups[group].queue.is_empty() {
+            let next = self.start_next(now, Some((group, slice_used, running.slice_end)));
+            return RunEnd {
+                finished,
+                next,
+                polls: false,
+            };
+        }
+        self.end_slice(group, slice_used);
+        // `run_some_tasks` goes on to the next group until the tick; at the
+        // tick, or out of work, it returns and the reactor polls.
+        let next = if ticked {
+            None
         } else {
-            self.end_slice(group, slice_used);
             self.start_next(now, None)
         };
-        if next.is_none() {
-            if let Some(since) = self.busy_since.take() {
-                self.busy_total = self.busy_total + (now - since);
-            }
+        self.polling = next.is_none();
+        RunEnd {
+            finished,
+            next,
+            polls: self.polling,
         }
-        RunEnd { finished, next }
     }
 
     /// Charges a finished slice to its group's virtual runtime.
@@ -247,6 +297,7 @@ impl Reactor {
             .pop_front()
             .expect("the chosen group has work");
         let run = cost.min(slice_end - now);
+        debug_assert!(!self.polling, "no task starts during a poll");
         self.running = Some(Running {
             group,
             tag,
@@ -301,6 +352,18 @@ impl Reactor {
 mod tests {
     use super::*;
 
+    /// Ends the run that ends at `now`, polling with nothing to deliver:
+    /// the task that finished and the next run.
+    fn step(reactor: &mut Reactor, now: SimTime) -> (Option<u64>, Option<TaskCompletion>) {
+        let ended = reactor.complete(now);
+        let next = if ended.polls {
+            reactor.resume(now)
+        } else {
+            ended.next
+        };
+        (ended.finished, next)
+    }
+
     /// Keeps the listed groups always busy with tasks of `task` for
     /// `seconds`; returns each group's CPU time and the longest slice seen.
     fn saturate(
@@ -342,7 +405,11 @@ mod tests {
                 reactor.submit(now, tag, group, task);
                 tag += 1;
             }
-            next = ended.next;
+            next = if ended.polls {
+                reactor.resume(now)
+            } else {
+                ended.next
+            };
         }
         (
             (0..shares.len())
@@ -406,18 +473,18 @@ mod tests {
             "the first run stops at the quota"
         );
         reactor.submit(SimTime::ZERO, 2, 1, SimDuration::from_micros(10));
-        let ended = reactor.complete(long.at);
-        assert_eq!(ended.finished, None, "the long task yielded");
-        let short = ended.next.unwrap();
+        let (finished, short) = step(&mut reactor, long.at);
+        assert_eq!(finished, None, "the long task yielded");
+        let short = short.unwrap();
         assert_eq!(short.tag, 2, "the other group runs in between");
-        let ended = reactor.complete(short.at);
-        assert_eq!(ended.finished, Some(2));
-        let mut run = ended.next.unwrap();
+        let (finished, run) = step(&mut reactor, short.at);
+        assert_eq!(finished, Some(2));
+        let mut run = run.unwrap();
         let mut finished = None;
         while finished.is_none() {
-            let ended = reactor.complete(run.at);
-            finished = ended.finished;
-            if let Some(next) = ended.next {
+            let (ended, next) = step(&mut reactor, run.at);
+            finished = ended;
+            if let Some(next) = next {
                 run = next;
             }
         }
@@ -433,10 +500,10 @@ mod tests {
         reactor.submit(SimTime::ZERO, 1, 1, SimDuration::from_millis(2));
         // Group 1 gets the core 100 us into the period and runs to the
         // tick at 500 us, not for a whole quota.
-        let next = reactor.complete(SimTime::from_nanos(100_000)).next.unwrap();
+        let next = step(&mut reactor, SimTime::from_nanos(100_000)).1.unwrap();
         assert_eq!((next.tag, next.at), (1, SimTime::from_nanos(500_000)));
         // Then whole periods.
-        let next = reactor.complete(next.at).next.unwrap();
+        let next = step(&mut reactor, next.at).1.unwrap();
         assert_eq!((next.tag, next.at), (1, SimTime::from_nanos(1_000_000)));
     }
 
@@ -446,7 +513,7 @@ mod tests {
             Reactor::new(&[1000.0], SCYLLA_TASK_QUOTA).with_phase(SimDuration::from_micros(120));
         let first = reactor.submit(SimTime::ZERO, 0, 0, SimDuration::from_millis(2));
         assert_eq!(first.unwrap().at, SimTime::from_nanos(120_000));
-        let next = reactor.complete(SimTime::from_nanos(120_000)).next.unwrap();
+        let next = step(&mut reactor, SimTime::from_nanos(120_000)).1.unwrap();
         assert_eq!(next.at, SimTime::from_nanos(620_000));
     }
 
@@ -465,9 +532,9 @@ mod tests {
                 .is_none());
             let run = next.unwrap();
             assert_eq!((run.tag, run.at), (1, tick), "group 1 runs to the tick");
-            let after = reactor.complete(tick).next.unwrap();
+            let after = step(&mut reactor, tick).1.unwrap();
             assert_eq!(after.tag, 1000 + period, "the woken group goes first");
-            next = reactor.complete(after.at).next;
+            next = step(&mut reactor, after.at).1;
             // Group 1 continues to the next tick.
             let run = next.unwrap();
             assert_eq!(run.tag, 1);
@@ -485,7 +552,7 @@ mod tests {
         let first = reactor.submit(SimTime::ZERO, 0, 0, SimDuration::from_micros(50));
         reactor.submit(SimTime::ZERO, 2, 2, SimDuration::from_millis(2));
         assert_eq!(first.unwrap().tag, 0);
-        let next = reactor.complete(SimTime::from_nanos(50_000)).next.unwrap();
+        let next = step(&mut reactor, SimTime::from_nanos(50_000)).1.unwrap();
         assert_eq!((next.tag, next.at), (2, SimTime::from_nanos(500_000)));
         reactor.submit(
             SimTime::from_nanos(300_000),
@@ -493,7 +560,7 @@ mod tests {
             1,
             SimDuration::from_micros(50),
         );
-        let after_tick = reactor.complete(next.at).next.unwrap();
+        let after_tick = step(&mut reactor, next.at).1.unwrap();
         assert_eq!(
             after_tick.tag, 1,
             "the woken group runs before group 2 again"
@@ -511,7 +578,7 @@ mod tests {
             let done = next.unwrap();
             now = done.at;
             reactor.submit(now, tag, 0, task);
-            next = reactor.complete(now).next;
+            next = step(&mut reactor, now).1;
         }
         // Group 1 wakes: it shares the core from now on instead of running
         // alone for a second to catch up.
@@ -526,11 +593,61 @@ mod tests {
             } else {
                 reactor.submit(now, tag, 0, task);
             }
-            next = reactor.complete(now).next;
+            next = step(&mut reactor, now).1;
         }
         assert!(
             (40..=60).contains(&group_1_tasks),
             "{group_1_tasks} of 100 tasks went to the woken group"
         );
+    }
+
+    #[test]
+    fn the_reactor_polls_at_the_tick_and_when_out_of_work_and_not_between() {
+        let mut reactor = Reactor::new(&[1000.0, 1000.0], SCYLLA_TASK_QUOTA);
+        let task = SimDuration::from_micros(100);
+        let first = reactor.submit(SimTime::ZERO, 0, 0, task).unwrap();
+        reactor.submit(SimTime::ZERO, 1, 0, task);
+        reactor.submit(SimTime::ZERO, 2, 1, task);
+        // Group 0's next task, then group 1's, follow in the same period.
+        let ended = reactor.complete(first.at);
+        assert!(!ended.polls, "more of the group's work before the tick");
+        let ended = reactor.complete(ended.next.unwrap().at);
+        assert!(!ended.polls, "another group's work before the tick");
+        let last = ended.next.unwrap();
+        assert_eq!(last.tag, 2);
+        // Out of work at 300 us: a poll, and nothing runs until resumed.
+        let ended = reactor.complete(last.at);
+        assert_eq!(
+            (ended.finished, ended.next, ended.polls),
+            (Some(2), None, true)
+        );
+        assert!(!reactor.is_running());
+        assert_eq!(reactor.submit(last.at, 3, 1, task), None, "polling: queued");
+        let resumed = reactor.resume(last.at).unwrap();
+        assert_eq!((resumed.tag, resumed.at), (3, SimTime::from_nanos(400_000)));
+        // A task running into the tick at 500 us polls there.
+        reactor.submit(resumed.at, 4, 0, SimDuration::from_micros(300));
+        let ended = reactor.complete(resumed.at);
+        assert!(!ended.polls);
+        let long = ended.next.unwrap();
+        assert_eq!(long.at, SimTime::from_nanos(500_000));
+        let ended = reactor.complete(long.at);
+        assert_eq!((ended.finished, ended.polls), (None, true));
+        // What arrived is ranked before the pick: group 1 has run less
+        // (200 us against group 0's 300 us) and goes first.
+        reactor.submit(long.at, 5, 1, task);
+        assert_eq!(reactor.resume(long.at).unwrap().tag, 5);
+    }
+
+    #[test]
+    fn an_idle_reactor_counts_no_busy_time_after_its_last_poll() {
+        let mut reactor = Reactor::new(&[1000.0], SCYLLA_TASK_QUOTA);
+        let run = reactor
+            .submit(SimTime::ZERO, 0, 0, SimDuration::from_micros(40))
+            .unwrap();
+        assert!(reactor.complete(run.at).polls);
+        assert_eq!(reactor.resume(run.at), None);
+        let later = SimTime::from_nanos(1_000_000);
+        assert_eq!(reactor.busy_time(later), SimDuration::from_micros(40));
     }
 }
