@@ -29,12 +29,7 @@
 //!   ranks ahead of it once its slice is charged, which is what lets an
 //!   I/O-bound group (reads waiting on the disk) cut in between the slices
 //!   of a CPU-bound one (a compaction) instead of queueing behind it;
-//! - shares can change at any time (the backlog controllers move them).
-//!
-//! In effect, CPU time is divided in proportion to shares among the groups
-//! that have work, and an idle group costs nothing. Scylla 2.1 had no CPU
-//! scheduler: that is this model with every task in one group (FIFO).
-//!
+//! - shares can change at any time (the backlog controllers move them);
 //! - the reactor polls (`reactor::run`: `run_some_tasks`, then
 //!   `poll_once`) only between periods: when the task quota ticks, or when
 //!   it runs out of tasks. Everything the outside world hands a shard, a
@@ -48,6 +43,10 @@
 //!   [`Reactor::resume`], so that work polled in is ranked with the rest
 //!   before the next group is chosen. An idle reactor polls continuously:
 //!   what reaches it is taken at once.
+//!
+//! In effect, CPU time is divided in proportion to shares among the groups
+//! that have work, and an idle group costs nothing. Scylla 2.1 had no CPU
+//! scheduler: that is this model with every task in one group (FIFO).
 //!
 //! Left out: the `--max-task-backlog` escape hatch, the pollers' own CPU
 //! time, hyperthread interference.
@@ -219,7 +218,8 @@ impl Reactor {
     }
 
     /// The current run ended at `now` (the time its [`TaskCompletion`]
-    /// gave): reports the task if it finished, and starts the next run.
+    /// gave): reports the task if it finished, and starts the next run if
+    /// it follows in the same period; else the reactor polls.
     pub fn complete(&mut self, now: SimTime) -> RunEnd {
         let running = self.running.take().expect("completion on an idle reactor");
         let group = running.group;

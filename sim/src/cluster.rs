@@ -795,6 +795,13 @@ enum ShardCpu {
 }
 
 impl ShardCpu {
+    /// Whether a reactor is inside a period (a task on the core): what
+    /// reaches the shard, and what its tasks send, waits for its next poll.
+    /// A JVM takes things in as they come.
+    fn in_period(&self) -> bool {
+        matches!(self, ShardCpu::Reactor(core) if core.is_running())
+    }
+
     /// Core time used so far and the cores it is spread over.
     fn busy(&self, now: SimTime) -> (SimDuration, u32) {
         match self {
@@ -2136,7 +2143,7 @@ impl Simulation {
     /// periods (idle, it polls all the time), else at its next poll.
     fn arrive(&mut self, now: SimTime, shard: u32, inbound: Inbound) {
         let state = &mut self.shards[shard as usize];
-        if matches!(&state.cpu, ShardCpu::Reactor(core) if core.is_running()) {
+        if state.cpu.in_period() {
             state.timer_in_inbox |= matches!(inbound, Inbound::Timer);
             state.inbox.push(inbound);
         } else {
@@ -2147,7 +2154,7 @@ impl Simulation {
     /// The shard's engine takes `inbound` in.
     fn take_in(&mut self, now: SimTime, shard: u32, inbound: Inbound) {
         debug_assert!(
-            !matches!(&self.shards[shard as usize].cpu, ShardCpu::Reactor(core) if core.is_running()),
+            !self.shards[shard as usize].cpu.in_period(),
             "a reactor takes nothing in during a period"
         );
         match inbound {
@@ -2240,8 +2247,7 @@ impl Simulation {
     /// (messages, replies, I/Os) wait for its next poll when a task of the
     /// period running now produced them.
     fn drain(&mut self, now: SimTime, shard: u32) {
-        let state = &self.shards[shard as usize];
-        let in_period = matches!(&state.cpu, ShardCpu::Reactor(core) if core.is_running());
+        let in_period = self.shards[shard as usize].cpu.in_period();
         while let Some(action) = self.shards[shard as usize].engine.poll_action() {
             if in_period
                 && matches!(
@@ -2257,6 +2263,7 @@ impl Simulation {
         self.rearm_timer(shard);
     }
 
+    /// Carries out one of the engine's actions now.
     fn perform(&mut self, now: SimTime, shard: u32, action: Action) {
         match action {
             Action::RunCpu(task) => {
@@ -2924,15 +2931,11 @@ mod tests {
                 consistency: engine::ConsistencyLevel::One,
             },
         };
-        let running = |sim: &Simulation| match &sim.shards[0].cpu {
-            ShardCpu::Reactor(core) => core.is_running(),
-            ShardCpu::Jvm { .. } => unreachable!("a Scylla plan"),
-        };
         let start = SimTime::from_nanos(1_000_000);
         sim.kernel.advance_to(start);
         // An idle reactor takes a request in at once and starts on it.
         sim.handle(start, write(1, 1));
-        assert!(running(&sim) && sim.shards[0].inbox.is_empty());
+        assert!(sim.shards[0].cpu.in_period() && sim.shards[0].inbox.is_empty());
         // One arriving a microsecond later waits: the reactor is in a period.
         let later = start + SimDuration::from_micros(1);
         sim.kernel.advance_to(later);
@@ -2945,9 +2948,7 @@ mod tests {
             sim.handle(now, event);
             // What the shard's tasks sent waits only while a period runs.
             for state in &sim.shards {
-                if let ShardCpu::Reactor(core) = &state.cpu {
-                    assert!(core.is_running() || state.outbox.is_empty());
-                }
+                assert!(state.cpu.in_period() || state.outbox.is_empty());
             }
             if sim.shards[0].inbox.is_empty() {
                 assert!(on_shard_0, "taken in when a run ended, at {now}");
