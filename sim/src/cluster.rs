@@ -147,7 +147,7 @@ pub struct ClusterPlan {
     pub page_cache: Option<engine::config::PageCacheSetup>,
     /// One-way propagation latency between machines.
     pub network_latency: SimDuration,
-    /// Mean exponential jitter added to each message's propagation.
+    /// Median of the lognormal jitter added to each message's propagation.
     pub network_jitter: SimDuration,
     /// Commitlog settings (`[cluster.yaml]`).
     pub commitlog: CommitlogPlan,
@@ -2811,7 +2811,7 @@ mod tests {
                 row_cache: None,
                 page_cache: None,
                 network_latency: models::network::ONE_WAY_LATENCY,
-                network_jitter: models::network::JITTER_MEAN,
+                network_jitter: models::network::JITTER_MEDIAN,
                 commitlog: CommitlogPlan::default(),
                 replication_factor: 1,
                 topology: TopologyPlan::default(),
@@ -3018,7 +3018,7 @@ mod workload_tests {
                 row_cache: None,
                 page_cache: None,
                 network_latency: models::network::ONE_WAY_LATENCY,
-                network_jitter: models::network::JITTER_MEAN,
+                network_jitter: models::network::JITTER_MEDIAN,
                 commitlog: CommitlogPlan::default(),
                 replication_factor: 1,
                 topology: TopologyPlan::default(),

@@ -1139,7 +1139,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             .network
             .as_ref()
             .and_then(|network| network.jitter)
-            .map_or(models::network::JITTER_MEAN, |jitter| jitter.0),
+            .map_or(models::network::JITTER_MEDIAN, |jitter| jitter.0),
         // Scylla 2.1 and Cassandra compact size tiers of min_threshold
         // SSTables only; Scylla 2.2 added the fallback to pairs.
         compaction_enforce_min_threshold: yaml

@@ -396,10 +396,11 @@ impl<'de> Deserialize<'de> for InstanceChoice {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkSection {
-    /// Fixed one-way latency (default 45us, same-AZ, hardware.md 6.2).
+    /// Fixed one-way latency (default 40us, same-AZ, hardware.md 6.2).
     #[serde(default)]
     pub latency: Option<HumanDuration>,
-    /// Mean of an exponential jitter added per message (default 10us); a
+    /// Median of a lognormal jitter added per message (default 7us; shape
+    /// `models::network::JITTER_SIGMA`, so its p99 is ~18x the median); a
     /// jitter comparable to message spacing reorders messages.
     #[serde(default)]
     pub jitter: Option<HumanDuration>,

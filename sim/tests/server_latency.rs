@@ -34,7 +34,7 @@ fn coordinators_measure_below_the_client_by_the_wire() {
         let server = summary.server_latency_ms[op];
         let client = summary.ops[op].latency_ms;
         println!("{op}: server {server:?}\nclient {client:?}");
-        // The wire: 45 us plus jitter each way, and the client's NIC.
+        // The wire: 40 us plus jitter each way, and the client's NIC.
         assert!(
             server.p50 > 0.02 && server.p50 + 0.08 < client.p50,
             "{op}: server p50 {} against the client's {}",
