@@ -17,9 +17,14 @@
 //!   that gets the core half-way between ticks runs for what is left of
 //!   the period. Long-running work in Seastar (compaction, flush,
 //!   streaming loops) checks `need_preempt()` and yields at the tick, so a
-//!   task running into it stops there, goes back to the front of its
-//!   group's queue, and continues in the group's next slice: no slice
-//!   crosses a tick;
+//!   task running into it stops there and no slice crosses a tick. The
+//!   rest of it goes to the back of its group's queue: the loops
+//!   (`repeat`, `do_until`, `do_for_each` in `future-util.hh`) reschedule
+//!   themselves with `schedule()`, which appends to the group's queue
+//!   (`add_task`, `push_back`); only a promise made ready while no
+//!   preemption is pending goes to the front (`schedule_urgent`). So the
+//!   tasks queued in its group while it ran go first: in 2.1's single queue
+//!   a compaction's slices take turns with the requests' tasks;
 //! - after a slice, the group's virtual runtime grows by `runtime / shares`;
 //! - a group that becomes runnable again starts at `max(own, the reactor's
 //!   last virtual runtime)`, so idle time earns no credit. The reactor's
@@ -226,10 +231,11 @@ impl Reactor {
         let slice_used = running.slice_used + running.run;
         self.groups[group].busy = self.groups[group].busy + running.run;
         let finished = if running.remaining_after > SimDuration::ZERO {
-            // Yielded at the quota: the rest continues first in its group.
+            // Yielded at the quota: the rest is rescheduled behind what
+            // its group queued meanwhile.
             self.groups[group]
                 .queue
-                .push_front((running.tag, running.remaining_after));
+                .push_back((running.tag, running.remaining_after));
             None
         } else {
             self.tasks_completed += 1;
@@ -490,6 +496,40 @@ mod tests {
         }
         assert_eq!(finished, Some(1));
         assert_eq!(reactor.group_busy_time(0), SimDuration::from_micros(1200));
+    }
+
+    #[test]
+    fn a_yielding_task_goes_behind_what_its_group_queued_meanwhile() {
+        // One FIFO group (Scylla 2.1): a long task, then short ones that
+        // arrive while it runs.
+        let mut reactor = Reactor::new(&[1000.0], SCYLLA_TASK_QUOTA);
+        let long = reactor
+            .submit(SimTime::ZERO, 1, 0, SimDuration::from_millis(2))
+            .unwrap();
+        for tag in 2..5 {
+            assert_eq!(
+                reactor.submit(
+                    SimTime::from_nanos(1_000),
+                    tag,
+                    0,
+                    SimDuration::from_micros(50)
+                ),
+                None,
+                "the core is busy"
+            );
+        }
+        let mut order = Vec::new();
+        let (finished, mut run) = step(&mut reactor, long.at);
+        assert_eq!(finished, None, "the long task yielded at the tick");
+        while let Some(now) = run.map(|run| run.at) {
+            order.push(run.unwrap().tag);
+            run = step(&mut reactor, now).1;
+        }
+        // The three short tasks run before the long task's next run (500
+        // to 650 us), which takes its remaining 1.5 ms to the ticks at 1.0,
+        // 1.5 and 2.0 ms and ends at 2.15 ms.
+        assert_eq!(order, [2, 3, 4, 1, 1, 1, 1]);
+        assert_eq!(reactor.group_busy_time(0), SimDuration::from_micros(2150));
     }
 
     #[test]
