@@ -130,21 +130,14 @@ pub struct CostTable {
 pub const CASSANDRA_FACTOR: f64 = 1.9;
 
 impl CostTable {
-    /// The table of a software preset: Scylla 2.1 digests with MD5, later
-    /// versions with xxHash64; the rest is common.
-    pub fn for_preset(preset: &str) -> CostTable {
-        let table = CostTable::scylla();
-        if preset == "cassandra-3.11" {
-            CostTable::cassandra_3_11()
-        } else if preset == "scylla-2.1" {
-            CostTable {
-                name: "scylla-2.1",
-                digest_fixed_ns: MD5_FIXED_NS,
-                digest_ns_per_byte: MD5_NS_PER_BYTE,
-                ..table
-            }
-        } else {
-            table
+    /// Scylla 2.1: [`CostTable::scylla`] with its MD5 digests (2.2 moved to
+    /// xxHash64; scylla-mechanisms.md 4.3).
+    pub fn scylla_2_1() -> CostTable {
+        CostTable {
+            name: "scylla-2.1",
+            digest_fixed_ns: MD5_FIXED_NS,
+            digest_ns_per_byte: MD5_NS_PER_BYTE,
+            ..CostTable::scylla()
         }
     }
 
@@ -273,10 +266,7 @@ mod tests {
 
     #[test]
     fn digest_costs_reproduce_the_published_per_value_figures() {
-        let (md5, xxhash) = (
-            CostTable::for_preset("scylla-2.1"),
-            CostTable::for_preset("scylla-2.2"),
-        );
+        let (md5, xxhash) = (CostTable::scylla_2_1(), CostTable::scylla());
         let us = |d: SimDuration| d.as_secs_f64() * 1e6;
         for (bytes, md5_us, xxhash_us) in [
             (1024u32, 14.0, 1.0),

@@ -74,6 +74,7 @@ use crate::load::{
     KeySource, LoadPlan, MixCursor, OpKind, RatePlan, Routing, Schedule, StartPlan, StopPlan,
 };
 use crate::metrics::{round3, LatencySummary, OpMetrics, ServerLatencies};
+use crate::preset::Preset;
 use crate::rng::{self, SimRng};
 use crate::timeseries::{NodeInterval, OpInterval, TimeSeries};
 use hdrhistogram::serialization::V2DeflateSerializer;
@@ -91,8 +92,8 @@ const MESSAGE_OVERHEAD_BYTES: u64 = 80;
 /// A node's hardware and layout, resolved from the scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClusterPlan {
-    /// Software preset name.
-    pub preset: String,
+    /// Software preset.
+    pub preset: Preset,
     /// Nodes.
     pub nodes: u32,
     /// Instance type name.
@@ -407,7 +408,7 @@ impl IoScheduling {
     /// `--max-io-requests = min(128 x shards, 192 x disks)` on i3; 3.0's
     /// setup wrote io_properties.yaml (scylla-mechanisms.md 8.2). Every
     /// shard is its own I/O queue (`--num-io-queues` = shards).
-    pub fn for_preset(preset: &str, device: &NvmeProfile, shards: u32) -> IoScheduling {
+    pub fn for_preset(preset: Preset, device: &NvmeProfile, shards: u32) -> IoScheduling {
         let properties = IoProperties::of(device);
         let legacy = |shares| IoScheduling {
             queue: FairQueueConfig::legacy(
@@ -422,14 +423,14 @@ impl IoScheduling {
             // The block layer's queue: 128 requests per device (the
             // deadline elevator's default `nr_requests`), first come first
             // served.
-            "cassandra-3.11" => IoScheduling {
+            Preset::Cassandra3_11 => IoScheduling {
                 queue: FairQueueConfig::legacy(properties, 128 * device.drives, 1),
                 shares: [1000.0; 4],
                 single_class: true,
             },
-            "scylla-2.1" => legacy(Self::SCYLLA_2_1_SHARES),
-            "scylla-2.2" | "scylla-2.3" => legacy(Self::SCYLLA_2_2_SHARES),
-            _ => IoScheduling {
+            Preset::Scylla2_1 => legacy(Self::SCYLLA_2_1_SHARES),
+            Preset::Scylla2_2 | Preset::Scylla2_3 => legacy(Self::SCYLLA_2_2_SHARES),
+            Preset::Scylla3_0 => IoScheduling {
                 queue: FairQueueConfig::io_properties(properties, shards),
                 shares: Self::SCYLLA_2_2_SHARES,
                 single_class: false,
@@ -2787,13 +2788,13 @@ mod tests {
             duration: None,
             interval: SimDuration::from_millis(100),
             cluster: ClusterPlan {
-                preset: "scylla-2.2".into(),
+                preset: Preset::Scylla2_2,
                 nodes: 2,
                 instance: "i3.large".into(),
                 shards_per_node: 2,
                 memory_per_shard_bytes: 64 * 1024 * 1024,
                 memory_per_node_bytes: 64 * 1024 * 1024,
-                io: IoScheduling::for_preset("scylla-2.2", &NvmeProfile::i3_drive(), 2),
+                io: IoScheduling::for_preset(Preset::Scylla2_2, &NvmeProfile::i3_drive(), 2),
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
                 costs: CostTable::scylla(),
@@ -2994,13 +2995,13 @@ mod workload_tests {
             duration: None,
             interval: SimDuration::from_secs(1),
             cluster: ClusterPlan {
-                preset: "scylla-2.2".into(),
+                preset: Preset::Scylla2_2,
                 nodes: 1,
                 instance: "i3.large".into(),
                 shards_per_node: 1,
                 memory_per_shard_bytes: 1024 * 1024 * 1024,
                 memory_per_node_bytes: 1024 * 1024 * 1024,
-                io: IoScheduling::for_preset("scylla-2.2", &NvmeProfile::i3_drive(), 1),
+                io: IoScheduling::for_preset(Preset::Scylla2_2, &NvmeProfile::i3_drive(), 1),
                 device: NvmeProfile::i3_drive(),
                 nic_gbps: 10.0,
                 costs,

@@ -20,6 +20,7 @@ pub mod kernel;
 pub mod load;
 pub mod metrics;
 pub mod plan;
+pub mod preset;
 pub mod report;
 pub mod rng;
 pub mod scenario;

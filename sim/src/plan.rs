@@ -7,7 +7,6 @@
 //! and `notes` lists options accepted but without effect on the simulation.
 
 use models::cassandra_stress::{self, Operation, Population, Rate, ReplicationStrategy, Stop};
-use models::cost::CostTable;
 use models::instance::{self, seastar_reserved_memory_bytes, Instance};
 use units::SimDuration;
 
@@ -18,6 +17,7 @@ use crate::cluster::{
 use crate::load::{
     ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, Routing, StartPlan, StopPlan,
 };
+use crate::preset::Preset;
 use crate::scenario::{
     ClusterOverrides, HumanDuration, InstanceChoice, NodeYaml, Racks, Scenario, ScenarioError,
 };
@@ -26,24 +26,6 @@ use engine::controller::{BacklogController, ControllerVersion};
 use engine::page_cache::PageCacheConfig;
 use engine::row_cache::{self, HotMass, RowCacheConfig};
 use engine::speculation::SpeculativeRetry;
-
-/// Presets the engine runs today. Of what they switch, this build models
-/// the runtime (a Seastar reactor per shard, 2.1 with one FIFO queue and
-/// 2.2 on with scheduling groups and shares; Cassandra's JVM with thread
-/// pools and G1), the I/O scheduler, the backlog controllers (2.2 on), the
-/// digest hash (MD5 in 2.1, xxHash64 after), the leveled-compaction
-/// details of 2.3/3.0 and the cost table; hinted handoff and streaming
-/// arrive with later issues.
-const PRESETS: [&str; 5] = [
-    "scylla-2.1",
-    "scylla-2.2",
-    "scylla-2.3",
-    "scylla-3.0",
-    "cassandra-3.11",
-];
-
-/// The Cassandra preset's name.
-const CASSANDRA: &str = "cassandra-3.11";
 
 /// The cassandra-3.11 preset's heap: R5's `-Xmx48G` with G1, the heap the
 /// JVM model's pause figures are for (hardware.md 4.4).
@@ -245,9 +227,9 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
     cluster.compression_chunk_bytes =
         resolve_compression_chunk(scenario, &cluster, table_compression.and_then(|(c, _)| c))?;
     if let Some(table) = &table_compaction {
-        cluster.compaction = resolve_compaction(scenario, &cluster.preset, table, &mut notes)?;
+        cluster.compaction = resolve_compaction(scenario, cluster.preset, table, &mut notes)?;
     }
-    if cluster.preset != CASSANDRA {
+    if !cluster.preset.is_cassandra() {
         let yaml = scenario.cluster.yaml.clone().unwrap_or_default();
         let set: Vec<&str> = [
             (
@@ -337,12 +319,12 @@ fn describe_controllers(controllers: &Controllers) -> String {
 
 /// The backlog controllers of a preset (scylla-mechanisms.md section 1):
 /// none in 2.1, the 2.2 / 2.3 / 3.0 curves and ticks after.
-fn preset_controllers(preset: &str) -> Controllers {
+fn preset_controllers(preset: Preset) -> Controllers {
     let version = match preset {
-        "scylla-2.2" => ControllerVersion::Scylla2_2,
-        "scylla-2.3" => ControllerVersion::Scylla2_3,
-        "scylla-3.0" => ControllerVersion::Scylla3_0,
-        _ => return Controllers::default(),
+        Preset::Scylla2_2 => ControllerVersion::Scylla2_2,
+        Preset::Scylla2_3 => ControllerVersion::Scylla2_3,
+        Preset::Scylla3_0 => ControllerVersion::Scylla3_0,
+        Preset::Scylla2_1 | Preset::Cassandra3_11 => return Controllers::default(),
     };
     Controllers {
         compaction: Some(BacklogController::Curve {
@@ -398,7 +380,7 @@ fn describe_compaction(cluster: &ClusterPlan) -> String {
     }
     text += &match cluster.compaction_throughput_bytes_per_sec {
         Some(rate) => format!(", compaction throughput {} MiB/s", rate / (1024 * 1024)),
-        None if cluster.preset == CASSANDRA => ", compaction unthrottled".to_string(),
+        None if cluster.preset.is_cassandra() => ", compaction unthrottled".to_string(),
         None => String::new(),
     };
     text
@@ -423,7 +405,7 @@ const UNMODELLED_COMPACTION_OPTIONS: [&str; 7] = [
 /// scylla-mechanisms.md 1.4); Cassandra 3.11 does not push.
 fn resolve_compaction(
     scenario: &Scenario,
-    preset: &str,
+    preset: Preset,
     table: &TableCompaction,
     notes: &mut Vec<String>,
 ) -> Result<engine::compaction::CompactionStrategy, ScenarioError> {
@@ -432,8 +414,8 @@ fn resolve_compaction(
     let fail = |reason: String| Err(scenario.error(&table.field, reason));
     let mut stcs = StcsOptions::default();
     let mut lcs = LcsOptions {
-        push_to_highest_level: matches!(preset, "scylla-2.3" | "scylla-3.0"),
-        infinite_backlog: preset == "scylla-2.2",
+        push_to_highest_level: preset.is_scylla_2_3_or_later(),
+        infinite_backlog: preset == Preset::Scylla2_2,
         ..LcsOptions::default()
     };
     let mut unmodelled = Vec::new();
@@ -534,12 +516,7 @@ fn resolve_compression_chunk(
         }
         return Ok(None);
     };
-    let default_kb = if cluster.preset == "cassandra-3.11" {
-        64
-    } else {
-        4
-    };
-    let kb = chunk_kb.unwrap_or(default_kb);
+    let kb = chunk_kb.unwrap_or(cluster.preset.default_chunk_kb());
     if !(kb.is_power_of_two() && (1..=1024).contains(&kb)) {
         return Err(scenario.error(
             "table.chunk_length_in_kb",
@@ -602,7 +579,7 @@ fn resolve_row_cache(
         .yaml
         .as_ref()
         .and_then(|yaml| yaml.row_cache_size_in_mb);
-    let config = if cluster.preset == "cassandra-3.11" {
+    let config = if cluster.preset.is_cassandra() {
         match cassandra_mb {
             None | Some(0) => return Ok(None),
             Some(mb) => {
@@ -619,7 +596,7 @@ fn resolve_row_cache(
             ));
         }
         let mut config = RowCacheConfig::scylla(0);
-        if matches!(cluster.preset.as_str(), "scylla-2.3" | "scylla-3.0") {
+        if cluster.preset.is_scylla_2_3_or_later() {
             config.entry_overhead_bytes = row_cache::SCYLLA_2_3_ENTRY_OVERHEAD_BYTES;
         }
         config
@@ -627,7 +604,7 @@ fn resolve_row_cache(
     let (popularity, key_span, mean_row_bytes) = read_popularity(scenario, loads)?;
     Ok(Some(RowCacheSetup {
         config,
-        takes_free_memory: cluster.preset != "cassandra-3.11",
+        takes_free_memory: !cluster.preset.is_cassandra(),
         popularity: Some(popularity),
         key_rows: key_span as f64,
         mean_row_bytes,
@@ -645,7 +622,7 @@ fn resolve_page_cache(
     loads: &[LoadPlan],
     memory_bytes: u64,
 ) -> Result<Option<PageCacheSetup>, ScenarioError> {
-    if cluster.preset != "cassandra-3.11" {
+    if !cluster.preset.is_cassandra() {
         return Ok(None);
     }
     const JVM_NON_HEAP_BYTES: u64 = 1 << 30;
@@ -818,8 +795,7 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
 }
 
 /// The preset's controllers with the scenario's `[controller]` applied.
-fn scenario_controllers(scenario: &Scenario) -> Result<Controllers, ScenarioError> {
-    let preset = &scenario.cluster.preset;
+fn scenario_controllers(scenario: &Scenario, preset: Preset) -> Result<Controllers, ScenarioError> {
     let mut controllers = preset_controllers(preset);
     let Some(section) = &scenario.controller else {
         return Ok(controllers);
@@ -1005,17 +981,17 @@ fn instance_override_notes(scenario: &Scenario) -> Vec<String> {
 
 fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
     let section = &scenario.cluster;
-    if !PRESETS.contains(&section.preset.as_str()) {
+    let Some(preset) = Preset::from_name(&section.preset) else {
         return Err(scenario.error(
             "cluster.preset",
             format!(
                 "unknown preset `{}`; accepted: {}",
                 section.preset,
-                PRESETS.join(", ")
+                Preset::names()
             ),
         ));
-    }
-    let cassandra = section.preset == "cassandra-3.11";
+    };
+    let cassandra = preset.is_cassandra();
     let overrides = section.overrides.clone().unwrap_or_default();
     let instance = &resolve_node_instance(scenario)?;
     let drives = instance.drives;
@@ -1108,12 +1084,12 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
     } else {
         (None, None)
     };
-    let topology = resolve_topology(scenario, shards)?;
+    let topology = resolve_topology(scenario, preset, shards)?;
     Ok(ClusterPlan {
-        io: IoScheduling::for_preset(&section.preset, &device, shards),
+        io: IoScheduling::for_preset(preset, &device, shards),
         replication_factor: 1,
         topology,
-        preset: section.preset.clone(),
+        preset,
         nodes: section.nodes,
         instance: instance.name.to_string(),
         shards_per_node: shards,
@@ -1121,9 +1097,9 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         memory_per_node_bytes: memory,
         device,
         nic_gbps: instance.nic_gbps,
-        costs: CostTable::for_preset(&section.preset),
+        costs: preset.costs(),
         connection_landing: !cassandra,
-        controllers: scenario_controllers(scenario)?,
+        controllers: scenario_controllers(scenario, preset)?,
         preload: resolve_data(scenario)?,
         data_mode: resolve_fidelity(scenario)?,
         speculative_retry: resolve_speculative_retry(scenario)?,
@@ -1140,11 +1116,9 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             .as_ref()
             .and_then(|network| network.jitter)
             .map_or(models::network::JITTER_MEDIAN, |jitter| jitter.0),
-        // Scylla 2.1 and Cassandra compact size tiers of min_threshold
-        // SSTables only; Scylla 2.2 added the fallback to pairs.
         compaction_enforce_min_threshold: yaml
             .compaction_enforce_min_threshold
-            .unwrap_or(section.preset == "scylla-2.1" || cassandra),
+            .unwrap_or(preset.enforces_min_threshold()),
         // The table's; `resolve` sets it from the loads and `[data]`.
         compaction: engine::compaction::CompactionStrategy::default(),
         concurrent_compactors,
@@ -1160,21 +1134,22 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         },
         // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups;
         // Cassandra runs on the JVM over all the node's vCPUs.
-        cpu: if cassandra {
-            CpuScheduling::Jvm(jvm)
-        } else if section.preset == "scylla-2.1" {
-            CpuScheduling::Fifo
-        } else if section.preset == "scylla-2.2" {
-            CpuScheduling::SCYLLA_2_2
-        } else {
-            CpuScheduling::SCYLLA_2_3
+        cpu: match preset {
+            Preset::Cassandra3_11 => CpuScheduling::Jvm(jvm),
+            Preset::Scylla2_1 => CpuScheduling::Fifo,
+            Preset::Scylla2_2 => CpuScheduling::SCYLLA_2_2,
+            Preset::Scylla2_3 | Preset::Scylla3_0 => CpuScheduling::SCYLLA_2_3,
         },
     })
 }
 
 /// `[cluster]`'s ring and sampling settings on nodes of `shards` shards
 /// (the replication strategy comes from the loads, later).
-fn resolve_topology(scenario: &Scenario, shards: u32) -> Result<TopologyPlan, ScenarioError> {
+fn resolve_topology(
+    scenario: &Scenario,
+    preset: Preset,
+    shards: u32,
+) -> Result<TopologyPlan, ScenarioError> {
     let section = &scenario.cluster;
     let racks = match &section.racks {
         None => Vec::new(),
@@ -1200,7 +1175,7 @@ fn resolve_topology(scenario: &Scenario, shards: u32) -> Result<TopologyPlan, Sc
                 "cluster.simulated_shards_per_node",
                 format!(
                     "{simulated} simulated shards but a node has {shards}{}",
-                    if section.preset == CASSANDRA {
+                    if preset.is_cassandra() {
                         " (Cassandra is not sharded: sampling needs a sharded Scylla preset)"
                     } else {
                         ""

@@ -386,7 +386,7 @@ impl Summary {
             seed: outcome.plan.seed,
             simulated_seconds: round3(outcome.end.as_secs_f64()),
             ops,
-            preset: cluster.preset.clone(),
+            preset: cluster.preset.name().to_string(),
             nodes: cluster.nodes,
             instance: cluster.instance.clone(),
             shards_per_node: cluster.shards_per_node,

@@ -43,10 +43,10 @@ command = "cassandra-stress read no-warmup cl=QUORUM duration=6s -rate 'threads=
 fn read_latency(hash: &str) -> LatencySummary {
     let mut plan = common::plan("r1-digest.toml", SCENARIO, None);
     // Only the digest's price changes: scylla-2.1's md5, or 2.2's xxHash64.
-    let other = models::cost::CostTable::for_preset(match hash {
-        "md5" => "scylla-2.1",
-        _ => "scylla-2.2",
-    });
+    let other = match hash {
+        "md5" => models::cost::CostTable::scylla_2_1(),
+        _ => models::cost::CostTable::scylla(),
+    };
     plan.cluster.costs.digest_fixed_ns = other.digest_fixed_ns;
     plan.cluster.costs.digest_ns_per_byte = other.digest_ns_per_byte;
     let outcome = sim::cluster::run(plan, &mut |_| {});
