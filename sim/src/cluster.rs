@@ -54,21 +54,21 @@ use std::time::Instant;
 
 use engine::heat::{self, HitRateTracker};
 use engine::{
-    Action, ClientRequest, IoClass, IoKind, MergePhases, Message, Operation, Placement,
-    PreloadState, ReplyStatus, RequestId, Shard, ShardAddress, ShardConfig, TaskId,
+    Action, ClientRequest, IoKind, MergePhases, Message, Operation, Placement, PreloadState,
+    ReplyStatus, RequestId, Shard, ShardAddress, ShardConfig, TaskId,
 };
 use models::cassandra_stress::ReplicationStrategy;
 use models::cost::CostTable;
-use models::io_scheduler::{
-    FairQueue, FairQueueConfig, IoCost, IoProperties, LEGACY_I3_REQUESTS_PER_DISK,
-};
-use models::jvm::{JvmConfig, JvmNode, Stage, ALLOCATION_PER_OPERATION_BYTES};
+use models::io_scheduler::{FairQueue, IoCost};
+use models::jvm::{JvmNode, ALLOCATION_PER_OPERATION_BYTES};
 use models::network::{Delivery, FlowId, Nic};
 use models::nvme::{IoDirection, IoOp, NvmeDevice, NvmeProfile};
 use models::reactor::{Reactor, SCYLLA_TASK_QUOTA};
 use slab::Slab;
 use units::{SimDuration, SimTime, NANOS_PER_SECOND};
 
+use crate::bridge;
+pub use crate::bridge::{CpuScheduling, IoScheduling};
 use crate::kernel::Kernel;
 use crate::load::{
     KeySource, LoadPlan, MixCursor, OpKind, RatePlan, Routing, Schedule, StartPlan, StopPlan,
@@ -381,172 +381,6 @@ pub struct Controllers {
     pub flush: Option<engine::controller::BacklogController>,
 }
 
-/// Each shard's I/O queue: its sizing and the initial shares of the
-/// engine's I/O classes (scylla-mechanisms.md sections 1.5 and 8.2).
-#[derive(Clone, Debug, PartialEq)]
-pub struct IoScheduling {
-    /// Sizing and pricing of each shard's fair queue.
-    pub queue: FairQueueConfig,
-    /// Shares of commitlog, memtable flush, compaction and query, in that
-    /// order.
-    pub shares: [f64; 4],
-    /// Every class in one FIFO (Cassandra: no I/O scheduler above the
-    /// kernel's deadline elevator).
-    pub single_class: bool,
-}
-
-impl IoScheduling {
-    /// Scylla 2.1's static shares: 100 for every foreground and background
-    /// class (streaming, 20, is not modelled yet).
-    pub const SCYLLA_2_1_SHARES: [f64; 4] = [100.0; 4];
-    /// Scylla 2.2 and later: 1000 each; the controllers then move memtable
-    /// flush and compaction.
-    pub const SCYLLA_2_2_SHARES: [f64; 4] = [1000.0; 4];
-
-    /// What a preset's setup gives each of `shards` shards on `device`:
-    /// Scylla 2.1-2.3 ran the legacy queue with `scylla_io_setup`'s
-    /// `--max-io-requests = min(128 x shards, 192 x disks)` on i3; 3.0's
-    /// setup wrote io_properties.yaml (scylla-mechanisms.md 8.2). Every
-    /// shard is its own I/O queue (`--num-io-queues` = shards).
-    pub fn for_preset(preset: Preset, device: &NvmeProfile, shards: u32) -> IoScheduling {
-        let properties = IoProperties::of(device);
-        let legacy = |shares| IoScheduling {
-            queue: FairQueueConfig::legacy(
-                properties,
-                (128 * shards).min(LEGACY_I3_REQUESTS_PER_DISK * device.drives),
-                shards,
-            ),
-            shares,
-            single_class: false,
-        };
-        match preset {
-            // The block layer's queue: 128 requests per device (the
-            // deadline elevator's default `nr_requests`), first come first
-            // served.
-            Preset::Cassandra3_11 => IoScheduling {
-                queue: FairQueueConfig::legacy(properties, 128 * device.drives, 1),
-                shares: [1000.0; 4],
-                single_class: true,
-            },
-            Preset::Scylla2_1 => legacy(Self::SCYLLA_2_1_SHARES),
-            Preset::Scylla2_2 | Preset::Scylla2_3 => legacy(Self::SCYLLA_2_2_SHARES),
-            Preset::Scylla3_0 => IoScheduling {
-                queue: FairQueueConfig::io_properties(properties, shards),
-                shares: Self::SCYLLA_2_2_SHARES,
-                single_class: false,
-            },
-        }
-    }
-
-    /// The fair-queue class of an engine I/O class.
-    pub fn class_of(&self, class: IoClass) -> usize {
-        if self.single_class {
-            return 0;
-        }
-        Self::scylla_class_of(class)
-    }
-
-    fn scylla_class_of(class: IoClass) -> usize {
-        match class {
-            IoClass::Commitlog => 0,
-            IoClass::MemtableFlush => 1,
-            IoClass::Compaction => 2,
-            IoClass::Query => 3,
-        }
-    }
-
-    /// The I/O class a CPU scheduling group's controller also drives.
-    pub fn class_driven_with(&self, group: engine::SchedulingGroup) -> Option<usize> {
-        if self.single_class {
-            return None;
-        }
-        match group {
-            engine::SchedulingGroup::Memtable => {
-                Some(Self::scylla_class_of(IoClass::MemtableFlush))
-            }
-            engine::SchedulingGroup::Compaction => Some(Self::scylla_class_of(IoClass::Compaction)),
-            engine::SchedulingGroup::Statement
-            | engine::SchedulingGroup::Query
-            | engine::SchedulingGroup::Commitlog => None,
-        }
-    }
-}
-
-/// How a shard's core divides its time between the engine's scheduling
-/// groups (scylla-mechanisms.md sections 1.5 and 1.7).
-#[derive(Clone, Debug, PartialEq)]
-pub enum CpuScheduling {
-    /// Scylla 2.1: no CPU scheduler, one FIFO task queue per shard.
-    Fifo,
-    /// Scylla 2.2 and later: a reactor group per kind of work with its
-    /// shares: statement (the foreground; Seastar's `main` group in 2.2),
-    /// memtable, commitlog, compaction, and, with `query_apart` (2.2), a
-    /// fifth, `query`, for a replica's part of reads.
-    Groups {
-        /// Initial shares, in that order (the fifth unused unless
-        /// `query_apart`).
-        shares: [f64; 5],
-        /// Reads' replica work runs in its own group, not the statement
-        /// group ([`engine::SchedulingGroup::Query`]).
-        query_apart: bool,
-    },
-    /// Cassandra: one engine shard per node on a JVM (`models::jvm`): SEDA
-    /// stages whose threads share the node's cores, and G1 pauses.
-    Jvm(JvmConfig),
-}
-
-impl CpuScheduling {
-    /// Scylla 2.2 (`main.cc` @2.2.0): every group is created with 1000
-    /// shares; the memtable and compaction groups are then driven by their
-    /// backlog controllers. `column_family::query` runs in the `query`
-    /// group (`_data_query_stage`, `database.cc`); the CQL server, the
-    /// coordinator, the RPC handlers and writes run in the default `main`
-    /// group, also 1000.
-    pub const SCYLLA_2_2: CpuScheduling = CpuScheduling::Groups {
-        shares: [1000.0; 5],
-        query_apart: true,
-    };
-
-    /// Scylla 2.3 and 3.0: reads join the rest of the foreground in the
-    /// `statement` group (1000). (2.3 still ran the RPC handlers in `main`,
-    /// which 3.0 moved to `statement`; left out.)
-    pub const SCYLLA_2_3: CpuScheduling = CpuScheduling::Groups {
-        shares: [1000.0; 5],
-        query_apart: false,
-    };
-
-    /// The reactor's group shares.
-    pub fn group_shares(&self) -> &[f64] {
-        match self {
-            CpuScheduling::Fifo | CpuScheduling::Jvm(_) => &[1000.0],
-            CpuScheduling::Groups {
-                shares,
-                query_apart,
-            } => &shares[..if *query_apart { 5 } else { 4 }],
-        }
-    }
-
-    /// The reactor group an engine scheduling group runs in.
-    pub fn group_of(&self, group: engine::SchedulingGroup) -> usize {
-        match self {
-            CpuScheduling::Fifo | CpuScheduling::Jvm(_) => 0,
-            CpuScheduling::Groups { query_apart, .. } => match group {
-                engine::SchedulingGroup::Statement => 0,
-                engine::SchedulingGroup::Memtable => 1,
-                engine::SchedulingGroup::Commitlog => 2,
-                engine::SchedulingGroup::Compaction => 3,
-                engine::SchedulingGroup::Query => {
-                    if *query_apart {
-                        4
-                    } else {
-                        0
-                    }
-                }
-            },
-        }
-    }
-}
-
 /// Everything a run needs, resolved.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunPlan {
@@ -809,25 +643,6 @@ impl ShardCpu {
             ShardCpu::Reactor(core) => (core.busy_time(now), 1),
             ShardCpu::Jvm { node, .. } => (node.cpu_busy(), node.cores()),
         }
-    }
-}
-
-/// The SEDA stage that runs a piece of engine work on Cassandra.
-fn stage_of(work: engine::CpuWork) -> Stage {
-    match work {
-        engine::CpuWork::WriteRequest { .. } => Stage::Mutation,
-        engine::CpuWork::ReadRequest { .. }
-        | engine::CpuWork::IndexParse { .. }
-        | engine::CpuWork::DataParse { .. }
-        | engine::CpuWork::Digest { .. } => Stage::Read,
-        // Cassandra 3.x: a message's inbound thread hands it to its verb's
-        // stage; the request-response stage is folded into native
-        // transport's pool here.
-        engine::CpuWork::Coordinate
-        | engine::CpuWork::ReceiveMessage { .. }
-        | engine::CpuWork::CrossShardMessage => Stage::NativeTransport,
-        engine::CpuWork::CompactionMerge { .. } => Stage::Compaction,
-        engine::CpuWork::FlushSerialize { .. } => Stage::MemtableFlush,
     }
 }
 
@@ -2268,39 +2083,7 @@ impl Simulation {
     fn perform(&mut self, now: SimTime, shard: u32, action: Action) {
         match action {
             Action::RunCpu(task) => {
-                let cost = match task.work {
-                    engine::CpuWork::WriteRequest { mutation_bytes } => {
-                        self.plan.cluster.costs.write_request(mutation_bytes)
-                    }
-                    engine::CpuWork::Coordinate => {
-                        SimDuration::from_nanos(self.plan.cluster.costs.coordinate_ns)
-                    }
-                    engine::CpuWork::CompactionMerge { bytes } => {
-                        self.plan.cluster.costs.compaction_merge(bytes)
-                    }
-                    engine::CpuWork::ReadRequest { sstables } => {
-                        self.plan.cluster.costs.read_request(sstables)
-                    }
-                    engine::CpuWork::IndexParse { bytes } => {
-                        self.plan.cluster.costs.index_parse(bytes)
-                    }
-                    engine::CpuWork::DataParse {
-                        row_bytes,
-                        decompress_bytes,
-                    } => self
-                        .plan
-                        .cluster
-                        .costs
-                        .data_parse(row_bytes, decompress_bytes),
-                    engine::CpuWork::ReceiveMessage { bytes } => {
-                        self.plan.cluster.costs.message_receive(bytes)
-                    }
-                    engine::CpuWork::CrossShardMessage => self.plan.cluster.costs.cross_shard(),
-                    engine::CpuWork::FlushSerialize { bytes } => {
-                        self.plan.cluster.costs.flush_serialize(bytes)
-                    }
-                    engine::CpuWork::Digest { bytes } => self.plan.cluster.costs.digest(bytes),
-                };
+                let cost = bridge::price(&self.plan.cluster.costs, task.work);
                 let group = self.plan.cluster.cpu.group_of(task.group);
                 let node_index = self.shards[shard as usize].node as usize;
                 let kind = task.work.index();
@@ -2316,18 +2099,12 @@ impl Simulation {
                         }
                     }
                     ShardCpu::Jvm { node, .. } => {
-                        node.submit(now, stage_of(task.work), tag, cost);
+                        node.submit(now, bridge::stage_of(task.work), tag, cost);
                         // Request handling allocates: the CQL request
                         // on its coordinator, each internode message
                         // taken in, each replica's read or write. G1
                         // collects when eden fills.
-                        if matches!(
-                            task.work,
-                            engine::CpuWork::WriteRequest { .. }
-                                | engine::CpuWork::ReadRequest { .. }
-                                | engine::CpuWork::Coordinate
-                                | engine::CpuWork::ReceiveMessage { .. }
-                        ) {
+                        if bridge::allocates_on_jvm(task.work) {
                             let rng = &mut self.nodes[node_index].jvm_rng;
                             node.allocate(now, ALLOCATION_PER_OPERATION_BYTES, rng);
                         }
@@ -2762,23 +2539,6 @@ mod tests {
         let tag = task_tag(TaskId(12_345), 9);
         assert_eq!(tag >> TASK_KIND_BITS, 12_345);
         assert_eq!(tag & ((1 << TASK_KIND_BITS) - 1), 9);
-    }
-
-    #[test]
-    fn scylla_2_2_runs_a_replicas_reads_in_a_query_group_of_their_own() {
-        use engine::SchedulingGroup::{Compaction, Query, Statement};
-        let (v2_2, v2_3) = (CpuScheduling::SCYLLA_2_2, CpuScheduling::SCYLLA_2_3);
-        assert_eq!(v2_2.group_shares(), &[1000.0; 5]);
-        assert_eq!(v2_3.group_shares(), &[1000.0; 4]);
-        assert_eq!(
-            [Statement, Query, Compaction].map(|group| v2_2.group_of(group)),
-            [0, 4, 3]
-        );
-        assert_eq!(
-            [Statement, Query, Compaction].map(|group| v2_3.group_of(group)),
-            [0, 0, 3]
-        );
-        assert_eq!(CpuScheduling::Fifo.group_of(Query), 0);
     }
 
     fn small_plan(seed: u64) -> RunPlan {

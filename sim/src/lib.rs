@@ -13,6 +13,7 @@
 //!   the device model on its own.
 
 pub mod bench_hold;
+pub mod bridge;
 pub mod charts;
 pub mod cluster;
 pub mod device_sweep;
