@@ -45,7 +45,9 @@
 //! - [`page_cache`]: the OS page cache over SSTable Data that Cassandra
 //!   reads through;
 //! - [`timer`]: the shard's timers;
-//! - [`shard`]: the state machine that ties them together.
+//! - [`shard`]: the state machine that ties them together;
+//! - [`testing`]: a harness that runs shards with every task and I/O done
+//!   at once, for tests of the engine's logic.
 
 #![warn(missing_docs)]
 
@@ -68,6 +70,7 @@ pub mod row_cache;
 pub mod shard;
 pub mod speculation;
 pub mod sstable;
+pub mod testing;
 pub mod timer;
 
 pub use action::{

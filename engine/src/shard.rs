@@ -2626,20 +2626,17 @@ mod tests {
     use super::*;
     use crate::action::RequestId;
     use crate::coordinator::ConsistencyLevel;
+    use crate::testing;
 
     const MIB: u64 = 1024 * 1024;
 
-    /// A tiny driver: every CPU task and I/O completes instantly, in order.
+    /// Runs a single shard's actions with every CPU task and I/O done at
+    /// once ([`testing::run_all`]); collects the replies' ids.
     fn drive(node: &mut Shard, now: SimTime, replies: &mut Vec<RequestId>) {
-        while let Some(action) = node.poll_action() {
-            match action {
-                Action::Send { .. } => unreachable!("a single shard owns every key"),
-                Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
-                Action::SubmitIo(io) => node.handle_io_done(now, io.id),
-                Action::Reply(reply) => replies.push(reply.id),
-                Action::SetShares { .. } => {}
-            }
-        }
+        let mut outcome = testing::Outcome::default();
+        testing::run_all(node, now, &mut outcome);
+        assert!(outcome.sent.is_empty(), "a single shard owns every key");
+        replies.extend(outcome.replies.iter().map(|reply| reply.id));
     }
 
     fn write(id: u64, key: u64) -> ClientRequest {
@@ -2821,14 +2818,13 @@ mod tests {
         let mut replies = Vec::new();
         // Run the CPU, hold the I/Os.
         let step = |node: &mut Shard, ios: &mut Vec<IoRequest>, replies: &mut Vec<RequestId>| {
-            while let Some(action) = node.poll_action() {
-                match action {
-                    Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
-                    Action::SubmitIo(io) => ios.push(io),
-                    Action::Reply(reply) => replies.push(reply.id),
-                    Action::Send { .. } | Action::SetShares { .. } => {}
-                }
-            }
+            let mut outcome = testing::Outcome::default();
+            testing::run(node, now, &mut outcome, |action| match action {
+                Action::SubmitIo(_) => testing::Verdict::Hold,
+                _ => testing::Verdict::Carry,
+            });
+            ios.extend(outcome.held);
+            replies.extend(outcome.replies.iter().map(|reply| reply.id));
         };
         for id in 0..30 {
             node.handle_client_request(now, write(id, id));
@@ -2875,18 +2871,16 @@ mod tests {
         while node.stats().writes_throttled == 0 {
             node.handle_client_request(now, write(key, key));
             key += 1;
-            while let Some(action) = node.poll_action() {
-                match action {
-                    Action::Send { .. } => unreachable!("a single shard owns every key"),
-                    Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
-                    Action::SubmitIo(io) if io.class == IoClass::MemtableFlush => {
-                        flush_ios.push(io.id)
-                    }
-                    Action::SubmitIo(io) => node.handle_io_done(now, io.id),
-                    Action::Reply(reply) => replies.push(reply.id),
-                    Action::SetShares { .. } => {}
+            let mut outcome = testing::Outcome::default();
+            testing::run(&mut node, now, &mut outcome, |action| match action {
+                Action::SubmitIo(io) if io.class == IoClass::MemtableFlush => {
+                    testing::Verdict::Hold
                 }
-            }
+                _ => testing::Verdict::Carry,
+            });
+            assert!(outcome.sent.is_empty(), "a single shard owns every key");
+            flush_ios.extend(outcome.held.iter().map(|io| io.id));
+            replies.extend(outcome.replies.iter().map(|reply| reply.id));
             assert!(key < 1_000_000, "writes never throttled");
         }
         let acknowledged = replies.len();
@@ -2918,10 +2912,10 @@ mod tests {
                     consistency: ConsistencyLevel::One,
                 },
             );
-            let (mut read_ios, mut status) = (Vec::new(), None);
-            while let Some(action) = shard.poll_action() {
+            let mut read_ios = Vec::new();
+            let mut outcome = testing::Outcome::default();
+            testing::run(shard, now, &mut outcome, |action| {
                 match action {
-                    Action::Send { .. } => unreachable!("a single shard owns every key"),
                     Action::RunCpu(task) => {
                         // The replica's part of a read is the query group's
                         // (its own in 2.2); coordinating it is not.
@@ -2936,18 +2930,22 @@ mod tests {
                             replica_work,
                             "{task:?}"
                         );
-                        shard.handle_cpu_done(now, task.id)
                     }
                     Action::SubmitIo(io) => {
                         assert_eq!((io.kind, io.class), (IoKind::Read, IoClass::Query));
                         read_ios.push(io.bytes);
-                        shard.handle_io_done(now, io.id);
                     }
-                    Action::Reply(reply) => status = Some(reply.status),
-                    Action::SetShares { .. } => {}
+                    _ => {}
                 }
-            }
-            (read_ios, status.expect("every read is answered"))
+                testing::Verdict::Carry
+            });
+            assert!(outcome.sent.is_empty(), "a single shard owns every key");
+            let status = outcome
+                .replies
+                .last()
+                .expect("every read is answered")
+                .status;
+            (read_ios, status)
         };
         let (ios, status) = read(&mut shard, 1_000_000, flushed_key);
         assert_eq!(ios, [4096, 4096], "an index page, then the 1 KB row's page");
@@ -2971,17 +2969,14 @@ mod tests {
         node.handle_client_request(now, write(1, 1));
         let mut ios = 0;
         let mut drain = |node: &mut Shard, now| {
-            while let Some(action) = node.poll_action() {
-                match action {
-                    Action::Send { .. } => unreachable!("a single shard owns every key"),
-                    Action::RunCpu(task) => node.handle_cpu_done(now, task.id),
-                    Action::SubmitIo(io) => {
-                        ios += 1;
-                        node.handle_io_done(now, io.id)
-                    }
-                    Action::Reply(_) | Action::SetShares { .. } => {}
+            let mut outcome = testing::Outcome::default();
+            testing::run(node, now, &mut outcome, |action| {
+                if matches!(action, Action::SubmitIo(_)) {
+                    ios += 1;
                 }
-            }
+                testing::Verdict::Carry
+            });
+            assert!(outcome.sent.is_empty(), "a single shard owns every key");
         };
         drain(&mut node, now);
         let deadline = node.poll_timeout().expect("the sync timer is armed");
@@ -3002,6 +2997,7 @@ mod compaction_tests {
     use crate::action::RequestId;
     use crate::controller::{compaction_curve_2_2, COMPACTION_TICK};
     use crate::coordinator::ConsistencyLevel;
+    use crate::testing;
 
     const MIB: u64 = 1024 * 1024;
 
@@ -3026,18 +3022,10 @@ mod compaction_tests {
                     consistency: ConsistencyLevel::One,
                 },
             );
-            while let Some(action) = shard.poll_action() {
-                match action {
-                    Action::Send { .. } => unreachable!("a single shard owns every key"),
-                    Action::RunCpu(task) => shard.handle_cpu_done(now, task.id),
-                    Action::SubmitIo(io) => shard.handle_io_done(now, io.id),
-                    Action::Reply(_) => {}
-                    Action::SetShares {
-                        group,
-                        shares: value,
-                    } => shares.push((group, value)),
-                }
-            }
+            let mut outcome = testing::Outcome::default();
+            testing::run_all(shard, now, &mut outcome);
+            assert!(outcome.sent.is_empty(), "a single shard owns every key");
+            shares.extend(outcome.shares);
         }
         shares
     }
@@ -3363,6 +3351,7 @@ mod coordinator_tests {
     use super::*;
     use crate::coordinator::ConsistencyLevel;
     use crate::placement::Placement;
+    use crate::testing;
 
     #[test]
     fn a_shard_forwards_requests_for_keys_it_does_not_own_and_relays_the_answer() {
@@ -3440,34 +3429,19 @@ mod coordinator_tests {
         now: SimTime,
         mut watch: impl FnMut(ShardAddress, &Message),
     ) -> (Vec<ClientReply>, [u32; 3]) {
-        let mut replies = Vec::new();
         let mut digests = [0u32; 3];
-        let mut progress = true;
-        while progress {
-            progress = false;
-            for index in 0..3 {
-                while let Some(action) = shards[index].poll_action() {
-                    progress = true;
-                    match action {
-                        Action::RunCpu(task) => {
-                            if matches!(task.work, CpuWork::Digest { .. }) {
-                                digests[index] += 1;
-                            }
-                            shards[index].handle_cpu_done(now, task.id)
-                        }
-                        Action::SubmitIo(io) => shards[index].handle_io_done(now, io.id),
-                        Action::Reply(reply) => replies.push(reply),
-                        Action::SetShares { .. } => {}
-                        Action::Send { to, message } => {
-                            watch(to, &message);
-                            let from = shards[index].config().address;
-                            shards[to.node as usize].handle_message(now, from, message);
-                        }
-                    }
+        let mut outcome = testing::Outcome::default();
+        testing::run_cluster(shards, now, &mut outcome, |index, action| {
+            match action {
+                Action::RunCpu(task) if matches!(task.work, CpuWork::Digest { .. }) => {
+                    digests[index] += 1
                 }
+                Action::Send { to, message } => watch(*to, message),
+                _ => {}
             }
-        }
-        (replies, digests)
+            testing::Verdict::Carry
+        });
+        (outcome.replies, digests)
     }
 
     fn three_nodes(read_repair_chance: f64) -> [Shard; 3] {
@@ -3591,31 +3565,9 @@ mod coordinator_tests {
         shards: &mut [Shard],
         now: SimTime,
     ) -> (Vec<ClientReply>, Vec<(ShardAddress, ShardAddress, Message)>) {
-        let per_node = shards[0].config().placement.shards_per_node();
-        let mut replies = Vec::new();
-        let mut sent = Vec::new();
-        let mut progress = true;
-        while progress {
-            progress = false;
-            for index in 0..shards.len() {
-                while let Some(action) = shards[index].poll_action() {
-                    progress = true;
-                    match action {
-                        Action::RunCpu(task) => shards[index].handle_cpu_done(now, task.id),
-                        Action::SubmitIo(io) => shards[index].handle_io_done(now, io.id),
-                        Action::Reply(reply) => replies.push(reply),
-                        Action::SetShares { .. } => {}
-                        Action::Send { to, message } => {
-                            let from = shards[index].config().address;
-                            sent.push((from, to, message));
-                            let target = (to.node * per_node + to.shard) as usize;
-                            shards[target].handle_message(now, from, message);
-                        }
-                    }
-                }
-            }
-        }
-        (replies, sent)
+        let mut outcome = testing::Outcome::default();
+        testing::run_cluster(shards, now, &mut outcome, |_, _| testing::Verdict::Carry);
+        (outcome.replies, outcome.sent)
     }
 
     #[test]
@@ -3892,28 +3844,25 @@ mod coordinator_tests {
             },
         );
         // Run the coordinator only: its messages to the others are lost.
-        let mut replies = Vec::new();
-        while let Some(action) = shards[0].poll_action() {
-            match action {
-                Action::RunCpu(task) => shards[0].handle_cpu_done(now, task.id),
-                Action::SubmitIo(io) => shards[0].handle_io_done(now, io.id),
-                Action::Reply(reply) => replies.push(reply),
-                Action::Send { .. } | Action::SetShares { .. } => {}
-            }
-        }
-        assert!(replies.is_empty(), "ALL needs the two silent replicas");
+        let lose_messages = |action: &Action| match action {
+            Action::Send { .. } => testing::Verdict::Hold,
+            _ => testing::Verdict::Carry,
+        };
+        let mut outcome = testing::Outcome::default();
+        testing::run(&mut shards[0], now, &mut outcome, lose_messages);
+        assert!(
+            outcome.replies.is_empty(),
+            "ALL needs the two silent replicas"
+        );
+        assert_eq!(outcome.dropped.len(), 2, "one write to each other replica");
         let deadline = shards[0].poll_timeout().expect("a deadline is armed");
         assert!(deadline >= now + SimDuration::from_secs(2));
         assert!(deadline <= now + SimDuration::from_millis(2_010));
         shards[0].handle_timeout(deadline);
-        let mut timed_out = Vec::new();
-        while let Some(action) = shards[0].poll_action() {
-            if let Action::Reply(reply) = action {
-                timed_out.push(reply);
-            }
-        }
+        let mut outcome = testing::Outcome::default();
+        testing::run(&mut shards[0], deadline, &mut outcome, lose_messages);
         assert_eq!(
-            timed_out,
+            outcome.replies,
             [ClientReply {
                 id: RequestId(9),
                 status: ReplyStatus::Timeout
