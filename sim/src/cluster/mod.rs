@@ -48,6 +48,12 @@
 //!
 //! The harness is deterministic: one kernel, one thread, streams derived from
 //! the run seed by component name, no hash-map iteration.
+//!
+//! Layout: this file is the run loop (events, shards, clients, the time
+//! series' ticks); `setup`'s types are what a run takes (`crate::plan`
+//! resolves a scenario into them), `outcome`'s what it reports, and
+//! `time_spent` where its tasks and I/Os spent their time. What engine
+//! work costs and where it runs on the models is `crate::bridge`.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -57,29 +63,39 @@ use engine::{
     Action, ClientRequest, IoKind, MergePhases, Message, Operation, Placement, PreloadState,
     ReplyStatus, RequestId, Shard, ShardAddress, ShardConfig, TaskId,
 };
-use models::cassandra_stress::ReplicationStrategy;
-use models::cost::CostTable;
 use models::io_scheduler::{FairQueue, IoCost};
 use models::jvm::{JvmNode, ALLOCATION_PER_OPERATION_BYTES};
 use models::network::{Delivery, FlowId, Nic};
-use models::nvme::{IoDirection, IoOp, NvmeDevice, NvmeProfile};
+use models::nvme::{IoDirection, IoOp, NvmeDevice};
 use models::reactor::{Reactor, SCYLLA_TASK_QUOTA};
 use slab::Slab;
 use units::{SimDuration, SimTime, NANOS_PER_SECOND};
 
 use crate::bridge;
 pub use crate::bridge::{CpuScheduling, IoScheduling};
+
+mod outcome;
+mod setup;
+mod time_spent;
+
 use crate::kernel::Kernel;
 use crate::load::{
     KeySource, LoadPlan, MixCursor, OpKind, RatePlan, Routing, Schedule, StartPlan, StopPlan,
 };
 use crate::metrics::{round3, LatencySummary, OpMetrics, ServerLatencies};
-use crate::preset::Preset;
 use crate::rng::{self, SimRng};
 use crate::timeseries::{NodeInterval, OpInterval, TimeSeries};
 use hdrhistogram::serialization::V2DeflateSerializer;
+pub use outcome::{
+    ConsistencyCheck, LoadOutcome, Progress, RunOutcome, SerializedInterval, ShardOutcome,
+};
 use rand::seq::SliceRandom;
 use rand::RngExt;
+pub use setup::{
+    ClusterPlan, CommitlogPlan, Controllers, Preload, RunPlan, SteadyStart, TableStart,
+    TopologyPlan, PILOT,
+};
+pub use time_spent::{CpuTally, IoTally, Spans, TimeSpent};
 
 /// A message between two shards of one node: a cross-shard queue hop
 /// (hardware.md 6.3: 1-2 us; estimate).
@@ -88,435 +104,6 @@ const CROSS_SHARD_HOP: SimDuration = SimDuration::from_micros(1);
 /// Bytes on the wire around a CQL request or response (frame and TCP/IP
 /// headers); an estimate.
 const MESSAGE_OVERHEAD_BYTES: u64 = 80;
-
-/// A node's hardware and layout, resolved from the scenario.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClusterPlan {
-    /// Software preset.
-    pub preset: Preset,
-    /// Nodes.
-    pub nodes: u32,
-    /// Instance type name.
-    pub instance: String,
-    /// Shards per node.
-    pub shards_per_node: u32,
-    /// Memory per shard (`M`).
-    pub memory_per_shard_bytes: u64,
-    /// The node's RAM (the instance's, or its override).
-    pub memory_per_node_bytes: u64,
-    /// The node's data device.
-    pub device: NvmeProfile,
-    /// NIC bandwidth of each node, Gbit/s.
-    pub nic_gbps: f64,
-    /// CPU prices.
-    pub costs: CostTable,
-    /// Whether a message from a client or another node lands on a
-    /// connection's shard (`engine::messaging`; Scylla, whose messaging
-    /// service and 2018 clients were not shard-aware), or on the owner
-    /// (Cassandra's one shard per node). [`ClusterPlan::landing`] has the
-    /// rule with this cluster's shard counts.
-    pub connection_landing: bool,
-    /// How each shard's I/O queue orders the engine's I/O classes.
-    pub io: IoScheduling,
-    /// How each shard's core schedules the engine's work.
-    pub cpu: CpuScheduling,
-    /// The backlog controllers of each shard.
-    pub controllers: Controllers,
-    /// STCS compacts only buckets of at least min_threshold SSTables (2.1
-    /// had no fallback to pairs of similar SSTables; 2.2 added it).
-    pub compaction_enforce_min_threshold: bool,
-    /// The table's compaction strategy (c-s's `-schema compaction(...)` or
-    /// `[data] compaction`).
-    pub compaction: engine::compaction::CompactionStrategy,
-    /// `concurrent_compactors` (Cassandra; `None`: Scylla's compaction
-    /// manager).
-    pub concurrent_compactors: Option<u32>,
-    /// `compaction_throughput_mb_per_sec` in bytes per second per node
-    /// (Cassandra; `None`: unthrottled).
-    pub compaction_throughput_bytes_per_sec: Option<u64>,
-    /// Data on disk at the start (`[data]`).
-    pub preload: Option<Preload>,
-    /// Data mode: the engine keeps rows and reads return versions.
-    pub data_mode: bool,
-    /// The table's compression chunk, if it is compressed.
-    pub compression_chunk_bytes: Option<u64>,
-    /// The table's `speculative_retry`.
-    pub speculative_retry: engine::speculation::SpeculativeRetry,
-    /// The shards' row cache.
-    pub row_cache: Option<engine::config::RowCacheSetup>,
-    /// Cassandra's OS page cache.
-    pub page_cache: Option<engine::config::PageCacheSetup>,
-    /// One-way propagation latency between machines.
-    pub network_latency: SimDuration,
-    /// Median of the lognormal jitter added to each message's propagation.
-    pub network_jitter: SimDuration,
-    /// Commitlog settings (`[cluster.yaml]`).
-    pub commitlog: CommitlogPlan,
-    /// Replicas per key: the keyspace's replication factor (from `[data]`
-    /// or the first load's `-schema replication(factor=N)`).
-    pub replication_factor: u32,
-    /// The token ring, racks, replication strategy and shard sampling.
-    pub topology: TopologyPlan,
-}
-
-/// The ring and what of it is simulated (`[cluster]` `num_tokens`,
-/// `racks`, `simulated_shards_per_node`; c-s's `-schema
-/// replication(strategy=...)`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TopologyPlan {
-    /// Vnodes per node, drawn at random from the run seed's `ring` stream.
-    pub num_tokens: u32,
-    /// Rack of each node (empty: every node in rack 0). One datacenter.
-    pub racks: Vec<u32>,
-    /// The keyspace's replication strategy; its factor is
-    /// [`ClusterPlan::replication_factor`].
-    pub strategy: ReplicationStrategy,
-    /// Representative-shard sampling: shards simulated per node (`None`:
-    /// every shard).
-    pub simulated_shards_per_node: Option<u32>,
-}
-
-impl Default for TopologyPlan {
-    /// 256 vnodes, one rack, SimpleStrategy, every shard simulated.
-    fn default() -> TopologyPlan {
-        TopologyPlan {
-            num_tokens: engine::ring::DEFAULT_NUM_TOKENS,
-            racks: Vec::new(),
-            strategy: ReplicationStrategy::SimpleStrategy,
-            simulated_shards_per_node: None,
-        }
-    }
-}
-
-impl TopologyPlan {
-    /// Distinct racks.
-    pub fn rack_count(&self) -> usize {
-        let mut racks = self.racks.clone();
-        racks.sort_unstable();
-        racks.dedup();
-        racks.len().max(1)
-    }
-}
-
-impl ClusterPlan {
-    /// Shards simulated per node: all of them unless sampled.
-    pub fn simulated_shards(&self) -> u32 {
-        self.topology
-            .simulated_shards_per_node
-            .map_or(self.shards_per_node, |k| k.min(self.shards_per_node))
-    }
-
-    /// Where messages from clients and other nodes land, for the shards
-    /// per node and the shards simulated.
-    pub fn landing(&self) -> engine::Landing {
-        if self.connection_landing {
-            engine::Landing::ConnectionShard {
-                shards_per_node: self.shards_per_node,
-                simulated: self.simulated_shards(),
-            }
-        } else {
-            engine::Landing::Owner
-        }
-    }
-
-    /// The sampling factor: shards per node over shards simulated (1.0
-    /// when every shard runs). Counts and rates are reported times this.
-    pub fn sampling_scale(&self) -> f64 {
-        f64::from(self.shards_per_node) / f64::from(self.simulated_shards())
-    }
-
-    /// True when only some shards of each node are simulated.
-    pub fn sampled(&self) -> bool {
-        self.simulated_shards() < self.shards_per_node
-    }
-
-    /// The keyspace's replication on the ring (one datacenter, id 0).
-    pub fn replication(&self) -> engine::ring::Replication {
-        match self.topology.strategy {
-            ReplicationStrategy::SimpleStrategy => {
-                engine::ring::Replication::simple(self.replication_factor)
-            }
-            ReplicationStrategy::NetworkTopologyStrategy => {
-                engine::ring::Replication::network_topology([(0, self.replication_factor)])
-            }
-        }
-    }
-
-    /// The token ring of a run seeded with `seed`: every node's
-    /// `num_tokens` vnodes drawn from the seed's `ring` stream.
-    pub fn ring(&self, seed: u64) -> engine::ring::Ring {
-        let nodes: Vec<engine::ring::NodeSpec> = (0..self.nodes)
-            .map(|id| engine::ring::NodeSpec {
-                id,
-                rack: self.topology.racks.get(id as usize).copied().unwrap_or(0),
-                dc: 0,
-            })
-            .collect();
-        engine::ring::Ring::new(
-            &nodes,
-            self.topology.num_tokens,
-            &mut rng::stream(seed, "ring"),
-        )
-        .expect("the scenario checks nodes and num_tokens")
-    }
-
-    /// Where keys live in a run seeded with `seed`.
-    pub fn placement(&self, seed: u64) -> Placement {
-        Placement::new(&self.ring(seed), &self.replication(), self.shards_per_node)
-    }
-}
-
-/// The commitlog settings of every shard.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CommitlogPlan {
-    /// `commitlog_sync`.
-    pub sync: engine::SyncMode,
-    /// `commitlog_sync_period_in_ms`.
-    pub sync_period: SimDuration,
-    /// `commitlog_segment_size_in_mb`, in bytes.
-    pub segment_bytes: u64,
-    /// `commitlog_total_space_in_mb` per shard, in bytes (None: the shard's
-    /// memory, Scylla's default).
-    pub total_space_per_shard_bytes: Option<u64>,
-}
-
-impl Default for CommitlogPlan {
-    /// scylla.yaml as shipped: periodic every 10 s, 32 MiB segments.
-    fn default() -> CommitlogPlan {
-        CommitlogPlan {
-            sync: engine::SyncMode::Periodic,
-            sync_period: SimDuration::from_secs(10),
-            segment_bytes: 32 * 1024 * 1024,
-            total_space_per_shard_bytes: None,
-        }
-    }
-}
-
-/// `[data]` resolved: a table spread evenly over every shard, laid out as
-/// the table's compaction strategy leaves it once caught up
-/// (`engine::Shard::preload_table`: size-tiered tiers from the shard's
-/// flush size up, or leveled levels of 160 MiB SSTables).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Preload {
-    /// Partitions in the table.
-    pub partitions: u64,
-    /// SSTable bytes per partition.
-    pub row_bytes: u64,
-    /// First key.
-    pub first_key: u64,
-    /// Last key.
-    pub last_key: u64,
-    /// The caches start filled to their steady state (`[data] cache =
-    /// "warm"`), not empty.
-    pub warm_cache: bool,
-    /// Where the table stands in its flush-and-compact cycle at the start.
-    pub start: TableStart,
-    /// Mid-cycle or windowed size-tiered tables: what the run's pilot
-    /// measured to place the merges under way ([`run`] fills it in; `None`
-    /// starts no merge).
-    pub steady: Option<SteadyStart>,
-}
-
-/// Where a preloaded table stands in its flush-and-compact cycle when the
-/// run starts (`[data] state` and `window`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TableStart {
-    /// As compaction leaves it once caught up, memtables empty
-    /// (`state = "compacted"`).
-    Compacted,
-    /// Each shard part-way through its cycle, as long into a write load
-    /// (`state = "steady"`).
-    Steady,
-    /// Each shard at its own point of a measured window of this length
-    /// that began compacted (`window`).
-    Window(SimDuration),
-}
-
-/// How a mid-cycle start places the merges under way at the start
-/// (`engine::MergePhases`), and the rates a window start carries its
-/// shards forward at (`engine::PreloadState::Window`), from a pilot: the
-/// first [`PILOT`] of the same run started compacted, where no compaction
-/// runs, so what it measures (over its second half) is the foreground's
-/// work alone.
-///
-/// A size-tiered tier merges for `duty = W / R` of its cycle, whatever the
-/// tier: `W` is the SSTable bytes a shard's writes bring per second (what
-/// its flushes write), `R` the input bytes a second a merge gets
-/// through on one core in what the foreground leaves of the shard's
-/// cores (`min(1, (1 - foreground) x cores) / compaction_ns_per_byte`;
-/// Scylla's compaction group takes what the others leave; a JVM's
-/// compaction thread runs on a core the requests leave idle). Compaction
-/// I/O is taken as never the bottleneck.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SteadyStart {
-    /// Simulated seconds the pilot ran.
-    pub pilot_seconds: f64,
-    /// The pilot's mean CPU utilisation per shard (per core for a JVM).
-    pub foreground_utilisation: f64,
-    /// SSTable bytes a second per shard the writes bring (what their
-    /// flushes write; the memtable holds them in more memory).
-    pub flushed_bytes_per_s: f64,
-    /// Compaction input bytes a second per shard in the CPU left over.
-    pub compaction_bytes_per_s: f64,
-    /// Fraction of its cycle each tier spends merging.
-    pub merge_duty: f64,
-}
-
-/// The pilot's length ([`SteadyStart`]): the clients at their rates for a
-/// few seconds.
-pub const PILOT: SimDuration = SimDuration::from_secs(5);
-
-/// The least CPU share left to compaction when the pilot's foreground
-/// fills a shard: Scylla's controller keeps the compaction group's shares
-/// above zero whenever there is a backlog.
-const LEAST_SPARE_CPU: f64 = 0.05;
-
-/// The backlog controllers a preset (or the scenario's `[controller]`)
-/// gives each shard; `None` where the version has none (Scylla 2.1).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Controllers {
-    /// Drives the compaction group's shares.
-    pub compaction: Option<engine::controller::BacklogController>,
-    /// Drives the memtable-flush group's shares.
-    pub flush: Option<engine::controller::BacklogController>,
-}
-
-/// Everything a run needs, resolved.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunPlan {
-    /// Scenario name.
-    pub scenario: String,
-    /// Run seed.
-    pub seed: u64,
-    /// Simulated time limit; `None` runs until every load finishes.
-    pub duration: Option<SimDuration>,
-    /// Time-series resolution.
-    pub interval: SimDuration,
-    /// The cluster.
-    pub cluster: ClusterPlan,
-    /// Load phases.
-    pub loads: Vec<LoadPlan>,
-    /// Things the user should know about how the scenario was read (e.g.
-    /// options accepted without effect on the simulation).
-    pub notes: Vec<String>,
-}
-
-/// Progress reported once per interval.
-#[derive(Clone, Debug)]
-pub struct Progress {
-    /// Simulated time now.
-    pub now: SimTime,
-    /// The run's end, if known.
-    pub end: Option<SimTime>,
-    /// Client operations completed so far.
-    pub operations: u64,
-    /// cassandra-stress style lines for this interval (load headers and
-    /// interval lines), to print in order.
-    pub lines: Vec<String>,
-}
-
-/// Whole-run results of one load.
-pub struct LoadOutcome {
-    /// Per op kind of the load, in `LoadPlan::op_kinds` order.
-    pub ops: Vec<OpMetrics>,
-    /// (first issue, last completion), for rates.
-    pub window: (SimTime, SimTime),
-    /// HdrHistogram interval logs per op kind: (interval start, length,
-    /// V2-deflate serialized interval histogram in microseconds).
-    pub intervals: Vec<Vec<SerializedInterval>>,
-}
-
-/// One serialized interval histogram.
-pub struct SerializedInterval {
-    /// Start of the interval.
-    pub start: SimTime,
-    /// Its length.
-    pub length: SimDuration,
-    /// V2-deflate serialized histogram (microseconds).
-    pub histogram: Vec<u8>,
-}
-
-/// What a finished run produced (everything except wall-clock figures is a
-/// pure function of the plan).
-pub struct RunOutcome {
-    /// The plan that ran.
-    pub plan: RunPlan,
-    /// Simulated time at the end.
-    pub end: SimTime,
-    /// Per op type metrics over all loads, in `OpKind` order.
-    pub ops: Vec<OpMetrics>,
-    /// Per op type: (first issue, last completion) times, for rates.
-    pub op_windows: Vec<(SimTime, SimTime)>,
-    /// Per load, in plan order.
-    pub loads: Vec<LoadOutcome>,
-    /// The time series.
-    pub timeseries: TimeSeries,
-    /// Kernel events processed.
-    pub events: u64,
-    /// Wall-clock seconds the run took (not deterministic; perf.json only).
-    pub wall_seconds: f64,
-    /// Data mode: what the clients' read check found.
-    pub consistency: Option<ConsistencyCheck>,
-    /// Each shard at the end (node-major: node 0's shards first): its
-    /// SSTables and its figures.
-    pub shards: Vec<ShardOutcome>,
-    /// Every node's coordinators' latencies over the run, merged.
-    pub server: ServerLatencies,
-    /// Where the simulated shards' CPU tasks and I/Os spent their time,
-    /// summed over them.
-    pub time_spent: TimeSpent,
-}
-
-impl RunOutcome {
-    /// The metrics of one op type over all loads, if any load ran it.
-    pub fn op(&self, kind: OpKind) -> Option<&OpMetrics> {
-        self.ops.iter().find(|ops| ops.kind == kind)
-    }
-}
-
-/// One shard's state at the end of a run.
-#[derive(Clone, Debug)]
-pub struct ShardOutcome {
-    /// The shard's node.
-    pub node: u32,
-    /// SSTables on disk, oldest first.
-    pub sstables: Vec<engine::sstable::SSTable>,
-    /// The engine's figures.
-    pub stats: engine::ShardStats,
-}
-
-/// Data mode's client-side check of what reads return: a read must return
-/// a version at least as new as the newest write acknowledged (to any
-/// client) before the read was issued. Reads that do not are *stale*: what
-/// CL=ONE with lagging replicas, or a missing read repair, looks like.
-#[derive(Clone, Debug, Default)]
-pub struct ConsistencyCheck {
-    /// Newest acknowledged write timestamp per key (looked up by key only;
-    /// never iterated, so its order cannot reach an output).
-    acknowledged: std::collections::HashMap<u64, u64>,
-    /// Reads answered and checked.
-    pub reads_checked: u64,
-    /// Reads that returned an older version than one acknowledged before
-    /// they began.
-    pub stale_reads: u64,
-}
-
-impl ConsistencyCheck {
-    /// The newest version of `key` acknowledged so far (0: none).
-    fn floor(&self, key: u64) -> u64 {
-        self.acknowledged.get(&key).copied().unwrap_or(0)
-    }
-
-    fn write_acknowledged(&mut self, key: u64, timestamp: u64) {
-        let newest = self.acknowledged.entry(key).or_insert(timestamp);
-        *newest = (*newest).max(timestamp);
-    }
-
-    fn read_answered(&mut self, floor: u64, returned: u64) {
-        self.reads_checked += 1;
-        self.stale_reads += u64::from(returned < floor);
-    }
-}
 
 /// How a request ended, as the client sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -714,91 +301,6 @@ impl ShardState {
     }
 }
 
-/// Spans of time (a task's stay on the CPU, an I/O's wait in the scheduler
-/// or on the device) kept as sums of their starts and ends, so that nothing
-/// is stored per span: their total is the sum of the ends less the sum of
-/// the starts, spans still open counted to the time asked.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Spans {
-    /// Spans begun.
-    pub started: u64,
-    /// Spans ended.
-    pub ended: u64,
-    started_ns: u128,
-    ended_ns: u128,
-}
-
-impl Spans {
-    fn start(&mut self, at: SimTime) {
-        self.started += 1;
-        self.started_ns += u128::from(at.as_nanos());
-    }
-
-    fn end(&mut self, at: SimTime) {
-        self.ended += 1;
-        self.ended_ns += u128::from(at.as_nanos());
-    }
-
-    /// The spans' total length in nanoseconds, those still open at `now`
-    /// counted to it.
-    pub fn total_ns(&self, now: SimTime) -> u128 {
-        debug_assert!(self.ended <= self.started);
-        let open = u128::from(self.started - self.ended) * u128::from(now.as_nanos());
-        (self.ended_ns + open).saturating_sub(self.started_ns)
-    }
-
-    fn merge(&mut self, other: &Spans) {
-        self.started += other.started;
-        self.ended += other.ended;
-        self.started_ns += other.started_ns;
-        self.ended_ns += other.ended_ns;
-    }
-}
-
-/// One kind of CPU work: the tasks' stays from hand-over to finish and
-/// their prices; a stay less its price is the task's wait (queued behind
-/// other work, preempted, or stopped by a GC pause).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CpuTally {
-    /// Hand-over to finish.
-    pub on_cpu: Spans,
-    /// The tasks' prices summed, nanoseconds.
-    pub price_ns: u128,
-}
-
-/// One I/O class: waits in the I/O scheduler and times on the device.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IoTally {
-    /// Asked for to dispatched.
-    pub queued: Spans,
-    /// Dispatched to completed.
-    pub device: Spans,
-}
-
-/// Where the work of a run spent its time: per kind of engine CPU work (in
-/// [`engine::CpuWork::index`] order) and per I/O class (in
-/// [`engine::IoClass::ALL`] order).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TimeSpent {
-    /// Per kind of CPU work.
-    pub cpu: [CpuTally; engine::CpuWork::KINDS],
-    /// Per I/O class.
-    pub io: [IoTally; engine::IoClass::ALL.len()],
-}
-
-impl TimeSpent {
-    fn merge(&mut self, other: &TimeSpent) {
-        for (mine, theirs) in self.cpu.iter_mut().zip(&other.cpu) {
-            mine.on_cpu.merge(&theirs.on_cpu);
-            mine.price_ns += theirs.price_ns;
-        }
-        for (mine, theirs) in self.io.iter_mut().zip(&other.io) {
-            mine.queued.merge(&theirs.queued);
-            mine.device.merge(&theirs.device);
-        }
-    }
-}
-
 /// The wake-ups one component (a shard's timers, a JVM's completions) has
 /// in the kernel's queue, which are never cancelled: one that fires early
 /// finds nothing due and arms the next.
@@ -955,6 +457,11 @@ pub fn run(mut plan: RunPlan, progress: &mut dyn FnMut(Progress)) -> RunOutcome 
     let wall_seconds = started.elapsed().as_secs_f64();
     simulation.finish(wall_seconds)
 }
+
+/// The least CPU share left to compaction when the pilot's foreground
+/// fills a shard: Scylla's controller keeps the compaction group's shares
+/// above zero whenever there is a backlog.
+const LEAST_SPARE_CPU: f64 = 0.05;
 
 /// Runs the pilot of a mid-cycle or windowed size-tiered start
 /// ([`SteadyStart`]); `None` for any other start.
@@ -2523,8 +2030,11 @@ pub fn ops_per_second(count: u64, window: (SimTime, SimTime)) -> f64 {
 mod tests {
     use super::*;
     use crate::load::{ColumnPlan, KeyPlan, OpMix, RatePlan};
+    use crate::preset::Preset;
     use crate::report::Summary;
+    use models::cost::CostTable;
     use models::distribution::SizeDistribution;
+    use models::nvme::NvmeProfile;
 
     #[test]
     fn spans_total_their_lengths_and_count_open_ones_to_the_time_asked() {
@@ -2741,7 +2251,10 @@ mod tests {
 mod workload_tests {
     use super::*;
     use crate::load::{ColumnPlan, KeyPlan, OpMix, RatePlan};
+    use crate::preset::Preset;
+    use models::cost::CostTable;
     use models::distribution::{KeyDistribution, SizeDistribution};
+    use models::nvme::NvmeProfile;
 
     /// One node with one shard whose every write costs 1 ms of CPU: it can
     /// serve 1,000 writes/s and no more.

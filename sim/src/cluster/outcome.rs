@@ -1,0 +1,127 @@
+//! What a run reports: progress once per interval, and at the end the
+//! whole run's metrics, per load and per shard, the time series, and data
+//! mode's consistency check.
+
+use units::{SimDuration, SimTime};
+
+use super::{RunPlan, TimeSpent};
+use crate::load::OpKind;
+use crate::metrics::{OpMetrics, ServerLatencies};
+use crate::timeseries::TimeSeries;
+
+/// Progress reported once per interval.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    /// Simulated time now.
+    pub now: SimTime,
+    /// The run's end, if known.
+    pub end: Option<SimTime>,
+    /// Client operations completed so far.
+    pub operations: u64,
+    /// cassandra-stress style lines for this interval (load headers and
+    /// interval lines), to print in order.
+    pub lines: Vec<String>,
+}
+
+/// Whole-run results of one load.
+pub struct LoadOutcome {
+    /// Per op kind of the load, in `LoadPlan::op_kinds` order.
+    pub ops: Vec<OpMetrics>,
+    /// (first issue, last completion), for rates.
+    pub window: (SimTime, SimTime),
+    /// HdrHistogram interval logs per op kind: (interval start, length,
+    /// V2-deflate serialized interval histogram in microseconds).
+    pub intervals: Vec<Vec<SerializedInterval>>,
+}
+
+/// One serialized interval histogram.
+pub struct SerializedInterval {
+    /// Start of the interval.
+    pub start: SimTime,
+    /// Its length.
+    pub length: SimDuration,
+    /// V2-deflate serialized histogram (microseconds).
+    pub histogram: Vec<u8>,
+}
+
+/// What a finished run produced (everything except wall-clock figures is a
+/// pure function of the plan).
+pub struct RunOutcome {
+    /// The plan that ran.
+    pub plan: RunPlan,
+    /// Simulated time at the end.
+    pub end: SimTime,
+    /// Per op type metrics over all loads, in `OpKind` order.
+    pub ops: Vec<OpMetrics>,
+    /// Per op type: (first issue, last completion) times, for rates.
+    pub op_windows: Vec<(SimTime, SimTime)>,
+    /// Per load, in plan order.
+    pub loads: Vec<LoadOutcome>,
+    /// The time series.
+    pub timeseries: TimeSeries,
+    /// Kernel events processed.
+    pub events: u64,
+    /// Wall-clock seconds the run took (not deterministic; perf.json only).
+    pub wall_seconds: f64,
+    /// Data mode: what the clients' read check found.
+    pub consistency: Option<ConsistencyCheck>,
+    /// Each shard at the end (node-major: node 0's shards first): its
+    /// SSTables and its figures.
+    pub shards: Vec<ShardOutcome>,
+    /// Every node's coordinators' latencies over the run, merged.
+    pub server: ServerLatencies,
+    /// Where the simulated shards' CPU tasks and I/Os spent their time,
+    /// summed over them.
+    pub time_spent: TimeSpent,
+}
+
+impl RunOutcome {
+    /// The metrics of one op type over all loads, if any load ran it.
+    pub fn op(&self, kind: OpKind) -> Option<&OpMetrics> {
+        self.ops.iter().find(|ops| ops.kind == kind)
+    }
+}
+
+/// One shard's state at the end of a run.
+#[derive(Clone, Debug)]
+pub struct ShardOutcome {
+    /// The shard's node.
+    pub node: u32,
+    /// SSTables on disk, oldest first.
+    pub sstables: Vec<engine::sstable::SSTable>,
+    /// The engine's figures.
+    pub stats: engine::ShardStats,
+}
+
+/// Data mode's client-side check of what reads return: a read must return
+/// a version at least as new as the newest write acknowledged (to any
+/// client) before the read was issued. Reads that do not are *stale*: what
+/// CL=ONE with lagging replicas, or a missing read repair, looks like.
+#[derive(Clone, Debug, Default)]
+pub struct ConsistencyCheck {
+    /// Newest acknowledged write timestamp per key (looked up by key only;
+    /// never iterated, so its order cannot reach an output).
+    acknowledged: std::collections::HashMap<u64, u64>,
+    /// Reads answered and checked.
+    pub reads_checked: u64,
+    /// Reads that returned an older version than one acknowledged before
+    /// they began.
+    pub stale_reads: u64,
+}
+
+impl ConsistencyCheck {
+    /// The newest version of `key` acknowledged so far (0: none).
+    pub(super) fn floor(&self, key: u64) -> u64 {
+        self.acknowledged.get(&key).copied().unwrap_or(0)
+    }
+
+    pub(super) fn write_acknowledged(&mut self, key: u64, timestamp: u64) {
+        let newest = self.acknowledged.entry(key).or_insert(timestamp);
+        *newest = (*newest).max(timestamp);
+    }
+
+    pub(super) fn read_answered(&mut self, floor: u64, returned: u64) {
+        self.reads_checked += 1;
+        self.stale_reads += u64::from(returned < floor);
+    }
+}
