@@ -19,7 +19,11 @@
 //!   acknowledged (a blocking read repair).
 //! - *Timeouts*: an operation still open at its deadline (write 2 s, read
 //!   5 s: `write_request_timeout_in_ms`, `read_request_timeout_in_ms`)
-//!   answers the client with a timeout.
+//!   answers the client with a timeout. The coordinator keeps the
+//!   deadlines ([`Coordinator::arm_deadline`], [`Coordinator::expire`]) in
+//!   one queue per timeout, each sorted since every operation of a kind
+//!   waits as long, and the spent ones go from the fronts as operations
+//!   close, so the next deadline is always a front.
 //!
 //! This module decides; the shard sends the messages and runs the CPU work.
 //! - *Speculative retry* ([`Coordinator::speculate`], policy and delay in
@@ -31,6 +35,8 @@
 //! Left out: heat-weighted replica choice, LOCAL_* across several
 //! datacenters (every node is in one DC here), background repair of
 //! mismatches found after the answer.
+
+use std::collections::VecDeque;
 
 use slab::Slab;
 use units::SimTime;
@@ -214,9 +220,129 @@ pub struct Coordinator {
     pub speculative_retries: u64,
     /// Coordinator read latency, for the speculative-retry percentile.
     pub read_latency: LatencyEstimate,
+    /// Deadlines of open writes and reads, in order: (deadline, id).
+    write_deadlines: VecDeque<(SimTime, u64)>,
+    read_deadlines: VecDeque<(SimTime, u64)>,
+    /// Reads to speculate on, by when, in order: (when, id).
+    speculations: VecDeque<(SimTime, u64)>,
+}
+
+/// Which of an operation's deadlines: each kind has its own timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeadlineKind {
+    /// `write_request_timeout_in_ms`.
+    Write,
+    /// `read_request_timeout_in_ms`.
+    Read,
 }
 
 impl Coordinator {
+    /// Times operation `id` out at `at`, which must not be before the
+    /// deadline last armed for its kind (every operation of a kind waits
+    /// the same timeout, from a later start).
+    pub fn arm_deadline(&mut self, kind: DeadlineKind, at: SimTime, id: u64) {
+        let queue = match kind {
+            DeadlineKind::Write => &mut self.write_deadlines,
+            DeadlineKind::Read => &mut self.read_deadlines,
+        };
+        debug_assert!(queue.back().is_none_or(|&(last, _)| last <= at));
+        queue.push_back((at, id));
+    }
+
+    /// Has read `id` speculate at `at`, or, in time order, when the read
+    /// armed last does if that is later: the delay changes at most once a
+    /// second, and a shorter one waits for the reads queued before it (by
+    /// at most the change).
+    pub fn arm_speculation(&mut self, at: SimTime, id: u64) {
+        let at = self
+            .speculations
+            .back()
+            .map_or(at, |&(last, _)| last.max(at));
+        self.speculations.push_back((at, id));
+    }
+
+    /// Closes every operation whose deadline is at or before `now`, writes
+    /// first, and hands each one still open's client request to
+    /// `timed_out` (to answer with a timeout).
+    pub fn expire(&mut self, now: SimTime, mut timed_out: impl FnMut(RequestId)) {
+        for kind in [DeadlineKind::Write, DeadlineKind::Read] {
+            loop {
+                let queue = match kind {
+                    DeadlineKind::Write => &mut self.write_deadlines,
+                    DeadlineKind::Read => &mut self.read_deadlines,
+                };
+                let Some(&(at, id)) = queue.front() else {
+                    break;
+                };
+                if at > now {
+                    break;
+                }
+                queue.pop_front();
+                if let Some(client) = self.timed_out(id) {
+                    timed_out(client);
+                }
+            }
+        }
+    }
+
+    /// The next read due to speculate at or before `now` that still may:
+    /// its id, the spare replica to ask and whether for a digest. Reads
+    /// answered meanwhile are passed over.
+    pub fn next_speculation(&mut self, now: SimTime) -> Option<(u64, ShardAddress, bool)> {
+        while let Some(&(at, id)) = self.speculations.front() {
+            if at > now {
+                return None;
+            }
+            self.speculations.pop_front();
+            if let Some((replica, digest)) = self.speculate(id) {
+                return Some((id, replica, digest));
+            }
+        }
+        None
+    }
+
+    /// Drops deadlines and speculations of operations already closed (or
+    /// answered) from the queues' fronts, so the next deadline is that of
+    /// an operation still waiting.
+    pub fn prune(&mut self) {
+        for kind in [DeadlineKind::Write, DeadlineKind::Read] {
+            loop {
+                let queue = match kind {
+                    DeadlineKind::Write => &mut self.write_deadlines,
+                    DeadlineKind::Read => &mut self.read_deadlines,
+                };
+                let Some(&(_, id)) = queue.front() else {
+                    break;
+                };
+                if self.is_open(id) {
+                    break;
+                }
+                match kind {
+                    DeadlineKind::Write => self.write_deadlines.pop_front(),
+                    DeadlineKind::Read => self.read_deadlines.pop_front(),
+                };
+            }
+        }
+        while let Some(&(_, id)) = self.speculations.front() {
+            if self.may_speculate(id) {
+                break;
+            }
+            self.speculations.pop_front();
+        }
+    }
+
+    /// The earliest deadline or speculation armed.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        [
+            &self.write_deadlines,
+            &self.read_deadlines,
+            &self.speculations,
+        ]
+        .into_iter()
+        .filter_map(|queue| queue.front().map(|&(at, _)| at))
+        .min()
+    }
+
     fn insert(&mut self, op: Op) -> u64 {
         // 31 bits: an id never has `messaging::RELAYED` set.
         self.generation = self.generation.wrapping_add(1) & 0x7FFF_FFFF;
@@ -543,6 +669,59 @@ mod tests {
         assert_eq!(ConsistencyLevel::One.block_for(3), 1);
         assert_eq!(ConsistencyLevel::All.block_for(3), 3);
         assert_eq!(ConsistencyLevel::LocalQuorum.block_for(2), 2);
+    }
+
+    #[test]
+    fn deadlines_time_out_what_is_still_open_and_closed_operations_leave_the_queues() {
+        let at = |ms: u64| SimTime::from_nanos(ms * 1_000_000);
+        let mut coordinator = Coordinator::default();
+        let (done, slow) = (
+            coordinator.open_write(RequestId(1), 1, 1),
+            coordinator.open_write(RequestId(2), 1, 1),
+        );
+        coordinator.arm_deadline(DeadlineKind::Write, at(2_000), done);
+        coordinator.arm_deadline(DeadlineKind::Write, at(2_010), slow);
+        assert_eq!(coordinator.next_deadline(), Some(at(2_000)));
+        assert_eq!(
+            coordinator.write_acked(NOW, done),
+            Next::Written(RequestId(1))
+        );
+        coordinator.prune();
+        assert_eq!(
+            coordinator.next_deadline(),
+            Some(at(2_010)),
+            "the closed one left"
+        );
+        let mut timed_out = Vec::new();
+        coordinator.expire(at(2_009), |client| timed_out.push(client));
+        assert!(timed_out.is_empty(), "not yet");
+        coordinator.expire(at(2_010), |client| timed_out.push(client));
+        assert_eq!(timed_out, [RequestId(2)]);
+        assert_eq!(coordinator.open_operations(), 0);
+        assert_eq!(coordinator.next_deadline(), None);
+    }
+
+    #[test]
+    fn speculations_keep_time_order_and_pass_over_answered_reads() {
+        let at = |ms: u64| SimTime::from_nanos(ms * 1_000_000);
+        let replica = |node| ShardAddress { node, shard: 0 };
+        let mut coordinator = Coordinator::default();
+        let contacted = [replica(0), replica(1)];
+        let first = coordinator.open_read(NOW, RequestId(1), 7, &contacted, 2, Some(replica(2)));
+        let second = coordinator.open_read(NOW, RequestId(2), 8, &contacted, 2, Some(replica(2)));
+        coordinator.arm_speculation(at(5), first);
+        // A shorter delay armed later waits for the read queued before it.
+        coordinator.arm_speculation(at(3), second);
+        assert_eq!(coordinator.next_deadline(), Some(at(5)));
+        assert_eq!(coordinator.next_speculation(at(4)), None);
+        let (id, spare, _) = coordinator.next_speculation(at(5)).expect("first is due");
+        assert_eq!((id, spare), (first, replica(2)));
+        let (id, _, _) = coordinator
+            .next_speculation(at(5))
+            .expect("second, in order");
+        assert_eq!(id, second);
+        assert_eq!(coordinator.next_speculation(at(5)), None);
+        assert_eq!(coordinator.speculative_retries, 2);
     }
 
     #[test]

@@ -51,7 +51,9 @@ use crate::compaction::job::{ChunkRead, CompactionJob};
 use crate::compaction::{lcs, stcs, CompactionStrategy, LcsState, RateLimiter, TableBacklog};
 use crate::config::ShardConfig;
 use crate::controller::{self, BacklogController};
-use crate::coordinator::{digest_of, Coordinator, Next, ReadResult, RowVersion, MAX_REPLICAS};
+use crate::coordinator::{
+    digest_of, Coordinator, DeadlineKind, Next, ReadResult, RowVersion, MAX_REPLICAS,
+};
 use crate::flush::{FlushJob, FlushStep};
 use crate::heat::{self, HeardRates};
 use crate::memtable::Memtable;
@@ -383,12 +385,6 @@ pub struct Shard {
     /// (the driver asks after every input; the deadline queues' fronts are
     /// warm then, and cold by the time it asks).
     next_timeout: Option<SimTime>,
-    /// Deadlines of coordinated operations, in order (one queue per
-    /// timeout, so each stays sorted): (deadline, operation id).
-    write_deadlines: VecDeque<(SimTime, u64)>,
-    read_deadlines: VecDeque<(SimTime, u64)>,
-    /// Reads to speculate on, by when (speculative retry).
-    speculations: VecDeque<(SimTime, u64)>,
     /// The row cache, if the shard has one.
     row_cache: Option<RowCache>,
     /// Cassandra's OS page cache, built at the first read that needs it.
@@ -495,9 +491,6 @@ impl Shard {
             population: read::Population::default(),
             coordinator: Coordinator::default(),
             next_timeout: None,
-            write_deadlines: VecDeque::new(),
-            read_deadlines: VecDeque::new(),
-            speculations: VecDeque::new(),
             row_cache,
             page_cache: None,
             draws,
@@ -1230,8 +1223,11 @@ impl Shard {
                 let id = self
                     .coordinator
                     .open_write(request.id, count as u32, block_for);
-                self.write_deadlines
-                    .push_back((deadline(now, self.config.write_timeout), id));
+                self.coordinator.arm_deadline(
+                    DeadlineKind::Write,
+                    deadline(now, self.config.write_timeout),
+                    id,
+                );
                 for &replica in replicas.iter() {
                     self.send_write(now, replica, id, key, value_bytes, timestamp);
                 }
@@ -1255,8 +1251,11 @@ impl Shard {
                     block_for,
                     spare,
                 );
-                self.read_deadlines
-                    .push_back((deadline(now, self.config.read_timeout), id));
+                self.coordinator.arm_deadline(
+                    DeadlineKind::Read,
+                    deadline(now, self.config.read_timeout),
+                    id,
+                );
                 if spare.is_some() {
                     if let Some(delay) = self.coordinator.read_latency.delay(
                         now,
@@ -1264,14 +1263,7 @@ impl Shard {
                         self.config.read_timeout,
                         self.config.speculation_resolution,
                     ) {
-                        // In time order: the delay changes at most once a
-                        // second, and a shorter one waits for the reads
-                        // queued before it (by at most the change).
-                        let at = self
-                            .speculations
-                            .back()
-                            .map_or(now + delay, |&(last, _)| last.max(now + delay));
-                        self.speculations.push_back((at, id));
+                        self.coordinator.arm_speculation(now + delay, id);
                     }
                 }
                 for (position, &replica) in replicas[..contacted].iter().enumerate() {
@@ -1416,27 +1408,6 @@ impl Shard {
                     );
                 }
             }
-        }
-    }
-
-    /// Drops deadlines of operations already closed from the queues' fronts,
-    /// so the shard's timer follows the oldest open operation.
-    fn prune_deadlines(&mut self) {
-        for queue in [&mut self.write_deadlines, &mut self.read_deadlines] {
-            while let Some(&(_, id)) = queue.front() {
-                if self.coordinator.is_open(id) {
-                    break;
-                }
-                queue.pop_front();
-            }
-        }
-        // Reads answered already will not speculate: their entries go, so
-        // the shard wakes only for reads still waiting.
-        while let Some(&(_, id)) = self.speculations.front() {
-            if self.coordinator.may_speculate(id) {
-                break;
-            }
-            self.speculations.pop_front();
         }
     }
 
@@ -1662,7 +1633,7 @@ impl Shard {
                 self.advance_flush(now);
             }
         }
-        self.prune_deadlines();
+        self.coordinator.prune();
         self.input_done(now);
     }
 
@@ -1833,39 +1804,21 @@ impl Shard {
 
     /// Timers due at or before `now` fire.
     pub fn handle_timeout(&mut self, now: SimTime) {
-        for reads in [false, true] {
-            loop {
-                let queue = if reads {
-                    &mut self.read_deadlines
-                } else {
-                    &mut self.write_deadlines
-                };
-                let Some(&(at, id)) = queue.front() else {
-                    break;
-                };
-                if at > now {
-                    break;
-                }
-                queue.pop_front();
-                if let Some(client) = self.coordinator.timed_out(id) {
-                    self.actions.push_back(Action::Reply(ClientReply {
-                        id: client,
-                        status: ReplyStatus::Timeout,
-                    }));
-                }
-            }
+        let actions = &mut self.actions;
+        self.coordinator.expire(now, |client| {
+            actions.push_back(Action::Reply(ClientReply {
+                id: client,
+                status: ReplyStatus::Timeout,
+            }))
+        });
+        while let Some((id, replica, digest)) = self.coordinator.next_speculation(now) {
+            let key = self.coordinator.read_key(id).expect("an open read");
+            self.send_read(now, replica, id, key, digest);
         }
-        while let Some(&(at, id)) = self.speculations.front() {
-            if at > now {
-                break;
-            }
-            self.speculations.pop_front();
-            if let Some((replica, digest)) = self.coordinator.speculate(id) {
-                let key = self.coordinator.read_key(id).expect("an open read");
-                self.send_read(now, replica, id, key, digest);
-            }
-        }
-        self.prune_deadlines();
+        // Reads answered already will not speculate and closed operations
+        // will not time out: their entries go, so the shard wakes only for
+        // operations still waiting.
+        self.coordinator.prune();
         while let Some(kind) = self.timers.take_expired(now) {
             match kind {
                 TimerKind::CompactionController => {
@@ -1924,11 +1877,9 @@ impl Shard {
 
     /// The earliest of the timers, request deadlines and speculations.
     fn earliest_deadline(&self) -> Option<SimTime> {
-        let front = |queue: &VecDeque<(SimTime, u64)>| queue.front().map(|&(at, _)| at);
-        let requests = earlier(front(&self.write_deadlines), front(&self.read_deadlines));
         earlier(
-            earlier(self.timers.next_deadline(), requests),
-            front(&self.speculations),
+            self.timers.next_deadline(),
+            self.coordinator.next_deadline(),
         )
     }
 
