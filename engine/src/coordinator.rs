@@ -241,12 +241,17 @@ impl Coordinator {
     /// deadline last armed for its kind (every operation of a kind waits
     /// the same timeout, from a later start).
     pub fn arm_deadline(&mut self, kind: DeadlineKind, at: SimTime, id: u64) {
-        let queue = match kind {
-            DeadlineKind::Write => &mut self.write_deadlines,
-            DeadlineKind::Read => &mut self.read_deadlines,
-        };
+        let queue = self.deadlines(kind);
         debug_assert!(queue.back().is_none_or(|&(last, _)| last <= at));
         queue.push_back((at, id));
+    }
+
+    /// The deadline queue of `kind`.
+    fn deadlines(&mut self, kind: DeadlineKind) -> &mut VecDeque<(SimTime, u64)> {
+        match kind {
+            DeadlineKind::Write => &mut self.write_deadlines,
+            DeadlineKind::Read => &mut self.read_deadlines,
+        }
     }
 
     /// Has read `id` speculate at `at`, or, in time order, when the read
@@ -266,18 +271,11 @@ impl Coordinator {
     /// `timed_out` (to answer with a timeout).
     pub fn expire(&mut self, now: SimTime, mut timed_out: impl FnMut(RequestId)) {
         for kind in [DeadlineKind::Write, DeadlineKind::Read] {
-            loop {
-                let queue = match kind {
-                    DeadlineKind::Write => &mut self.write_deadlines,
-                    DeadlineKind::Read => &mut self.read_deadlines,
-                };
-                let Some(&(at, id)) = queue.front() else {
-                    break;
-                };
+            while let Some(&(at, id)) = self.deadlines(kind).front() {
                 if at > now {
                     break;
                 }
-                queue.pop_front();
+                self.deadlines(kind).pop_front();
                 if let Some(client) = self.timed_out(id) {
                     timed_out(client);
                 }
@@ -306,21 +304,11 @@ impl Coordinator {
     /// an operation still waiting.
     pub fn prune(&mut self) {
         for kind in [DeadlineKind::Write, DeadlineKind::Read] {
-            loop {
-                let queue = match kind {
-                    DeadlineKind::Write => &mut self.write_deadlines,
-                    DeadlineKind::Read => &mut self.read_deadlines,
-                };
-                let Some(&(_, id)) = queue.front() else {
-                    break;
-                };
+            while let Some(&(_, id)) = self.deadlines(kind).front() {
                 if self.is_open(id) {
                     break;
                 }
-                match kind {
-                    DeadlineKind::Write => self.write_deadlines.pop_front(),
-                    DeadlineKind::Read => self.read_deadlines.pop_front(),
-                };
+                self.deadlines(kind).pop_front();
             }
         }
         while let Some(&(_, id)) = self.speculations.front() {
