@@ -1,0 +1,474 @@
+//! The shard as coordinator and as replica on the wire: sending, relaying
+//! requests between a node's shards, taking messages in, sending a client
+//! request to its replicas and acting on what they answer
+//! ([`crate::coordinator`] decides what to do next).
+
+use super::{deadline, unit, Origin, Request, Shard, TaskPurpose};
+use crate::action::{
+    Action, ClientReply, ClientRequest, CpuTask, CpuWork, Message, Operation, ReplyStatus,
+    SchedulingGroup, TaskId,
+};
+use crate::coordinator::{digest_of, DeadlineKind, Next, ReadResult, MAX_REPLICAS};
+use crate::heat;
+use crate::messaging::RELAYED;
+use crate::placement::{key_token, ShardAddress};
+use rand_core::Rng;
+use units::SimTime;
+
+impl Shard {
+    /// Sends `message` to shard `to`: on this node straight to it (a
+    /// cross-shard hop), to another node on a connection, landing on the
+    /// shard [`crate::messaging`] draws there (a read's answer is the RPC's
+    /// response and goes back on the asking shard's own connection).
+    pub(super) fn send(&mut self, to: ShardAddress, message: Message) {
+        let to = if to.node == self.config.address.node
+            || matches!(message, Message::ReadResponse { .. })
+            || !self.config.landing.spreads()
+        {
+            to
+        } else {
+            self.config.landing.shard(to, self.draws.landing.next_u64())
+        };
+        self.actions.push_back(Action::Send { to, message });
+    }
+
+    /// This node's replica shard of `key`.
+    pub(super) fn local_owner(&self, key: u64) -> ShardAddress {
+        ShardAddress {
+            node: self.config.address.node,
+            shard: self.config.placement.shard_of(key_token(key)),
+        }
+    }
+
+    /// A request for `key` that landed here from another node while
+    /// another shard of this node owns the key: passes it to the owner
+    /// under a relay id; `true` if it did.
+    pub(super) fn relay_request(&mut self, from: ShardAddress, message: Message) -> bool {
+        let (id, key) = match message {
+            Message::WriteRequest { id, key, .. } | Message::ReadRequest { id, key, .. } => {
+                (id, key)
+            }
+            _ => return false,
+        };
+        let owner = self.local_owner(key);
+        if owner == self.config.address {
+            return false;
+        }
+        debug_assert_ne!(from.node, self.config.address.node, "relayed twice");
+        let relay = RELAYED | self.relays.insert((from, id)) as u64;
+        self.send(owner, message.with_id(relay));
+        true
+    }
+
+    /// An owner's answer to a request this shard relayed: on to whoever
+    /// asked, under their id.
+    pub(super) fn relay_answer(&mut self, relay: u64, message: Message) {
+        let (asker, id) = self
+            .relays
+            .try_remove((relay & !RELAYED) as usize)
+            .expect("an answer to a relayed request this shard holds");
+        let message = match message.with_id(id) {
+            Message::WriteResponse { .. } => Message::WriteResponse {
+                id,
+                shard: asker.shard,
+            },
+            answer @ Message::ReadResponse { .. } => answer,
+            _ => unreachable!("only answers are relayed back"),
+        };
+        self.send(asker, message);
+    }
+
+    /// A received message's handler.
+    pub(super) fn receive(&mut self, now: SimTime, from: ShardAddress, message: Message) {
+        if self.relay_request(from, message) {
+            return;
+        }
+        match message {
+            Message::WriteRequest {
+                id,
+                key,
+                value_bytes,
+                timestamp,
+            } => {
+                let origin = Origin::Peer {
+                    from,
+                    id,
+                    digest: false,
+                };
+                self.execute(
+                    now,
+                    Request {
+                        origin,
+                        operation: Operation::Write {
+                            key,
+                            value_bytes,
+                            timestamp,
+                        },
+                    },
+                );
+            }
+            Message::ReadRequest { id, key, digest } => {
+                let origin = Origin::Peer { from, id, digest };
+                self.execute(
+                    now,
+                    Request {
+                        origin,
+                        operation: Operation::Read { key },
+                    },
+                );
+            }
+            Message::WriteResponse { id, .. } | Message::ReadResponse { id, .. }
+                if id & RELAYED != 0 =>
+            {
+                self.relay_answer(id, message)
+            }
+            Message::WriteResponse { id, shard } if shard != self.config.address.shard => {
+                // Landed on a connection's shard of the coordinator's node.
+                let coordinator = ShardAddress {
+                    node: self.config.address.node,
+                    shard,
+                };
+                self.send(coordinator, Message::WriteResponse { id, shard });
+            }
+            Message::WriteResponse { id, .. } => {
+                let next = self.coordinator.write_acked(now, id);
+                self.act(now, id, next);
+            }
+            Message::ReadResponse {
+                id,
+                data,
+                digest,
+                cache_hit_rate,
+            } => {
+                if cache_hit_rate != u16::MAX {
+                    self.heard_rates
+                        .heard(from.node, f64::from(cache_hit_rate) / 10_000.0, now);
+                }
+                self.read_response(now, id, from, data, digest)
+            }
+        }
+    }
+
+    /// A replica's read answer reaches the coordinator: a data answer that
+    /// is compared with digests is hashed first.
+    pub(super) fn read_response(
+        &mut self,
+        now: SimTime,
+        id: u64,
+        from: ShardAddress,
+        data: Option<ReadResult>,
+        digest: u64,
+    ) {
+        if let Some(result) = data {
+            if self.config.replication_factor > 1 {
+                let bytes = result.map_or(0, |version| version.value_bytes);
+                let task = TaskId(self.tasks.insert(TaskPurpose::DigestForCoordinator {
+                    id,
+                    from,
+                    result,
+                    digest,
+                }) as u64);
+                self.actions.push_back(Action::RunCpu(CpuTask {
+                    id: task,
+                    group: SchedulingGroup::Statement,
+                    work: CpuWork::Digest { bytes },
+                }));
+                return;
+            }
+        }
+        let next = self.coordinator.read_answered(now, id, from, data, digest);
+        self.act(now, id, next);
+    }
+
+    /// Sends a coordinated request to its replicas.
+    pub(super) fn coordinate(&mut self, now: SimTime, request: ClientRequest) {
+        let mut replicas = [self.config.address; MAX_REPLICAS];
+        let key = match request.operation {
+            Operation::Write { key, .. } | Operation::Read { key } => key,
+        };
+        let count = self.config.placement.replicas(key, &mut replicas);
+        let replicas = &mut replicas[..count];
+        let block_for = request
+            .consistency
+            .block_for(count as u32)
+            .clamp(1, count as u32);
+        match request.operation {
+            Operation::Write {
+                key,
+                value_bytes,
+                timestamp,
+            } => {
+                let id = self
+                    .coordinator
+                    .open_write(request.id, count as u32, block_for);
+                self.coordinator.arm_deadline(
+                    DeadlineKind::Write,
+                    deadline(now, self.config.write_timeout),
+                    id,
+                );
+                for &replica in replicas.iter() {
+                    self.send_write(now, replica, id, key, value_bytes, timestamp);
+                }
+            }
+            Operation::Read { key } => {
+                // The coordinator's own copy first (the snitch's closest).
+                if let Some(position) = replicas.iter().position(|r| *r == self.config.address) {
+                    replicas[..=position].rotate_right(1);
+                }
+                let all = unit(&mut self.draws.read_repair) < self.config.read_repair_chance;
+                let contacted = if all { count } else { block_for as usize };
+                if !all && self.config.heat_weighted_balancing {
+                    self.order_by_heat(now, replicas, block_for as usize);
+                }
+                let spare = replicas.get(contacted).copied();
+                let id = self.coordinator.open_read(
+                    now,
+                    request.id,
+                    key,
+                    &replicas[..contacted],
+                    block_for,
+                    spare,
+                );
+                self.coordinator.arm_deadline(
+                    DeadlineKind::Read,
+                    deadline(now, self.config.read_timeout),
+                    id,
+                );
+                if spare.is_some() {
+                    if let Some(delay) = self.coordinator.read_latency.delay(
+                        now,
+                        self.config.speculative_retry,
+                        self.config.read_timeout,
+                        self.config.speculation_resolution,
+                    ) {
+                        self.coordinator.arm_speculation(now + delay, id);
+                    }
+                }
+                for (position, &replica) in replicas[..contacted].iter().enumerate() {
+                    self.send_read(now, replica, id, key, position > 0);
+                }
+            }
+        }
+    }
+
+    /// Heat-weighted balancing (`heat`): puts `k` replicas drawn by their
+    /// cache temperature first (this shard's own first among them), when
+    /// every replica's rate is known and they differ enough.
+    pub(super) fn order_by_heat(&mut self, now: SimTime, replicas: &mut [ShardAddress], k: usize) {
+        let count = replicas.len();
+        let mut nodes = [0u32; MAX_REPLICAS];
+        for (node, replica) in nodes.iter_mut().zip(replicas.iter()) {
+            *node = replica.node;
+        }
+        if let Some(own) = self.node_hit_rate {
+            self.heard_rates.heard(self.config.address.node, own, now);
+        }
+        let mut rates = [0.0; MAX_REPLICAS];
+        if !self
+            .heard_rates
+            .rates_of(&nodes[..count], now, &mut rates[..count])
+            || heat::too_close_to_balance(&rates[..count])
+        {
+            return;
+        }
+        let mut shares = [0.0; MAX_REPLICAS];
+        heat::desired_shares(&rates[..count], k, &mut shares[..count]);
+        let mut picked = [0usize; MAX_REPLICAS];
+        let draw = unit(&mut self.draws.heat);
+        let picked_count = heat::systematic_sample(&shares[..count], k, draw, &mut picked);
+        let original: [ShardAddress; MAX_REPLICAS] = {
+            let mut copy = [self.config.address; MAX_REPLICAS];
+            copy[..count].copy_from_slice(replicas);
+            copy
+        };
+        let mut position = 0;
+        // The picked ones first, this shard's own replica leading; then the
+        // rest in their order (the first of them is the spare).
+        let own = picked[..picked_count]
+            .iter()
+            .position(|&index| original[index] == self.config.address);
+        if let Some(own) = own {
+            picked[..=own].rotate_right(1);
+        }
+        for &index in &picked[..picked_count] {
+            replicas[position] = original[index];
+            position += 1;
+        }
+        for (index, replica) in original[..count].iter().enumerate() {
+            if !picked[..picked_count].contains(&index) {
+                replicas[position] = *replica;
+                position += 1;
+            }
+        }
+        self.heat_balanced_reads += 1;
+    }
+
+    pub(super) fn send_write(
+        &mut self,
+        now: SimTime,
+        replica: ShardAddress,
+        id: u64,
+        key: u64,
+        value_bytes: u32,
+        timestamp: u64,
+    ) {
+        if replica == self.config.address {
+            let origin = Origin::Local { id, digest: false };
+            let operation = Operation::Write {
+                key,
+                value_bytes,
+                timestamp,
+            };
+            self.execute(now, Request { origin, operation });
+        } else {
+            let message = Message::WriteRequest {
+                id,
+                key,
+                value_bytes,
+                timestamp,
+            };
+            self.send(replica, message);
+        }
+    }
+
+    pub(super) fn send_read(
+        &mut self,
+        now: SimTime,
+        replica: ShardAddress,
+        id: u64,
+        key: u64,
+        digest: bool,
+    ) {
+        if replica == self.config.address {
+            let origin = Origin::Local { id, digest };
+            let operation = Operation::Read { key };
+            self.execute(now, Request { origin, operation });
+        } else {
+            let message = Message::ReadRequest { id, key, digest };
+            self.send(replica, message);
+        }
+    }
+
+    /// Carries out what the coordinator decided for operation `id`.
+    pub(super) fn act(&mut self, now: SimTime, id: u64, next: Next) {
+        match next {
+            Next::Wait => {}
+            Next::Written(client) => self.actions.push_back(Action::Reply(ClientReply {
+                id: client,
+                status: ReplyStatus::Written,
+            })),
+            Next::Read(client, result) => self.actions.push_back(Action::Reply(ClientReply {
+                id: client,
+                status: match result {
+                    Some(version) => ReplyStatus::Found {
+                        value_bytes: version.value_bytes,
+                        timestamp: version.timestamp,
+                    },
+                    None => ReplyStatus::NotFound,
+                },
+            })),
+            Next::FetchFullData {
+                key,
+                replicas,
+                count,
+            } => {
+                for &replica in &replicas[..usize::from(count)] {
+                    self.send_read(now, replica, id, key, false);
+                }
+            }
+            Next::Repair {
+                key,
+                version,
+                replicas,
+                count,
+            } => {
+                for &replica in &replicas[..usize::from(count)] {
+                    self.send_write(
+                        now,
+                        replica,
+                        id,
+                        key,
+                        version.value_bytes,
+                        version.timestamp,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Answers whoever asked for a write: the client, or the coordinator.
+    pub(super) fn respond_written(&mut self, now: SimTime, origin: Origin) {
+        match origin {
+            Origin::Client(id) => self.actions.push_back(Action::Reply(ClientReply {
+                id,
+                status: ReplyStatus::Written,
+            })),
+            Origin::Peer { from, id, .. } => self.send(
+                from,
+                Message::WriteResponse {
+                    id,
+                    shard: from.shard,
+                },
+            ),
+            Origin::Local { id, .. } => {
+                let next = self.coordinator.write_acked(now, id);
+                self.act(now, id, next);
+            }
+        }
+    }
+
+    /// Answers whoever asked for a read: the client, or the coordinator (a
+    /// digest request's result is hashed first).
+    pub(super) fn respond_read(&mut self, now: SimTime, origin: Origin, result: ReadResult) {
+        if origin.wants_digest() {
+            let bytes = result.map_or(0, |version| version.value_bytes);
+            let task = TaskId(
+                self.tasks
+                    .insert(TaskPurpose::DigestForReplica { origin, result })
+                    as u64,
+            );
+            self.actions.push_back(Action::RunCpu(CpuTask {
+                id: task,
+                group: SchedulingGroup::Query,
+                work: CpuWork::Digest { bytes },
+            }));
+            return;
+        }
+        self.send_read_result(now, origin, result);
+    }
+
+    pub(super) fn send_read_result(&mut self, now: SimTime, origin: Origin, result: ReadResult) {
+        let digest = digest_of(result);
+        let data = (!origin.wants_digest()).then_some(result);
+        match origin {
+            Origin::Client(id) => self.actions.push_back(Action::Reply(ClientReply {
+                id,
+                status: match result {
+                    Some(version) => ReplyStatus::Found {
+                        value_bytes: version.value_bytes,
+                        timestamp: version.timestamp,
+                    },
+                    None => ReplyStatus::NotFound,
+                },
+            })),
+            Origin::Peer { from, id, .. } => {
+                let cache_hit_rate = self
+                    .node_hit_rate
+                    .map_or(u16::MAX, |rate| (rate * 10_000.0).round() as u16);
+                self.send(
+                    from,
+                    Message::ReadResponse {
+                        id,
+                        data,
+                        digest,
+                        cache_hit_rate,
+                    },
+                )
+            }
+            Origin::Local { id, .. } => {
+                let from = self.config.address;
+                self.read_response(now, id, from, data, digest);
+            }
+        }
+    }
+}

@@ -1,0 +1,1044 @@
+//! A shard: the write path's mechanisms tied into one sans-IO state machine.
+//!
+//! API in four kinds, as quinn-proto's `Connection`:
+//! - getters: [`Shard::stats`], [`Shard::config`], [`Shard::sstables`];
+//! - inputs: [`Shard::handle_client_request`], [`Shard::handle_io_done`],
+//!   [`Shard::handle_cpu_done`], [`Shard::handle_timeout`];
+//! - outputs: [`Shard::poll_action`] (drain until `None` after every input)
+//!   and [`Shard::poll_timeout`] (the next time `handle_timeout` is due).
+//!
+//! The write path, as Scylla runs it in periodic commitlog mode:
+//! 1. a write arrives; if dirty memory is over its limits it waits (write
+//!    throttling), otherwise a CPU task in the statement group runs it;
+//! 2. its commitlog entry goes into the buffer (or waits for buffer space);
+//! 3. the row goes into the active memtable and the client gets its reply;
+//! 4. when virtual dirty memory reaches the soft limit, or the commitlog is
+//!    over its space, the active memtable is sealed and flushed to an SSTable
+//!    (one flush at a time); when the flush completes its memory is freed,
+//!    commitlog segments it covered are released, and waiting writes resume.
+//!
+//! Coordination (see [`crate::coordinator`]): a client request for a key
+//! this shard is not the only replica of costs a coordination task, then
+//! goes to every replica (writes) or to `block_for` of them, the closest
+//! for data and the others for digests (reads; all replicas with the
+//! read-repair chance); this shard answers the client at the consistency
+//! level, repairs replicas whose digests disagree, and answers with a
+//! timeout when replicas stay silent past the request timeout.
+//!
+//! Messaging (see [`crate::messaging`]): a message to another node lands on
+//! a connection's shard there; a request for a key another shard of the node
+//! owns is relayed to the owner (a cross-shard hop each way), and a write's
+//! acknowledgement that lands off its coordinator hops to it.
+//!
+//! The read path (see [`crate::read`] for what is decided how): a CPU task
+//! in the statement group, a memtable lookup, then for every SSTable whose
+//! bloom filter passes an index read followed by a data read, all SSTables in
+//! parallel; the reply carries the row if any source had it.
+//!
+//! Where each part lives: this file holds the state, the inputs and outputs
+//! and what a finished task or I/O leads to; `coordination.rs` the
+//! coordinator's and replica's messages; `read_path.rs` and `write_path.rs`
+//! (with flushing) the two paths; `compaction.rs` the compaction manager and
+//! the backlog controllers; `preload.rs` volume mode's starting data. Each is
+//! an `impl Shard` block over the same state.
+
+use std::collections::VecDeque;
+
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use slab::Slab;
+use units::{SimDuration, SimTime};
+
+use crate::action::{
+    Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,
+    Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
+};
+use crate::commitlog::{BufferWrite, Commitlog};
+use crate::compaction::job::{ChunkRead, CompactionJob};
+use crate::compaction::{LcsState, RateLimiter, TableBacklog};
+use crate::config::ShardConfig;
+use crate::controller::{self, BacklogController};
+use crate::coordinator::{Coordinator, ReadResult};
+use crate::flush::FlushJob;
+use crate::heat::HeardRates;
+use crate::memtable::Memtable;
+use crate::page_cache::PageCache;
+use crate::placement::ShardAddress;
+use crate::read;
+use crate::row_cache::RowCache;
+use crate::sstable::SSTable;
+use crate::timer::{earlier, TimerKind, TimerTable};
+
+/// The SSTables whose bloom filters pass for a read's key: a bit per
+/// position in `Shard::sstables`, good while the list is as it was
+/// (`epoch` equals `Shard::sstables_epoch`). A read costs its CPU by the
+/// SSTables it will look in and then looks in them; working the filters
+/// out once instead of twice saved a few percent of the 40-node benchmark.
+#[derive(Clone, Copy, Debug)]
+struct BloomPasses {
+    epoch: u64,
+    mask: u64,
+}
+
+/// Why a CPU task was started.
+#[derive(Clone, Copy, Debug)]
+enum TaskPurpose {
+    Write(Request),
+    /// A read, whether the row cache holds its row, and the SSTables whose
+    /// bloom filters passed when it was planned.
+    Read(Request, bool, Option<BloomPasses>),
+    /// Coordinate a client request: send it to its replicas.
+    Coordinate(ClientRequest),
+    /// A replica hashes its read result for a digest request.
+    DigestForReplica {
+        origin: Origin,
+        result: ReadResult,
+    },
+    /// The coordinator hashes a data response to compare with digests.
+    DigestForCoordinator {
+        id: u64,
+        from: ShardAddress,
+        result: ReadResult,
+        digest: u64,
+    },
+    FlushSerialize {
+        bytes: u64,
+    },
+    /// A message from a peer, taken off the connection.
+    Receive {
+        from: ShardAddress,
+        message: Message,
+    },
+    /// An index page of read `read` is parsed: on to its data.
+    IndexParsed {
+        read: u32,
+        row_bytes: u64,
+        version: ReadResult,
+        generation: u64,
+    },
+    /// A row of read `read` is decoded.
+    DataParsed {
+        read: u32,
+        version: ReadResult,
+    },
+    CompactionMerge {
+        job: u32,
+        input_bytes: u64,
+        output_bytes: u64,
+    },
+}
+
+/// Why an I/O was submitted.
+#[derive(Clone, Copy, Debug)]
+enum IoPurpose {
+    CommitlogWrite {
+        write: BufferWrite,
+    },
+    FlushWrite {
+        bytes: u64,
+    },
+    /// An index page for read `read`; the row that follows is `row_bytes` on
+    /// disk and holds `value_bytes` if the SSTable has the key.
+    ReadIndex {
+        read: u32,
+        row_bytes: u64,
+        /// What the SSTable returns for the key (`None`: a false positive).
+        version: ReadResult,
+        /// The SSTable's generation (names its pages in the page cache).
+        generation: u64,
+    },
+    /// The data of a row (or a bloom-filter false positive's empty page).
+    ReadData {
+        read: u32,
+        row_bytes: u64,
+        version: ReadResult,
+    },
+    /// A chunk of compaction input.
+    CompactionRead {
+        job: u32,
+        input_bytes: u64,
+        output_bytes: u64,
+    },
+    /// A chunk of compaction output.
+    CompactionWrite {
+        job: u32,
+        output_bytes: u64,
+    },
+}
+
+/// Who asked for an operation, and so who gets the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    /// A client connected to this shard (the single-replica fast path: this
+    /// shard is the only replica and answers the client itself).
+    Client(RequestId),
+    /// A coordinator shard, with its id for the request; `digest`: it wants
+    /// only the digest of a read.
+    Peer {
+        from: ShardAddress,
+        id: u64,
+        digest: bool,
+    },
+    /// This shard's own coordinator (the coordinator is also a replica).
+    Local { id: u64, digest: bool },
+}
+
+impl Origin {
+    fn wants_digest(self) -> bool {
+        matches!(
+            self,
+            Origin::Peer { digest: true, .. } | Origin::Local { digest: true, .. }
+        )
+    }
+}
+
+/// An operation this shard executes as a replica.
+#[derive(Clone, Copy, Debug)]
+struct Request {
+    origin: Origin,
+    operation: Operation,
+}
+
+/// A read waiting for its SSTable I/O.
+#[derive(Clone, Copy, Debug)]
+struct PendingRead {
+    request: Request,
+    ios_outstanding: u32,
+    /// The newest version found so far.
+    found: ReadResult,
+}
+
+/// Point-in-time figures of a shard, for time series and checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShardStats {
+    /// Memory of the active and flushing memtables.
+    pub memtable_bytes: u64,
+    /// Real dirty memory.
+    pub dirty_bytes: u64,
+    /// Virtual dirty memory (real minus what the running flush has written).
+    pub virtual_dirty_bytes: u64,
+    /// SSTables on disk.
+    pub sstable_count: u64,
+    /// Bytes in SSTables on disk.
+    pub sstable_bytes: u64,
+    /// Flushes completed since start.
+    pub flushes_completed: u64,
+    /// Commitlog segments on disk.
+    pub commitlog_segments: u64,
+    /// Writes waiting on dirty-memory limits right now.
+    pub writes_throttled: u64,
+    /// Writes waiting on commitlog buffers right now.
+    pub writes_waiting_commitlog: u64,
+    /// Writes acknowledged since start.
+    pub writes_completed: u64,
+    /// SSTable bytes those writes will flush (rows with their on-disk
+    /// overhead; their memtable memory is larger).
+    pub flushed_bytes_written: u64,
+    /// Reads answered since start.
+    pub reads_completed: u64,
+    /// Compactions running.
+    pub active_compactions: u64,
+    /// Compactions completed since start.
+    pub compactions_completed: u64,
+    /// Compaction input bytes merged since start.
+    pub bytes_compacted: u64,
+    /// The compaction controller's input: backlog bytes / shard memory.
+    pub compaction_backlog: f64,
+    /// CPU shares last given to the compaction group (0 without a controller).
+    pub compaction_shares: f64,
+    /// CPU shares last given to the memtable-flush group (0 without a controller).
+    pub flush_shares: f64,
+    /// Coordinated reads whose digests disagreed (blocking read repair).
+    pub digest_mismatches: u64,
+    /// Rows written back to replicas by blocking read repair.
+    pub read_repairs: u64,
+    /// Extra read requests sent by speculative retry.
+    pub speculative_retries: u64,
+    /// Reads the row cache answered, since start.
+    pub cache_hits: u64,
+    /// Reads the row cache did not hold, since start.
+    pub cache_misses: u64,
+    /// Bytes the row cache holds.
+    pub cache_bytes: u64,
+    /// Coordinated reads whose targets heat-weighted balancing chose.
+    pub heat_balanced_reads: u64,
+}
+
+/// Where a preloaded table stands in the cycle its writes drive
+/// ([`Shard::preload_table`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PreloadState {
+    /// As compaction leaves it once caught up, memtables empty: a table
+    /// just populated and left to compact.
+    Compacted,
+    /// Part-way through the flush-and-compact cycle: a table long into a
+    /// write load.
+    MidCycle {
+        /// Position in `[0, 1)` in the cycle of the SSTables flushes write
+        /// until they compact.
+        tiers: f64,
+        /// Fill of the active memtable in `[0, 1)`, of the flush threshold.
+        memtable: f64,
+        /// Where the size-tiered tiers above those two stand in their
+        /// merge cycles.
+        merges: MergePhases,
+    },
+    /// Part-way through a window of writes that began compacted: the
+    /// size-tiered tiers below the top at `tiers` of their cycle and the
+    /// memtable at `memtable` when the window began, carried forward
+    /// `elapsed_s` seconds at the window's write and merge rates
+    /// ([`crate::compaction::stcs::window_sizes`], [`crate::compaction::stcs::forward`]): the flushes of that
+    /// stretch, and the merges they set off, finished or part-way. A
+    /// published run measured over a window after its compactions caught
+    /// up is a cluster whose shards stand at points of that window.
+    Window {
+        /// Position in `[0, 1)` of the cycle of the tiers below the top
+        /// (how many SSTables each holds) when the window began.
+        tiers: f64,
+        /// Fill of the memtable in `[0, 1)` when the window began.
+        memtable: f64,
+        /// Seconds of the window behind this shard.
+        elapsed_s: f64,
+        /// SSTable bytes the writes bring a second (what flushes write).
+        write_bytes_per_s: f64,
+        /// Input bytes a second the shard's merges get through together.
+        merge_bytes_per_s: f64,
+    },
+}
+
+/// Tiers above the two lowest that [`MergePhases`] places.
+pub const MERGE_TIERS: usize = 16;
+
+/// Where each size-tiered tier above the two lowest stands in its merge
+/// cycle, for a table long into a write load ([`Shard::preload_table`]).
+///
+/// Tier `j` (SSTables of `flush x base^(j+2)` bytes) merges once every
+/// `base^(j+3)` flushes, and the merge reads `base^(j+3)` flushes' worth of
+/// input; at a compaction rate of `R` input bytes a second and flushes of
+/// `F` bytes every `T` seconds, it runs for `(F / T) / R` of its cycle,
+/// whatever the tier. That fraction is `duty`. A tier whose phase is below
+/// `duty` starts the run merging, `phase / duty` of the way through.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MergePhases {
+    /// Fraction of its cycle a tier spends merging, in `[0, 1]` (0: no
+    /// tier is merging).
+    pub duty: f64,
+    /// Per tier, smallest first: its position in its cycle, in `[0, 1)`.
+    pub phases: [f64; MERGE_TIERS],
+}
+
+impl MergePhases {
+    /// No tier merging.
+    pub const IDLE: MergePhases = MergePhases {
+        duty: 0.0,
+        phases: [0.0; MERGE_TIERS],
+    };
+}
+
+/// One shard of a node: Scylla runs one per core, each owning a slice of the
+/// node's memory and of the token range, sharing the node's disk and NIC.
+pub struct Shard {
+    config: ShardConfig,
+    active: Memtable,
+    /// Sealed memtables waiting for the flush permit, oldest first.
+    sealed: VecDeque<Memtable>,
+    flushing: Option<FlushJob>,
+    sstables: Vec<SSTable>,
+    /// Changes whenever `sstables` does ([`BloomPasses`]).
+    sstables_epoch: u64,
+    commitlog: Commitlog,
+    tasks: Slab<TaskPurpose>,
+    ios: Slab<IoPurpose>,
+    /// Requests this shard took off a connection for a key another shard
+    /// of the node owns and passed to it (`messaging`): who asked and under
+    /// which id, by the relay id (`RELAYED` | slot) the owner answers to.
+    relays: Slab<(ShardAddress, u64)>,
+    reads: Slab<PendingRead>,
+    /// A read's SSTable lookups while it is being sent to the disk, kept
+    /// between reads so a read allocates nothing.
+    lookups: Vec<IoPurpose>,
+    /// Volume mode: the keys the shard's writes and preload gave it, which
+    /// decide what its reads return (replicas with the same writes agree).
+    population: read::Population,
+    compactions: Slab<CompactionJob>,
+    /// The table's backlog tracker (its strategy's).
+    backlog: TableBacklog,
+    /// Leveled compaction's memory between picks.
+    lcs_state: LcsState,
+    /// `compaction_throughput_mb_per_sec`'s token bucket, if set.
+    compaction_limiter: Option<RateLimiter>,
+    /// Compaction reads waiting for the limiter, in grant order: (when
+    /// granted, job, chunk).
+    throttled_compaction_reads: VecDeque<(SimTime, u32, ChunkRead)>,
+    compactions_completed: u64,
+    bytes_compacted: u64,
+    compaction_shares: f64,
+    flush_shares: f64,
+    throttled: VecDeque<Request>,
+    /// Since when writes have been waiting, if they are.
+    throttled_since: Option<SimTime>,
+    /// Time writes waited, over the closed waiting periods.
+    throttled_total: SimDuration,
+    waiting_for_commitlog: VecDeque<Request>,
+    /// Batch mode: writes in the commitlog waiting for their buffer to be on
+    /// disk before they apply, in log order: (end position, segment, write).
+    awaiting_durability: VecDeque<(u64, u64, Request)>,
+    /// Client requests this shard coordinates.
+    coordinator: Coordinator,
+    /// [`Shard::poll_timeout`]'s answer, worked out as each input ends
+    /// (the driver asks after every input; the deadline queues' fronts are
+    /// warm then, and cold by the time it asks).
+    next_timeout: Option<SimTime>,
+    /// The row cache, if the shard has one.
+    row_cache: Option<RowCache>,
+    /// Cassandra's OS page cache, built at the first read that needs it.
+    page_cache: Option<PageCache>,
+    /// Its pseudo-random streams.
+    draws: Draws,
+    /// Row cache lookups (hits, lookups) since the node level last took
+    /// them ([`Shard::take_cache_lookups`]).
+    cache_lookups: (u64, u64),
+    /// The node's published cache hit rate, as the node level last set it
+    /// (`None` until then).
+    node_hit_rate: Option<f64>,
+    /// Coordinated reads whose targets heat-weighted balancing chose.
+    heat_balanced_reads: u64,
+    /// The hit rates other replicas published, for heat-weighted balancing.
+    heard_rates: HeardRates,
+    actions: VecDeque<Action>,
+    timers: TimerTable,
+    next_memtable_id: u64,
+    next_sstable_generation: u64,
+    flushes_completed: u64,
+    writes_completed: u64,
+    flushed_bytes_written: u64,
+    reads_completed: u64,
+    /// Memory of sealed (waiting) memtables.
+    sealed_memory_bytes: u64,
+}
+
+impl Shard {
+    /// A shard with no data, whose timers start at `now`.
+    pub fn new(config: ShardConfig, now: SimTime) -> Shard {
+        let draws = Draws::new(&config.seeds);
+        config
+            .validate()
+            .unwrap_or_else(|reason| panic!("invalid shard configuration: {reason}"));
+        let commitlog = Commitlog::new(
+            config.commitlog_sync,
+            config.commitlog_buffer_bytes,
+            config.commitlog_segment_bytes,
+            config.commitlog_max_active_writes,
+            config.commitlog_total_space_bytes,
+        );
+        let mut timers = TimerTable::default();
+        timers.set(TimerKind::CommitlogSync, now + config.commitlog_sync_period);
+        // Controllers: a static one sets its shares once; a curve ticks.
+        let mut actions = VecDeque::new();
+        for (controller, timer, group) in [
+            (
+                &config.compaction_controller,
+                TimerKind::CompactionController,
+                SchedulingGroup::Compaction,
+            ),
+            (
+                &config.flush_controller,
+                TimerKind::FlushController,
+                SchedulingGroup::Memtable,
+            ),
+        ] {
+            match controller {
+                Some(BacklogController::Static(shares)) => {
+                    actions.push_back(Action::SetShares {
+                        group,
+                        shares: *shares,
+                    });
+                }
+                Some(BacklogController::Curve { tick, .. }) => timers.set(timer, now + *tick),
+                None => {}
+            }
+        }
+        let active = new_memtable(0, config.data_mode);
+        let row_cache = config.row_cache.as_ref().map(|setup| {
+            let mut cache_config = setup.config;
+            if setup.takes_free_memory {
+                cache_config.capacity_bytes = config.memory_bytes;
+            }
+            match (&setup.popularity, config.data_mode) {
+                (Some(curve), false) => RowCache::volume(
+                    cache_config,
+                    curve,
+                    (setup.key_rows * config.key_ownership_fraction).max(1.0),
+                    setup.mean_row_bytes,
+                )
+                .unwrap_or_else(|reason| panic!("invalid row cache: {reason}")),
+                _ => RowCache::data(cache_config),
+            }
+        });
+        let backlog = TableBacklog::new(&config.compaction);
+        let compaction_limiter = config
+            .compaction_throughput_bytes_per_sec
+            .map(|rate| RateLimiter::new(rate, now));
+        let mut shard = Shard {
+            config,
+            active,
+            sealed: VecDeque::new(),
+            flushing: None,
+            sstables: Vec::new(),
+            sstables_epoch: 0,
+            commitlog,
+            tasks: Slab::new(),
+            relays: Slab::new(),
+            ios: Slab::new(),
+            reads: Slab::new(),
+            lookups: Vec::new(),
+            population: read::Population::default(),
+            coordinator: Coordinator::default(),
+            next_timeout: None,
+            row_cache,
+            page_cache: None,
+            draws,
+            cache_lookups: (0, 0),
+            node_hit_rate: None,
+            heat_balanced_reads: 0,
+            heard_rates: HeardRates::default(),
+            compactions: Slab::new(),
+            backlog,
+            lcs_state: LcsState::new(),
+            compaction_limiter,
+            throttled_compaction_reads: VecDeque::new(),
+            compactions_completed: 0,
+            bytes_compacted: 0,
+            compaction_shares: 0.0,
+            flush_shares: 0.0,
+            throttled: VecDeque::new(),
+            throttled_since: None,
+            throttled_total: SimDuration::ZERO,
+            waiting_for_commitlog: VecDeque::new(),
+            awaiting_durability: VecDeque::new(),
+            actions,
+            timers,
+            next_memtable_id: 1,
+            next_sstable_generation: 1,
+            flushes_completed: 0,
+            writes_completed: 0,
+            flushed_bytes_written: 0,
+            reads_completed: 0,
+            sealed_memory_bytes: 0,
+        };
+        shard.next_timeout = shard.earliest_deadline();
+        shard
+    }
+
+    /// The shard's configuration.
+    pub fn config(&self) -> &ShardConfig {
+        &self.config
+    }
+
+    /// SSTables on disk, oldest first.
+    pub fn sstables(&self) -> &[SSTable] {
+        &self.sstables
+    }
+
+    /// Row cache lookups since the last call: (hits, lookups). The node
+    /// level sums its shards' into the node's published hit rate
+    /// ([`crate::heat::HitRateTracker`]).
+    pub fn take_cache_lookups(&mut self) -> (u64, u64) {
+        std::mem::take(&mut self.cache_lookups)
+    }
+
+    /// The node's published cache hit rate, which this shard's read
+    /// responses carry and its coordinator uses for its own node
+    /// (heat-weighted balancing).
+    pub fn set_node_hit_rate(&mut self, rate: f64) {
+        debug_assert!((0.0..=1.0).contains(&rate), "hit rate {rate}");
+        self.node_hit_rate = Some(rate);
+    }
+
+    /// Current figures.
+    pub fn stats(&self) -> ShardStats {
+        ShardStats {
+            memtable_bytes: self.dirty_bytes(),
+            dirty_bytes: self.dirty_bytes(),
+            virtual_dirty_bytes: self.virtual_dirty_bytes(),
+            sstable_count: self.sstables.len() as u64,
+            sstable_bytes: self.sstables.iter().map(|s| s.data_bytes).sum(),
+            flushes_completed: self.flushes_completed,
+            commitlog_segments: self.commitlog.live_segments(),
+            writes_throttled: self.throttled.len() as u64,
+            writes_waiting_commitlog: self.waiting_for_commitlog.len() as u64,
+            writes_completed: self.writes_completed,
+            flushed_bytes_written: self.flushed_bytes_written,
+            reads_completed: self.reads_completed,
+            active_compactions: self.compactions.len() as u64,
+            compactions_completed: self.compactions_completed,
+            bytes_compacted: self.bytes_compacted,
+            compaction_backlog: self.compaction_backlog(),
+            compaction_shares: self.compaction_shares,
+            flush_shares: self.flush_shares,
+            digest_mismatches: self.coordinator.digest_mismatches,
+            read_repairs: self.coordinator.read_repairs,
+            speculative_retries: self.coordinator.speculative_retries,
+            cache_hits: self
+                .row_cache
+                .as_ref()
+                .map_or(0, |cache| cache.stats().hits),
+            cache_misses: self
+                .row_cache
+                .as_ref()
+                .map_or(0, |cache| cache.stats().misses),
+            cache_bytes: self.row_cache.as_ref().map_or(0, RowCache::used_bytes),
+            heat_balanced_reads: self.heat_balanced_reads,
+        }
+    }
+
+    /// A client request arrives. If this shard is the key's only replica it
+    /// runs it and answers; otherwise it coordinates: it sends the request
+    /// to the replicas (running it itself if it is one) and answers once the
+    /// consistency level is met.
+    pub fn handle_client_request(&mut self, now: SimTime, request: ClientRequest) {
+        let key = match request.operation {
+            Operation::Write { key, .. } | Operation::Read { key } => key,
+        };
+        let rf = self.config.replication_factor;
+        if rf == 1 && self.config.placement.owner(key) == self.config.address {
+            let origin = Origin::Client(request.id);
+            self.execute(
+                now,
+                Request {
+                    origin,
+                    operation: request.operation,
+                },
+            );
+        } else {
+            let task = TaskId(self.tasks.insert(TaskPurpose::Coordinate(request)) as u64);
+            self.actions.push_back(Action::RunCpu(CpuTask {
+                id: task,
+                group: SchedulingGroup::Statement,
+                work: CpuWork::Coordinate,
+            }));
+        }
+        self.input_done(now);
+    }
+
+    /// A message from another shard arrives: from another node, the RPC
+    /// layer takes it off the connection; from this node, the cross-shard
+    /// queue hands it over (a task on this shard's CPU either way), then its
+    /// handler runs.
+    pub fn handle_message(&mut self, now: SimTime, from: ShardAddress, message: Message) {
+        let task = TaskId(self.tasks.insert(TaskPurpose::Receive { from, message }) as u64);
+        let work = if from.node == self.config.address.node {
+            CpuWork::CrossShardMessage
+        } else {
+            CpuWork::ReceiveMessage {
+                bytes: message.wire_bytes(),
+            }
+        };
+        self.actions.push_back(Action::RunCpu(CpuTask {
+            id: task,
+            group: SchedulingGroup::Statement,
+            work,
+        }));
+        self.input_done(now);
+    }
+
+    /// Runs an operation on this shard's data, as its replica.
+    fn execute(&mut self, now: SimTime, request: Request) {
+        let _ = now;
+        match request.operation {
+            Operation::Write { .. } => {
+                // Keep arrival order: once anything waits, newcomers wait behind it.
+                if !self.throttled.is_empty() || self.over_dirty_limits() {
+                    self.throttled_since.get_or_insert(now);
+                    self.throttled.push_back(request);
+                } else {
+                    self.start_write(request);
+                }
+            }
+            Operation::Read { key } => {
+                let cached = self.row_cache_lookup(key);
+                let ownership = self.config.key_ownership_fraction;
+                let passes = |sstable: &SSTable| read::bloom_filter_passes(sstable, key, ownership);
+                let (sstables, bloom) = if self.sstables.len() <= 64 {
+                    let mask = self
+                        .sstables
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, sstable)| passes(sstable))
+                        .fold(0u64, |mask, (position, _)| mask | 1 << position);
+                    let bloom = BloomPasses {
+                        epoch: self.sstables_epoch,
+                        mask,
+                    };
+                    (mask.count_ones() as usize, Some(bloom))
+                } else {
+                    (self.sstables.iter().filter(|s| passes(s)).count(), None)
+                };
+                // A row-cache hit reads no SSTable.
+                let sstables = if cached { 0 } else { sstables };
+                let task =
+                    TaskId(self.tasks.insert(TaskPurpose::Read(request, cached, bloom)) as u64);
+                self.actions.push_back(Action::RunCpu(CpuTask {
+                    id: task,
+                    group: SchedulingGroup::Query,
+                    work: CpuWork::ReadRequest {
+                        sstables: sstables as u32,
+                    },
+                }));
+            }
+        }
+        self.check_invariants(now);
+    }
+
+    /// A CPU task finished.
+    pub fn handle_cpu_done(&mut self, now: SimTime, task: TaskId) {
+        let purpose = self.tasks.try_remove(task.0 as usize).unwrap_or_else(|| {
+            panic!("CPU completion for unknown task {task:?}");
+        });
+        match purpose {
+            TaskPurpose::Write(request) => {
+                if self.waiting_for_commitlog.is_empty() {
+                    self.append_and_apply(now, request);
+                } else {
+                    self.waiting_for_commitlog.push_back(request);
+                }
+            }
+            TaskPurpose::Read(request, cached, bloom) => {
+                self.execute_read(now, request, cached, bloom)
+            }
+            TaskPurpose::Coordinate(request) => self.coordinate(now, request),
+            TaskPurpose::Receive { from, message } => self.receive(now, from, message),
+            TaskPurpose::IndexParsed {
+                read,
+                row_bytes,
+                version,
+                generation,
+            } => {
+                let bytes = read::data_read_bytes(row_bytes, self.config.compression_chunk_bytes);
+                if self.page_cache_hit(read, generation, bytes) {
+                    self.parse_data(read, row_bytes, version);
+                } else {
+                    self.submit_io(
+                        IoKind::Read,
+                        bytes,
+                        IoClass::Query,
+                        IoPurpose::ReadData {
+                            read,
+                            row_bytes,
+                            version,
+                        },
+                    );
+                }
+            }
+            TaskPurpose::DataParsed { read, version } => self.read_data_done(now, read, version),
+            TaskPurpose::DigestForReplica { origin, result } => {
+                self.send_read_result(now, origin, result);
+            }
+            TaskPurpose::DigestForCoordinator {
+                id,
+                from,
+                result,
+                digest,
+            } => {
+                let next = self
+                    .coordinator
+                    .read_answered(now, id, from, Some(result), digest);
+                self.act(now, id, next);
+            }
+            TaskPurpose::CompactionMerge {
+                job,
+                input_bytes,
+                output_bytes,
+            } => {
+                self.bytes_compacted += input_bytes;
+                if output_bytes > 0 {
+                    let (total_bytes, rows) = self.compactions[job as usize].output_shape();
+                    let disk_bytes =
+                        self.config
+                            .sstable_format
+                            .write_bytes(output_bytes, total_bytes, rows);
+                    self.submit_io(
+                        IoKind::Write,
+                        disk_bytes,
+                        IoClass::Compaction,
+                        IoPurpose::CompactionWrite { job, output_bytes },
+                    );
+                } else {
+                    self.compaction_chunk_written(now, job, 0);
+                }
+            }
+            TaskPurpose::FlushSerialize { bytes } => {
+                let job = self
+                    .flushing
+                    .as_mut()
+                    .expect("flush serialization without a flush");
+                job.serialized(bytes);
+                let memtable = job.memtable();
+                let disk_bytes = self.config.sstable_format.write_bytes(
+                    bytes,
+                    memtable.sstable_bytes,
+                    memtable.rows,
+                );
+                self.submit_io(
+                    IoKind::Write,
+                    disk_bytes,
+                    IoClass::MemtableFlush,
+                    IoPurpose::FlushWrite { bytes },
+                );
+                self.advance_flush(now);
+            }
+        }
+        self.coordinator.prune();
+        self.input_done(now);
+    }
+
+    /// An I/O finished.
+    pub fn handle_io_done(&mut self, now: SimTime, io: IoId) {
+        let purpose = self.ios.try_remove(io.0 as usize).unwrap_or_else(|| {
+            panic!("I/O completion for unknown I/O {io:?}");
+        });
+        match purpose {
+            IoPurpose::CommitlogWrite { write } => {
+                self.commitlog.write_done(write);
+                let durable = self.commitlog.durable_position();
+                while self
+                    .awaiting_durability
+                    .front()
+                    .is_some_and(|(end, _, _)| *end <= durable)
+                {
+                    let (_, segment, request) =
+                        self.awaiting_durability.pop_front().expect("checked");
+                    self.apply_write(now, segment, request);
+                }
+                self.submit_commitlog_writes();
+                self.resume_commitlog_waiters(now);
+            }
+            IoPurpose::FlushWrite { bytes } => {
+                self.flushing
+                    .as_mut()
+                    .expect("flush write without a flush")
+                    .written(bytes);
+                self.advance_flush(now);
+                self.resume_throttled(now);
+            }
+            IoPurpose::ReadIndex {
+                read,
+                row_bytes,
+                version,
+                generation,
+            } => {
+                let task = TaskId(self.tasks.insert(TaskPurpose::IndexParsed {
+                    read,
+                    row_bytes,
+                    version,
+                    generation,
+                }) as u64);
+                self.actions.push_back(Action::RunCpu(CpuTask {
+                    id: task,
+                    group: SchedulingGroup::Query,
+                    work: CpuWork::IndexParse {
+                        bytes: self.config.sstable_format.index_parsed_bytes(row_bytes),
+                    },
+                }));
+            }
+            IoPurpose::CompactionRead {
+                job,
+                input_bytes,
+                output_bytes,
+            } => {
+                self.compactions[job as usize].chunk_read(input_bytes);
+                let task = TaskId(self.tasks.insert(TaskPurpose::CompactionMerge {
+                    job,
+                    input_bytes,
+                    output_bytes,
+                }) as u64);
+                self.actions.push_back(Action::RunCpu(CpuTask {
+                    id: task,
+                    group: SchedulingGroup::Compaction,
+                    work: CpuWork::CompactionMerge { bytes: input_bytes },
+                }));
+            }
+            IoPurpose::CompactionWrite { job, output_bytes } => {
+                self.compaction_chunk_written(now, job, output_bytes);
+            }
+            IoPurpose::ReadData {
+                read,
+                row_bytes,
+                version,
+            } => self.parse_data(read, row_bytes, version),
+        }
+        self.input_done(now);
+    }
+
+    /// Timers due at or before `now` fire.
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        let actions = &mut self.actions;
+        self.coordinator.expire(now, |client| {
+            actions.push_back(Action::Reply(ClientReply {
+                id: client,
+                status: ReplyStatus::Timeout,
+            }))
+        });
+        while let Some((id, replica, digest)) = self.coordinator.next_speculation(now) {
+            let key = self.coordinator.read_key(id).expect("an open read");
+            self.send_read(now, replica, id, key, digest);
+        }
+        // Reads answered already will not speculate and closed operations
+        // will not time out: their entries go, so the shard wakes only for
+        // operations still waiting.
+        self.coordinator.prune();
+        while let Some(kind) = self.timers.take_expired(now) {
+            match kind {
+                TimerKind::CompactionController => {
+                    let input = self.compaction_backlog();
+                    self.adjust_controller(
+                        now,
+                        TimerKind::CompactionController,
+                        SchedulingGroup::Compaction,
+                        input,
+                    );
+                }
+                TimerKind::FlushController => {
+                    let input = controller::flush_input(
+                        self.virtual_dirty_bytes(),
+                        self.config.throttle_bytes(),
+                    );
+                    self.adjust_controller(
+                        now,
+                        TimerKind::FlushController,
+                        SchedulingGroup::Memtable,
+                        input,
+                    );
+                }
+                TimerKind::CompactionThrottle => self.release_throttled_compaction_reads(now),
+                TimerKind::CommitlogSync => {
+                    self.commitlog.sync();
+                    self.submit_commitlog_writes();
+                    self.timers.set(
+                        TimerKind::CommitlogSync,
+                        now + self.config.commitlog_sync_period,
+                    );
+                }
+            }
+        }
+        self.input_done(now);
+    }
+
+    /// The next action for the driver, in the order they were produced.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// When [`Shard::handle_timeout`] should next be called.
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        self.next_timeout
+    }
+
+    /// Ends an input: works out the next timeout and checks invariants.
+    fn input_done(&mut self, now: SimTime) {
+        self.next_timeout = self.earliest_deadline();
+        self.check_invariants(now);
+    }
+
+    /// The earliest of the timers, request deadlines and speculations.
+    fn earliest_deadline(&self) -> Option<SimTime> {
+        earlier(
+            self.timers.next_deadline(),
+            self.coordinator.next_deadline(),
+        )
+    }
+
+    fn submit_io(&mut self, kind: IoKind, bytes: u64, class: IoClass, purpose: IoPurpose) {
+        let id = IoId(self.ios.insert(purpose) as u64);
+        self.actions.push_back(Action::SubmitIo(IoRequest {
+            id,
+            kind,
+            bytes,
+            class,
+        }));
+    }
+
+    fn check_invariants(&self, now: SimTime) {
+        if cfg!(debug_assertions) {
+            self.commitlog.check_invariants();
+            assert!(self.virtual_dirty_bytes() <= self.dirty_bytes());
+            if let Some(deadline) = self.poll_timeout() {
+                assert!(
+                    deadline > now,
+                    "a due timer was not handled: {deadline} <= {now}"
+                );
+            }
+            assert!(
+                self.flushing.is_some() || self.sealed.is_empty(),
+                "a sealed memtable waits while no flush runs"
+            );
+            let sealed: u64 = self.sealed.iter().map(|m| m.memory_bytes).sum();
+            assert_eq!(sealed, self.sealed_memory_bytes);
+        }
+    }
+}
+
+/// A shard's pseudo-random streams, one per purpose, seeded by the driver
+/// ([`crate::config::ShardSeeds`]).
+struct Draws {
+    landing: Pcg64Mcg,
+    read_repair: Pcg64Mcg,
+    heat: Pcg64Mcg,
+    row_cache: Pcg64Mcg,
+    page_cache: Pcg64Mcg,
+}
+
+impl Draws {
+    fn new(seeds: &crate::config::ShardSeeds) -> Draws {
+        Draws {
+            landing: Pcg64Mcg::seed_from_u64(seeds.landing),
+            read_repair: Pcg64Mcg::seed_from_u64(seeds.read_repair),
+            heat: Pcg64Mcg::seed_from_u64(seeds.heat),
+            row_cache: Pcg64Mcg::seed_from_u64(seeds.row_cache),
+            page_cache: Pcg64Mcg::seed_from_u64(seeds.page_cache),
+        }
+    }
+}
+
+/// A uniform draw in [0, 1) from `stream` (53 bits).
+fn unit(stream: &mut Pcg64Mcg) -> f64 {
+    (stream.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// An empty memtable, keeping its rows in data mode.
+fn new_memtable(id: u64, data_mode: bool) -> Memtable {
+    if data_mode {
+        Memtable::with_cells(id)
+    } else {
+        Memtable::new(id)
+    }
+}
+
+/// A coordinator deadline `timeout` after `now`, rounded up to Seastar's
+/// low-resolution clock (10 ms), so deadlines of operations opened close
+/// together share one timer.
+fn deadline(now: SimTime, timeout: SimDuration) -> SimTime {
+    const TICK: u64 = 10_000_000;
+    let at = (now + timeout).as_nanos();
+    SimTime::from_nanos(at.div_ceil(TICK) * TICK)
+}
+
+/// Serialized size of a write mutation: key (8 bytes as c-s seeds it) plus
+/// column values plus a small frame.
+fn mutation_bytes(value_bytes: u32) -> u64 {
+    8 + u64::from(value_bytes) + 24
+}
+
+mod compaction;
+mod coordination;
+mod preload;
+mod read_path;
+mod write_path;
+
+#[cfg(test)]
+mod compaction_tests;
+#[cfg(test)]
+mod coordinator_tests;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,238 @@
+//! The read path: the row cache, memtable and SSTable lookups (index then
+//! data, through Cassandra's page cache where there is one) and the reply.
+
+use super::{unit, BloomPasses, IoPurpose, PendingRead, Request, Shard, TaskPurpose};
+use crate::action::{
+    Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup, TaskId,
+};
+use crate::coordinator::ReadResult;
+use crate::flush::FlushJob;
+use crate::page_cache::PageCache;
+use crate::row_cache::RowCache;
+use crate::{page_cache, read, row_cache};
+use units::SimTime;
+
+impl Shard {
+    /// One SSTable's row of read `read` is in memory (from disk or the page
+    /// cache): decode it.
+    pub(super) fn parse_data(&mut self, read: u32, row_bytes: u64, version: ReadResult) {
+        let task = TaskId(self.tasks.insert(TaskPurpose::DataParsed { read, version }) as u64);
+        self.actions.push_back(Action::RunCpu(CpuTask {
+            id: task,
+            group: SchedulingGroup::Query,
+            work: CpuWork::DataParse {
+                row_bytes,
+                decompress_bytes: self.config.compression_chunk_bytes.unwrap_or(0),
+            },
+        }));
+    }
+
+    /// One SSTable's part of read `read` is decoded: answer once every part
+    /// is.
+    pub(super) fn read_data_done(&mut self, now: SimTime, read: u32, version: ReadResult) {
+        let pending = &mut self.reads[read as usize];
+        pending.ios_outstanding -= 1;
+        pending.found = pending.found.max(version);
+        if pending.ios_outstanding == 0 {
+            let pending = self.reads.remove(read as usize);
+            self.reply_read(now, pending.request, pending.found);
+        }
+    }
+
+    /// Builds the OS page cache on first use (the first lookup, or warming
+    /// the caches): its volume model spreads the reads over the SSTable
+    /// data the shard holds by then.
+    pub(super) fn ensure_page_cache(&mut self) {
+        let Some(setup) = self.config.page_cache.as_ref() else {
+            return;
+        };
+        if self.page_cache.is_none() {
+            let data_bytes: u64 = self.sstables.iter().map(|s| s.data_bytes).sum();
+            let key_rows = (setup.key_rows * self.config.key_ownership_fraction).max(1.0);
+            self.page_cache = Some(match (&setup.popularity, self.config.data_mode) {
+                (Some(curve), false) => {
+                    PageCache::volume(setup.config, curve, key_rows, data_bytes.max(1))
+                        .unwrap_or_else(|reason| panic!("invalid page cache: {reason}"))
+                }
+                _ => PageCache::data(setup.config),
+            });
+        }
+    }
+
+    /// Volume mode: fills the row cache and the page cache to their steady
+    /// state for the data the shard holds now (`[data] cache = "warm"`: a
+    /// run measured long after its caches filled). Call after the preload.
+    /// Returns false if a cache could not be warmed (data mode).
+    pub fn warm_caches(&mut self) -> bool {
+        self.resize_row_cache();
+        self.ensure_page_cache();
+        let rows = self.row_cache.as_mut().is_none_or(RowCache::warm);
+        let pages = self.page_cache.as_mut().is_none_or(PageCache::warm);
+        rows && pages
+    }
+
+    /// Cassandra: whether the OS page cache holds the Data pages read
+    /// `read` needs from SSTable `generation` (a miss brings them in).
+    pub(super) fn page_cache_hit(&mut self, read: u32, generation: u64, bytes: u64) -> bool {
+        let Some(page_bytes) = self.config.page_cache.as_ref().map(|s| s.config.page_bytes) else {
+            return false;
+        };
+        let Operation::Read { key } = self.reads[read as usize].request.operation else {
+            unreachable!("a read's lookup");
+        };
+        self.ensure_page_cache();
+        let draw = unit(&mut self.draws.page_cache);
+        // Data mode names the page by SSTable and key (each row its own
+        // page: neighbours sharing a page are left out).
+        let page_bytes = page_bytes.max(1);
+        let page = page_cache::page_id(
+            generation & 0xFF_FFFF,
+            (key & ((1 << 40) - 1)) * page_bytes,
+            page_bytes,
+        );
+        let cache = self.page_cache.as_mut().expect("built above");
+        let hit = cache.lookup(page, draw);
+        if !hit {
+            for _ in 0..bytes.div_ceil(page_bytes).max(1) {
+                cache.populate(page);
+            }
+        }
+        hit
+    }
+
+    /// Looks the key up in the memtables and sends an index read to every
+    /// SSTable whose bloom filter passes; replies at once if none does.
+    pub(super) fn execute_read(
+        &mut self,
+        now: SimTime,
+        request: Request,
+        cached: bool,
+        bloom: Option<BloomPasses>,
+    ) {
+        let Operation::Read { key } = request.operation else {
+            unreachable!("a read task carries a read");
+        };
+        let ownership = self.config.key_ownership_fraction;
+        // Data mode: every memtable is consulted (an older memtable may
+        // hold an older version, and the newest wins). Volume mode: what
+        // the shard's writes gave it, the same on every replica that
+        // applied them; its memtables and SSTables decide only the cost.
+        let found = if self.config.data_mode {
+            std::iter::once(&self.active)
+                .chain(self.sealed.iter())
+                .chain(self.flushing.as_ref().map(FlushJob::memtable))
+                .filter_map(|memtable| read::memtable_version(memtable, key))
+                .max()
+        } else {
+            let placement = &self.config.placement;
+            let range = placement.range_of(crate::placement::key_token(key));
+            let share = placement.range_fraction(range) / f64::from(placement.shards_per_node());
+            self.population.version(key, range, share)
+        };
+        let read_slot = self.reads.insert(PendingRead {
+            request,
+            ios_outstanding: 0,
+            found,
+        }) as u32;
+        let mut lookups = std::mem::take(&mut self.lookups);
+        lookups.clear();
+        // The filters as worked out when the read was planned, unless the
+        // SSTables changed since.
+        let planned = bloom
+            .filter(|bloom| bloom.epoch == self.sstables_epoch)
+            .map(|bloom| bloom.mask);
+        lookups.extend(
+            self.sstables
+                .iter()
+                .enumerate()
+                .filter(|&(position, sstable)| match planned {
+                    Some(mask) => mask >> position & 1 == 1,
+                    None => read::bloom_filter_passes(sstable, key, ownership),
+                })
+                .map(|(_, sstable)| IoPurpose::ReadIndex {
+                    read: read_slot,
+                    row_bytes: sstable.data_bytes / sstable.rows.max(1),
+                    version: read::sstable_version(sstable, key),
+                    generation: sstable.generation,
+                }),
+        );
+        if cached {
+            // The cache holds the merged row, coherent with the memtables
+            // and SSTables (Scylla updates cached rows as memtables flush):
+            // the same answer, no I/O.
+            let found = lookups
+                .iter()
+                .filter_map(|lookup| match lookup {
+                    IoPurpose::ReadIndex { version, .. } => *version,
+                    _ => None,
+                })
+                .max()
+                .max(self.reads[read_slot as usize].found);
+            let pending = self.reads.remove(read_slot as usize);
+            self.lookups = lookups;
+            self.reply_read(now, pending.request, found);
+            return;
+        }
+        if lookups.is_empty() {
+            let pending = self.reads.remove(read_slot as usize);
+            self.lookups = lookups;
+            self.reply_read(now, pending.request, pending.found);
+            return;
+        }
+        self.reads[read_slot as usize].ios_outstanding = lookups.len() as u32;
+        for lookup in lookups.drain(..) {
+            let IoPurpose::ReadIndex { row_bytes, .. } = lookup else {
+                unreachable!("a read's lookups are index reads");
+            };
+            let bytes = self.config.sstable_format.index_read_bytes(row_bytes);
+            self.submit_io(IoKind::Read, bytes, IoClass::Query, lookup);
+        }
+        self.lookups = lookups;
+    }
+
+    pub(super) fn reply_read(&mut self, now: SimTime, request: Request, result: ReadResult) {
+        self.reads_completed += 1;
+        // A read that went to the SSTables populates the cache with the row
+        // it found (a hit was counted already; populating it is a no-op).
+        if let (Some(cache), Operation::Read { key }) = (&mut self.row_cache, request.operation) {
+            if let Some(version) = result {
+                cache.populate(key, 8 + u64::from(version.value_bytes));
+            }
+        }
+        self.respond_read(now, request.origin, result);
+    }
+
+    /// Whether the row cache holds `key` (false without a cache).
+    pub(super) fn row_cache_lookup(&mut self, key: u64) -> bool {
+        let Some(cache) = self.row_cache.as_mut() else {
+            return false;
+        };
+        let hit = cache.lookup(key, unit(&mut self.draws.row_cache));
+        self.cache_lookups.0 += u64::from(hit);
+        self.cache_lookups.1 += 1;
+        hit
+    }
+
+    /// Scylla's cache takes the shard memory the memtables and the
+    /// SSTables' in-memory components leave.
+    pub(super) fn resize_row_cache(&mut self) {
+        if !self
+            .config
+            .row_cache
+            .as_ref()
+            .is_some_and(|setup| setup.takes_free_memory)
+        {
+            return;
+        }
+        let other: u64 = self
+            .sstables
+            .iter()
+            .map(|sstable| sstable.memory_bytes(&self.config.sstable_format))
+            .sum();
+        let capacity =
+            row_cache::scylla_capacity_bytes(self.config.memory_bytes, self.dirty_bytes(), other);
+        if let Some(cache) = self.row_cache.as_mut() {
+            cache.set_capacity_bytes(capacity);
+        }
+    }
+}
