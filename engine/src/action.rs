@@ -292,6 +292,10 @@ pub enum Message {
         /// The coordinator's shard: the message lands on a connection's
         /// shard of the coordinator's node, which passes it there.
         shard: u32,
+        /// The replica's node, which the coordinator counts the
+        /// acknowledgement against (the message's sender may be a shard
+        /// relaying it).
+        replica: u32,
     },
     /// A coordinator asks the replica for a row, or for its digest.
     ReadRequest {

@@ -6,7 +6,11 @@
 //! `DigestResolver`, which Scylla's `storage_proxy` follows):
 //! - *Writes* go to every replica; the client gets its answer once
 //!   `block_for` of them have acknowledged (the consistency level); later
-//!   acknowledgements are counted and dropped.
+//!   acknowledgements are counted and dropped. Each acknowledgement names
+//!   its replica, as `abstract_write_response_handler::signal(from)` does:
+//!   the coordinator knows which replicas have the write and which do not
+//!   ([`Coordinator::unacknowledged`]), and a replica it did not ask, or
+//!   one answering twice, is a bug it stops on.
 //! - *Reads* ask `block_for` replicas: the first for the data, the others
 //!   for a digest of it. With the table's read-repair chance
 //!   (`dclocal_read_repair_chance` 0.1 by default) the read asks every
@@ -105,9 +109,18 @@ pub fn digest_of(result: ReadResult) -> u64 {
 struct WriteOp {
     client: RequestId,
     block_for: u8,
-    acks: u8,
+    /// The nodes of the replicas asked, in the order asked.
+    targets: [u32; MAX_REPLICAS],
     expected: u8,
+    /// Which of `targets` acknowledged, a bit per position.
+    acked: u8,
     answered: bool,
+}
+
+impl WriteOp {
+    fn acks(&self) -> u8 {
+        self.acked.count_ones() as u8
+    }
 }
 
 /// Where a read is.
@@ -146,6 +159,8 @@ struct ReadOp {
     /// contacted replica's result, by position.
     full: Option<Box<[Option<ReadResult>; MAX_REPLICAS]>>,
     full_count: u8,
+    /// The contacted replicas a repair write went to and that have not
+    /// acknowledged it yet, a bit per position in `contacted`.
     repairs_outstanding: u8,
     newest: ReadResult,
     answered: bool,
@@ -348,17 +363,47 @@ impl Coordinator {
         Some(self.ops.remove((id & 0xFFFF_FFFF) as usize).1)
     }
 
-    /// Opens a write sent to `replicas` replicas, answered after
-    /// `block_for`; returns its id for the messages.
-    pub fn open_write(&mut self, client: RequestId, replicas: u32, block_for: u32) -> u64 {
-        assert!(block_for >= 1 && block_for <= replicas);
+    /// Opens a write sent to `replicas`, answered after `block_for` of
+    /// them; returns its id for the messages.
+    pub fn open_write(
+        &mut self,
+        client: RequestId,
+        replicas: &[ShardAddress],
+        block_for: u32,
+    ) -> u64 {
+        let count = replicas.len();
+        assert!(block_for >= 1 && block_for as usize <= count && count <= MAX_REPLICAS);
+        let mut targets = [0; MAX_REPLICAS];
+        for (target, replica) in targets.iter_mut().zip(replicas) {
+            *target = replica.node;
+        }
+        debug_assert!(
+            (1..count).all(|i| !targets[..i].contains(&targets[i])),
+            "a write goes to each replica node once"
+        );
         self.insert(Op::Write(WriteOp {
             client,
             block_for: block_for as u8,
-            acks: 0,
-            expected: replicas as u8,
+            targets,
+            expected: count as u8,
+            acked: 0,
             answered: false,
         }))
+    }
+
+    /// The nodes of open write `id`'s replicas that have not acknowledged
+    /// it (none if it is closed).
+    pub fn unacknowledged(&self, id: u64) -> impl Iterator<Item = u32> + '_ {
+        let (generation, slot) = ((id >> 32) as u32, (id & 0xFFFF_FFFF) as usize);
+        let write = match self.ops.get(slot) {
+            Some((g, Op::Write(write))) if *g == generation => Some(write),
+            _ => None,
+        };
+        write.into_iter().flat_map(|write| {
+            (0..usize::from(write.expected))
+                .filter(|&i| write.acked & (1 << i) == 0)
+                .map(|i| write.targets[i])
+        })
     }
 
     /// Opens a read of `key` sent to `contacted` (data from the first,
@@ -456,28 +501,47 @@ impl Coordinator {
         self.read_latency.record(now - opened_at);
     }
 
-    /// A replica acknowledged write `id` (a client write or a repair).
-    pub fn write_acked(&mut self, now: SimTime, id: u64) -> Next {
+    /// The replica on node `replica` acknowledged write `id` (a client
+    /// write or a repair).
+    pub fn write_acked(&mut self, now: SimTime, id: u64, replica: u32) -> Next {
         let Some(op) = self.get_mut(id) else {
             return Next::Wait; // timed out and closed already
         };
         match op {
             Op::Write(write) => {
-                write.acks += 1;
-                let next = if !write.answered && write.acks >= write.block_for {
+                let position = write.targets[..usize::from(write.expected)]
+                    .iter()
+                    .position(|&target| target == replica)
+                    .unwrap_or_else(|| {
+                        panic!("node {replica} acknowledged a write not sent to it")
+                    });
+                assert!(
+                    write.acked & (1 << position) == 0,
+                    "node {replica} acknowledged a write twice"
+                );
+                write.acked |= 1 << position;
+                let acks = write.acks();
+                let next = if !write.answered && acks >= write.block_for {
                     write.answered = true;
                     Next::Written(write.client)
                 } else {
                     Next::Wait
                 };
-                if write.acks >= write.expected {
+                if acks >= write.expected {
                     self.remove(id);
                 }
                 next
             }
             Op::Read(read) => {
                 debug_assert_eq!(read.phase, ReadPhase::Repairing);
-                read.repairs_outstanding = read.repairs_outstanding.saturating_sub(1);
+                let position = read.contacted[..usize::from(read.contacted_count)]
+                    .iter()
+                    .position(|contacted| contacted.node == replica)
+                    .filter(|&position| read.repairs_outstanding & (1 << position) != 0)
+                    .unwrap_or_else(|| {
+                        panic!("node {replica} acknowledged a repair not sent to it")
+                    });
+                read.repairs_outstanding &= !(1 << position);
                 if read.repairs_outstanding == 0 {
                     let (client, newest, opened_at) = (read.client, read.newest, read.opened_at);
                     self.remove(id);
@@ -602,10 +666,12 @@ impl Coordinator {
         };
         let mut behind = [ShardAddress { node: 0, shard: 0 }; MAX_REPLICAS];
         let mut behind_count = 0;
-        for (result, replica) in full[..count].iter().zip(&read.contacted) {
+        let mut behind_positions = 0u8;
+        for (position, (result, replica)) in full[..count].iter().zip(&read.contacted).enumerate() {
             if result.expect("answered") != Some(version) {
                 behind[behind_count] = *replica;
                 behind_count += 1;
+                behind_positions |= 1 << position;
             }
         }
         if behind_count == 0 {
@@ -614,7 +680,7 @@ impl Coordinator {
             return Next::Read(client, newest);
         }
         read.phase = ReadPhase::Repairing;
-        read.repairs_outstanding = behind_count as u8;
+        read.repairs_outstanding = behind_positions;
         self.read_repairs += behind_count as u64;
         Next::Repair {
             key: read.key,
@@ -664,14 +730,14 @@ mod tests {
         let at = |ms: u64| SimTime::from_nanos(ms * 1_000_000);
         let mut coordinator = Coordinator::default();
         let (done, slow) = (
-            coordinator.open_write(RequestId(1), 1, 1),
-            coordinator.open_write(RequestId(2), 1, 1),
+            coordinator.open_write(RequestId(1), &[replica(0)], 1),
+            coordinator.open_write(RequestId(2), &[replica(0)], 1),
         );
         coordinator.arm_deadline(DeadlineKind::Write, at(2_000), done);
         coordinator.arm_deadline(DeadlineKind::Write, at(2_010), slow);
         assert_eq!(coordinator.next_deadline(), Some(at(2_000)));
         assert_eq!(
-            coordinator.write_acked(NOW, done),
+            coordinator.write_acked(NOW, done, 0),
             Next::Written(RequestId(1))
         );
         coordinator.prune();
@@ -715,15 +781,42 @@ mod tests {
     #[test]
     fn a_quorum_write_answers_at_the_second_ack_and_closes_at_the_third() {
         let mut coordinator = Coordinator::default();
-        let id = coordinator.open_write(RequestId(9), 3, 2);
-        assert_eq!(coordinator.write_acked(NOW, id), Next::Wait);
+        let id = coordinator.open_write(RequestId(9), &[replica(4), replica(5), replica(6)], 2);
+        let unacknowledged =
+            |coordinator: &Coordinator| -> Vec<u32> { coordinator.unacknowledged(id).collect() };
+        assert_eq!(unacknowledged(&coordinator), [4, 5, 6]);
+        assert_eq!(coordinator.write_acked(NOW, id, 5), Next::Wait);
+        assert_eq!(unacknowledged(&coordinator), [4, 6]);
         assert_eq!(
-            coordinator.write_acked(NOW, id),
+            coordinator.write_acked(NOW, id, 6),
             Next::Written(RequestId(9))
         );
         assert_eq!(coordinator.open_operations(), 1);
-        assert_eq!(coordinator.write_acked(NOW, id), Next::Wait);
+        assert_eq!(
+            unacknowledged(&coordinator),
+            [4],
+            "the write knows who lags"
+        );
+        assert_eq!(coordinator.write_acked(NOW, id, 4), Next::Wait);
         assert_eq!(coordinator.open_operations(), 0);
+        assert_eq!(unacknowledged(&coordinator), [] as [u32; 0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "node 5 acknowledged a write twice")]
+    fn a_replica_acknowledging_twice_is_a_bug() {
+        let mut coordinator = Coordinator::default();
+        let id = coordinator.open_write(RequestId(9), &[replica(4), replica(5), replica(6)], 3);
+        coordinator.write_acked(NOW, id, 5);
+        coordinator.write_acked(NOW, id, 5);
+    }
+
+    #[test]
+    #[should_panic(expected = "node 7 acknowledged a write not sent to it")]
+    fn an_acknowledgement_from_a_replica_not_asked_is_a_bug() {
+        let mut coordinator = Coordinator::default();
+        let id = coordinator.open_write(RequestId(9), &[replica(4), replica(5), replica(6)], 2);
+        coordinator.write_acked(NOW, id, 7);
     }
 
     #[test]
@@ -836,7 +929,7 @@ mod tests {
         assert_eq!(Some(version), new);
         assert_eq!(&replicas[..count as usize], &[replica(0)]);
         assert_eq!(
-            coordinator.write_acked(NOW, id),
+            coordinator.write_acked(NOW, id, 0),
             Next::Read(RequestId(3), new)
         );
         assert_eq!(coordinator.read_repairs, 1);
@@ -874,10 +967,10 @@ mod tests {
     #[test]
     fn a_timed_out_operation_answers_once_and_late_answers_are_ignored() {
         let mut coordinator = Coordinator::default();
-        let id = coordinator.open_write(RequestId(5), 3, 3);
-        assert_eq!(coordinator.write_acked(NOW, id), Next::Wait);
+        let id = coordinator.open_write(RequestId(5), &[replica(0), replica(1), replica(2)], 3);
+        assert_eq!(coordinator.write_acked(NOW, id, 0), Next::Wait);
         assert_eq!(coordinator.timed_out(id), Some(RequestId(5)));
-        assert_eq!(coordinator.write_acked(NOW, id), Next::Wait);
+        assert_eq!(coordinator.write_acked(NOW, id, 1), Next::Wait);
         assert_eq!(coordinator.timed_out(id), None);
     }
 }

@@ -68,9 +68,10 @@ impl Shard {
             .try_remove((relay & !RELAYED) as usize)
             .expect("an answer to a relayed request this shard holds");
         let message = match message.with_id(id) {
-            Message::WriteResponse { .. } => Message::WriteResponse {
+            Message::WriteResponse { replica, .. } => Message::WriteResponse {
                 id,
                 shard: asker.shard,
+                replica,
             },
             answer @ Message::ReadResponse { .. } => answer,
             _ => unreachable!("only answers are relayed back"),
@@ -122,16 +123,16 @@ impl Shard {
             {
                 self.relay_answer(id, message)
             }
-            Message::WriteResponse { id, shard } if shard != self.config.address.shard => {
+            Message::WriteResponse { shard, .. } if shard != self.config.address.shard => {
                 // Landed on a connection's shard of the coordinator's node.
                 let coordinator = ShardAddress {
                     node: self.config.address.node,
                     shard,
                 };
-                self.send(coordinator, Message::WriteResponse { id, shard });
+                self.send(coordinator, message);
             }
-            Message::WriteResponse { id, .. } => {
-                let next = self.coordinator.write_acked(now, id);
+            Message::WriteResponse { id, replica, .. } => {
+                let next = self.coordinator.write_acked(now, id, replica);
                 self.act(now, id, next);
             }
             Message::ReadResponse {
@@ -198,9 +199,7 @@ impl Shard {
                 value_bytes,
                 timestamp,
             } => {
-                let id = self
-                    .coordinator
-                    .open_write(request.id, count as u32, block_for);
+                let id = self.coordinator.open_write(request.id, replicas, block_for);
                 self.coordinator.arm_deadline(
                     DeadlineKind::Write,
                     deadline(now, self.config.write_timeout),
@@ -408,10 +407,13 @@ impl Shard {
                 Message::WriteResponse {
                     id,
                     shard: from.shard,
+                    replica: self.config.address.node,
                 },
             ),
             Origin::Local { id, .. } => {
-                let next = self.coordinator.write_acked(now, id);
+                let next = self
+                    .coordinator
+                    .write_acked(now, id, self.config.address.node);
                 self.act(now, id, next);
             }
         }
