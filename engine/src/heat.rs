@@ -14,8 +14,8 @@
 //!   far more often than its node, and publishing its own rate would send
 //!   that key's reads to whichever replica's hot shard happened to report
 //!   highest, a feedback Scylla does not have. The shard counts its
-//!   lookups ([`crate::Shard::take_cache_lookups`]); the node level (the
-//!   driver, until the engine has a node) sums them and sets the rate on
+//!   lookups ([`crate::Shard::take_cache_lookups`]); its node
+//!   ([`crate::Node::handle_node_timeout`]) sums them and sets the rate on
 //!   every shard ([`crate::Shard::set_node_hit_rate`]).
 //! - The coordinator keeps the last rate heard from each replica; one not
 //!   heard from for more than a second counts as 0.999 (which sends it

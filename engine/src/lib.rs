@@ -46,6 +46,8 @@
 //!   reads through;
 //! - [`timer`]: the shard's timers;
 //! - [`shard`]: the state machine that ties them together;
+//! - [`node`]: a node's shards and what the node does as a whole (the
+//!   published cache hit rate);
 //! - [`testing`]: a harness that runs shards with every task and I/O done
 //!   at once, for tests of the engine's logic.
 
@@ -62,6 +64,7 @@ pub mod flush;
 pub mod heat;
 pub mod memtable;
 pub mod messaging;
+pub mod node;
 pub mod page_cache;
 pub mod placement;
 pub mod read;
@@ -81,6 +84,7 @@ pub use commitlog::SyncMode;
 pub use config::{ShardConfig, ShardSeeds};
 pub use coordinator::{ConsistencyLevel, ReadResult, RowVersion};
 pub use messaging::Landing;
+pub use node::Node;
 pub use placement::{key_token, Placement, ShardAddress};
 pub use shard::{MergePhases, PreloadState, Shard, ShardStats, MERGE_TIERS};
 pub use units::{SimDuration, SimTime};

@@ -2,9 +2,10 @@
 //! cassandra-stress-like clients, on one kernel.
 //!
 //! What runs where:
-//! - each node has one NVMe device (a RAID-0 of its drives) and one NIC,
-//!   shared by its shards;
-//! - each shard is an `engine::Shard` with its own core (a Seastar-style
+//! - each node is an `engine::Node` with its shards, on one NVMe device (a
+//!   RAID-0 of its drives) and one NIC its shards share; the node's own
+//!   timers (the published cache hit rate) are events of their own;
+//! - each shard is one of its node's `engine::Shard`s, with its own core (a Seastar-style
 //!   reactor, `models::reactor`, whose group shares the engine's controllers
 //!   move), its own I/O queue (a Seastar fair queue,
 //!   `models::io_scheduler`, in front of the node's shared device; the
@@ -58,10 +59,9 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use engine::heat::{self, HitRateTracker};
 use engine::{
     Action, ClientRequest, IoKind, MergePhases, Message, Operation, Placement, PreloadState,
-    ReplyStatus, RequestId, Shard, ShardAddress, ShardConfig, TaskId,
+    ReplyStatus, RequestId, ShardAddress, ShardConfig, TaskId,
 };
 use models::io_scheduler::{FairQueue, IoCost};
 use models::jvm::{JvmNode, ALLOCATION_PER_OPERATION_BYTES};
@@ -174,9 +174,10 @@ enum Event {
         shard: u32,
     },
     IntervalTick,
-    /// Every node recomputes its published cache hit rate from its shards'
-    /// lookups (heat-weighted balancing).
-    HitRateTick,
+    /// A node's own timers ([`engine::Node::poll_node_timeout`]).
+    NodeTimer {
+        node: u32,
+    },
 }
 
 struct NodeHardware {
@@ -186,9 +187,6 @@ struct NodeHardware {
     /// drawing more never moves the others' draws.
     disk_rng: SimRng,
     nic_rng: SimRng,
-    /// The node's published cache hit rate, from all its shards' lookups
-    /// (Scylla's `cache_hitrate_calculator` on shard 0).
-    hit_rate: HitRateTracker,
     jvm_rng: SimRng,
     busy_at_last_tick: SimDuration,
     /// NIC bytes (sent, received) at the last interval tick.
@@ -234,7 +232,6 @@ impl ShardCpu {
 }
 
 struct ShardState {
-    engine: Shard,
     cpu: ShardCpu,
     /// I/Os waiting for the scheduler: the engine's id, the operation and
     /// its class ([`engine::IoClass::index`]).
@@ -421,6 +418,10 @@ struct Simulation {
     /// What each node's coordinators measured (apart from `nodes`, whose
     /// hot fields it would spread over more cache lines).
     server: Vec<ServerLatencies>,
+    /// The engine's nodes, by index, each with its shards.
+    engines: Vec<engine::Node>,
+    /// The simulated shards' CPUs, I/O queues and accounting, node by node
+    /// (index `node x simulated_shards + shard`).
     shards: Vec<ShardState>,
     processes: Vec<ClientProcess>,
     in_flight: Slab<InFlight>,
@@ -487,16 +488,17 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
     // requests into cold caches.
     let totals = |simulation: &Simulation| {
         let now = simulation.kernel.now();
-        let (cpu, bytes) = simulation
+        let cpu = simulation
             .shards
             .iter()
-            .fold((0.0, 0.0), |(cpu, bytes), shard| {
-                let (busy, _) = shard.cpu.busy(now);
-                (
-                    cpu + busy.as_secs_f64(),
-                    bytes + shard.engine.stats().flushed_bytes_written as f64,
-                )
-            });
+            .map(|shard| shard.cpu.busy(now).0.as_secs_f64())
+            .sum::<f64>();
+        let bytes = simulation
+            .engines
+            .iter()
+            .flat_map(|node| node.shards())
+            .map(|shard| shard.stats().flushed_bytes_written as f64)
+            .sum::<f64>();
         (now, cpu, bytes)
     };
     // A shard's cores: 1 for a reactor, the node's for a JVM.
@@ -565,7 +567,6 @@ impl Simulation {
                 },
                 disk_rng: rng::stream(seed, &format!("node/{node}/disk")),
                 nic_rng: rng::stream(seed, &format!("node/{node}/nic")),
-                hit_rate: HitRateTracker::default(),
                 jvm_rng: rng::stream(seed, &format!("node/{node}/jvm")),
                 busy_at_last_tick: SimDuration::ZERO,
                 nic_bytes_at_last_tick: (0, 0),
@@ -574,53 +575,57 @@ impl Simulation {
                 engine_at_last_tick: (0, 0, SimDuration::ZERO),
             })
             .collect();
+        // What each shard's engine is: its address, seeds and the
+        // cluster's settings.
+        let shard_config = |index: u32| -> ShardConfig {
+            ShardConfig {
+                address: ShardAddress {
+                    node: index / simulated_shards,
+                    shard: index % simulated_shards,
+                },
+                seeds: rng::shard_seeds(seed, index / simulated_shards, index % simulated_shards),
+                placement: placement.clone(),
+                landing: cluster.landing(),
+                // The node's replicated ownership on the ring,
+                // split evenly over its shards.
+                key_ownership_fraction: placement.shard_ownership(index / simulated_shards),
+                data_mode: cluster.data_mode,
+                compression_chunk_bytes: cluster.compression_chunk_bytes,
+                speculative_retry: cluster.speculative_retry,
+                row_cache: cluster.row_cache.clone(),
+                page_cache: cluster.page_cache.clone(),
+                compaction_controller: cluster.controllers.compaction.clone(),
+                compaction_enforce_min_threshold: cluster.compaction_enforce_min_threshold,
+                compaction: cluster.compaction,
+                concurrent_compactors: cluster.concurrent_compactors,
+                compaction_throughput_bytes_per_sec: cluster.compaction_throughput_bytes_per_sec,
+                flush_controller: cluster.controllers.flush.clone(),
+                replication_factor: cluster.replication_factor,
+                commitlog_sync: cluster.commitlog.sync,
+                commitlog_sync_period: cluster.commitlog.sync_period,
+                commitlog_segment_bytes: cluster.commitlog.segment_bytes,
+                commitlog_total_space_bytes: cluster
+                    .commitlog
+                    .total_space_per_shard_bytes
+                    .unwrap_or(cluster.memory_per_shard_bytes),
+                ..match cluster.cpu {
+                    CpuScheduling::Jvm(_) => {
+                        ShardConfig::cassandra_defaults(cluster.memory_per_shard_bytes)
+                    }
+                    _ => ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes),
+                }
+            }
+        };
+        let engines = (0..cluster.nodes)
+            .map(|node| {
+                let shards = (0..simulated_shards)
+                    .map(|shard| shard_config(node * simulated_shards + shard))
+                    .collect();
+                engine::Node::new(node, shards, SimTime::ZERO)
+            })
+            .collect();
         let shards = (0..cluster.nodes * simulated_shards)
             .map(|index| ShardState {
-                engine: Shard::new(
-                    ShardConfig {
-                        address: ShardAddress {
-                            node: index / simulated_shards,
-                            shard: index % simulated_shards,
-                        },
-                        seeds: rng::shard_seeds(
-                            seed,
-                            index / simulated_shards,
-                            index % simulated_shards,
-                        ),
-                        placement: placement.clone(),
-                        landing: cluster.landing(),
-                        // The node's replicated ownership on the ring,
-                        // split evenly over its shards.
-                        key_ownership_fraction: placement.shard_ownership(index / simulated_shards),
-                        data_mode: cluster.data_mode,
-                        compression_chunk_bytes: cluster.compression_chunk_bytes,
-                        speculative_retry: cluster.speculative_retry,
-                        row_cache: cluster.row_cache.clone(),
-                        page_cache: cluster.page_cache.clone(),
-                        compaction_controller: cluster.controllers.compaction.clone(),
-                        compaction_enforce_min_threshold: cluster.compaction_enforce_min_threshold,
-                        compaction: cluster.compaction,
-                        concurrent_compactors: cluster.concurrent_compactors,
-                        compaction_throughput_bytes_per_sec: cluster
-                            .compaction_throughput_bytes_per_sec,
-                        flush_controller: cluster.controllers.flush.clone(),
-                        replication_factor: cluster.replication_factor,
-                        commitlog_sync: cluster.commitlog.sync,
-                        commitlog_sync_period: cluster.commitlog.sync_period,
-                        commitlog_segment_bytes: cluster.commitlog.segment_bytes,
-                        commitlog_total_space_bytes: cluster
-                            .commitlog
-                            .total_space_per_shard_bytes
-                            .unwrap_or(cluster.memory_per_shard_bytes),
-                        ..match cluster.cpu {
-                            CpuScheduling::Jvm(_) => {
-                                ShardConfig::cassandra_defaults(cluster.memory_per_shard_bytes)
-                            }
-                            _ => ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes),
-                        }
-                    },
-                    SimTime::ZERO,
-                ),
                 cpu: match &cluster.cpu {
                     CpuScheduling::Jvm(config) => {
                         // The run joins a cluster that has been serving:
@@ -734,6 +739,7 @@ impl Simulation {
                 .map(|_| ServerLatencies::default())
                 .collect(),
             nodes,
+            engines,
             shards,
             processes,
             in_flight: Slab::new(),
@@ -764,14 +770,8 @@ impl Simulation {
             SimTime::ZERO + simulation.plan.interval,
             Event::IntervalTick,
         );
-        if simulation
-            .shards
-            .iter()
-            .any(|shard| shard.engine.config().heat_weighted_balancing)
-        {
-            simulation
-                .kernel
-                .schedule_at(SimTime::ZERO + heat::RECOMPUTE_EVERY, Event::HitRateTick);
+        for node in 0..simulation.engines.len() {
+            simulation.rearm_node_timer(node as u32);
         }
         if let Some(preload) = simulation.plan.cluster.preload {
             simulation.preload(preload);
@@ -837,37 +837,23 @@ impl Simulation {
         } else {
             vec![PreloadState::Compacted; self.shards.len()]
         };
-        for (shard, state) in self.shards.iter_mut().zip(phases) {
-            let ownership = shard.engine.config().key_ownership_fraction;
+        for (index, state) in phases.into_iter().enumerate() {
+            let (node, shard) = self.locate(index as u32);
+            let engine = &mut self.engines[node];
+            let ownership = engine.shards()[shard as usize]
+                .config()
+                .key_ownership_fraction;
             let rows = (preload.partitions as f64 * ownership).round() as u64;
-            shard.engine.preload_table(
+            engine.preload_table(
+                shard,
                 rows,
                 preload.row_bytes,
                 (preload.first_key, preload.last_key),
                 state,
             );
             if preload.warm_cache {
-                let warmed = shard.engine.warm_caches();
+                let warmed = engine.warm_caches(shard);
                 debug_assert!(warmed, "[data] preloads volume mode only");
-            }
-        }
-    }
-
-    /// Each node sums its shards' cache lookups into its published hit
-    /// rate and gives the rate to every shard (sampled runs: the simulated
-    /// shards stand for the node).
-    fn publish_hit_rates(&mut self, now: SimTime) {
-        let per_node = self.simulated_shards as usize;
-        for (node, hardware) in self.nodes.iter_mut().enumerate() {
-            let shards = &mut self.shards[node * per_node..(node + 1) * per_node];
-            for shard in shards.iter_mut() {
-                let (hits, lookups) = shard.engine.take_cache_lookups();
-                hardware.hit_rate.record_lookups(hits, lookups);
-            }
-            if let Some(rate) = hardware.hit_rate.rate(now) {
-                for shard in shards.iter_mut() {
-                    shard.engine.set_node_hit_rate(rate);
-                }
             }
         }
     }
@@ -961,9 +947,10 @@ impl Simulation {
                 if node.next_completion().is_some_and(|at| at <= now) {
                     node.complete(now, &mut done);
                 }
+                let (node, local) = self.locate(shard);
                 for &tag in &done {
                     let id = self.shards[shard as usize].task_finished(now, tag);
-                    self.shards[shard as usize].engine.handle_cpu_done(now, id);
+                    self.engines[node].handle_cpu_done(now, local, id);
                 }
                 done.clear();
                 if let ShardCpu::Jvm { finished, .. } = &mut self.shards[shard as usize].cpu {
@@ -982,7 +969,8 @@ impl Simulation {
                 }
                 if let Some(tag) = ended.finished {
                     let id = self.shards[shard as usize].task_finished(now, tag);
-                    self.shards[shard as usize].engine.handle_cpu_done(now, id);
+                    let (node, local) = self.locate(shard);
+                    self.engines[node].handle_cpu_done(now, local, id);
                     self.drain(now, shard);
                 }
                 if ended.polls {
@@ -1014,10 +1002,9 @@ impl Simulation {
                     self.arrive(now, shard, Inbound::Timer);
                 }
             }
-            Event::HitRateTick => {
-                self.publish_hit_rates(now);
-                self.kernel
-                    .schedule_at(now + heat::RECOMPUTE_EVERY, Event::HitRateTick);
+            Event::NodeTimer { node } => {
+                self.engines[node as usize].handle_node_timeout(now);
+                self.rearm_node_timer(node);
             }
             Event::IntervalTick => unreachable!("handled by the run loop"),
         }
@@ -1454,6 +1441,25 @@ impl Simulation {
         self.shard_index(address)
     }
 
+    /// The engine node (its index in `engines`) and the shard within it of
+    /// the simulated shard at `shard` in `shards`.
+    #[inline]
+    fn locate(&self, shard: u32) -> (usize, u32) {
+        (
+            (shard / self.simulated_shards) as usize,
+            shard % self.simulated_shards,
+        )
+    }
+
+    /// Schedules node `node`'s next timer, if it has one. Its timer is only
+    /// ever pushed later by the node itself, so one wake-up is armed at a
+    /// time.
+    fn rearm_node_timer(&mut self, node: u32) {
+        if let Some(at) = self.engines[node as usize].poll_node_timeout() {
+            self.kernel.schedule_at(at, Event::NodeTimer { node });
+        }
+    }
+
     /// The index in `shards` of a simulated shard.
     fn shard_index(&self, address: ShardAddress) -> u32 {
         debug_assert!(address.shard < self.simulated_shards);
@@ -1480,20 +1486,17 @@ impl Simulation {
             !self.shards[shard as usize].cpu.in_period(),
             "a reactor takes nothing in during a period"
         );
+        let (node, local) = self.locate(shard);
         match inbound {
             Inbound::Request(request) => {
                 let (slot, serial) = attempt_of(request.id);
                 if self.live_attempt(slot, serial) {
                     self.in_flight[slot as usize].at_coordinator = now;
                 }
-                self.shards[shard as usize]
-                    .engine
-                    .handle_client_request(now, request);
+                self.engines[node].handle_client_request(now, local, request);
             }
             Inbound::Message { from, message } => {
-                self.shards[shard as usize]
-                    .engine
-                    .handle_message(now, from, message);
+                self.engines[node].handle_message(now, local, from, message);
             }
             Inbound::IoDone { key } => {
                 // Reaping the completion frees the queue's capacity, and
@@ -1502,16 +1505,16 @@ impl Simulation {
                 let (io, cost, _) = state.io_in_flight.remove(key as usize);
                 state.io_queue.complete(cost);
                 self.dispatch_io(now, shard);
-                self.shards[shard as usize].engine.handle_io_done(now, io);
+                self.engines[node].handle_io_done(now, local, io);
             }
             Inbound::Timer => {
-                let state = &mut self.shards[shard as usize];
-                state.timer_in_inbox = false;
-                if state.engine.poll_timeout().is_none_or(|due| due > now) {
+                self.shards[shard as usize].timer_in_inbox = false;
+                let engine = &mut self.engines[node];
+                if engine.poll_timeout(local).is_none_or(|due| due > now) {
                     self.rearm_timer(shard);
                     return;
                 }
-                state.engine.handle_timeout(now);
+                engine.handle_timeout(now, local);
             }
         }
         self.drain(now, shard);
@@ -1571,7 +1574,8 @@ impl Simulation {
     /// period running now produced them.
     fn drain(&mut self, now: SimTime, shard: u32) {
         let in_period = self.shards[shard as usize].cpu.in_period();
-        while let Some(action) = self.shards[shard as usize].engine.poll_action() {
+        let (node, local) = self.locate(shard);
+        while let Some(action) = self.engines[node].poll_action(local) {
             if in_period
                 && matches!(
                     action,
@@ -1639,7 +1643,11 @@ impl Simulation {
                 self.dispatch_io(now, shard);
             }
             Action::Send { to, message } => {
-                let from = self.shards[shard as usize].engine.config().address;
+                let (node, local) = self.locate(shard);
+                let from = ShardAddress {
+                    node: node as u32,
+                    shard: local,
+                };
                 let destination = self.shard_index(to);
                 let arrival = Event::MessageArrives {
                     shard: destination,
@@ -1738,12 +1746,13 @@ impl Simulation {
     /// time left a dead heap entry seconds in the future per request, and
     /// the 40-node run's queue grew to millions of them.
     fn rearm_timer(&mut self, shard: u32) {
+        let (node, local) = self.locate(shard);
         let state = &mut self.shards[shard as usize];
         if state.timer_in_inbox {
             // Due already; the next poll takes it in and rearms.
             return;
         }
-        if let Some(at) = state.engine.poll_timeout() {
+        if let Some(at) = self.engines[node].poll_timeout(local) {
             if state.timer.arm(at) {
                 self.kernel.schedule_at(at, Event::ShardTimer { shard });
             }
@@ -1780,8 +1789,9 @@ impl Simulation {
             };
             let (mut flushes, mut compacted, mut cache_hits, mut cache_lookups) = (0, 0, 0, 0);
             let mut throttled = SimDuration::ZERO;
-            for shard in shards.iter_mut() {
-                let stats = shard.engine.stats();
+            let engine = &self.engines[node];
+            for (shard, engine_shard) in shards.iter_mut().zip(engine.shards()) {
+                let stats = engine_shard.stats();
                 interval.memtable_bytes += stats.memtable_bytes;
                 interval.sstables += stats.sstable_count;
                 interval.compactions += stats.active_compactions;
@@ -1792,7 +1802,7 @@ impl Simulation {
                 cache_hits += stats.cache_hits;
                 flushes += stats.flushes_completed;
                 compacted += stats.bytes_compacted;
-                throttled = throttled + shard.engine.write_throttled_time(now);
+                throttled = throttled + engine_shard.write_throttled_time(now);
                 cache_lookups += stats.cache_hits + stats.cache_misses;
                 let (busy, cores) = shard.cpu.busy(now);
                 let shard_busy_s = (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
@@ -1955,12 +1965,13 @@ impl Simulation {
             timeseries: self.timeseries,
             consistency: self.consistency,
             shards: self
-                .shards
+                .engines
                 .iter()
+                .flat_map(|node| node.shards())
                 .map(|shard| ShardOutcome {
-                    node: shard.node,
-                    sstables: shard.engine.sstables().to_vec(),
-                    stats: shard.engine.stats(),
+                    node: shard.config().address.node,
+                    sstables: shard.sstables().to_vec(),
+                    stats: shard.stats(),
                 })
                 .collect(),
             events: self.kernel.events_processed(),

@@ -1,0 +1,318 @@
+//! A node: its shards, and what the node does as a whole.
+//!
+//! Scylla runs one shard per core, each a state machine of its own; what
+//! belongs to the node rather than to a shard runs on shard 0 and is handed
+//! to every shard (`smp::invoke_on_all`). Here that is the published cache
+//! hit rate (`cache_hitrate_calculator`, [`crate::heat`]); the failure
+//! detector, hints and streaming will join it.
+//!
+//! API in four kinds, as [`Shard`]'s, with the shard named where an input
+//! or output is a shard's:
+//! - getters: [`Node::id`], [`Node::shards`];
+//! - inputs: [`Node::handle_client_request`], [`Node::handle_message`],
+//!   [`Node::handle_cpu_done`], [`Node::handle_io_done`],
+//!   [`Node::handle_timeout`] (a shard's timers) and
+//!   [`Node::handle_node_timeout`] (the node's);
+//! - outputs: [`Node::poll_action`] (a shard's actions; drain that shard's
+//!   until `None` after every input to it), [`Node::poll_timeout`] (a
+//!   shard's next timer) and [`Node::poll_node_timeout`] (the node's);
+//! - commands: [`Node::preload_table`], [`Node::warm_caches`].
+//!
+//! A shard's inputs go to it alone: the shards of a node share nothing but
+//! what the node hands them, as Scylla's do, so the driver runs each shard
+//! on its own core and delivers its events in its own order.
+
+use units::SimTime;
+
+use crate::action::{Action, ClientRequest, IoId, Message, TaskId};
+use crate::config::ShardConfig;
+use crate::heat::{self, HitRateTracker};
+use crate::placement::ShardAddress;
+use crate::shard::{PreloadState, Shard};
+
+/// A node of the cluster and its shards.
+pub struct Node {
+    id: u32,
+    shards: Vec<Shard>,
+    /// The node's cache hit rate over all its shards' lookups, when
+    /// heat-weighted balancing publishes one.
+    hit_rate: Option<HitRateTracker>,
+    /// When the node next recomputes what it publishes.
+    next_recompute: Option<SimTime>,
+}
+
+impl Node {
+    /// Node `id` with a shard for each of `shards` (shard `i`'s address
+    /// must be `(id, i)`), whose timers start at `now`.
+    pub fn new(id: u32, shards: Vec<ShardConfig>, now: SimTime) -> Node {
+        assert!(!shards.is_empty(), "a node has at least one shard");
+        for (index, config) in shards.iter().enumerate() {
+            assert_eq!(
+                config.address,
+                ShardAddress {
+                    node: id,
+                    shard: index as u32
+                },
+                "shard {index} of node {id} is misaddressed"
+            );
+        }
+        let balancing = shards[0].heat_weighted_balancing;
+        assert!(
+            shards
+                .iter()
+                .all(|config| config.heat_weighted_balancing == balancing),
+            "a node's shards balance reads alike"
+        );
+        Node {
+            id,
+            shards: shards
+                .into_iter()
+                .map(|config| Shard::new(config, now))
+                .collect(),
+            hit_rate: balancing.then(HitRateTracker::default),
+            next_recompute: balancing.then(|| now + heat::RECOMPUTE_EVERY),
+        }
+    }
+
+    // ----- getters -----
+
+    /// The node's index in the cluster.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Its shards, by index.
+    pub fn shards(&self) -> &[Shard] {
+        &self.shards
+    }
+
+    // ----- a shard's inputs and outputs -----
+
+    /// A client request reaches `shard` ([`Shard::handle_client_request`]).
+    #[inline]
+    pub fn handle_client_request(&mut self, now: SimTime, shard: u32, request: ClientRequest) {
+        self.shards[shard as usize].handle_client_request(now, request);
+    }
+
+    /// A message from `from` reaches `shard` ([`Shard::handle_message`]).
+    #[inline]
+    pub fn handle_message(
+        &mut self,
+        now: SimTime,
+        shard: u32,
+        from: ShardAddress,
+        message: Message,
+    ) {
+        self.shards[shard as usize].handle_message(now, from, message);
+    }
+
+    /// A CPU task of `shard` finished ([`Shard::handle_cpu_done`]).
+    #[inline]
+    pub fn handle_cpu_done(&mut self, now: SimTime, shard: u32, task: TaskId) {
+        self.shards[shard as usize].handle_cpu_done(now, task);
+    }
+
+    /// An I/O of `shard` completed ([`Shard::handle_io_done`]).
+    #[inline]
+    pub fn handle_io_done(&mut self, now: SimTime, shard: u32, io: IoId) {
+        self.shards[shard as usize].handle_io_done(now, io);
+    }
+
+    /// `shard`'s timers are due ([`Shard::handle_timeout`]).
+    #[inline]
+    pub fn handle_timeout(&mut self, now: SimTime, shard: u32) {
+        self.shards[shard as usize].handle_timeout(now);
+    }
+
+    /// `shard`'s next action ([`Shard::poll_action`]).
+    #[inline]
+    pub fn poll_action(&mut self, shard: u32) -> Option<Action> {
+        self.shards[shard as usize].poll_action()
+    }
+
+    /// When `shard` next wants [`Node::handle_timeout`].
+    #[inline]
+    pub fn poll_timeout(&self, shard: u32) -> Option<SimTime> {
+        self.shards[shard as usize].poll_timeout()
+    }
+
+    /// The time writes have waited on `shard` ([`Shard::write_throttled_time`]).
+    pub fn write_throttled_time(&self, now: SimTime, shard: u32) -> units::SimDuration {
+        self.shards[shard as usize].write_throttled_time(now)
+    }
+
+    // ----- the node's own timers -----
+
+    /// When the node next wants [`Node::handle_node_timeout`].
+    pub fn poll_node_timeout(&self) -> Option<SimTime> {
+        self.next_recompute
+    }
+
+    /// The node's timers are due: it recomputes its published cache hit
+    /// rate from its shards' lookups since the last time and hands it to
+    /// every shard, which carries it on its read responses and balances its
+    /// own coordinated reads with it (sampled runs: the simulated shards
+    /// stand for the node).
+    pub fn handle_node_timeout(&mut self, now: SimTime) {
+        let Some(due) = self.next_recompute else {
+            return;
+        };
+        if due > now {
+            return;
+        }
+        let tracker = self
+            .hit_rate
+            .as_mut()
+            .expect("a node that recomputes tracks its rate");
+        for shard in &mut self.shards {
+            let (hits, lookups) = shard.take_cache_lookups();
+            tracker.record_lookups(hits, lookups);
+        }
+        if let Some(rate) = tracker.rate(now) {
+            for shard in &mut self.shards {
+                shard.set_node_hit_rate(rate);
+            }
+        }
+        self.next_recompute = Some(now + heat::RECOMPUTE_EVERY);
+    }
+
+    // ----- commands -----
+
+    /// Puts `shard`'s share of the table on disk before the run
+    /// ([`Shard::preload_table`]).
+    pub fn preload_table(
+        &mut self,
+        shard: u32,
+        rows: u64,
+        row_bytes: u64,
+        keys: (u64, u64),
+        state: PreloadState,
+    ) {
+        self.shards[shard as usize].preload_table(rows, row_bytes, keys, state);
+    }
+
+    /// Warms `shard`'s caches as a long run would have
+    /// ([`Shard::warm_caches`]); `false` if it has none to warm.
+    pub fn warm_caches(&mut self, shard: u32) -> bool {
+        self.shards[shard as usize].warm_caches()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::action::{Operation, RequestId};
+    use crate::config::RowCacheSetup;
+    use crate::coordinator::ConsistencyLevel;
+    use crate::placement::Placement;
+    use crate::row_cache::RowCacheConfig;
+    use crate::testing::{self, Outcome};
+
+    fn node(balancing: bool) -> Node {
+        let placement = Placement::single_node(2);
+        let configs = (0..2)
+            .map(|shard| ShardConfig {
+                address: ShardAddress { node: 0, shard },
+                placement: placement.clone(),
+                replication_factor: 1,
+                data_mode: true,
+                row_cache: Some(RowCacheSetup {
+                    config: RowCacheConfig::scylla(0),
+                    takes_free_memory: true,
+                    popularity: None,
+                    key_rows: 1.0,
+                    mean_row_bytes: 100,
+                }),
+                heat_weighted_balancing: balancing,
+                ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
+            })
+            .collect();
+        Node::new(0, configs, SimTime::ZERO)
+    }
+
+    /// Sends `operation` to the shard that owns its key and runs the node
+    /// until it is answered.
+    fn request(node: &mut Node, now: SimTime, id: u64, operation: Operation) {
+        let key = match operation {
+            Operation::Write { key, .. } | Operation::Read { key } => key,
+        };
+        let owner = node.shards[0].config().placement.owner(key).shard;
+        let request = ClientRequest {
+            id: RequestId(id),
+            operation,
+            consistency: ConsistencyLevel::One,
+        };
+        node.handle_client_request(now, owner, request);
+        let mut outcome = Outcome::default();
+        testing::run_cluster(&mut node.shards, now, &mut outcome, |_, _| {
+            testing::Verdict::Carry
+        });
+        assert_eq!(outcome.replies.len(), 1, "answered");
+    }
+
+    #[test]
+    fn a_node_without_balancing_has_no_timer_of_its_own() {
+        let node = node(false);
+        assert_eq!(node.poll_node_timeout(), None);
+        assert_eq!(node.shards().len(), 2);
+    }
+
+    #[test]
+    fn the_node_publishes_one_hit_rate_over_all_its_shards_lookups() {
+        let mut node = node(true);
+        let now = SimTime::from_nanos(1);
+        let first = SimTime::ZERO + heat::RECOMPUTE_EVERY;
+        assert_eq!(node.poll_node_timeout(), Some(first));
+        let placement = node.shards[0].config().placement.clone();
+        let keys_of = |shard: u32| -> Vec<u64> {
+            (0..)
+                .filter(|&key| placement.owner(key).shard == shard)
+                .take(10)
+                .collect()
+        };
+        let (on_0, on_1) = (keys_of(0), keys_of(1));
+        let mut id = 0;
+        for &key in on_0.iter().chain(&on_1) {
+            id += 1;
+            let write = Operation::Write {
+                key,
+                value_bytes: 100,
+                timestamp: id,
+            };
+            request(&mut node, now, id, write);
+        }
+        // Shard 0 reads its rows twice (a miss fills the cache, then a
+        // hit), shard 1 once (misses): 10 hits in 30 lookups.
+        for &key in on_0.iter().chain(&on_0).chain(&on_1) {
+            id += 1;
+            request(&mut node, now, id, Operation::Read { key });
+        }
+        // Early: nothing is published.
+        node.handle_node_timeout(now);
+        assert_eq!(node.shards[0].node_hit_rate(), None);
+        node.handle_node_timeout(first);
+        assert_eq!(
+            node.poll_node_timeout(),
+            Some(first + heat::RECOMPUTE_EVERY)
+        );
+        for shard in node.shards() {
+            assert_eq!(
+                shard.node_hit_rate(),
+                Some(10.0 / 30.0),
+                "every shard carries the node's rate, not its own"
+            );
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "shard 1 of node 3 is misaddressed")]
+    fn shards_must_be_addressed_to_their_node() {
+        let configs = (0..2)
+            .map(|_| ShardConfig {
+                address: ShardAddress { node: 3, shard: 0 },
+                ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
+            })
+            .collect();
+        Node::new(3, configs, SimTime::ZERO);
+    }
+}
