@@ -1036,9 +1036,11 @@ impl Simulation {
                     }
                 }
                 None => {
+                    // The first arrival is where the pacer's phase puts it.
                     state.issuers_running = 1;
+                    let (first, _) = state.schedule.peek();
                     self.kernel
-                        .schedule_at(now, Event::OpenLoopArrival { process });
+                        .schedule_at(first, Event::OpenLoopArrival { process });
                 }
             }
         }
