@@ -6,6 +6,8 @@
 //! - [`scenario`]: strict parsing of scenario files;
 //! - [`plan`]: resolving a scenario into a [`cluster::RunPlan`];
 //! - [`load`]: what cassandra-stress processes do;
+//! - [`faults`]: the fault timeline and what each fault does to the
+//!   hardware; [`events`]: the run's log of faults and reactions;
 //! - [`cluster`]: engine shards on modelled hardware, driven by clients;
 //! - [`metrics`], [`timeseries`], [`report`] and [`charts`]: histograms,
 //!   the time series' column table, the results folder;
@@ -17,6 +19,8 @@ pub mod bridge;
 pub mod charts;
 pub mod cluster;
 pub mod device_sweep;
+pub mod events;
+pub mod faults;
 pub mod kernel;
 pub mod load;
 pub mod metrics;

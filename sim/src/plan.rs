@@ -82,6 +82,12 @@ impl RunPlan {
             } else {
                 ""
             }
+            + &self
+                .faults
+                .iter()
+                .enumerate()
+                .map(|(index, fault)| format!("; fault[{index}]: {}", fault.describe()))
+                .collect::<String>()
     }
 }
 
@@ -263,6 +269,7 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
             .map_or(SimDuration::from_secs(1), |HumanDuration(interval)| {
                 interval
             }),
+        faults: crate::faults::resolve(scenario, cluster.nodes)?,
         cluster,
         loads,
         notes,

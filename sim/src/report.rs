@@ -4,6 +4,8 @@
 //! - `summary.json`: scenario, seed, simulated seconds, and per op type the
 //!   count, rate and latency percentiles in milliseconds;
 //! - `timeseries.csv`: one row per interval;
+//! - `events.jsonl`: the faults injected and what happened to the cluster
+//!   (`crate::events`), one JSON object per line;
 //! - `hdr/<load>-<op>.hlog`: HdrHistogram interval logs per load and op;
 //! - `charts/*.png`, `charts/*.svg`: throughput, latency, compactions,
 //!   backlog and shares over time;
@@ -105,6 +107,22 @@ pub struct Summary {
     /// included): per kind of CPU work and per I/O class that ran. Tasks
     /// and I/Os still under way at the end count up to it.
     pub time_spent: TimeSpentSummary,
+    /// Runs with `[[fault]]`s: what the network faults did (the log of
+    /// each fault is `events.jsonl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults: Option<FaultSummary>,
+}
+
+/// `summary.json` `faults`.
+#[derive(Clone, Debug, Serialize)]
+pub struct FaultSummary {
+    /// Faults in the scenario.
+    pub injected: usize,
+    /// Messages lost at the nodes' NICs: sent or arriving while the node's
+    /// network was cut, or dropped (client traffic included).
+    pub messages_lost_at_nics: u64,
+    /// Messages between nodes lost to partitions.
+    pub messages_lost_to_partitions: u64,
 }
 
 /// `summary.json` `time_spent`.
@@ -420,6 +438,11 @@ impl Summary {
                     reads_checked: check.reads_checked,
                     stale_reads: check.stale_reads,
                 }),
+            faults: (!outcome.plan.faults.is_empty()).then_some(FaultSummary {
+                injected: outcome.plan.faults.len(),
+                messages_lost_at_nics: outcome.messages_lost.at_nics,
+                messages_lost_to_partitions: outcome.messages_lost.to_partitions,
+            }),
         }
     }
 
@@ -566,7 +589,8 @@ fn format_hms(seconds: f64) -> String {
     )
 }
 
-/// Writes `summary.json`, `timeseries.csv` and `perf.json` into `dir`.
+/// Writes `summary.json`, `timeseries.csv`, `events.jsonl`, the HDR logs,
+/// the charts and `perf.json` into `dir`.
 pub fn write_results(dir: &Path, outcome: &RunOutcome) -> std::io::Result<Summary> {
     std::fs::create_dir_all(dir)?;
     let summary = Summary::of(outcome);
@@ -574,6 +598,7 @@ pub fn write_results(dir: &Path, outcome: &RunOutcome) -> std::io::Result<Summar
     json.push('\n');
     std::fs::write(dir.join("summary.json"), json)?;
     std::fs::write(dir.join("timeseries.csv"), outcome.timeseries.to_csv())?;
+    std::fs::write(dir.join("events.jsonl"), outcome.event_log.to_jsonl())?;
     write_hdr_logs(&dir.join("hdr"), outcome)?;
     let ops: Vec<&str> = outcome.ops.iter().map(|ops| ops.kind.name()).collect();
     crate::charts::write_charts(

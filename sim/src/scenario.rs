@@ -8,8 +8,8 @@
 //! start of every run.
 //!
 //! The layout follows `design/SCENARIO.md`; sections that later issues add
-//! (`[data]`, `[controller]`, `[[fault]]`, `[[action]]`, ...) are rejected as
-//! unknown keys until the mechanisms behind them exist.
+//! (`[faults.random]`, `[[action]]`, ...) are rejected as unknown keys until
+//! the mechanisms behind them exist.
 
 use std::fmt;
 use std::path::Path;
@@ -96,6 +96,9 @@ pub struct Scenario {
     /// Load phases, as cassandra-stress command lines.
     #[serde(rename = "load")]
     pub loads: Vec<LoadSection>,
+    /// Injected faults, a timeline (`crate::faults`).
+    #[serde(rename = "fault", default)]
+    pub faults: Vec<FaultSection>,
     /// What published run this scenario reproduces (`twin validate`'s
     /// cases); no effect on the simulation.
     #[serde(default)]
@@ -471,6 +474,39 @@ pub struct DataSection {
     /// long after its caches filled.
     #[serde(default)]
     pub cache: Option<String>,
+}
+
+/// `[[fault]]`: a fault injected at a time (`crate::faults` says what each
+/// kind does).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSection {
+    /// When it starts, from the start of the run.
+    pub at: HumanDuration,
+    /// How long it lasts; to the end of the run if absent.
+    #[serde(rename = "for", default)]
+    pub lasts: Option<HumanDuration>,
+    /// The nodes it acts on (a partition: one side), by index from 0.
+    #[serde(default)]
+    pub nodes: Option<Vec<u32>>,
+    /// `partition`, `flap`, `drop` or `nic-degrade` (and, refused until
+    /// they are simulated, `crash`, `restart`, `slow-disk`, `disk-fail`).
+    pub kind: String,
+    /// `partition`: the other side (default: every node not in `nodes`).
+    #[serde(default)]
+    pub from: Option<Vec<u32>>,
+    /// `flap`: how long the network stays up between cuts.
+    #[serde(default)]
+    pub on: Option<HumanDuration>,
+    /// `flap`: how long each cut lasts.
+    #[serde(default)]
+    pub off: Option<HumanDuration>,
+    /// `drop`: the probability each message is lost.
+    #[serde(default)]
+    pub probability: Option<f64>,
+    /// `nic-degrade`: the fraction of the NIC's bandwidth left.
+    #[serde(default)]
+    pub bandwidth_factor: Option<f64>,
 }
 
 /// `[validation]`: the published run a scenario reproduces. `twin validate`

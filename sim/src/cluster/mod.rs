@@ -73,7 +73,10 @@ use units::{SimDuration, SimTime, NANOS_PER_SECOND};
 
 use crate::bridge;
 pub use crate::bridge::{CpuScheduling, IoScheduling};
+use crate::events::EventLog;
+use crate::faults::network::NetworkFaults;
 
+mod fault_events;
 mod outcome;
 mod setup;
 mod time_spent;
@@ -87,7 +90,8 @@ use crate::rng::{self, SimRng};
 use crate::timeseries::{NodeInterval, OpInterval, TimeSeries};
 use hdrhistogram::serialization::V2DeflateSerializer;
 pub use outcome::{
-    ConsistencyCheck, LoadOutcome, Progress, RunOutcome, SerializedInterval, ShardOutcome,
+    ConsistencyCheck, LoadOutcome, MessagesLost, Progress, RunOutcome, SerializedInterval,
+    ShardOutcome,
 };
 use rand::seq::SliceRandom;
 use rand::RngExt;
@@ -177,6 +181,19 @@ enum Event {
     /// A node's own timers ([`engine::Node::poll_node_timeout`]).
     NodeTimer {
         node: u32,
+    },
+    /// Fault `fault` of the plan starts.
+    FaultStarts {
+        fault: u32,
+    },
+    /// Fault `fault` ends.
+    FaultEnds {
+        fault: u32,
+    },
+    /// Flap `fault` turns its nodes' network off (`off`) or back on.
+    FlapSwitch {
+        fault: u32,
+        off: bool,
     },
 }
 
@@ -443,6 +460,15 @@ struct Simulation {
     /// Where messages from clients and other nodes land
     /// ([`ClusterPlan::landing`]).
     landing: engine::Landing,
+    /// The network faults in force.
+    network_faults: NetworkFaults,
+    /// Per fault of the plan: whether it is in force, and for a flap
+    /// whether its nodes are cut now.
+    fault_state: Vec<(bool, bool)>,
+    /// Messages between nodes lost to partitions.
+    partition_losses: u64,
+    /// What happened, for `events.jsonl`.
+    event_log: EventLog,
 }
 
 /// Runs a plan to its end, calling `progress` once per interval.
@@ -756,6 +782,10 @@ impl Simulation {
             placement,
             simulated_shards,
             landing: plan.cluster.landing(),
+            network_faults: NetworkFaults::new(plan.cluster.nodes),
+            fault_state: vec![(false, false); plan.faults.len()],
+            partition_losses: 0,
+            event_log: EventLog::default(),
             plan,
         };
         for (index, load) in simulation.plan.loads.iter().enumerate() {
@@ -770,6 +800,7 @@ impl Simulation {
             SimTime::ZERO + simulation.plan.interval,
             Event::IntervalTick,
         );
+        simulation.schedule_faults();
         for node in 0..simulation.engines.len() {
             simulation.rearm_node_timer(node as u32);
         }
@@ -1006,6 +1037,9 @@ impl Simulation {
                 self.engines[node as usize].handle_node_timeout(now);
                 self.rearm_node_timer(node);
             }
+            Event::FaultStarts { fault } => self.fault_starts(now, fault),
+            Event::FaultEnds { fault } => self.fault_ends(now, fault),
+            Event::FlapSwitch { fault, off } => self.flap_switch(now, fault, off),
             Event::IntervalTick => unreachable!("handled by the run loop"),
         }
     }
@@ -1281,7 +1315,15 @@ impl Simulation {
         };
         let now = self.kernel.now();
         let received = match payload {
-            Event::RequestArrives { shard, .. } | Event::MessageArrives { shard, .. } => {
+            Event::MessageArrives { shard, from, .. } => {
+                let node = self.shards[shard as usize].node;
+                if !self.network_faults.connected(from.node, node) {
+                    self.partition_losses += 1;
+                    return;
+                }
+                self.nodes[node as usize].nic.receive(now, at, wire_bytes)
+            }
+            Event::RequestArrives { shard, .. } => {
                 let node = self.shards[shard as usize].node;
                 self.nodes[node as usize].nic.receive(now, at, wire_bytes)
             }
@@ -1977,6 +2019,11 @@ impl Simulation {
                 })
                 .collect(),
             events: self.kernel.events_processed(),
+            event_log: self.event_log,
+            messages_lost: MessagesLost {
+                at_nics: self.nodes.iter().map(|node| node.nic.messages_lost()).sum(),
+                to_partitions: self.partition_losses,
+            },
             wall_seconds,
             plan: self.plan,
             server,
@@ -2127,6 +2174,7 @@ mod tests {
                 consistency: engine::ConsistencyLevel::One,
             }],
             notes: Vec::new(),
+            faults: Vec::new(),
         }
     }
 
@@ -2312,6 +2360,7 @@ mod workload_tests {
             },
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),
+            faults: Vec::new(),
         }
     }
 

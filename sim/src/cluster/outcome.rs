@@ -61,6 +61,10 @@ pub struct RunOutcome {
     pub timeseries: TimeSeries,
     /// Kernel events processed.
     pub events: u64,
+    /// What happened: faults and the cluster's reactions.
+    pub event_log: crate::events::EventLog,
+    /// Messages the network faults lost.
+    pub messages_lost: MessagesLost,
     /// Wall-clock seconds the run took (not deterministic; perf.json only).
     pub wall_seconds: f64,
     /// Data mode: what the clients' read check found.
@@ -124,4 +128,13 @@ impl ConsistencyCheck {
         self.reads_checked += 1;
         self.stale_reads += u64::from(returned < floor);
     }
+}
+
+/// Messages lost to network faults over a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MessagesLost {
+    /// At the nodes' NICs: sent or arriving while cut, or dropped.
+    pub at_nics: u64,
+    /// Between nodes a partition separated.
+    pub to_partitions: u64,
 }

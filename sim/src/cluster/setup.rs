@@ -318,6 +318,8 @@ pub struct RunPlan {
     pub cluster: ClusterPlan,
     /// Load phases.
     pub loads: Vec<LoadPlan>,
+    /// Injected faults, in the scenario's order.
+    pub faults: Vec<crate::faults::Fault>,
     /// Things the user should know about how the scenario was read (e.g.
     /// options accepted without effect on the simulation).
     pub notes: Vec<String>,

@@ -1,0 +1,115 @@
+//! What happened during a run, in simulated-time order: injected faults
+//! starting and ending, and the cluster's reactions to them. Written as
+//! `events.jsonl`, one JSON object per line, byte-identical for the same
+//! scenario and seed.
+
+use serde::Serialize;
+use units::SimTime;
+
+/// One entry of the log.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunEvent {
+    /// Simulated seconds since the start of the run.
+    pub time_s: f64,
+    /// What happened.
+    #[serde(flatten)]
+    pub what: What,
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum What {
+    /// Fault `fault` (its index in the scenario's `[[fault]]` list) started.
+    FaultStart {
+        /// Index in the scenario.
+        fault: u32,
+        /// Its kind.
+        kind: &'static str,
+        /// The nodes it acts on.
+        nodes: Vec<u32>,
+    },
+    /// Fault `fault` ended.
+    FaultEnd {
+        /// Index in the scenario.
+        fault: u32,
+        /// Its kind.
+        kind: &'static str,
+        /// The nodes it acted on.
+        nodes: Vec<u32>,
+    },
+    /// A flap cut the nodes' network.
+    NetworkOff {
+        /// Index of the flap in the scenario.
+        fault: u32,
+        /// The nodes cut off.
+        nodes: Vec<u32>,
+    },
+    /// A flap restored the nodes' network.
+    NetworkOn {
+        /// Index of the flap in the scenario.
+        fault: u32,
+        /// The nodes back on.
+        nodes: Vec<u32>,
+    },
+}
+
+/// The run's event log.
+#[derive(Clone, Debug, Default)]
+pub struct EventLog {
+    events: Vec<RunEvent>,
+}
+
+impl EventLog {
+    /// Records `what` at `now` (times never go back).
+    pub fn record(&mut self, now: SimTime, what: What) {
+        let time_s = now.as_nanos() as f64 / 1e9;
+        debug_assert!(self.events.last().is_none_or(|last| last.time_s <= time_s));
+        self.events.push(RunEvent { time_s, what });
+    }
+
+    /// The entries, in order.
+    pub fn events(&self) -> &[RunEvent] {
+        &self.events
+    }
+
+    /// The log as JSON lines.
+    pub fn to_jsonl(&self) -> String {
+        let mut text = String::new();
+        for event in &self.events {
+            text.push_str(&serde_json::to_string(event).expect("events serialize"));
+            text.push('\n');
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_one_json_object_per_line_with_their_time() {
+        let mut log = EventLog::default();
+        log.record(
+            SimTime::from_nanos(1_500_000_000),
+            What::FaultStart {
+                fault: 0,
+                kind: "drop",
+                nodes: vec![1, 2],
+            },
+        );
+        log.record(
+            SimTime::from_nanos(2_000_000_000),
+            What::NetworkOff {
+                fault: 1,
+                nodes: vec![2],
+            },
+        );
+        assert_eq!(
+            log.to_jsonl(),
+            "{\"time_s\":1.5,\"event\":\"fault-start\",\"fault\":0,\"kind\":\"drop\",\"nodes\":[1,2]}\n\
+             {\"time_s\":2.0,\"event\":\"network-off\",\"fault\":1,\"nodes\":[2]}\n"
+        );
+    }
+}

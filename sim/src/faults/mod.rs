@@ -1,0 +1,401 @@
+//! Injected faults: the scenario's `[[fault]]` timeline, resolved, and what
+//! each fault does to the simulated hardware while it lasts.
+//!
+//! Every message between machines crosses two NICs (`models::network`):
+//! the sender's and the receiver's. That pair is the one network filter all
+//! traffic goes through, replica traffic and client traffic alike: a fault
+//! on a node's network sets its NIC's faults ([`models::network::NicFaults`])
+//! and a partition cuts the links between two sets of nodes, checked where
+//! a message leaves its sender's NIC ([`network::NetworkFaults`]).
+//!
+//! The kinds, as a user writes them (`at` from the start of the run, `for`
+//! how long; without `for` a fault lasts to the end):
+//! - `partition`: `nodes` cannot reach `from` (by default every other
+//!   node), either way; clients still reach both sides.
+//! - `flap`: the nodes' whole network goes off for `off`, back on for `on`,
+//!   and so on while the fault lasts, as an iptables script cutting and
+//!   restoring a node's traffic would: nothing is sent or received while
+//!   off.
+//! - `drop`: each message to or from the nodes is lost with `probability`.
+//! - `nic-degrade`: the nodes' NICs carry `bandwidth_factor` of their
+//!   bandwidth.
+//!
+//! A message lost to a fault is lost: the NIC model leaves TCP's
+//! retransmission out (`models::network`), so the layers above see what an
+//! RPC sees when its connection stalls, a request that is not answered
+//! before its timeout. Faults that overlap compose: a link is cut while any
+//! partition or cut covers it, loss probabilities combine as independent
+//! losses, bandwidth factors multiply.
+//!
+//! Not yet simulated, and refused with that reason rather than ignored:
+//! `crash`, `restart`, `disk-fail` and `slow-disk` (they need a node that
+//! can lose its memory and replay its commitlog, and a device that can
+//! fail or slow down).
+
+pub mod network;
+
+use units::SimDuration;
+
+use crate::scenario::{FaultSection, Scenario, ScenarioError};
+
+/// One fault of the timeline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    /// When it starts, from the start of the run.
+    pub at: SimDuration,
+    /// How long it lasts (`None`: to the end of the run).
+    pub lasts: Option<SimDuration>,
+    /// What it does.
+    pub kind: FaultKind,
+}
+
+/// What a fault does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    /// Nodes `side` cannot reach nodes `other`, either way.
+    Partition {
+        /// One side.
+        side: Vec<u32>,
+        /// The other side.
+        other: Vec<u32>,
+    },
+    /// The nodes' network goes off for `off`, then on for `on`, repeatedly.
+    Flap {
+        /// The nodes.
+        nodes: Vec<u32>,
+        /// How long the network stays up between cuts.
+        on: SimDuration,
+        /// How long each cut lasts.
+        off: SimDuration,
+    },
+    /// Each message to or from the nodes is lost with `probability`.
+    Drop {
+        /// The nodes.
+        nodes: Vec<u32>,
+        /// Loss probability per message, in (0, 1].
+        probability: f64,
+    },
+    /// The nodes' NICs carry `factor` of their bandwidth.
+    NicDegrade {
+        /// The nodes.
+        nodes: Vec<u32>,
+        /// Fraction of the bandwidth left, in (0, 1].
+        factor: f64,
+    },
+}
+
+impl Fault {
+    /// One line: kind, nodes, when and for how long, and its settings.
+    pub fn describe(&self) -> String {
+        let nodes = |list: &[u32]| {
+            list.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let what = match &self.kind {
+            FaultKind::Partition { side, other } => {
+                format!("partition nodes {} from {}", nodes(side), nodes(other))
+            }
+            FaultKind::Flap {
+                nodes: list,
+                on,
+                off,
+            } => {
+                format!("flap nodes {} (off {off}, on {on})", nodes(list))
+            }
+            FaultKind::Drop {
+                nodes: list,
+                probability,
+            } => format!("drop {probability} of messages at nodes {}", nodes(list)),
+            FaultKind::NicDegrade {
+                nodes: list,
+                factor,
+            } => {
+                format!("nic-degrade nodes {} to {factor} of bandwidth", nodes(list))
+            }
+        };
+        match self.lasts {
+            Some(lasts) => format!("{what} at {} for {lasts}", self.at),
+            None => format!("{what} from {} to the end", self.at),
+        }
+    }
+}
+
+impl FaultKind {
+    /// The name a scenario uses.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::Partition { .. } => "partition",
+            FaultKind::Flap { .. } => "flap",
+            FaultKind::Drop { .. } => "drop",
+            FaultKind::NicDegrade { .. } => "nic-degrade",
+        }
+    }
+
+    /// The nodes the fault acts on (a partition: both sides).
+    pub fn nodes(&self) -> Vec<u32> {
+        match self {
+            FaultKind::Partition { side, other } => side.iter().chain(other).copied().collect(),
+            FaultKind::Flap { nodes, .. }
+            | FaultKind::Drop { nodes, .. }
+            | FaultKind::NicDegrade { nodes, .. } => nodes.clone(),
+        }
+    }
+}
+
+/// Every kind a scenario may name, simulated or not.
+const KINDS: &str = "partition, flap, drop, nic-degrade, crash, restart, slow-disk, disk-fail";
+
+/// The scenario's `[[fault]]` entries, checked against a cluster of
+/// `nodes` nodes, in the order written.
+pub fn resolve(scenario: &Scenario, nodes: u32) -> Result<Vec<Fault>, ScenarioError> {
+    scenario
+        .faults
+        .iter()
+        .enumerate()
+        .map(|(index, section)| resolve_one(scenario, index, section, nodes))
+        .collect()
+}
+
+fn resolve_one(
+    scenario: &Scenario,
+    index: usize,
+    section: &FaultSection,
+    cluster_nodes: u32,
+) -> Result<Fault, ScenarioError> {
+    let field = |key: &str| format!("fault[{index}].{key}");
+    let error = |key: &str, reason: String| scenario.error(&field(key), reason);
+    let kind_name = section.kind.as_str();
+    // Which optional keys each kind takes.
+    let takes: &[&str] = match kind_name {
+        "partition" => &["from"],
+        "flap" => &["on", "off"],
+        "drop" => &["probability"],
+        "nic-degrade" => &["bandwidth_factor"],
+        "crash" | "restart" | "slow-disk" | "disk-fail" => {
+            return Err(error(
+                "kind",
+                format!(
+                    "`{kind_name}` faults are not simulated yet (a node cannot lose its memory, replay its commitlog or have its disk fail or slow down); simulated: partition, flap, drop, nic-degrade"
+                ),
+            ))
+        }
+        other => {
+            return Err(error(
+                "kind",
+                format!("unknown fault kind `{other}`; expected one of {KINDS}"),
+            ))
+        }
+    };
+    for (key, present) in [
+        ("from", section.from.is_some()),
+        ("on", section.on.is_some()),
+        ("off", section.off.is_some()),
+        ("probability", section.probability.is_some()),
+        ("bandwidth_factor", section.bandwidth_factor.is_some()),
+    ] {
+        if present && !takes.contains(&key) {
+            return Err(error(key, format!("a `{kind_name}` fault has no `{key}`")));
+        }
+    }
+    let check_nodes = |key: &str, list: &[u32]| -> Result<Vec<u32>, ScenarioError> {
+        if list.is_empty() {
+            return Err(error(key, "names no node".into()));
+        }
+        let mut sorted = list.to_vec();
+        sorted.sort_unstable();
+        if let Some(pair) = sorted.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(error(key, format!("names node {} twice", pair[0])));
+        }
+        if let Some(node) = sorted.iter().find(|&&node| node >= cluster_nodes) {
+            return Err(error(
+                key,
+                format!(
+                    "node {node} does not exist: the cluster's nodes are 0..{}",
+                    cluster_nodes - 1
+                ),
+            ));
+        }
+        Ok(sorted)
+    };
+    let nodes = check_nodes(
+        "nodes",
+        section
+            .nodes
+            .as_deref()
+            .ok_or_else(|| error("nodes", format!("a `{kind_name}` fault needs `nodes`")))?,
+    )?;
+    let lasts = section.lasts.map(|lasts| lasts.0);
+    if lasts == Some(SimDuration::ZERO) {
+        return Err(error("for", "a fault lasts longer than 0s".into()));
+    }
+    let required = |key: &str, value: Option<f64>| {
+        value.ok_or_else(|| error(key, format!("a `{kind_name}` fault needs `{key}`")))
+    };
+    let fraction = |key: &str, value: f64| {
+        if value > 0.0 && value <= 1.0 {
+            Ok(value)
+        } else {
+            Err(error(key, format!("{value} is not in (0, 1]")))
+        }
+    };
+    let kind = match kind_name {
+        "partition" => {
+            let other = match &section.from {
+                Some(list) => check_nodes("from", list)?,
+                None => (0..cluster_nodes)
+                    .filter(|node| !nodes.contains(node))
+                    .collect(),
+            };
+            if other.is_empty() {
+                return Err(error("nodes", "leaves no node on the other side".into()));
+            }
+            if let Some(node) = other.iter().find(|node| nodes.contains(node)) {
+                return Err(error("from", format!("node {node} is on both sides")));
+            }
+            FaultKind::Partition { side: nodes, other }
+        }
+        "flap" => {
+            let duration = |key: &str, value: Option<crate::scenario::HumanDuration>| match value {
+                None => Err(error(key, format!("a `flap` fault needs `{key}`"))),
+                Some(value) if value.0 == SimDuration::ZERO => {
+                    Err(error(key, "must be longer than 0s".into()))
+                }
+                Some(value) => Ok(value.0),
+            };
+            FaultKind::Flap {
+                nodes,
+                on: duration("on", section.on)?,
+                off: duration("off", section.off)?,
+            }
+        }
+        "drop" => FaultKind::Drop {
+            nodes,
+            probability: fraction("probability", required("probability", section.probability)?)?,
+        },
+        "nic-degrade" => FaultKind::NicDegrade {
+            nodes,
+            factor: fraction(
+                "bandwidth_factor",
+                required("bandwidth_factor", section.bandwidth_factor)?,
+            )?,
+        },
+        _ => unreachable!("kinds checked above"),
+    };
+    Ok(Fault {
+        at: section.at.0,
+        lasts,
+        kind,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn faults(text: &str) -> Result<Vec<Fault>, String> {
+        let scenario = crate::scenario::parse(
+            "faults.toml",
+            &format!(
+                "name = \"f\"\n[cluster]\npreset = \"scylla-3.0\"\nnodes = 3\ninstance = \"i3.large\"\n[[load]]\nname = \"w\"\ncommand = \"cassandra-stress write n=10\"\n{text}"
+            ),
+        )
+        .map_err(|error| error.to_string())?;
+        resolve(&scenario, 3).map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn each_simulated_kind_resolves_with_its_settings() {
+        let resolved = faults(
+            "[[fault]]\nat = \"10s\"\nfor = \"1m\"\nnodes = [2]\nkind = \"flap\"\non = \"20s\"\noff = \"10s\"\n\
+             [[fault]]\nat = \"0s\"\nnodes = [0]\nkind = \"partition\"\n\
+             [[fault]]\nat = \"5s\"\nnodes = [1, 0]\nkind = \"drop\"\nprobability = 0.01\n\
+             [[fault]]\nat = \"5s\"\nnodes = [1]\nkind = \"nic-degrade\"\nbandwidth_factor = 0.5\n",
+        )
+        .unwrap();
+        assert_eq!(
+            resolved[0],
+            Fault {
+                at: SimDuration::from_secs(10),
+                lasts: Some(SimDuration::from_secs(60)),
+                kind: FaultKind::Flap {
+                    nodes: vec![2],
+                    on: SimDuration::from_secs(20),
+                    off: SimDuration::from_secs(10),
+                },
+            }
+        );
+        assert_eq!(
+            resolved[1].kind,
+            FaultKind::Partition {
+                side: vec![0],
+                other: vec![1, 2]
+            },
+            "the other side defaults to every other node"
+        );
+        assert_eq!(resolved[1].lasts, None);
+        assert_eq!(
+            resolved[2].kind,
+            FaultKind::Drop {
+                nodes: vec![0, 1],
+                probability: 0.01
+            }
+        );
+        assert_eq!(
+            resolved[3].kind,
+            FaultKind::NicDegrade {
+                nodes: vec![1],
+                factor: 0.5
+            }
+        );
+    }
+
+    #[test]
+    fn mistakes_are_one_line_errors_naming_the_fault_and_key() {
+        for (text, expected) in [
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [3]\nkind = \"drop\"\nprobability = 0.1\n",
+                "field `fault[0].nodes`: node 3 does not exist: the cluster's nodes are 0..2",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"flap\"\non = \"1s\"\n",
+                "field `fault[0].off`: a `flap` fault needs `off`",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"drop\"\nprobability = 1.5\n",
+                "field `fault[0].probability`: 1.5 is not in (0, 1]",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"drop\"\nprobability = 0.5\non = \"1s\"\n",
+                "field `fault[0].on`: a `drop` fault has no `on`",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"meteor\"\n",
+                "field `fault[0].kind`: unknown fault kind `meteor`",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"crash\"\n",
+                "field `fault[0].kind`: `crash` faults are not simulated yet",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [0, 1, 2]\nkind = \"partition\"\n",
+                "field `fault[0].nodes`: leaves no node on the other side",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [0]\nfrom = [0, 1]\nkind = \"partition\"\n",
+                "field `fault[0].from`: node 0 is on both sides",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1, 1]\nkind = \"nic-degrade\"\nbandwidth_factor = 0.5\n",
+                "field `fault[0].nodes`: names node 1 twice",
+            ),
+        ] {
+            let error = faults(text).unwrap_err();
+            assert!(
+                error.contains(expected) && !error.contains('\n'),
+                "{text:?}: {error}"
+            );
+        }
+    }
+}
