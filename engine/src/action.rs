@@ -66,6 +66,9 @@ pub enum ReplyStatus {
     NotFound,
     /// Not enough replicas answered before the coordinator's timeout.
     Timeout,
+    /// The coordinator sees fewer replicas up than the consistency level
+    /// needs, and asks none (`unavailable_exception`).
+    Unavailable,
 }
 
 /// The node's answer to a client request.

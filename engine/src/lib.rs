@@ -61,6 +61,7 @@ pub mod config;
 pub mod controller;
 pub mod coordinator;
 pub mod flush;
+pub mod gossip;
 pub mod heat;
 pub mod memtable;
 pub mod messaging;

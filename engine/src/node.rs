@@ -3,19 +3,24 @@
 //! Scylla runs one shard per core, each a state machine of its own; what
 //! belongs to the node rather than to a shard runs on shard 0 and is handed
 //! to every shard (`smp::invoke_on_all`). Here that is the published cache
-//! hit rate (`cache_hitrate_calculator`, [`crate::heat`]); the failure
-//! detector, hints and streaming will join it.
+//! hit rate (`cache_hitrate_calculator`, [`crate::heat`]) and gossip with
+//! its failure detector ([`crate::gossip`]): the peers the node sees down
+//! or up go to every shard's coordinator. Hints and streaming will join
+//! them. (Gossip's CPU, tens of microseconds a second on shard 0, is left
+//! out.)
 //!
 //! API in four kinds, as [`Shard`]'s, with the shard named where an input
 //! or output is a shard's:
 //! - getters: [`Node::id`], [`Node::shards`];
 //! - inputs: [`Node::handle_client_request`], [`Node::handle_message`],
 //!   [`Node::handle_cpu_done`], [`Node::handle_io_done`],
-//!   [`Node::handle_timeout`] (a shard's timers) and
-//!   [`Node::handle_node_timeout`] (the node's);
+//!   [`Node::handle_timeout`] (a shard's timers), and the node's own:
+//!   [`Node::handle_node_timeout`], [`Node::handle_gossip`];
 //! - outputs: [`Node::poll_action`] (a shard's actions; drain that shard's
 //!   until `None` after every input to it), [`Node::poll_timeout`] (a
-//!   shard's next timer) and [`Node::poll_node_timeout`] (the node's);
+//!   shard's next timer), and the node's own: [`Node::poll_node_output`]
+//!   (gossip to send, peers seen down or up; drain after every node input)
+//!   and [`Node::poll_node_timeout`];
 //! - commands: [`Node::preload_table`], [`Node::warm_caches`].
 //!
 //! A shard's inputs go to it alone: the shards of a node share nothing but
@@ -26,6 +31,7 @@ use units::SimTime;
 
 use crate::action::{Action, ClientRequest, IoId, Message, TaskId};
 use crate::config::ShardConfig;
+use crate::gossip::{GossipMessage, GossipOutput, Gossiper};
 use crate::heat::{self, HitRateTracker};
 use crate::placement::ShardAddress;
 use crate::shard::{PreloadState, Shard};
@@ -39,12 +45,55 @@ pub struct Node {
     hit_rate: Option<HitRateTracker>,
     /// When the node next recomputes what it publishes.
     next_recompute: Option<SimTime>,
+    /// Gossip and the failure detector, in a cluster of several nodes.
+    gossiper: Option<Gossiper>,
+    outputs: std::collections::VecDeque<NodeOutput>,
+}
+
+/// How a node gossips.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GossipSetup {
+    /// Nodes in the cluster.
+    pub nodes: u32,
+    /// Seed of the node's gossip stream (its round phase, its peer picks).
+    pub seed: u64,
+    /// `phi_convict_threshold`.
+    pub phi_convict_threshold: f64,
+}
+
+/// What the node asks its driver to do, or tells it, beyond its shards'
+/// actions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeOutput {
+    /// Send a gossip message to node `to` (from shard 0).
+    Gossip {
+        /// The destination node.
+        to: u32,
+        /// The message.
+        message: GossipMessage,
+    },
+    /// The node now sees `peer` up (`alive`) or down: its shards'
+    /// coordinators act on it from now on.
+    Liveness {
+        /// The peer.
+        peer: u32,
+        /// Up or down.
+        alive: bool,
+        /// Its phi when convicted (0 when seen up).
+        phi: f64,
+    },
 }
 
 impl Node {
     /// Node `id` with a shard for each of `shards` (shard `i`'s address
-    /// must be `(id, i)`), whose timers start at `now`.
-    pub fn new(id: u32, shards: Vec<ShardConfig>, now: SimTime) -> Node {
+    /// must be `(id, i)`), whose timers start at `now`, gossiping as
+    /// `gossip` says (`None`: alone, or a test without gossip).
+    pub fn new(
+        id: u32,
+        shards: Vec<ShardConfig>,
+        now: SimTime,
+        gossip: Option<GossipSetup>,
+    ) -> Node {
         assert!(!shards.is_empty(), "a node has at least one shard");
         for (index, config) in shards.iter().enumerate() {
             assert_eq!(
@@ -71,7 +120,24 @@ impl Node {
                 .collect(),
             hit_rate: balancing.then(HitRateTracker::default),
             next_recompute: balancing.then(|| now + heat::RECOMPUTE_EVERY),
+            gossiper: gossip.map(|setup| {
+                Gossiper::new(
+                    id,
+                    setup.nodes,
+                    now,
+                    setup.seed,
+                    setup.phi_convict_threshold,
+                )
+            }),
+            outputs: std::collections::VecDeque::new(),
         }
+    }
+
+    /// Whether this node sees `peer` up (always, without gossip).
+    pub fn sees_alive(&self, peer: u32) -> bool {
+        self.gossiper
+            .as_ref()
+            .is_none_or(|gossiper| gossiper.is_alive(peer))
     }
 
     // ----- getters -----
@@ -145,15 +211,60 @@ impl Node {
 
     /// When the node next wants [`Node::handle_node_timeout`].
     pub fn poll_node_timeout(&self) -> Option<SimTime> {
-        self.next_recompute
+        crate::timer::earlier(
+            self.next_recompute,
+            self.gossiper.as_ref().map(Gossiper::next_round),
+        )
     }
 
-    /// The node's timers are due: it recomputes its published cache hit
+    /// The node's next output.
+    pub fn poll_node_output(&mut self) -> Option<NodeOutput> {
+        self.outputs.pop_front()
+    }
+
+    /// A gossip message from node `from` arrived.
+    pub fn handle_gossip(&mut self, now: SimTime, from: u32, message: GossipMessage) {
+        if let Some(gossiper) = self.gossiper.as_mut() {
+            gossiper.handle_message(now, from, message);
+            self.take_gossip_outputs();
+        }
+    }
+
+    /// Moves the gossiper's outputs to the node's, handing every liveness
+    /// change to the shards (as the gossiper on shard 0 copies its live
+    /// and unreachable sets to the others).
+    fn take_gossip_outputs(&mut self) {
+        let Some(gossiper) = self.gossiper.as_mut() else {
+            return;
+        };
+        while let Some(output) = gossiper.poll_output() {
+            self.outputs.push_back(match output {
+                GossipOutput::Send { to, message } => NodeOutput::Gossip { to, message },
+                GossipOutput::Liveness { node, alive, phi } => {
+                    for shard in &mut self.shards {
+                        shard.set_peer_alive(node, alive);
+                    }
+                    NodeOutput::Liveness {
+                        peer: node,
+                        alive,
+                        phi,
+                    }
+                }
+            });
+        }
+    }
+
+    /// The node's timers are due: a gossip round (with the failure
+    /// detector's status check), and it recomputes its published cache hit
     /// rate from its shards' lookups since the last time and hands it to
     /// every shard, which carries it on its read responses and balances its
     /// own coordinated reads with it (sampled runs: the simulated shards
     /// stand for the node).
     pub fn handle_node_timeout(&mut self, now: SimTime) {
+        if let Some(gossiper) = self.gossiper.as_mut() {
+            gossiper.handle_timeout(now);
+            self.take_gossip_outputs();
+        }
         let Some(due) = self.next_recompute else {
             return;
         };
@@ -227,7 +338,7 @@ mod tests {
                 ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
             })
             .collect();
-        Node::new(0, configs, SimTime::ZERO)
+        Node::new(0, configs, SimTime::ZERO, None)
     }
 
     /// Sends `operation` to the shard that owns its key and runs the node
@@ -313,6 +424,6 @@ mod tests {
                 ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
             })
             .collect();
-        Node::new(3, configs, SimTime::ZERO);
+        Node::new(3, configs, SimTime::ZERO, None);
     }
 }

@@ -52,6 +52,23 @@ pub enum What {
         /// The nodes back on.
         nodes: Vec<u32>,
     },
+    /// Node `observer`'s failure detector convicted `peer`: its
+    /// coordinators stop sending to it.
+    NodeDown {
+        /// The node that now sees `peer` down.
+        observer: u32,
+        /// The node convicted.
+        peer: u32,
+        /// Its phi at conviction (log10(e) x phi passed the threshold).
+        phi: f64,
+    },
+    /// Node `observer` sees `peer` up again (its echo was answered).
+    NodeUp {
+        /// The node that now sees `peer` up.
+        observer: u32,
+        /// The node back up.
+        peer: u32,
+    },
 }
 
 /// The run's event log.

@@ -1130,6 +1130,16 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         compaction: engine::compaction::CompactionStrategy::default(),
         concurrent_compactors,
         compaction_throughput_bytes_per_sec,
+        phi_convict_threshold: match yaml.phi_convict_threshold {
+            None => engine::gossip::PHI_CONVICT_THRESHOLD,
+            Some(phi) if phi > 0.0 && phi.is_finite() => phi,
+            Some(phi) => {
+                return Err(scenario.error(
+                    "cluster.yaml.phi_convict_threshold",
+                    format!("{phi} is not a positive number"),
+                ))
+            }
+        },
         commitlog: {
             let mut commitlog = resolve_commitlog(scenario, &yaml, shards)?;
             if cassandra && commitlog.total_space_per_shard_bytes.is_none() {

@@ -255,6 +255,10 @@ pub struct NodeYaml {
     /// has no setting: its cache takes the memory nothing else uses.
     #[serde(default)]
     pub row_cache_size_in_mb: Option<u64>,
+    /// The failure detector's sensitivity (default 8): a peer is convicted
+    /// down when log10(e) x phi passes it (`engine::gossip`).
+    #[serde(default)]
+    pub phi_convict_threshold: Option<f64>,
 }
 
 /// `[cluster.overrides]`: the shard count, and any field of the

@@ -84,9 +84,12 @@ fn a_flap_cuts_and_restores_on_schedule_and_is_logged() {
                 What::FaultEnd { .. } => "end",
                 What::NetworkOff { .. } => "off",
                 What::NetworkOn { .. } => "on",
+                What::NodeDown { .. } => "down",
+                What::NodeUp { .. } => "up",
             };
             (event.time_s, name)
         })
+        .filter(|(_, name)| !matches!(*name, "down" | "up"))
         .collect();
     // Off 2-5 s, on 5-9 s, off 9-12 s, where the fault ends.
     assert_eq!(
@@ -174,4 +177,84 @@ fn the_same_faults_and_seed_write_identical_results() {
     }
     let _ = std::fs::remove_dir_all(&first);
     let _ = std::fs::remove_dir_all(&second);
+}
+
+#[test]
+fn a_node_cut_off_is_convicted_by_gossip_the_driver_routes_around_it_and_it_comes_back() {
+    // Node 2 is cut from 5 s to 45 s of a 60-s QUORUM write load.
+    let text = scenario(
+        "QUORUM",
+        "[[fault]]\nat = \"5s\"\nfor = \"40s\"\nnodes = [2]\nkind = \"flap\"\noff = \"40s\"\non = \"1s\"\n",
+    )
+    .replace("duration = \"20s\"", "duration = \"60s\"")
+    .replace("duration=20s", "duration=60s");
+    let outcome = run(&text);
+    let downs: Vec<(f64, u32, u32)> = outcome
+        .event_log
+        .events()
+        .iter()
+        .filter_map(|event| match event.what {
+            What::NodeDown { observer, peer, .. } => Some((event.time_s, observer, peer)),
+            _ => None,
+        })
+        .collect();
+    // Nodes 0 and 1 convict node 2, and node 2 convicts both, 18-30 s
+    // after the cut (phi-accrual over heartbeats a second or two apart).
+    assert_eq!(downs.len(), 4, "{downs:?}");
+    for &(at, observer, peer) in &downs {
+        assert!(observer == 2 || peer == 2, "{downs:?}");
+        assert!((23.0..35.0).contains(&at), "convicted at {at} s");
+    }
+    let ups = outcome
+        .event_log
+        .events()
+        .iter()
+        .filter(|event| matches!(event.what, What::NodeUp { .. }))
+        .map(|event| event.time_s)
+        .collect::<Vec<_>>();
+    assert_eq!(ups.len(), 4, "each sees the other up again: {ups:?}");
+    assert!(ups.iter().all(|&at| (45.0..50.0).contains(&at)), "{ups:?}");
+    // Once node 0 (the driver's control connection) convicts node 2, the
+    // clients stop sending to it: the last 10 s of the cut run at the
+    // offered rate.
+    let series = outcome.timeseries.to_csv();
+    let rates: Vec<f64> = series
+        .lines()
+        .skip(1)
+        .map(|line| {
+            line.split(',')
+                .nth(1)
+                .unwrap()
+                .parse::<f64>()
+                .unwrap_or(0.0)
+        })
+        .collect();
+    for second in 36..45 {
+        assert!(
+            rates[second - 1] > 0.95 * 4000.0,
+            "second {second}: {} writes/s",
+            rates[second - 1]
+        );
+    }
+    // Without retries (`-errors retries=0`), what failed is what was sent
+    // to node 2 before the driver knew: at most every thread's request once
+    // per 12-s client timeout.
+    let errors = writes(&outcome).1;
+    assert!(errors > 0 && errors <= 40 * 3, "{errors} errors");
+}
+
+#[test]
+fn with_too_few_replicas_up_a_coordinator_answers_unavailable_at_once() {
+    // At ALL, once node 2 is convicted every write is unavailable: the
+    // client hears it from the coordinator in well under a millisecond
+    // instead of waiting out a timeout.
+    let text = scenario(
+        "ALL",
+        "[[fault]]\nat = \"1s\"\nnodes = [2]\nkind = \"flap\"\noff = \"1h\"\non = \"1s\"\n",
+    )
+    .replace("duration = \"20s\"", "duration = \"40s\"")
+    .replace("duration=20s", "duration=40s");
+    let outcome = run(&text);
+    let (done, errors) = writes(&outcome);
+    assert!(errors > 10_000, "{done} done, {errors} unavailable");
 }

@@ -187,12 +187,35 @@ impl Shard {
         let key = match request.operation {
             Operation::Write { key, .. } | Operation::Read { key } => key,
         };
-        let count = self.config.placement.replicas(key, &mut replicas);
-        let replicas = &mut replicas[..count];
+        let placed = self.config.placement.replicas(key, &mut replicas);
         let block_for = request
             .consistency
-            .block_for(count as u32)
-            .clamp(1, count as u32);
+            .block_for(placed as u32)
+            .clamp(1, placed as u32);
+        // Only the replicas its node sees up are asked
+        // (`get_live_sorted_endpoints`); too few for the level and the
+        // client hears `Unavailable` at once.
+        let count = if self.peers_down == 0 {
+            placed
+        } else {
+            let mut live = 0;
+            for index in 0..placed {
+                if !self.sees_down(replicas[index].node) {
+                    replicas[live] = replicas[index];
+                    live += 1;
+                }
+            }
+            live
+        };
+        if (count as u32) < block_for {
+            self.unavailable += 1;
+            self.actions.push_back(Action::Reply(ClientReply {
+                id: request.id,
+                status: ReplyStatus::Unavailable,
+            }));
+            return;
+        }
+        let replicas = &mut replicas[..count];
         match request.operation {
             Operation::Write {
                 key,

@@ -405,6 +405,12 @@ pub struct Shard {
     heat_balanced_reads: u64,
     /// The hit rates other replicas published, for heat-weighted balancing.
     heard_rates: HeardRates,
+    /// Nodes its node's failure detector sees down, by node.
+    peer_down: Vec<bool>,
+    /// How many of them are down (0: every replica is asked as placed).
+    peers_down: u32,
+    /// Requests answered `Unavailable`.
+    unavailable: u64,
     actions: VecDeque<Action>,
     timers: TimerTable,
     next_memtable_id: u64,
@@ -502,6 +508,9 @@ impl Shard {
             node_hit_rate: None,
             heat_balanced_reads: 0,
             heard_rates: HeardRates::default(),
+            peer_down: Vec::new(),
+            peers_down: 0,
+            unavailable: 0,
             compactions: Slab::new(),
             backlog,
             lcs_state: LcsState::new(),
@@ -553,6 +562,28 @@ impl Shard {
     pub fn set_node_hit_rate(&mut self, rate: f64) {
         debug_assert!((0.0..=1.0).contains(&rate), "hit rate {rate}");
         self.node_hit_rate = Some(rate);
+    }
+
+    /// Its node now sees `peer` up (`alive`) or down: the coordinator
+    /// sends it nothing while it is down.
+    pub fn set_peer_alive(&mut self, peer: u32, alive: bool) {
+        let index = peer as usize;
+        if index >= self.peer_down.len() {
+            self.peer_down.resize(index + 1, false);
+        }
+        if self.peer_down[index] == alive {
+            self.peer_down[index] = !alive;
+            if alive {
+                self.peers_down -= 1;
+            } else {
+                self.peers_down += 1;
+            }
+        }
+    }
+
+    /// Whether this shard's node sees `peer` down.
+    pub fn sees_down(&self, peer: u32) -> bool {
+        self.peer_down.get(peer as usize).copied().unwrap_or(false)
     }
 
     /// The node's published cache hit rate as this shard last got it

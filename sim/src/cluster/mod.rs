@@ -73,7 +73,7 @@ use units::{SimDuration, SimTime, NANOS_PER_SECOND};
 
 use crate::bridge;
 pub use crate::bridge::{CpuScheduling, IoScheduling};
-use crate::events::EventLog;
+use crate::events::{EventLog, What};
 use crate::faults::network::NetworkFaults;
 
 mod fault_events;
@@ -109,6 +109,11 @@ const CROSS_SHARD_HOP: SimDuration = SimDuration::from_micros(1);
 /// headers); an estimate.
 const MESSAGE_OVERHEAD_BYTES: u64 = 80;
 
+/// The node the clients' driver holds its control connection to (the
+/// first contact point): the node whose status events it hears.
+/// Failing the control connection over to another node is left out.
+const CONTROL_NODE: u32 = 0;
+
 /// How a request ended, as the client sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ReplyOutcome {
@@ -121,6 +126,9 @@ enum ReplyOutcome {
     /// The coordinator timed out waiting for replicas (the driver raises a
     /// timeout exception; c-s retries it like any error).
     Timeout,
+    /// The coordinator saw too few replicas up to try (an unavailable
+    /// exception; retried like any error).
+    Unavailable,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -195,6 +203,13 @@ enum Event {
         fault: u32,
         off: bool,
     },
+    /// Gossip message `slot` (in `gossip_in_flight`) from node `from`
+    /// reaches node `node`.
+    GossipArrives {
+        node: u32,
+        from: u32,
+        slot: u32,
+    },
 }
 
 struct NodeHardware {
@@ -204,6 +219,8 @@ struct NodeHardware {
     /// drawing more never moves the others' draws.
     disk_rng: SimRng,
     nic_rng: SimRng,
+    /// The jitter of the node's gossip messages.
+    gossip_rng: SimRng,
     jvm_rng: SimRng,
     busy_at_last_tick: SimDuration,
     /// NIC bytes (sent, received) at the last interval tick.
@@ -469,6 +486,12 @@ struct Simulation {
     partition_losses: u64,
     /// What happened, for `events.jsonl`.
     event_log: EventLog,
+    /// Gossip messages on their way, by the slot their event carries.
+    gossip_in_flight: Slab<engine::gossip::GossipMessage>,
+    /// The clients' driver's view: the nodes it sees down, by node.
+    driver_down: Vec<bool>,
+    /// How many nodes it sees down.
+    driver_down_count: u32,
 }
 
 /// Runs a plan to its end, calling `progress` once per interval.
@@ -593,6 +616,7 @@ impl Simulation {
                 },
                 disk_rng: rng::stream(seed, &format!("node/{node}/disk")),
                 nic_rng: rng::stream(seed, &format!("node/{node}/nic")),
+                gossip_rng: rng::stream(seed, &format!("node/{node}/gossip-nic")),
                 jvm_rng: rng::stream(seed, &format!("node/{node}/jvm")),
                 busy_at_last_tick: SimDuration::ZERO,
                 nic_bytes_at_last_tick: (0, 0),
@@ -647,7 +671,13 @@ impl Simulation {
                 let shards = (0..simulated_shards)
                     .map(|shard| shard_config(node * simulated_shards + shard))
                     .collect();
-                engine::Node::new(node, shards, SimTime::ZERO)
+                // Several nodes gossip; each from a stream of its own.
+                let gossip = (cluster.nodes > 1).then(|| engine::node::GossipSetup {
+                    nodes: cluster.nodes,
+                    seed: rng::stream(seed, &format!("node/{node}/gossip")).random(),
+                    phi_convict_threshold: cluster.phi_convict_threshold,
+                });
+                engine::Node::new(node, shards, SimTime::ZERO, gossip)
             })
             .collect();
         let shards = (0..cluster.nodes * simulated_shards)
@@ -786,6 +816,9 @@ impl Simulation {
             fault_state: vec![(false, false); plan.faults.len()],
             partition_losses: 0,
             event_log: EventLog::default(),
+            gossip_in_flight: Slab::new(),
+            driver_down: vec![false; plan.cluster.nodes as usize],
+            driver_down_count: 0,
             plan,
         };
         for (index, load) in simulation.plan.loads.iter().enumerate() {
@@ -1035,7 +1068,13 @@ impl Simulation {
             }
             Event::NodeTimer { node } => {
                 self.engines[node as usize].handle_node_timeout(now);
+                self.drain_node(now, node);
                 self.rearm_node_timer(node);
+            }
+            Event::GossipArrives { node, from, slot } => {
+                let message = self.gossip_in_flight.remove(slot as usize);
+                self.engines[node as usize].handle_gossip(now, from, message);
+                self.drain_node(now, node);
             }
             Event::FaultStarts { fault } => self.fault_starts(now, fault),
             Event::FaultEnds { fault } => self.fault_ends(now, fault),
@@ -1305,16 +1344,28 @@ impl Simulation {
         if let Some(at) = wakeup {
             self.kernel.schedule_at(at, wake);
         }
-        let Some(Delivery::Arrives {
-            at,
-            wire_bytes,
-            payload,
-        }) = delivery
-        else {
-            return;
+        let (at, wire_bytes, payload) = match delivery {
+            None => return,
+            Some(Delivery::Lost(payload)) => {
+                self.forget(payload);
+                return;
+            }
+            Some(Delivery::Arrives {
+                at,
+                wire_bytes,
+                payload,
+            }) => (at, wire_bytes, payload),
         };
         let now = self.kernel.now();
         let received = match payload {
+            Event::GossipArrives { node, from, .. } => {
+                if !self.network_faults.connected(from, node) {
+                    self.partition_losses += 1;
+                    None
+                } else {
+                    self.nodes[node as usize].nic.receive(now, at, wire_bytes)
+                }
+            }
             Event::MessageArrives { shard, from, .. } => {
                 let node = self.shards[shard as usize].node;
                 if !self.network_faults.connected(from.node, node) {
@@ -1332,8 +1383,16 @@ impl Simulation {
                 .receive(now, at, wire_bytes),
             _ => unreachable!("only messages travel over NICs"),
         };
-        if let Some(done) = received {
-            self.kernel.schedule_at(done, payload);
+        match received {
+            Some(done) => self.kernel.schedule_at(done, payload),
+            None => self.forget(payload),
+        }
+    }
+
+    /// A message that was lost: what it held in flight goes with it.
+    fn forget(&mut self, payload: Event) {
+        if let Event::GossipArrives { slot, .. } = payload {
+            self.gossip_in_flight.remove(slot as usize);
         }
     }
 
@@ -1411,7 +1470,7 @@ impl Simulation {
             return; // the client gave up on this attempt already
         }
         let in_flight = self.in_flight.remove(slot as usize);
-        if outcome == ReplyOutcome::Timeout {
+        if matches!(outcome, ReplyOutcome::Timeout | ReplyOutcome::Unavailable) {
             self.retry_or_fail(now, in_flight);
             return;
         }
@@ -1457,7 +1516,34 @@ impl Simulation {
                 // (`shuffleReplicas`, on by default in driver 3.x).
                 let mut replicas =
                     [ShardAddress { node: 0, shard: 0 }; engine::coordinator::MAX_REPLICAS];
-                let count = self.placement.replicas(key, &mut replicas);
+                let mut count = self.placement.replicas(key, &mut replicas);
+                if self.driver_down_count > 0 {
+                    // Replicas the driver sees down are passed over; with
+                    // none up, the request goes to any node it sees up
+                    // (the child round-robin policy), as a coordinator.
+                    let mut up = 0;
+                    for index in 0..count {
+                        if !self.driver_down[replicas[index].node as usize] {
+                            replicas[up] = replicas[index];
+                            up += 1;
+                        }
+                    }
+                    if up == 0 {
+                        let live: Vec<u32> = (0..cluster.nodes)
+                            .filter(|&node| !self.driver_down[node as usize])
+                            .collect();
+                        if !live.is_empty() {
+                            replicas[0] = ShardAddress {
+                                node: live[process.rng.random_range(0..live.len())],
+                                shard: replicas[0].shard,
+                            };
+                            up = 1;
+                        } else {
+                            up = count;
+                        }
+                    }
+                    count = up;
+                }
                 let replica = if count == 1 {
                     replicas[0]
                 } else {
@@ -1472,9 +1558,16 @@ impl Simulation {
                 }
             }
             Routing::RoundRobin => {
-                // Over the simulated shards only when sampled.
-                let turn = process.round_robin_turn;
+                // Over the simulated shards only when sampled, passing
+                // over nodes the driver sees down (unless all are).
+                let mut turn = process.round_robin_turn;
                 process.round_robin_turn += 1;
+                if self.driver_down_count > 0 && self.driver_down_count < cluster.nodes {
+                    while self.driver_down[(turn % u64::from(cluster.nodes)) as usize] {
+                        turn = process.round_robin_turn;
+                        process.round_robin_turn += 1;
+                    }
+                }
                 ShardAddress {
                     node: (turn % u64::from(cluster.nodes)) as u32,
                     shard: (turn / u64::from(cluster.nodes) % u64::from(self.simulated_shards))
@@ -1501,6 +1594,69 @@ impl Simulation {
     fn rearm_node_timer(&mut self, node: u32) {
         if let Some(at) = self.engines[node as usize].poll_node_timeout() {
             self.kernel.schedule_at(at, Event::NodeTimer { node });
+        }
+    }
+
+    /// Carries out node `node`'s own outputs: gossip leaves on its NIC
+    /// (from a stream of its own, so the data messages' jitter draws stay
+    /// as they are), and the peers it now sees down or up go to the log.
+    fn drain_node(&mut self, now: SimTime, node: u32) {
+        while let Some(output) = self.engines[node as usize].poll_node_output() {
+            match output {
+                engine::node::NodeOutput::Gossip { to, message } => {
+                    let bytes = message.wire_bytes();
+                    let slot = self.gossip_in_flight.insert(message) as u32;
+                    let hardware = &mut self.nodes[node as usize];
+                    let delivery = hardware.nic.send(
+                        now,
+                        FlowId(to),
+                        bytes,
+                        Event::GossipArrives {
+                            node: to,
+                            from: node,
+                            slot,
+                        },
+                        &mut hardware.gossip_rng,
+                    );
+                    let wakeup = hardware.nic.take_wakeup();
+                    self.after_send(delivery, wakeup, Event::NodeNicWake { node });
+                }
+                engine::node::NodeOutput::Liveness { peer, alive, phi } => {
+                    // The driver's control connection is to node 0: its
+                    // status events reach the clients while its network
+                    // is up (DataStax driver 3.x `STATUS_CHANGE`).
+                    if node == CONTROL_NODE && !self.nodes[node as usize].nic.faults().cut {
+                        self.driver_sees(peer, alive);
+                    }
+                    let what = if alive {
+                        What::NodeUp {
+                            observer: node,
+                            peer,
+                        }
+                    } else {
+                        What::NodeDown {
+                            observer: node,
+                            peer,
+                            phi: (phi * 1000.0).round() / 1000.0,
+                        }
+                    };
+                    self.event_log.record(now, what);
+                }
+            }
+        }
+    }
+
+    /// The driver now sees `node` up (`alive`) or down: it stops routing
+    /// requests to a node it sees down, and routes to it again once up.
+    fn driver_sees(&mut self, node: u32, alive: bool) {
+        let down = &mut self.driver_down[node as usize];
+        if *down == alive {
+            *down = !alive;
+            if alive {
+                self.driver_down_count -= 1;
+            } else {
+                self.driver_down_count += 1;
+            }
         }
     }
 
@@ -1749,6 +1905,7 @@ impl Simulation {
                     } => (u64::from(value_bytes), ReplyOutcome::Found { timestamp }),
                     ReplyStatus::NotFound => (0, ReplyOutcome::NotFound),
                     ReplyStatus::Timeout => (0, ReplyOutcome::Timeout),
+                    ReplyStatus::Unavailable => (0, ReplyOutcome::Unavailable),
                 };
                 // One flow per client connection, after the node flows.
                 let flow = FlowId(self.plan.cluster.nodes + process);
@@ -2135,6 +2292,7 @@ mod tests {
                 compaction: engine::compaction::CompactionStrategy::default(),
                 concurrent_compactors: None,
                 compaction_throughput_bytes_per_sec: None,
+                phi_convict_threshold: engine::gossip::PHI_CONVICT_THRESHOLD,
                 preload: None,
                 data_mode: false,
                 compression_chunk_bytes: None,
@@ -2346,6 +2504,7 @@ mod workload_tests {
                 compaction: engine::compaction::CompactionStrategy::default(),
                 concurrent_compactors: None,
                 compaction_throughput_bytes_per_sec: None,
+                phi_convict_threshold: engine::gossip::PHI_CONVICT_THRESHOLD,
                 preload: None,
                 data_mode: false,
                 compression_chunk_bytes: None,

@@ -61,6 +61,8 @@ pub struct ClusterPlan {
     /// `compaction_throughput_mb_per_sec` in bytes per second per node
     /// (Cassandra; `None`: unthrottled).
     pub compaction_throughput_bytes_per_sec: Option<u64>,
+    /// `phi_convict_threshold` of every node's failure detector.
+    pub phi_convict_threshold: f64,
     /// Data on disk at the start (`[data]`).
     pub preload: Option<Preload>,
     /// Data mode: the engine keeps rows and reads return versions.

@@ -1,0 +1,467 @@
+//! Gossip and the phi-accrual failure detector: how a node learns that
+//! another is down, and up again, from heartbeats that stop and resume.
+//!
+//! What it models (Scylla 3.0 `gms/gossiper.cc`, `gms/failure_detector.cc`,
+//! which follow Cassandra's `Gossiper` and `FailureDetector`):
+//! - *Rounds.* Every [`GOSSIP_INTERVAL`] (1 s) a node bumps its own
+//!   heartbeat version and sends a `SYN` with the digest of every endpoint
+//!   it knows (its newest heartbeat version of each) to `max(1, N / 10)`
+//!   random live peers (N counts the node itself), and, with probability
+//!   `unreachable / (live + 1)`, to one random unreachable peer, to find it
+//!   back. Then it checks every peer's phi (below). Each node's rounds run
+//!   at their own phase.
+//! - *Exchange.* `SYN` -> `ACK` (the receiver's digests, and what it has
+//!   newer) -> `ACK2` (what the initiator has newer). Here every message
+//!   carries the sender's whole view (a version per endpoint), so each side
+//!   learns the other's newer versions when the real exchange would
+//!   deliver them: the initiator at the `ACK`, the receiver at the `ACK2`.
+//! - *Failure detector.* Each time a node applies a newer heartbeat of
+//!   endpoint `e`, it reports an arrival for `e`: the interval since the
+//!   last one enters `e`'s arrival window (the last 1,000 intervals, only
+//!   those between the gossip interval and `fd_max_interval_ms`, 2 s; the
+//!   first arrival enters `fd_initial_value_ms`, 2 s). Each round,
+//!   `phi = (now - last arrival) / mean interval`; `e` is convicted down
+//!   when `log10(e) x phi > phi_convict_threshold` (8): about 18 s of
+//!   silence with heartbeats a second apart. So the time to mark a node
+//!   down emerges from the heartbeats a node stopped hearing.
+//! - *Up again.* A newer heartbeat of a node marked down sends it an
+//!   `ECHO`; its reply marks it up (`mark_alive` / `real_mark_alive`).
+//!
+//! The cluster joins a gossip that has been running: every node knows
+//! every other alive, and every window starts with one interval of
+//! [`GOSSIP_INTERVAL`], what a steady cluster's windows hold (the first
+//! arrival's 2 s would double the first conviction's delay).
+//!
+//! Left out: seeds (every node is one here, and no node joins), application
+//! states other than the heartbeat (status, tokens, schema: topology changes
+//! will add them), generations (a restart will), the local-pause guard
+//! (`get_max_local_pause`: a node that was itself stalled convicts nobody),
+//! quarantine and fat clients. Wire sizes are estimates: a digest of 20
+//! bytes per endpoint (address, generation, version) and a 64-byte frame.
+
+use std::collections::VecDeque;
+
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use units::{SimDuration, SimTime};
+
+/// `gossiper::INTERVAL`: one round a second.
+pub const GOSSIP_INTERVAL: SimDuration = SimDuration::from_secs(1);
+/// `fd_max_interval_ms`: longer intervals between arrivals are ignored.
+pub const MAX_INTERVAL: SimDuration = SimDuration::from_secs(2);
+/// `phi_convict_threshold`'s default.
+pub const PHI_CONVICT_THRESHOLD: f64 = 8.0;
+/// `failure_detector::SAMPLE_SIZE`: the intervals a window keeps.
+const SAMPLE_SIZE: usize = 1000;
+/// `PHI_FACTOR` = `M_LOG10E`.
+const PHI_FACTOR: f64 = std::f64::consts::LOG10_E;
+/// Bytes of one endpoint's digest on the wire (estimate).
+const DIGEST_BYTES: u64 = 20;
+/// Frame and header bytes of a gossip message (estimate).
+const FRAME_BYTES: u64 = 64;
+
+/// What a gossip message is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GossipKind {
+    /// Opens an exchange.
+    Syn,
+    /// Answers a `SYN`.
+    Ack,
+    /// Closes the exchange.
+    Ack2,
+    /// Asks a node marked down whether it is up.
+    Echo,
+    /// It is.
+    EchoReply,
+}
+
+/// A gossip message: its kind and the sender's view, the newest heartbeat
+/// version it knows of each node (empty for echoes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GossipMessage {
+    /// What it is.
+    pub kind: GossipKind,
+    /// The sender's versions, by node.
+    pub versions: Box<[u64]>,
+}
+
+impl GossipMessage {
+    /// Bytes on the wire.
+    pub fn wire_bytes(&self) -> u64 {
+        FRAME_BYTES + DIGEST_BYTES * self.versions.len() as u64
+    }
+}
+
+/// What the gossiper asks its node to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GossipOutput {
+    /// Send `message` to node `to`.
+    Send {
+        /// The destination node.
+        to: u32,
+        /// The message.
+        message: GossipMessage,
+    },
+    /// This node now sees node `node` up (`true`) or down.
+    Liveness {
+        /// The node.
+        node: u32,
+        /// Up or down.
+        alive: bool,
+        /// Its phi when convicted (0 when seen up).
+        phi: f64,
+    },
+}
+
+/// One endpoint's arrival window.
+#[derive(Clone, Debug)]
+struct ArrivalWindow {
+    intervals: VecDeque<u64>,
+    sum: u64,
+    last: SimTime,
+}
+
+impl ArrivalWindow {
+    fn new(now: SimTime) -> ArrivalWindow {
+        let mut window = ArrivalWindow {
+            intervals: VecDeque::new(),
+            sum: 0,
+            last: now,
+        };
+        window.push(GOSSIP_INTERVAL.as_nanos());
+        window
+    }
+
+    fn push(&mut self, interval: u64) {
+        if self.intervals.len() == SAMPLE_SIZE {
+            self.sum -= self.intervals.pop_front().expect("full");
+        }
+        self.intervals.push_back(interval);
+        self.sum += interval;
+    }
+
+    /// A heartbeat arrived at `now`.
+    fn add(&mut self, now: SimTime) {
+        let interval = now.saturating_since(self.last);
+        if interval >= GOSSIP_INTERVAL && interval <= MAX_INTERVAL {
+            self.push(interval.as_nanos());
+        }
+        self.last = now;
+    }
+
+    fn phi(&self, now: SimTime) -> f64 {
+        let mean = self.sum as f64 / self.intervals.len() as f64;
+        now.saturating_since(self.last).as_nanos() as f64 / mean
+    }
+}
+
+/// One node's gossiper and failure detector.
+#[derive(Clone, Debug)]
+pub struct Gossiper {
+    me: u32,
+    /// Newest heartbeat version known, by node (this node's own included).
+    versions: Vec<u64>,
+    alive: Vec<bool>,
+    windows: Vec<ArrivalWindow>,
+    /// Nodes marked down that were sent an echo not yet answered.
+    echoing: Vec<bool>,
+    phi_convict_threshold: f64,
+    next_round: SimTime,
+    rng: Pcg64Mcg,
+    outputs: VecDeque<GossipOutput>,
+}
+
+impl Gossiper {
+    /// Node `me`'s gossiper in a cluster of `nodes`, whose rounds start at a
+    /// phase drawn from `seed` within the first interval after `now`.
+    pub fn new(
+        me: u32,
+        nodes: u32,
+        now: SimTime,
+        seed: u64,
+        phi_convict_threshold: f64,
+    ) -> Gossiper {
+        assert!(me < nodes, "node {me} of {nodes}");
+        assert!(phi_convict_threshold > 0.0, "a positive threshold");
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let phase = rng.next_u64() % GOSSIP_INTERVAL.as_nanos();
+        Gossiper {
+            me,
+            versions: vec![0; nodes as usize],
+            alive: vec![true; nodes as usize],
+            windows: (0..nodes).map(|_| ArrivalWindow::new(now)).collect(),
+            echoing: vec![false; nodes as usize],
+            phi_convict_threshold,
+            next_round: now + SimDuration::from_nanos(phase),
+            rng,
+            outputs: VecDeque::new(),
+        }
+    }
+
+    /// Whether this node sees `node` up.
+    pub fn is_alive(&self, node: u32) -> bool {
+        self.alive[node as usize]
+    }
+
+    /// When the next round is due.
+    pub fn next_round(&self) -> SimTime {
+        self.next_round
+    }
+
+    /// The next output, in order.
+    pub fn poll_output(&mut self) -> Option<GossipOutput> {
+        self.outputs.pop_front()
+    }
+
+    fn view(&self, kind: GossipKind) -> GossipMessage {
+        GossipMessage {
+            kind,
+            versions: self.versions.clone().into_boxed_slice(),
+        }
+    }
+
+    fn send(&mut self, to: u32, message: GossipMessage) {
+        debug_assert_ne!(to, self.me, "a node gossips with others");
+        self.outputs.push_back(GossipOutput::Send { to, message });
+    }
+
+    /// A round, if due at `now`: bump the heartbeat, gossip to live and
+    /// maybe unreachable peers, check every peer's phi.
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        if now < self.next_round {
+            return;
+        }
+        self.next_round = now + GOSSIP_INTERVAL;
+        self.versions[self.me as usize] += 1;
+        let peers = self.versions.len() as u32;
+        let live: Vec<u32> = (0..peers)
+            .filter(|&node| node != self.me && self.alive[node as usize])
+            .collect();
+        let unreachable: Vec<u32> = (0..peers)
+            .filter(|&node| node != self.me && !self.alive[node as usize])
+            .collect();
+        // max(1, N / 10) distinct random live peers.
+        let wanted = (peers as usize / 10).max(1).min(live.len());
+        let mut chosen: Vec<u32> = Vec::with_capacity(wanted);
+        while chosen.len() < wanted {
+            let pick = live[(self.rng.next_u64() % live.len() as u64) as usize];
+            if !chosen.contains(&pick) {
+                chosen.push(pick);
+            }
+        }
+        for to in chosen {
+            let message = self.view(GossipKind::Syn);
+            self.send(to, message);
+        }
+        if !unreachable.is_empty() {
+            let probability = unreachable.len() as f64 / (live.len() as f64 + 1.0);
+            if unit(&mut self.rng) < probability {
+                let to = unreachable[(self.rng.next_u64() % unreachable.len() as u64) as usize];
+                let message = self.view(GossipKind::Syn);
+                self.send(to, message);
+            }
+        }
+        self.status_check(now);
+    }
+
+    /// `do_status_check`: convicts the peers whose phi passed the threshold.
+    fn status_check(&mut self, now: SimTime) {
+        for node in 0..self.versions.len() as u32 {
+            if node == self.me || !self.alive[node as usize] {
+                continue;
+            }
+            let phi = self.windows[node as usize].phi(now);
+            if PHI_FACTOR * phi > self.phi_convict_threshold {
+                self.alive[node as usize] = false;
+                self.outputs.push_back(GossipOutput::Liveness {
+                    node,
+                    alive: false,
+                    phi,
+                });
+            }
+        }
+    }
+
+    /// A gossip message from node `from` arrived.
+    pub fn handle_message(&mut self, now: SimTime, from: u32, message: GossipMessage) {
+        match message.kind {
+            GossipKind::Syn => {
+                let reply = self.view(GossipKind::Ack);
+                self.send(from, reply);
+            }
+            GossipKind::Ack => {
+                self.apply(now, &message.versions);
+                let reply = self.view(GossipKind::Ack2);
+                self.send(from, reply);
+            }
+            GossipKind::Ack2 => self.apply(now, &message.versions),
+            GossipKind::Echo => self.send(
+                from,
+                GossipMessage {
+                    kind: GossipKind::EchoReply,
+                    versions: Box::new([]),
+                },
+            ),
+            GossipKind::EchoReply => {
+                let node = from as usize;
+                if self.echoing[node] {
+                    self.echoing[node] = false;
+                    if !self.alive[node] {
+                        self.alive[node] = true;
+                        self.outputs.push_back(GossipOutput::Liveness {
+                            node: from,
+                            alive: true,
+                            phi: 0.0,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Applies the newer versions of `versions`: each is a heartbeat
+    /// arrival for the failure detector, and a node marked down is sent an
+    /// echo.
+    fn apply(&mut self, now: SimTime, versions: &[u64]) {
+        assert_eq!(versions.len(), self.versions.len(), "one cluster");
+        for (node, &version) in versions.iter().enumerate() {
+            if node == self.me as usize || version <= self.versions[node] {
+                continue;
+            }
+            self.versions[node] = version;
+            self.windows[node].add(now);
+            if !self.alive[node] && !self.echoing[node] {
+                self.echoing[node] = true;
+                self.send(
+                    node as u32,
+                    GossipMessage {
+                        kind: GossipKind::Echo,
+                        versions: Box::new([]),
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// A uniform draw in [0, 1) (53 bits).
+fn unit(rng: &mut Pcg64Mcg) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `nodes` gossipers exchanging messages instantly, except to or from
+    /// the nodes `cut` says are cut at a time; runs to `until`, returns
+    /// each liveness change as (time, observer, node, alive).
+    fn run(
+        nodes: u32,
+        until: SimTime,
+        cut: impl Fn(SimTime, u32) -> bool,
+    ) -> Vec<(SimTime, u32, u32, bool)> {
+        let mut gossipers: Vec<Gossiper> = (0..nodes)
+            .map(|node| Gossiper::new(node, nodes, SimTime::ZERO, 7 + u64::from(node), 8.0))
+            .collect();
+        let mut changes = Vec::new();
+        loop {
+            let (node, now) = gossipers
+                .iter()
+                .enumerate()
+                .map(|(node, gossiper)| (node, gossiper.next_round()))
+                .min_by_key(|&(_, at)| at)
+                .unwrap();
+            if now > until {
+                return changes;
+            }
+            gossipers[node].handle_timeout(now);
+            // Deliver until quiet (message delays are negligible next to
+            // the second between rounds).
+            let mut pending = vec![node as u32];
+            while let Some(from) = pending.pop() {
+                while let Some(output) = gossipers[from as usize].poll_output() {
+                    match output {
+                        GossipOutput::Send { to, message } => {
+                            if !cut(now, from) && !cut(now, to) {
+                                gossipers[to as usize].handle_message(now, from, message);
+                                pending.push(to);
+                            }
+                        }
+                        GossipOutput::Liveness { node, alive, .. } => {
+                            changes.push((now, from, node, alive));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_healthy_cluster_convicts_nobody() {
+        assert_eq!(
+            run(5, SimTime::from_nanos(600 * 1_000_000_000), |_, _| false),
+            []
+        );
+    }
+
+    #[test]
+    fn a_silent_node_is_convicted_after_twenty_odd_seconds_and_seen_up_after_it_returns() {
+        let secs = |s: u64| SimTime::from_nanos(s * 1_000_000_000);
+        // Node 2 is cut from 60 s to 120 s.
+        let changes = run(4, secs(200), |now, node| {
+            node == 2 && now >= secs(60) && now < secs(120)
+        });
+        // Every other node convicts it once, and node 2 convicts each of
+        // them: log10(e) x phi > 8 is 18.4 mean intervals of silence, and
+        // a node hears a peer's heartbeat every 1-2 s here (intervals below
+        // 1 s are left out of the window), so 18-30 s after the cut.
+        let downs: Vec<_> = changes.iter().filter(|change| !change.3).collect();
+        assert_eq!(downs.len(), 6, "{changes:?}");
+        for &&(at, observer, node, _) in &downs {
+            assert!(observer == 2 || node == 2);
+            let after = (at - secs(60)).as_secs_f64();
+            assert!(
+                (17.0..30.0).contains(&after),
+                "convicted {after} s after the cut"
+            );
+        }
+        // Back up within a few rounds of the cut's end, by every node.
+        let ups: Vec<_> = changes.iter().filter(|change| change.3).collect();
+        assert_eq!(ups.len(), 6, "{changes:?}");
+        for &&(at, _, _, _) in &ups {
+            let after = (at - secs(120)).as_secs_f64();
+            assert!(
+                (0.0..5.0).contains(&after),
+                "seen up {after} s after the heal"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lower_threshold_convicts_sooner() {
+        let secs = |s: u64| SimTime::from_nanos(s * 1_000_000_000);
+        let first_conviction = |threshold: f64| {
+            let mut gossipers: Vec<Gossiper> = (0..3)
+                .map(|node| Gossiper::new(node, 3, SimTime::ZERO, 3 + u64::from(node), threshold))
+                .collect();
+            // Node 0 hears nothing after the start.
+            let mut now = SimTime::ZERO;
+            loop {
+                now += SimDuration::from_millis(100);
+                gossipers[0].handle_timeout(now);
+                while let Some(output) = gossipers[0].poll_output() {
+                    if let GossipOutput::Liveness { alive: false, .. } = output {
+                        return now;
+                    }
+                }
+                assert!(now < secs(100));
+            }
+        };
+        let (low, high) = (first_conviction(4.0), first_conviction(8.0));
+        assert!(low < high, "{low} vs {high}");
+        // ~9.2 s and ~18.4 s of silence at a window of 1 s.
+        assert!((8.5..10.5).contains(&low.as_secs_f64()), "{low}");
+        assert!((17.5..19.5).contains(&high.as_secs_f64()), "{high}");
+    }
+}
