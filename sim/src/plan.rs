@@ -82,12 +82,7 @@ impl RunPlan {
             } else {
                 ""
             }
-            + &self
-                .faults
-                .iter()
-                .enumerate()
-                .map(|(index, fault)| format!("; fault[{index}]: {}", fault.describe()))
-                .collect::<String>()
+            + &crate::faults::describe(&self.faults)
     }
 }
 
@@ -260,16 +255,17 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
     let duration = overrides
         .duration
         .or(scenario.duration.map(|HumanDuration(duration)| duration));
+    let seed = overrides.seed.or(scenario.seed).unwrap_or(1);
     Ok(RunPlan {
         scenario: scenario.name.clone(),
-        seed: overrides.seed.or(scenario.seed).unwrap_or(1),
+        seed,
         duration,
         interval: scenario
             .interval
             .map_or(SimDuration::from_secs(1), |HumanDuration(interval)| {
                 interval
             }),
-        faults: crate::faults::resolve(scenario, cluster.nodes)?,
+        faults: crate::faults::resolve(scenario, cluster.nodes, seed, duration)?,
         cluster,
         loads,
         notes,

@@ -8,8 +8,8 @@
 //! start of every run.
 //!
 //! The layout follows `design/SCENARIO.md`; sections that later issues add
-//! (`[faults.random]`, `[[action]]`, ...) are rejected as unknown keys until
-//! the mechanisms behind them exist.
+//! (`[[action]]`, ...) are rejected as unknown keys until the mechanisms
+//! behind them exist.
 
 use std::fmt;
 use std::path::Path;
@@ -99,6 +99,9 @@ pub struct Scenario {
     /// Injected faults, a timeline (`crate::faults`).
     #[serde(rename = "fault", default)]
     pub faults: Vec<FaultSection>,
+    /// Faults drawn from the seed (`[faults.random]`).
+    #[serde(rename = "faults", default)]
+    pub random_faults: Option<FaultsSection>,
     /// What published run this scenario reproduces (`twin validate`'s
     /// cases); no effect on the simulation.
     #[serde(default)]
@@ -511,6 +514,31 @@ pub struct FaultSection {
     /// `nic-degrade`: the fraction of the NIC's bandwidth left.
     #[serde(default)]
     pub bandwidth_factor: Option<f64>,
+}
+
+/// `[faults]`: only `[faults.random]` for now.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultsSection {
+    /// Faults drawn from the run's seed.
+    pub random: RandomFaultsSection,
+}
+
+/// `[faults.random]`: each node suffers faults as a Poisson process of
+/// `per_node_hour`, each of a kind drawn from `kinds` and lasting an
+/// exponential time of mean `lasts`; the seed draws the schedule.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomFaultsSection {
+    /// Faults per node per simulated hour.
+    pub per_node_hour: f64,
+    /// The kinds to draw from, equally likely (default: flap, partition,
+    /// drop, nic-degrade).
+    #[serde(default)]
+    pub kinds: Option<Vec<String>>,
+    /// Mean duration of a fault (default 1m).
+    #[serde(default)]
+    pub lasts: Option<HumanDuration>,
 }
 
 /// `[validation]`: the published run a scenario reproduces. `twin validate`

@@ -27,6 +27,14 @@
 //! partition or cut covers it, loss probabilities combine as independent
 //! losses, bandwidth factors multiply.
 //!
+//! `[faults.random]` draws faults from the run's seed instead: on each
+//! node a Poisson process of `per_node_hour`, each fault of a kind drawn
+//! from `kinds` (flap, partition, drop, nic-degrade by default) and lasting
+//! an exponential time of mean `lasts` (1 m); a drawn flap cuts for 10 s
+//! out of every 30, a drop loses 1% of messages, a degraded NIC keeps half
+//! its bandwidth, a partition cuts the node off from all others. The same
+//! seed draws the same schedule; `events.jsonl` lists it as it happens.
+//!
 //! Not yet simulated, and refused with that reason rather than ignored:
 //! `crash`, `restart`, `disk-fail` and `slow-disk` (they need a node that
 //! can lose its memory and replay its commitlog, and a device that can
@@ -47,6 +55,8 @@ pub struct Fault {
     pub lasts: Option<SimDuration>,
     /// What it does.
     pub kind: FaultKind,
+    /// Drawn by `[faults.random]` rather than written as a `[[fault]]`.
+    pub drawn: bool,
 }
 
 /// What a fault does.
@@ -82,6 +92,25 @@ pub enum FaultKind {
         /// Fraction of the bandwidth left, in (0, 1].
         factor: f64,
     },
+}
+
+/// The describe line's part for `faults`: each scripted one, then how
+/// many were drawn and over which kinds (their schedule is in
+/// `events.jsonl`).
+pub fn describe(faults: &[Fault]) -> String {
+    let mut text = String::new();
+    let mut drawn = 0;
+    for (index, fault) in faults.iter().enumerate() {
+        if fault.drawn {
+            drawn += 1;
+        } else {
+            text += &format!("; fault[{index}]: {}", fault.describe());
+        }
+    }
+    if drawn > 0 {
+        text += &format!("; {drawn} random faults drawn from the seed ([faults.random])");
+    }
+    text
 }
 
 impl Fault {
@@ -148,14 +177,134 @@ impl FaultKind {
 const KINDS: &str = "partition, flap, drop, nic-degrade, crash, restart, slow-disk, disk-fail";
 
 /// The scenario's `[[fault]]` entries, checked against a cluster of
-/// `nodes` nodes, in the order written.
-pub fn resolve(scenario: &Scenario, nodes: u32) -> Result<Vec<Fault>, ScenarioError> {
-    scenario
+/// `nodes` nodes, in the order written, then those `[faults.random]` draws
+/// from run seed `seed` over a run of `duration`, in time order.
+pub fn resolve(
+    scenario: &Scenario,
+    nodes: u32,
+    seed: u64,
+    duration: Option<SimDuration>,
+) -> Result<Vec<Fault>, ScenarioError> {
+    let mut faults = scenario
         .faults
         .iter()
         .enumerate()
         .map(|(index, section)| resolve_one(scenario, index, section, nodes))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(random) = &scenario.random_faults {
+        faults.extend(draw(scenario, &random.random, nodes, seed, duration)?);
+    }
+    Ok(faults)
+}
+
+/// What a random fault of each kind does besides its node and duration:
+/// a flap cuts for 10 s out of every 30; a drop loses 1% of messages; a
+/// degraded NIC keeps half its bandwidth; a partition cuts the node off
+/// from every other.
+const RANDOM_FLAP_OFF: SimDuration = SimDuration::from_secs(10);
+const RANDOM_FLAP_ON: SimDuration = SimDuration::from_secs(20);
+const RANDOM_DROP_PROBABILITY: f64 = 0.01;
+const RANDOM_BANDWIDTH_FACTOR: f64 = 0.5;
+/// The kinds `[faults.random]` draws from unless told.
+const RANDOM_KINDS: [&str; 4] = ["flap", "partition", "drop", "nic-degrade"];
+
+/// `[faults.random]`'s schedule: per node, arrivals of a Poisson process
+/// of `per_node_hour` over the run (stream `faults/random`), each of a
+/// kind drawn uniformly from `kinds` and an exponential duration of mean
+/// `lasts`; in time order (ties by node).
+fn draw(
+    scenario: &Scenario,
+    section: &crate::scenario::RandomFaultsSection,
+    nodes: u32,
+    seed: u64,
+    duration: Option<SimDuration>,
+) -> Result<Vec<Fault>, ScenarioError> {
+    use rand::RngExt;
+    let error = |key: &str, reason: String| scenario.error(&format!("faults.random.{key}"), reason);
+    let Some(duration) = duration else {
+        return Err(error(
+            "per_node_hour",
+            "random faults need the run's `duration` to draw a schedule over".into(),
+        ));
+    };
+    let rate = section.per_node_hour;
+    if !(rate > 0.0 && rate.is_finite()) {
+        return Err(error(
+            "per_node_hour",
+            format!("{rate} is not a positive rate"),
+        ));
+    }
+    let kinds: Vec<String> = match &section.kinds {
+        Some(kinds) if kinds.is_empty() => {
+            return Err(error("kinds", "names no kind".into()));
+        }
+        Some(kinds) => kinds.clone(),
+        None => RANDOM_KINDS.iter().map(|kind| kind.to_string()).collect(),
+    };
+    for kind in &kinds {
+        if !RANDOM_KINDS.contains(&kind.as_str()) {
+            return Err(error(
+                "kinds",
+                format!(
+                    "`{kind}` cannot be drawn; random faults are of {}",
+                    RANDOM_KINDS.join(", ")
+                ),
+            ));
+        }
+    }
+    if kinds.iter().any(|kind| kind == "partition") && nodes < 2 {
+        return Err(error("kinds", "a partition needs two nodes".into()));
+    }
+    let lasts = section
+        .lasts
+        .map_or(SimDuration::from_secs(60), |lasts| lasts.0);
+    if lasts == SimDuration::ZERO {
+        return Err(error("lasts", "a fault lasts longer than 0s".into()));
+    }
+    let mut rng = crate::rng::stream(seed, "faults/random");
+    let per_second = rate / 3600.0;
+    let mut faults = Vec::new();
+    let cluster_nodes = nodes;
+    for node in 0..cluster_nodes {
+        let mut at = 0.0;
+        loop {
+            // Exponential gaps: -ln(1 - u) / rate.
+            at += -(1.0 - rng.random::<f64>()).ln() / per_second;
+            if at >= duration.as_secs_f64() {
+                break;
+            }
+            let kind = &kinds[rng.random_range(0..kinds.len())];
+            let length = -(1.0 - rng.random::<f64>()).ln() * lasts.as_secs_f64();
+            let nodes = vec![node];
+            let kind = match kind.as_str() {
+                "flap" => FaultKind::Flap {
+                    nodes,
+                    on: RANDOM_FLAP_ON,
+                    off: RANDOM_FLAP_OFF,
+                },
+                "partition" => FaultKind::Partition {
+                    side: nodes,
+                    other: (0..cluster_nodes).filter(|&other| other != node).collect(),
+                },
+                "drop" => FaultKind::Drop {
+                    nodes,
+                    probability: RANDOM_DROP_PROBABILITY,
+                },
+                _ => FaultKind::NicDegrade {
+                    nodes,
+                    factor: RANDOM_BANDWIDTH_FACTOR,
+                },
+            };
+            faults.push(Fault {
+                drawn: true,
+                at: SimDuration::from_secs_f64(at),
+                lasts: Some(SimDuration::from_secs_f64(length).max(SimDuration::from_millis(1))),
+                kind,
+            });
+        }
+    }
+    faults.sort_by_key(|fault| fault.at);
+    Ok(faults)
 }
 
 fn resolve_one(
@@ -287,6 +436,7 @@ fn resolve_one(
         at: section.at.0,
         lasts,
         kind,
+        drawn: false,
     })
 }
 
@@ -302,7 +452,8 @@ mod tests {
             ),
         )
         .map_err(|error| error.to_string())?;
-        resolve(&scenario, 3).map_err(|error| error.to_string())
+        resolve(&scenario, 3, 1, Some(SimDuration::from_secs(3600)))
+            .map_err(|error| error.to_string())
     }
 
     #[test]
@@ -324,6 +475,7 @@ mod tests {
                     on: SimDuration::from_secs(20),
                     off: SimDuration::from_secs(10),
                 },
+                drawn: false,
             }
         );
         assert_eq!(
@@ -397,5 +549,50 @@ mod tests {
                 "{text:?}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn random_faults_follow_their_rate_kinds_and_mean_duration_and_the_seed() {
+        let text = |kinds: &str| {
+            format!(
+                "name = \"f\"\nduration = \"100h\"\n[cluster]\npreset = \"scylla-3.0\"\nnodes = 3\ninstance = \"i3.large\"\n[[load]]\nname = \"w\"\ncommand = \"cassandra-stress write n=10\"\n[faults.random]\nper_node_hour = 2\nlasts = \"30s\"\n{kinds}"
+            )
+        };
+        let draw = |kinds: &str, seed: u64| {
+            let scenario = crate::scenario::parse("random.toml", &text(kinds)).unwrap();
+            resolve(&scenario, 3, seed, Some(SimDuration::from_secs(100 * 3600)))
+        };
+        let faults = draw("", 1).unwrap();
+        // 2 per node-hour over 3 nodes and 100 hours: ~600.
+        assert!((500..700).contains(&faults.len()), "{}", faults.len());
+        assert!(
+            faults.windows(2).all(|pair| pair[0].at <= pair[1].at),
+            "in time order"
+        );
+        let mean = faults
+            .iter()
+            .map(|fault| fault.lasts.unwrap().as_secs_f64())
+            .sum::<f64>()
+            / faults.len() as f64;
+        assert!((25.0..35.0).contains(&mean), "mean duration {mean} s");
+        for kind in ["flap", "partition", "drop", "nic-degrade"] {
+            let count = faults
+                .iter()
+                .filter(|fault| fault.kind.name() == kind)
+                .count();
+            assert!(count > 100, "{kind}: {count}");
+        }
+        assert_eq!(draw("", 1).unwrap(), faults, "the seed decides");
+        assert_ne!(draw("", 2).unwrap(), faults);
+        let only = draw("kinds = [\"partition\"]\n", 1).unwrap();
+        assert!(only.iter().all(|fault| matches!(
+            &fault.kind,
+            FaultKind::Partition { side, other } if side.len() == 1 && other.len() == 2
+        )));
+        let error = draw("kinds = [\"crash\"]\n", 1).unwrap_err().to_string();
+        assert!(
+            error.contains("field `faults.random.kinds`: `crash` cannot be drawn"),
+            "{error}"
+        );
     }
 }
