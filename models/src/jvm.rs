@@ -503,6 +503,10 @@ pub struct JvmNode {
     /// Core time tasks have used, in nanoseconds.
     cpu_busy_nanos: u128,
     tasks_completed: u64,
+    /// [`JvmNode::next_completion`], worked out when a change could move
+    /// it (a task started or finished, a pause) rather than each time the
+    /// driver asks, which it does after every event.
+    next: Option<SimTime>,
 }
 
 impl JvmNode {
@@ -547,6 +551,7 @@ impl JvmNode {
             last_pause: None,
             cpu_busy_nanos: 0,
             tasks_completed: 0,
+            next: None,
         }
     }
 
@@ -595,7 +600,7 @@ impl JvmNode {
             pool.queue.push_back((tag, demand));
         }
         debug_assert!(self.invariants_hold());
-        self.next_completion()
+        self.update_next()
     }
 
     /// Finishes the tasks due by `now` (call it at [`JvmNode::next_completion`]),
@@ -618,8 +623,9 @@ impl JvmNode {
             }
         }
         debug_assert!(self.invariants_hold());
-        debug_assert!(self.next_completion().is_none_or(|next| next > now));
-        self.next_completion()
+        let next = self.update_next();
+        debug_assert!(next.is_none_or(|next| next > now));
+        next
     }
 
     /// Reports `bytes` allocated at `now`. With G1, each time eden fills a
@@ -638,6 +644,7 @@ impl JvmNode {
         g1.eden_used_bytes = g1.eden_used_bytes.saturating_add(bytes);
         // One collection per eden's worth (more than one only when a
         // single report exceeds eden).
+        let mut collected = false;
         while let Some(g1) = self.g1.as_mut() {
             if g1.eden_used_bytes < g1.params.eden_bytes {
                 break;
@@ -645,8 +652,14 @@ impl JvmNode {
             g1.eden_used_bytes -= g1.params.eden_bytes;
             let (kind, duration) = g1.collect(rng);
             self.stop_the_world(now, kind, duration);
+            collected = true;
         }
-        self.next_completion()
+        if collected {
+            self.update_next()
+        } else {
+            // Eden alone moves no completion.
+            self.next_completion()
+        }
     }
 
     /// Stops the node for `duration` from `now` (or from the end of the
@@ -654,12 +667,24 @@ impl JvmNode {
     /// completion.
     pub fn pause(&mut self, now: SimTime, duration: SimDuration) -> Option<SimTime> {
         self.stop_the_world(now, PauseKind::Injected, duration);
-        self.next_completion()
+        self.update_next()
     }
 
     /// When the earliest running task finishes, if any runs: the one
     /// wake-up the driver keeps.
+    #[inline]
     pub fn next_completion(&self) -> Option<SimTime> {
+        debug_assert_eq!(self.next, self.compute_next_completion());
+        self.next
+    }
+
+    /// Works [`JvmNode::next_completion`] out anew after a change.
+    fn update_next(&mut self) -> Option<SimTime> {
+        self.next = self.compute_next_completion();
+        self.next
+    }
+
+    fn compute_next_completion(&self) -> Option<SimTime> {
         let Reverse(task) = self.running.peek()?;
         let remaining = task.finish_service.saturating_sub(self.service);
         let needed = self.nanos_for_service(remaining, self.running.len());
