@@ -133,13 +133,6 @@ impl Node {
         }
     }
 
-    /// Whether this node sees `peer` up (always, without gossip).
-    pub fn sees_alive(&self, peer: u32) -> bool {
-        self.gossiper
-            .as_ref()
-            .is_none_or(|gossiper| gossiper.is_alive(peer))
-    }
-
     // ----- getters -----
 
     /// The node's index in the cluster.

@@ -31,6 +31,12 @@ command = "cassandra-stress write no-warmup cl={cl} duration=20s -rate 'threads=
     )
 }
 
+/// `text` (from [`scenario`]) run for `seconds` instead of 20.
+fn lasting(seconds: u32, text: String) -> String {
+    text.replace("duration = \"20s\"", &format!("duration = \"{seconds}s\""))
+        .replace("duration=20s", &format!("duration={seconds}s"))
+}
+
 fn run(text: &str) -> sim::cluster::RunOutcome {
     sim::cluster::run(common::plan("faults.toml", text, None), &mut |_| {})
 }
@@ -182,12 +188,13 @@ fn the_same_faults_and_seed_write_identical_results() {
 #[test]
 fn a_node_cut_off_is_convicted_by_gossip_the_driver_routes_around_it_and_it_comes_back() {
     // Node 2 is cut from 5 s to 45 s of a 60-s QUORUM write load.
-    let text = scenario(
-        "QUORUM",
-        "[[fault]]\nat = \"5s\"\nfor = \"40s\"\nnodes = [2]\nkind = \"flap\"\noff = \"40s\"\non = \"1s\"\n",
-    )
-    .replace("duration = \"20s\"", "duration = \"60s\"")
-    .replace("duration=20s", "duration=60s");
+    let text = lasting(
+        60,
+        scenario(
+            "QUORUM",
+            "[[fault]]\nat = \"5s\"\nfor = \"40s\"\nnodes = [2]\nkind = \"flap\"\noff = \"40s\"\non = \"1s\"\n",
+        ),
+    );
     let outcome = run(&text);
     let downs: Vec<(f64, u32, u32)> = outcome
         .event_log
@@ -248,12 +255,13 @@ fn with_too_few_replicas_up_a_coordinator_answers_unavailable_at_once() {
     // At ALL, once node 2 is convicted every write is unavailable: the
     // client hears it from the coordinator in well under a millisecond
     // instead of waiting out a timeout.
-    let text = scenario(
-        "ALL",
-        "[[fault]]\nat = \"1s\"\nnodes = [2]\nkind = \"flap\"\noff = \"1h\"\non = \"1s\"\n",
-    )
-    .replace("duration = \"20s\"", "duration = \"40s\"")
-    .replace("duration=20s", "duration=40s");
+    let text = lasting(
+        40,
+        scenario(
+            "ALL",
+            "[[fault]]\nat = \"1s\"\nnodes = [2]\nkind = \"flap\"\noff = \"1h\"\non = \"1s\"\n",
+        ),
+    );
     let outcome = run(&text);
     let (done, errors) = writes(&outcome);
     assert!(errors > 10_000, "{done} done, {errors} unavailable");
