@@ -344,6 +344,51 @@ impl Gossiper {
     }
 }
 
+/// The nodes one view sees down (a shard's coordinator, a client driver),
+/// with their count, so that the common case, nobody down, costs one
+/// comparison.
+#[derive(Clone, Debug, Default)]
+pub struct DownSet {
+    down: Vec<bool>,
+    count: u32,
+}
+
+impl DownSet {
+    /// Marks `node` up (`alive`) or down.
+    pub fn set(&mut self, node: u32, alive: bool) {
+        let index = node as usize;
+        if index >= self.down.len() {
+            self.down.resize(index + 1, false);
+        }
+        if self.down[index] == alive {
+            self.down[index] = !alive;
+            if alive {
+                self.count -= 1;
+            } else {
+                self.count += 1;
+            }
+        }
+    }
+
+    /// Whether `node` is seen down.
+    #[inline]
+    pub fn contains(&self, node: u32) -> bool {
+        self.down.get(node as usize).copied().unwrap_or(false)
+    }
+
+    /// How many nodes are seen down.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.count
+    }
+
+    /// Whether every node is seen up.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
 /// A uniform draw in [0, 1) (53 bits).
 fn unit(rng: &mut Pcg64Mcg) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
@@ -463,5 +508,21 @@ mod tests {
         // ~9.2 s and ~18.4 s of silence at a window of 1 s.
         assert!((8.5..10.5).contains(&low.as_secs_f64()), "{low}");
         assert!((17.5..19.5).contains(&high.as_secs_f64()), "{high}");
+    }
+
+    #[test]
+    fn a_down_set_counts_each_node_once() {
+        let mut down = DownSet::default();
+        assert!(down.is_empty() && !down.contains(7));
+        down.set(7, false);
+        down.set(7, false);
+        down.set(2, false);
+        assert_eq!(down.len(), 2);
+        assert!(down.contains(7) && down.contains(2) && !down.contains(3));
+        down.set(7, true);
+        down.set(7, true);
+        down.set(5, true);
+        assert_eq!(down.len(), 1);
+        assert!(!down.contains(7));
     }
 }

@@ -195,7 +195,7 @@ impl Shard {
         // Only the replicas its node sees up are asked
         // (`get_live_sorted_endpoints`); too few for the level and the
         // client hears `Unavailable` at once.
-        let count = if self.peers_down == 0 {
+        let count = if self.peer_down.is_empty() {
             placed
         } else {
             let mut live = 0;
@@ -208,7 +208,6 @@ impl Shard {
             live
         };
         if (count as u32) < block_for {
-            self.unavailable += 1;
             self.actions.push_back(Action::Reply(ClientReply {
                 id: request.id,
                 status: ReplyStatus::Unavailable,

@@ -406,11 +406,7 @@ pub struct Shard {
     /// The hit rates other replicas published, for heat-weighted balancing.
     heard_rates: HeardRates,
     /// Nodes its node's failure detector sees down, by node.
-    peer_down: Vec<bool>,
-    /// How many of them are down (0: every replica is asked as placed).
-    peers_down: u32,
-    /// Requests answered `Unavailable`.
-    unavailable: u64,
+    peer_down: crate::gossip::DownSet,
     actions: VecDeque<Action>,
     timers: TimerTable,
     next_memtable_id: u64,
@@ -508,9 +504,7 @@ impl Shard {
             node_hit_rate: None,
             heat_balanced_reads: 0,
             heard_rates: HeardRates::default(),
-            peer_down: Vec::new(),
-            peers_down: 0,
-            unavailable: 0,
+            peer_down: crate::gossip::DownSet::default(),
             compactions: Slab::new(),
             backlog,
             lcs_state: LcsState::new(),
@@ -567,23 +561,12 @@ impl Shard {
     /// Its node now sees `peer` up (`alive`) or down: the coordinator
     /// sends it nothing while it is down.
     pub fn set_peer_alive(&mut self, peer: u32, alive: bool) {
-        let index = peer as usize;
-        if index >= self.peer_down.len() {
-            self.peer_down.resize(index + 1, false);
-        }
-        if self.peer_down[index] == alive {
-            self.peer_down[index] = !alive;
-            if alive {
-                self.peers_down -= 1;
-            } else {
-                self.peers_down += 1;
-            }
-        }
+        self.peer_down.set(peer, alive);
     }
 
     /// Whether this shard's node sees `peer` down.
     pub fn sees_down(&self, peer: u32) -> bool {
-        self.peer_down.get(peer as usize).copied().unwrap_or(false)
+        self.peer_down.contains(peer)
     }
 
     /// The node's published cache hit rate as this shard last got it

@@ -491,9 +491,7 @@ struct Simulation {
     /// Gossip messages on their way, by the slot their event carries.
     gossip_in_flight: Slab<engine::gossip::GossipMessage>,
     /// The clients' driver's view: the nodes it sees down, by node.
-    driver_down: Vec<bool>,
-    /// How many nodes it sees down.
-    driver_down_count: u32,
+    driver_down: engine::gossip::DownSet,
 }
 
 /// Runs a plan to its end, calling `progress` once per interval.
@@ -820,8 +818,7 @@ impl Simulation {
             partition_losses: 0,
             event_log: EventLog::default(),
             gossip_in_flight: Slab::new(),
-            driver_down: vec![false; plan.cluster.nodes as usize],
-            driver_down_count: 0,
+            driver_down: engine::gossip::DownSet::default(),
             plan,
         };
         for (index, load) in simulation.plan.loads.iter().enumerate() {
@@ -1520,20 +1517,20 @@ impl Simulation {
                 let mut replicas =
                     [ShardAddress { node: 0, shard: 0 }; engine::coordinator::MAX_REPLICAS];
                 let mut count = self.placement.replicas(key, &mut replicas);
-                if self.driver_down_count > 0 {
+                if !self.driver_down.is_empty() {
                     // Replicas the driver sees down are passed over; with
                     // none up, the request goes to any node it sees up
                     // (the child round-robin policy), as a coordinator.
                     let mut up = 0;
                     for index in 0..count {
-                        if !self.driver_down[replicas[index].node as usize] {
+                        if !self.driver_down.contains(replicas[index].node) {
                             replicas[up] = replicas[index];
                             up += 1;
                         }
                     }
                     if up == 0 {
                         let live: Vec<u32> = (0..cluster.nodes)
-                            .filter(|&node| !self.driver_down[node as usize])
+                            .filter(|&node| !self.driver_down.contains(node))
                             .collect();
                         if !live.is_empty() {
                             replicas[0] = ShardAddress {
@@ -1565,8 +1562,11 @@ impl Simulation {
                 // over nodes the driver sees down (unless all are).
                 let mut turn = process.round_robin_turn;
                 process.round_robin_turn += 1;
-                if self.driver_down_count > 0 && self.driver_down_count < cluster.nodes {
-                    while self.driver_down[(turn % u64::from(cluster.nodes)) as usize] {
+                if !self.driver_down.is_empty() && self.driver_down.len() < cluster.nodes {
+                    while self
+                        .driver_down
+                        .contains((turn % u64::from(cluster.nodes)) as u32)
+                    {
                         turn = process.round_robin_turn;
                         process.round_robin_turn += 1;
                     }
@@ -1651,15 +1651,7 @@ impl Simulation {
     /// The driver now sees `node` up (`alive`) or down: it stops routing
     /// requests to a node it sees down, and routes to it again once up.
     fn driver_sees(&mut self, node: u32, alive: bool) {
-        let down = &mut self.driver_down[node as usize];
-        if *down == alive {
-            *down = !alive;
-            if alive {
-                self.driver_down_count -= 1;
-            } else {
-                self.driver_down_count += 1;
-            }
-        }
+        self.driver_down.set(node, alive);
     }
 
     /// The index in `shards` of a simulated shard.
