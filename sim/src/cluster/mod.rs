@@ -2238,15 +2238,60 @@ pub fn ops_per_second(count: u64, window: (SimTime, SimTime)) -> f64 {
     }
 }
 
+/// A cluster for the unit tests below: `nodes` Scylla 2.2 i3.large nodes
+/// of `shards` shards with `memory_per_shard` bytes each (and as much per
+/// node), `costs`, RF 1, everything else at its default.
+#[cfg(test)]
+fn test_cluster(
+    nodes: u32,
+    shards: u32,
+    memory_per_shard: u64,
+    costs: models::cost::CostTable,
+    connection_landing: bool,
+) -> ClusterPlan {
+    use crate::preset::Preset;
+    use models::nvme::NvmeProfile;
+    ClusterPlan {
+        preset: Preset::Scylla2_2,
+        nodes,
+        instance: "i3.large".into(),
+        shards_per_node: shards,
+        memory_per_shard_bytes: memory_per_shard,
+        memory_per_node_bytes: memory_per_shard,
+        io: IoScheduling::for_preset(Preset::Scylla2_2, &NvmeProfile::i3_drive(), shards),
+        device: NvmeProfile::i3_drive(),
+        nic_gbps: 10.0,
+        costs,
+        connection_landing,
+        cpu: CpuScheduling::SCYLLA_2_2,
+        controllers: Controllers::default(),
+        compaction_enforce_min_threshold: false,
+        compaction: engine::compaction::CompactionStrategy::default(),
+        concurrent_compactors: None,
+        compaction_throughput_bytes_per_sec: None,
+        phi_convict_threshold: engine::gossip::PHI_CONVICT_THRESHOLD,
+        preload: None,
+        data_mode: false,
+        compression_chunk_bytes: None,
+        speculative_retry: engine::speculation::SpeculativeRetry::DEFAULT,
+        row_cache: None,
+        page_cache: None,
+        network_latency: models::network::ONE_WAY_LATENCY,
+        network_jitter: models::network::JITTER_MEDIAN,
+        commitlog: CommitlogPlan::default(),
+        replication_factor: 1,
+        topology: TopologyPlan::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::load::{ColumnPlan, KeyPlan, OpMix, RatePlan};
-    use crate::preset::Preset;
+
     use crate::report::Summary;
     use models::cost::CostTable;
     use models::distribution::SizeDistribution;
-    use models::nvme::NvmeProfile;
 
     #[test]
     fn spans_total_their_lengths_and_count_open_ones_to_the_time_asked() {
@@ -2269,37 +2314,7 @@ mod tests {
             seed,
             duration: None,
             interval: SimDuration::from_millis(100),
-            cluster: ClusterPlan {
-                preset: Preset::Scylla2_2,
-                nodes: 2,
-                instance: "i3.large".into(),
-                shards_per_node: 2,
-                memory_per_shard_bytes: 64 * 1024 * 1024,
-                memory_per_node_bytes: 64 * 1024 * 1024,
-                io: IoScheduling::for_preset(Preset::Scylla2_2, &NvmeProfile::i3_drive(), 2),
-                device: NvmeProfile::i3_drive(),
-                nic_gbps: 10.0,
-                costs: CostTable::scylla(),
-                connection_landing: true,
-                cpu: CpuScheduling::SCYLLA_2_2,
-                controllers: Controllers::default(),
-                compaction_enforce_min_threshold: false,
-                compaction: engine::compaction::CompactionStrategy::default(),
-                concurrent_compactors: None,
-                compaction_throughput_bytes_per_sec: None,
-                phi_convict_threshold: engine::gossip::PHI_CONVICT_THRESHOLD,
-                preload: None,
-                data_mode: false,
-                compression_chunk_bytes: None,
-                speculative_retry: engine::speculation::SpeculativeRetry::DEFAULT,
-                row_cache: None,
-                page_cache: None,
-                network_latency: models::network::ONE_WAY_LATENCY,
-                network_jitter: models::network::JITTER_MEDIAN,
-                commitlog: CommitlogPlan::default(),
-                replication_factor: 1,
-                topology: TopologyPlan::default(),
-            },
+            cluster: test_cluster(2, 2, 64 * 1024 * 1024, CostTable::scylla(), true),
             loads: vec![LoadPlan {
                 name: "write".into(),
                 command: String::new(),
@@ -2465,10 +2480,9 @@ mod tests {
 mod workload_tests {
     use super::*;
     use crate::load::{ColumnPlan, KeyPlan, OpMix, RatePlan};
-    use crate::preset::Preset;
+
     use models::cost::CostTable;
     use models::distribution::{KeyDistribution, SizeDistribution};
-    use models::nvme::NvmeProfile;
 
     /// One node with one shard whose every write costs 1 ms of CPU: it can
     /// serve 1,000 writes/s and no more.
@@ -2481,37 +2495,7 @@ mod workload_tests {
             seed: 3,
             duration: None,
             interval: SimDuration::from_secs(1),
-            cluster: ClusterPlan {
-                preset: Preset::Scylla2_2,
-                nodes: 1,
-                instance: "i3.large".into(),
-                shards_per_node: 1,
-                memory_per_shard_bytes: 1024 * 1024 * 1024,
-                memory_per_node_bytes: 1024 * 1024 * 1024,
-                io: IoScheduling::for_preset(Preset::Scylla2_2, &NvmeProfile::i3_drive(), 1),
-                device: NvmeProfile::i3_drive(),
-                nic_gbps: 10.0,
-                costs,
-                connection_landing: false,
-                cpu: CpuScheduling::SCYLLA_2_2,
-                controllers: Controllers::default(),
-                compaction_enforce_min_threshold: false,
-                compaction: engine::compaction::CompactionStrategy::default(),
-                concurrent_compactors: None,
-                compaction_throughput_bytes_per_sec: None,
-                phi_convict_threshold: engine::gossip::PHI_CONVICT_THRESHOLD,
-                preload: None,
-                data_mode: false,
-                compression_chunk_bytes: None,
-                speculative_retry: engine::speculation::SpeculativeRetry::DEFAULT,
-                row_cache: None,
-                page_cache: None,
-                network_latency: models::network::ONE_WAY_LATENCY,
-                network_jitter: models::network::JITTER_MEDIAN,
-                commitlog: CommitlogPlan::default(),
-                replication_factor: 1,
-                topology: TopologyPlan::default(),
-            },
+            cluster: test_cluster(1, 1, 1024 * 1024 * 1024, costs, false),
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),
             faults: Vec::new(),
