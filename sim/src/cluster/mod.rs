@@ -1359,20 +1359,11 @@ impl Simulation {
         let now = self.kernel.now();
         let received = match payload {
             Event::GossipArrives { node, from, .. } => {
-                if !self.network_faults.connected(from, node) {
-                    self.partition_losses += 1;
-                    None
-                } else {
-                    self.nodes[node as usize].nic.receive(now, at, wire_bytes)
-                }
+                self.receive_between_nodes(now, at, wire_bytes, from, node)
             }
             Event::MessageArrives { shard, from, .. } => {
                 let node = self.shards[shard as usize].node;
-                if !self.network_faults.connected(from.node, node) {
-                    self.partition_losses += 1;
-                    return;
-                }
-                self.nodes[node as usize].nic.receive(now, at, wire_bytes)
+                self.receive_between_nodes(now, at, wire_bytes, from.node, node)
             }
             Event::RequestArrives { shard, .. } => {
                 let node = self.shards[shard as usize].node;
@@ -1387,6 +1378,23 @@ impl Simulation {
             Some(done) => self.kernel.schedule_at(done, payload),
             None => self.forget(payload),
         }
+    }
+
+    /// A message from node `from` reaches node `node`'s NIC at `at`, unless
+    /// a partition in force cuts them apart; when it is fully taken in.
+    fn receive_between_nodes(
+        &mut self,
+        now: SimTime,
+        at: SimTime,
+        wire_bytes: u64,
+        from: u32,
+        node: u32,
+    ) -> Option<SimTime> {
+        if !self.network_faults.connected(from, node) {
+            self.partition_losses += 1;
+            return None;
+        }
+        self.nodes[node as usize].nic.receive(now, at, wire_bytes)
     }
 
     /// A message that was lost: what it held in flight goes with it.
