@@ -102,15 +102,19 @@ pub enum IoClass {
     Compaction,
     /// Foreground reads.
     Query,
+    /// Streaming reads and writes, and reading hints back for replay
+    /// (`streaming_read`, `streaming_write`: 200 shares in Scylla).
+    Streaming,
 }
 
 impl IoClass {
     /// Every class, in [`IoClass::index`] order.
-    pub const ALL: [IoClass; 4] = [
+    pub const ALL: [IoClass; 5] = [
         IoClass::Commitlog,
         IoClass::MemtableFlush,
         IoClass::Compaction,
         IoClass::Query,
+        IoClass::Streaming,
     ];
 
     /// This class's position in [`IoClass::ALL`].
@@ -125,6 +129,7 @@ impl IoClass {
             IoClass::MemtableFlush => "memtable_flush",
             IoClass::Compaction => "compaction",
             IoClass::Query => "query",
+            IoClass::Streaming => "streaming",
         }
     }
 }
@@ -159,6 +164,8 @@ pub enum SchedulingGroup {
     /// (`column_family::query`). Scylla 2.2 runs it in a `query` group of
     /// its own; from 2.3 it is part of the statement group.
     Query,
+    /// Streaming and hint replay (Scylla's `streaming` group, 200 shares).
+    Streaming,
 }
 
 /// A named piece of CPU work. The engine says what it does; a cost table in
@@ -223,11 +230,21 @@ pub enum CpuWork {
         /// Bytes hashed.
         bytes: u32,
     },
+    /// Serialize a write a replica missed into the coordinator's hint log.
+    HintWrite {
+        /// Bytes of the hint.
+        bytes: u64,
+    },
+    /// Decode a hint read back from its log and send it to its replica.
+    HintSend {
+        /// Bytes of the hint.
+        bytes: u64,
+    },
 }
 
 impl CpuWork {
     /// How many kinds of work there are ([`CpuWork::index`] is below it).
-    pub const KINDS: usize = 10;
+    pub const KINDS: usize = 12;
 
     /// The kind's position, `0..KINDS`, for per-kind tallies.
     pub fn index(&self) -> usize {
@@ -242,6 +259,8 @@ impl CpuWork {
             CpuWork::CompactionMerge { .. } => 7,
             CpuWork::FlushSerialize { .. } => 8,
             CpuWork::Digest { .. } => 9,
+            CpuWork::HintWrite { .. } => 10,
+            CpuWork::HintSend { .. } => 11,
         }
     }
 
@@ -258,6 +277,8 @@ impl CpuWork {
             "compaction_merge",
             "flush_serialize",
             "digest",
+            "hint_write",
+            "hint_send",
         ][index]
     }
 }
@@ -407,6 +428,8 @@ mod tests {
             CpuWork::CompactionMerge { bytes: 1 },
             CpuWork::FlushSerialize { bytes: 1 },
             CpuWork::Digest { bytes: 1 },
+            CpuWork::HintWrite { bytes: 1 },
+            CpuWork::HintSend { bytes: 1 },
         ];
         let mut indexes: Vec<usize> = work.iter().map(CpuWork::index).collect();
         indexes.sort_unstable();

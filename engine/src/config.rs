@@ -93,6 +93,9 @@ pub struct ShardConfig {
     /// `cache_hit_rate_read_balancing` (Scylla: true; Cassandra has none):
     /// reads go to replicas by cache temperature (`heat`).
     pub heat_weighted_balancing: bool,
+    /// Hinted handoff (`None`: the preset keeps no hints, as Scylla before
+    /// 3.0).
+    pub hints: Option<crate::hints::HintsSetup>,
     /// The table's compression chunk (`chunk_length_in_kb`), if the table
     /// is compressed: a read then reads and decompresses whole chunks.
     /// `None`: uncompressed (c-s's default schema).
@@ -206,6 +209,7 @@ impl ShardConfig {
             row_cache: None,
             page_cache: None,
             heat_weighted_balancing: true,
+            hints: None,
             compression_chunk_bytes: None,
             compaction: CompactionStrategy::default(),
             compaction_enforce_min_threshold: false,
@@ -249,6 +253,7 @@ impl ShardConfig {
             compaction_throughput_bytes_per_sec: Some(16 * MIB),
             // Cassandra balances with its dynamic snitch (not modelled).
             heat_weighted_balancing: false,
+            hints: None,
             // `updateSpeculationThreshold` takes the percentile in
             // microseconds.
             speculation_resolution: Resolution::Exact,

@@ -20,7 +20,11 @@
 //!   mismatch), it asks every replica it contacted for the full data,
 //!   takes the newest version by timestamp, writes it back to the replicas
 //!   that were behind, and answers the client once those repairs are
-//!   acknowledged (a blocking read repair).
+//!   acknowledged (a blocking read repair). A read-repair-chance read whose
+//!   extra replicas' digests disagree after the client had its answer is
+//!   repaired the same way in the background (Cassandra's
+//!   `AsyncRepairCallback`, Scylla's background reconcile): the client is
+//!   not answered again.
 //! - *Timeouts*: an operation still open at its deadline (write 2 s, read
 //!   5 s: `write_request_timeout_in_ms`, `read_request_timeout_in_ms`)
 //!   answers the client with a timeout. The coordinator keeps the
@@ -37,8 +41,7 @@
 //!   percentile.
 //!
 //! Left out: heat-weighted replica choice, LOCAL_* across several
-//! datacenters (every node is in one DC here), background repair of
-//! mismatches found after the answer.
+//! datacenters (every node is in one DC here).
 
 use std::collections::VecDeque;
 
@@ -104,10 +107,41 @@ pub fn digest_of(result: ReadResult) -> u64 {
     }
 }
 
+/// A write as the coordinator keeps it until every replica answered or
+/// the deadline passed (a replica still silent then gets a hint of it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mutation {
+    /// The partition key.
+    pub key: u64,
+    /// Bytes of column values.
+    pub value_bytes: u32,
+    /// The write's timestamp.
+    pub timestamp: u64,
+}
+
+/// An operation that reached its deadline, as [`Coordinator::expire`]
+/// hands it over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expired {
+    /// Not answered: the client gets a timeout.
+    Unanswered(RequestId),
+    /// A write answered at its consistency level whose other replicas
+    /// stayed silent (`nodes[..count]`): they get hints of `mutation`.
+    Unacknowledged {
+        /// The write.
+        mutation: Mutation,
+        /// The silent replicas' nodes.
+        nodes: [u32; MAX_REPLICAS],
+        /// How many of `nodes` are set.
+        count: u8,
+    },
+}
+
 /// An open write.
 #[derive(Clone, Debug)]
 struct WriteOp {
     client: RequestId,
+    mutation: Mutation,
     block_for: u8,
     /// The nodes of the replicas asked, in the order asked.
     targets: [u32; MAX_REPLICAS],
@@ -229,8 +263,12 @@ pub struct Coordinator {
     generation: u32,
     /// Digest mismatches seen (reads that went to the full-data phase).
     pub digest_mismatches: u64,
-    /// Rows written back by blocking read repair.
+    /// Rows written back by read repair, blocking or in the background.
     pub read_repairs: u64,
+    /// Reads whose digests disagreed only after the client had its answer
+    /// (a read-repair-chance read's extra replicas), repaired in the
+    /// background.
+    pub background_read_repairs: u64,
     /// Extra requests sent by speculative retry.
     pub speculative_retries: u64,
     /// Coordinator read latency, for the speculative-retry percentile.
@@ -282,17 +320,18 @@ impl Coordinator {
     }
 
     /// Closes every operation whose deadline is at or before `now`, writes
-    /// first, and hands each one still open's client request to
-    /// `timed_out` (to answer with a timeout).
-    pub fn expire(&mut self, now: SimTime, mut timed_out: impl FnMut(RequestId)) {
+    /// first, and hands each one still open to `expired`: its client's
+    /// request if it was not answered, its silent replicas if it was (a
+    /// write).
+    pub fn expire(&mut self, now: SimTime, mut expired: impl FnMut(Expired)) {
         for kind in [DeadlineKind::Write, DeadlineKind::Read] {
             while let Some(&(at, id)) = self.deadlines(kind).front() {
                 if at > now {
                     break;
                 }
                 self.deadlines(kind).pop_front();
-                if let Some(client) = self.timed_out(id) {
-                    timed_out(client);
+                if let Some(what) = self.timed_out(id) {
+                    expired(what);
                 }
             }
         }
@@ -363,11 +402,12 @@ impl Coordinator {
         Some(self.ops.remove((id & 0xFFFF_FFFF) as usize).1)
     }
 
-    /// Opens a write sent to `replicas`, answered after `block_for` of
-    /// them; returns its id for the messages.
+    /// Opens `mutation`'s write sent to `replicas`, answered after
+    /// `block_for` of them; returns its id for the messages.
     pub fn open_write(
         &mut self,
         client: RequestId,
+        mutation: Mutation,
         replicas: &[ShardAddress],
         block_for: u32,
     ) -> u64 {
@@ -383,6 +423,7 @@ impl Coordinator {
         );
         self.insert(Op::Write(WriteOp {
             client,
+            mutation,
             block_for: block_for as u8,
             targets,
             expected: count as u8,
@@ -543,10 +584,10 @@ impl Coordinator {
                     });
                 read.repairs_outstanding &= !(1 << position);
                 if read.repairs_outstanding == 0 {
-                    let (client, newest, opened_at) = (read.client, read.newest, read.opened_at);
+                    let (client, newest, opened_at, answered) =
+                        (read.client, read.newest, read.opened_at, read.answered);
                     self.remove(id);
-                    self.answered(now, opened_at);
-                    Next::Read(client, newest)
+                    self.answer_once(now, answered, client, opened_at, newest)
                 } else {
                     Next::Wait
                 }
@@ -633,14 +674,34 @@ impl Coordinator {
     }
 
     /// A read answered in the digest phase closes once every contacted
-    /// replica has answered; passes `next` through.
+    /// replica has answered, unless a digest that came after the answer
+    /// disagreed: then it repairs in the background (the read-repair
+    /// chance's purpose), fetching every contacted replica's full data and
+    /// writing the newest version back to those behind, without answering
+    /// the client again. Passes `next` through otherwise.
     fn close_if_done(&mut self, id: u64, next: Next) -> Next {
-        if let Some(Op::Read(read)) = self.get_mut(id) {
-            if read.answered && read.phase == ReadPhase::Digests && read.received >= read.expected {
-                self.remove(id);
-            }
+        let Some(Op::Read(read)) = self.get_mut(id) else {
+            return next;
+        };
+        if !(read.answered && read.phase == ReadPhase::Digests && read.received >= read.expected) {
+            return next;
         }
-        next
+        if !read.mismatch {
+            self.remove(id);
+            return next;
+        }
+        debug_assert_eq!(next, Next::Wait, "the client had its answer");
+        read.phase = ReadPhase::FullData;
+        read.expected = read.contacted_count;
+        read.received = 0;
+        let fetch = Next::FetchFullData {
+            key: read.key,
+            replicas: read.contacted,
+            count: read.contacted_count,
+        };
+        self.digest_mismatches += 1;
+        self.background_read_repairs += 1;
+        fetch
     }
 
     /// Every contacted replica sent its full data: the newest version wins
@@ -657,12 +718,11 @@ impl Coordinator {
             .max()
             .expect("at least one replica");
         read.newest = newest;
-        let (client, opened_at) = (read.client, read.opened_at);
+        let (client, opened_at, answered) = (read.client, read.opened_at, read.answered);
         let Some(version) = newest else {
             // Nobody has the row: nothing to repair.
             self.remove(id);
-            self.answered(now, opened_at);
-            return Next::Read(client, None);
+            return self.answer_once(now, answered, client, opened_at, None);
         };
         let mut behind = [ShardAddress { node: 0, shard: 0 }; MAX_REPLICAS];
         let mut behind_count = 0;
@@ -676,8 +736,7 @@ impl Coordinator {
         }
         if behind_count == 0 {
             self.remove(id);
-            self.answered(now, opened_at);
-            return Next::Read(client, newest);
+            return self.answer_once(now, answered, client, opened_at, newest);
         }
         read.phase = ReadPhase::Repairing;
         read.repairs_outstanding = behind_positions;
@@ -690,13 +749,47 @@ impl Coordinator {
         }
     }
 
+    /// The client's answer with `result`, unless it had one already (a
+    /// background repair).
+    fn answer_once(
+        &mut self,
+        now: SimTime,
+        answered: bool,
+        client: RequestId,
+        opened_at: SimTime,
+        result: ReadResult,
+    ) -> Next {
+        if answered {
+            return Next::Wait;
+        }
+        self.answered(now, opened_at);
+        Next::Read(client, result)
+    }
+
     /// Operation `id` reached its deadline: closes it; returns the client
-    /// to answer with a timeout if it was not answered yet.
-    pub fn timed_out(&mut self, id: u64) -> Option<RequestId> {
+    /// to answer with a timeout if it was not answered yet, or a write's
+    /// silent replicas if it was.
+    pub fn timed_out(&mut self, id: u64) -> Option<Expired> {
         let op = self.remove(id)?;
         match op {
-            Op::Write(write) => (!write.answered).then_some(write.client),
-            Op::Read(read) => (!read.answered).then_some(read.client),
+            Op::Write(write) if !write.answered => Some(Expired::Unanswered(write.client)),
+            Op::Write(write) => {
+                let mut nodes = [0; MAX_REPLICAS];
+                let mut count = 0;
+                for i in 0..usize::from(write.expected) {
+                    if write.acked & (1 << i) == 0 {
+                        nodes[count] = write.targets[i];
+                        count += 1;
+                    }
+                }
+                debug_assert!(count > 0, "a write every replica answered is closed");
+                Some(Expired::Unacknowledged {
+                    mutation: write.mutation,
+                    nodes,
+                    count: count as u8,
+                })
+            }
+            Op::Read(read) => (!read.answered).then_some(Expired::Unanswered(read.client)),
         }
     }
 
@@ -711,6 +804,12 @@ mod tests {
     use super::*;
 
     const NOW: SimTime = SimTime::ZERO;
+
+    const MUTATION: Mutation = Mutation {
+        key: 4,
+        value_bytes: 100,
+        timestamp: 7,
+    };
 
     fn replica(node: u32) -> ShardAddress {
         ShardAddress { node, shard: 0 }
@@ -730,8 +829,8 @@ mod tests {
         let at = |ms: u64| SimTime::from_nanos(ms * 1_000_000);
         let mut coordinator = Coordinator::default();
         let (done, slow) = (
-            coordinator.open_write(RequestId(1), &[replica(0)], 1),
-            coordinator.open_write(RequestId(2), &[replica(0)], 1),
+            coordinator.open_write(RequestId(1), MUTATION, &[replica(0)], 1),
+            coordinator.open_write(RequestId(2), MUTATION, &[replica(0)], 1),
         );
         coordinator.arm_deadline(DeadlineKind::Write, at(2_000), done);
         coordinator.arm_deadline(DeadlineKind::Write, at(2_010), slow);
@@ -747,10 +846,10 @@ mod tests {
             "the closed one left"
         );
         let mut timed_out = Vec::new();
-        coordinator.expire(at(2_009), |client| timed_out.push(client));
+        coordinator.expire(at(2_009), |what| timed_out.push(what));
         assert!(timed_out.is_empty(), "not yet");
-        coordinator.expire(at(2_010), |client| timed_out.push(client));
-        assert_eq!(timed_out, [RequestId(2)]);
+        coordinator.expire(at(2_010), |what| timed_out.push(what));
+        assert_eq!(timed_out, [Expired::Unanswered(RequestId(2))]);
         assert_eq!(coordinator.open_operations(), 0);
         assert_eq!(coordinator.next_deadline(), None);
     }
@@ -781,7 +880,12 @@ mod tests {
     #[test]
     fn a_quorum_write_answers_at_the_second_ack_and_closes_at_the_third() {
         let mut coordinator = Coordinator::default();
-        let id = coordinator.open_write(RequestId(9), &[replica(4), replica(5), replica(6)], 2);
+        let id = coordinator.open_write(
+            RequestId(9),
+            MUTATION,
+            &[replica(4), replica(5), replica(6)],
+            2,
+        );
         let unacknowledged =
             |coordinator: &Coordinator| -> Vec<u32> { coordinator.unacknowledged(id).collect() };
         assert_eq!(unacknowledged(&coordinator), [4, 5, 6]);
@@ -806,7 +910,12 @@ mod tests {
     #[should_panic(expected = "node 5 acknowledged a write twice")]
     fn a_replica_acknowledging_twice_is_a_bug() {
         let mut coordinator = Coordinator::default();
-        let id = coordinator.open_write(RequestId(9), &[replica(4), replica(5), replica(6)], 3);
+        let id = coordinator.open_write(
+            RequestId(9),
+            MUTATION,
+            &[replica(4), replica(5), replica(6)],
+            3,
+        );
         coordinator.write_acked(NOW, id, 5);
         coordinator.write_acked(NOW, id, 5);
     }
@@ -815,7 +924,12 @@ mod tests {
     #[should_panic(expected = "node 7 acknowledged a write not sent to it")]
     fn an_acknowledgement_from_a_replica_not_asked_is_a_bug() {
         let mut coordinator = Coordinator::default();
-        let id = coordinator.open_write(RequestId(9), &[replica(4), replica(5), replica(6)], 2);
+        let id = coordinator.open_write(
+            RequestId(9),
+            MUTATION,
+            &[replica(4), replica(5), replica(6)],
+            2,
+        );
         coordinator.write_acked(NOW, id, 7);
     }
 
@@ -965,12 +1079,107 @@ mod tests {
     }
 
     #[test]
+    fn a_late_digest_that_disagrees_is_repaired_in_the_background_without_a_second_answer() {
+        let mut coordinator = Coordinator::default();
+        let old = Some(RowVersion {
+            timestamp: 5,
+            value_bytes: 100,
+        });
+        let new = Some(RowVersion {
+            timestamp: 9,
+            value_bytes: 100,
+        });
+        // A read-repair-chance read: all three asked, answered at two.
+        let contacted = [replica(0), replica(1), replica(2)];
+        let id = coordinator.open_read(NOW, RequestId(8), 4, &contacted, 2, None);
+        assert_eq!(
+            coordinator.read_answered(NOW, id, replica(0), Some(new), digest_of(new)),
+            Next::Wait
+        );
+        assert_eq!(
+            coordinator.read_answered(NOW, id, replica(1), None, digest_of(new)),
+            Next::Read(RequestId(8), new),
+            "the client has its answer at the level"
+        );
+        // The third replica is behind: found after the answer.
+        let Next::FetchFullData { count, .. } =
+            coordinator.read_answered(NOW, id, replica(2), None, digest_of(old))
+        else {
+            panic!("a late mismatch fetches the full data in the background");
+        };
+        assert_eq!(count, 3);
+        assert_eq!(coordinator.background_read_repairs, 1);
+        for (node, version) in [(0, new), (1, new)] {
+            assert_eq!(
+                coordinator.read_answered(
+                    NOW,
+                    id,
+                    replica(node),
+                    Some(version),
+                    digest_of(version)
+                ),
+                Next::Wait
+            );
+        }
+        let Next::Repair {
+            replicas, count, ..
+        } = coordinator.read_answered(NOW, id, replica(2), Some(old), digest_of(old))
+        else {
+            panic!("the replica behind is repaired");
+        };
+        assert_eq!(&replicas[..count as usize], &[replica(2)]);
+        assert_eq!(
+            coordinator.write_acked(NOW, id, 2),
+            Next::Wait,
+            "the client is not answered twice"
+        );
+        assert_eq!(coordinator.open_operations(), 0);
+        assert_eq!(coordinator.read_repairs, 1);
+    }
+
+    #[test]
     fn a_timed_out_operation_answers_once_and_late_answers_are_ignored() {
         let mut coordinator = Coordinator::default();
-        let id = coordinator.open_write(RequestId(5), &[replica(0), replica(1), replica(2)], 3);
+        let id = coordinator.open_write(
+            RequestId(5),
+            MUTATION,
+            &[replica(0), replica(1), replica(2)],
+            3,
+        );
         assert_eq!(coordinator.write_acked(NOW, id, 0), Next::Wait);
-        assert_eq!(coordinator.timed_out(id), Some(RequestId(5)));
+        assert_eq!(
+            coordinator.timed_out(id),
+            Some(Expired::Unanswered(RequestId(5)))
+        );
         assert_eq!(coordinator.write_acked(NOW, id, 1), Next::Wait);
         assert_eq!(coordinator.timed_out(id), None);
+    }
+
+    #[test]
+    fn a_write_answered_at_its_level_names_its_silent_replicas_at_the_deadline() {
+        let mut coordinator = Coordinator::default();
+        let id = coordinator.open_write(
+            RequestId(5),
+            MUTATION,
+            &[replica(0), replica(1), replica(2)],
+            2,
+        );
+        assert_eq!(coordinator.write_acked(NOW, id, 2), Next::Wait);
+        assert_eq!(
+            coordinator.write_acked(NOW, id, 0),
+            Next::Written(RequestId(5))
+        );
+        let Some(Expired::Unacknowledged {
+            mutation,
+            nodes,
+            count,
+        }) = coordinator.timed_out(id)
+        else {
+            panic!("an answered write with a silent replica");
+        };
+        assert_eq!(
+            (mutation, &nodes[..usize::from(count)]),
+            (MUTATION, &[1][..])
+        );
     }
 }

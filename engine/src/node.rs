@@ -219,14 +219,14 @@ impl Node {
     pub fn handle_gossip(&mut self, now: SimTime, from: u32, message: GossipMessage) {
         if let Some(gossiper) = self.gossiper.as_mut() {
             gossiper.handle_message(now, from, message);
-            self.take_gossip_outputs();
+            self.take_gossip_outputs(now);
         }
     }
 
     /// Moves the gossiper's outputs to the node's, handing every liveness
     /// change to the shards (as the gossiper on shard 0 copies its live
     /// and unreachable sets to the others).
-    fn take_gossip_outputs(&mut self) {
+    fn take_gossip_outputs(&mut self, now: SimTime) {
         let Some(gossiper) = self.gossiper.as_mut() else {
             return;
         };
@@ -235,7 +235,7 @@ impl Node {
                 GossipOutput::Send { to, message } => NodeOutput::Gossip { to, message },
                 GossipOutput::Liveness { node, alive, phi } => {
                     for shard in &mut self.shards {
-                        shard.set_peer_alive(node, alive);
+                        shard.set_peer_alive(now, node, alive);
                     }
                     NodeOutput::Liveness {
                         peer: node,
@@ -256,7 +256,7 @@ impl Node {
     pub fn handle_node_timeout(&mut self, now: SimTime) {
         if let Some(gossiper) = self.gossiper.as_mut() {
             gossiper.handle_timeout(now);
-            self.take_gossip_outputs();
+            self.take_gossip_outputs(now);
         }
         let Some(due) = self.next_recompute else {
             return;

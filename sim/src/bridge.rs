@@ -38,6 +38,14 @@ pub fn price(costs: &CostTable, work: CpuWork) -> SimDuration {
         CpuWork::CrossShardMessage => costs.cross_shard(),
         CpuWork::FlushSerialize { bytes } => costs.flush_serialize(bytes),
         CpuWork::Digest { bytes } => costs.digest(bytes),
+        // Freezing a mutation into the hint log, and decoding it back, is
+        // the RPC layer's (de)serialization of a message its size (the
+        // same frozen-mutation encoding); a replayed hint is then sent as
+        // a coordinator sends a write.
+        CpuWork::HintWrite { bytes } => costs.message_receive(bytes),
+        CpuWork::HintSend { bytes } => {
+            costs.message_receive(bytes) + SimDuration::from_nanos(costs.coordinate_ns)
+        }
     }
 }
 
@@ -57,6 +65,9 @@ pub fn stage_of(work: engine::CpuWork) -> Stage {
         }
         CpuWork::CompactionMerge { .. } => Stage::Compaction,
         CpuWork::FlushSerialize { .. } => Stage::MemtableFlush,
+        // `StorageProxy.submitHint` runs on the mutation stage; the hint
+        // dispatcher's two threads are folded into it here.
+        CpuWork::HintWrite { .. } | CpuWork::HintSend { .. } => Stage::Mutation,
     }
 }
 
@@ -69,8 +80,10 @@ pub fn allocates_on_jvm(work: CpuWork) -> bool {
         CpuWork::WriteRequest { .. }
         | CpuWork::ReadRequest { .. }
         | CpuWork::Coordinate
-        | CpuWork::ReceiveMessage { .. } => true,
-        CpuWork::IndexParse { .. }
+        | CpuWork::ReceiveMessage { .. }
+        | CpuWork::HintSend { .. } => true,
+        CpuWork::HintWrite { .. }
+        | CpuWork::IndexParse { .. }
         | CpuWork::DataParse { .. }
         | CpuWork::Digest { .. }
         | CpuWork::CrossShardMessage
@@ -85,9 +98,9 @@ pub fn allocates_on_jvm(work: CpuWork) -> bool {
 pub struct IoScheduling {
     /// Sizing and pricing of each shard's fair queue.
     pub queue: FairQueueConfig,
-    /// Shares of commitlog, memtable flush, compaction and query, in that
-    /// order.
-    pub shares: [f64; 4],
+    /// Shares of commitlog, memtable flush, compaction, query and
+    /// streaming, in that order.
+    pub shares: [f64; 5],
     /// Every class in one FIFO (Cassandra: no I/O scheduler above the
     /// kernel's deadline elevator).
     pub single_class: bool,
@@ -95,11 +108,11 @@ pub struct IoScheduling {
 
 impl IoScheduling {
     /// Scylla 2.1's static shares: 100 for every foreground and background
-    /// class (streaming, 20, is not modelled yet).
-    pub const SCYLLA_2_1_SHARES: [f64; 4] = [100.0; 4];
-    /// Scylla 2.2 and later: 1000 each; the controllers then move memtable
-    /// flush and compaction.
-    pub const SCYLLA_2_2_SHARES: [f64; 4] = [1000.0; 4];
+    /// class, 20 for streaming (`priority_manager.hh` @2.1).
+    pub const SCYLLA_2_1_SHARES: [f64; 5] = [100.0, 100.0, 100.0, 100.0, 20.0];
+    /// Scylla 2.2 and later: 1000 each, 200 for streaming; the controllers
+    /// then move memtable flush and compaction.
+    pub const SCYLLA_2_2_SHARES: [f64; 5] = [1000.0, 1000.0, 1000.0, 1000.0, 200.0];
 
     /// What a preset's setup gives each of `shards` shards on `device`:
     /// Scylla 2.1-2.3 ran the legacy queue with `scylla_io_setup`'s
@@ -123,7 +136,7 @@ impl IoScheduling {
             // served.
             Preset::Cassandra3_11 => IoScheduling {
                 queue: FairQueueConfig::legacy(properties, 128 * device.drives, 1),
-                shares: [1000.0; 4],
+                shares: [1000.0; 5],
                 single_class: true,
             },
             Preset::Scylla2_1 => legacy(Self::SCYLLA_2_1_SHARES),
@@ -150,6 +163,7 @@ impl IoScheduling {
             IoClass::MemtableFlush => 1,
             IoClass::Compaction => 2,
             IoClass::Query => 3,
+            IoClass::Streaming => 4,
         }
     }
 
@@ -165,7 +179,8 @@ impl IoScheduling {
             engine::SchedulingGroup::Compaction => Some(Self::scylla_class_of(IoClass::Compaction)),
             engine::SchedulingGroup::Statement
             | engine::SchedulingGroup::Query
-            | engine::SchedulingGroup::Commitlog => None,
+            | engine::SchedulingGroup::Commitlog
+            | engine::SchedulingGroup::Streaming => None,
         }
     }
 }
@@ -178,12 +193,12 @@ pub enum CpuScheduling {
     Fifo,
     /// Scylla 2.2 and later: a reactor group per kind of work with its
     /// shares: statement (the foreground; Seastar's `main` group in 2.2),
-    /// memtable, commitlog, compaction, and, with `query_apart` (2.2), a
-    /// fifth, `query`, for a replica's part of reads.
+    /// memtable, commitlog, compaction, `query` for a replica's part of
+    /// reads with `query_apart` (2.2; idle otherwise), and streaming (hint
+    /// replay; 200 shares).
     Groups {
-        /// Initial shares, in that order (the fifth unused unless
-        /// `query_apart`).
-        shares: [f64; 5],
+        /// Initial shares, in that order.
+        shares: [f64; 6],
         /// Reads' replica work runs in its own group, not the statement
         /// group ([`engine::SchedulingGroup::Query`]).
         query_apart: bool,
@@ -201,7 +216,7 @@ impl CpuScheduling {
     /// coordinator, the RPC handlers and writes run in the default `main`
     /// group, also 1000.
     pub const SCYLLA_2_2: CpuScheduling = CpuScheduling::Groups {
-        shares: [1000.0; 5],
+        shares: [1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 200.0],
         query_apart: true,
     };
 
@@ -209,7 +224,7 @@ impl CpuScheduling {
     /// `statement` group (1000). (2.3 still ran the RPC handlers in `main`,
     /// which 3.0 moved to `statement`; left out.)
     pub const SCYLLA_2_3: CpuScheduling = CpuScheduling::Groups {
-        shares: [1000.0; 5],
+        shares: [1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 200.0],
         query_apart: false,
     };
 
@@ -217,10 +232,7 @@ impl CpuScheduling {
     pub fn group_shares(&self) -> &[f64] {
         match self {
             CpuScheduling::Fifo | CpuScheduling::Jvm(_) => &[1000.0],
-            CpuScheduling::Groups {
-                shares,
-                query_apart,
-            } => &shares[..if *query_apart { 5 } else { 4 }],
+            CpuScheduling::Groups { shares, .. } => shares,
         }
     }
 
@@ -240,6 +252,7 @@ impl CpuScheduling {
                         0
                     }
                 }
+                engine::SchedulingGroup::Streaming => 5,
             },
         }
     }
@@ -266,6 +279,8 @@ mod tests {
         CpuWork::CrossShardMessage,
         CpuWork::FlushSerialize { bytes: 1 << 20 },
         CpuWork::Digest { bytes: 1024 },
+        CpuWork::HintWrite { bytes: 400 },
+        CpuWork::HintSend { bytes: 400 },
     ];
 
     #[test]
@@ -304,7 +319,7 @@ mod tests {
         let allocating: Vec<bool> = WORK.iter().map(|work| allocates_on_jvm(*work)).collect();
         assert_eq!(
             allocating,
-            [true, true, false, true, false, false, true, false, false, false]
+            [true, true, false, true, false, false, true, false, false, false, false, true]
         );
     }
 
@@ -335,8 +350,8 @@ mod tests {
     fn scylla_2_2_runs_a_replicas_reads_in_a_query_group_of_their_own() {
         use engine::SchedulingGroup::{Compaction, Query, Statement};
         let (v2_2, v2_3) = (CpuScheduling::SCYLLA_2_2, CpuScheduling::SCYLLA_2_3);
-        assert_eq!(v2_2.group_shares(), &[1000.0; 5]);
-        assert_eq!(v2_3.group_shares(), &[1000.0; 4]);
+        assert_eq!(v2_2.group_shares(), v2_3.group_shares());
+        assert_eq!(v2_2.group_shares().len(), 6);
         assert_eq!(
             [Statement, Query, Compaction].map(|group| v2_2.group_of(group)),
             [0, 4, 3]

@@ -69,6 +69,31 @@ pub enum What {
         /// The node back up.
         peer: u32,
     },
+    /// Over the interval ending at the event's time, the node's
+    /// coordinators wrote and replayed hints.
+    Hints {
+        /// The coordinators' node.
+        node: u32,
+        /// Hints stored.
+        written: u64,
+        /// Hints their replicas acknowledged on replay.
+        replayed: u64,
+        /// Hints stored and not yet acknowledged, at the event's time.
+        pending: u64,
+    },
+    /// Over the interval ending at the event's time, the node's
+    /// coordinators found replicas disagreeing and repaired them.
+    ReadRepairs {
+        /// The coordinators' node.
+        node: u32,
+        /// Reads whose replicas disagreed.
+        reads: u64,
+        /// Of them, those found after the client's answer (repaired in the
+        /// background).
+        background: u64,
+        /// Rows written back.
+        rows: u64,
+    },
 }
 
 /// The run's event log.

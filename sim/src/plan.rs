@@ -531,6 +531,88 @@ fn resolve_compression_chunk(
 
 /// `[table] speculative_retry`, parsed as CQL writes it: `NONE`,
 /// `N.NPERCENTILE` (or `Np`), `Nms`.
+/// Hinted handoff: the preset's, as `[cluster.yaml]` adjusts it.
+fn resolve_hints(
+    scenario: &Scenario,
+    yaml: &NodeYaml,
+    preset: Preset,
+    nodes: u32,
+) -> Result<Option<engine::hints::HintsSetup>, ScenarioError> {
+    let Some(mut setup) = preset.hints(nodes) else {
+        if yaml.hinted_handoff_enabled == Some(true) {
+            return Err(scenario.error(
+                "cluster.yaml.hinted_handoff_enabled",
+                format!("{preset} has no hinted handoff (it arrived with Scylla 3.0's commitlog-based hints)"),
+            ));
+        }
+        for (key, set) in [
+            (
+                "max_hint_window_in_ms",
+                yaml.max_hint_window_in_ms.is_some(),
+            ),
+            (
+                "hinted_handoff_throttle_in_kb",
+                yaml.hinted_handoff_throttle_in_kb.is_some(),
+            ),
+        ] {
+            if set {
+                return Err(scenario.error(
+                    &format!("cluster.yaml.{key}"),
+                    format!("{preset} has no hinted handoff to set it for"),
+                ));
+            }
+        }
+        return Ok(None);
+    };
+    if yaml.hinted_handoff_enabled == Some(false) {
+        return Ok(None);
+    }
+    if let Some(ms) = yaml.max_hint_window_in_ms {
+        setup.max_hint_window = SimDuration::from_millis(ms);
+    }
+    if let Some(kib) = yaml.hinted_handoff_throttle_in_kb {
+        if !preset.is_cassandra() {
+            return Err(scenario.error(
+                "cluster.yaml.hinted_handoff_throttle_in_kb",
+                format!(
+                    "{preset} does not use it (Scylla's hint replay has no bandwidth throttle)"
+                ),
+            ));
+        }
+        setup.throttle_bytes_per_sec =
+            (kib > 0).then(|| kib as f64 * 1024.0 / f64::from(nodes.max(2) - 1));
+    }
+    Ok(Some(setup))
+}
+
+/// The chance a read asks every replica: `[table]`'s `read_repair_chance`
+/// (default 0) and `dclocal_read_repair_chance` (default 0.1, the table
+/// default of Scylla 2.x-3.0 and Cassandra 3.11), the larger of the two
+/// with one datacenter (Cassandra's `newReadRepairDecision` draws once
+/// against both).
+fn resolve_read_repair_chance(scenario: &Scenario) -> Result<f64, ScenarioError> {
+    let table = scenario.table.clone().unwrap_or_default();
+    let mut chance: f64 = 0.0;
+    for (key, value, default) in [
+        ("read_repair_chance", table.read_repair_chance, 0.0),
+        (
+            "dclocal_read_repair_chance",
+            table.dclocal_read_repair_chance,
+            0.1,
+        ),
+    ] {
+        let value = value.unwrap_or(default);
+        if !(0.0..=1.0).contains(&value) {
+            return Err(scenario.error(
+                &format!("table.{key}"),
+                format!("{value} is not a chance within 0..=1"),
+            ));
+        }
+        chance = chance.max(value);
+    }
+    Ok(chance)
+}
+
 fn resolve_speculative_retry(scenario: &Scenario) -> Result<SpeculativeRetry, ScenarioError> {
     let Some(text) = scenario
         .table
@@ -1106,6 +1188,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         preload: resolve_data(scenario)?,
         data_mode: resolve_fidelity(scenario)?,
         speculative_retry: resolve_speculative_retry(scenario)?,
+        read_repair_chance: resolve_read_repair_chance(scenario)?,
         row_cache: None,
         page_cache: None,
         compression_chunk_bytes: None,
@@ -1136,6 +1219,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
                 ))
             }
         },
+        hints: resolve_hints(scenario, &yaml, preset, section.nodes)?,
         commitlog: {
             let mut commitlog = resolve_commitlog(scenario, &yaml, shards)?;
             if cassandra && commitlog.total_space_per_shard_bytes.is_none() {

@@ -13,11 +13,12 @@
 //! scheduler, the backlog controllers (2.2 on), the digest hash (MD5 in 2.1
 //! and Cassandra, xxHash64 after), the size-tiered pair fallback (2.2 on),
 //! the leveled-compaction details of 2.2 / 2.3 / 3.0, the row cache's entry
-//! size and the cost table; hinted handoff and streaming arrive with later
-//! issues.
+//! size, the cost table and hinted handoff (3.0 and Cassandra); streaming
+//! arrives with a later issue.
 
 use std::fmt;
 
+use engine::hints::HintsSetup;
 use models::cost::CostTable;
 
 /// A software preset.
@@ -92,6 +93,19 @@ impl Preset {
             64
         } else {
             4
+        }
+    }
+
+    /// Hinted handoff as the preset keeps it in a cluster of `nodes`:
+    /// Scylla 3.0's commitlog-based hints and Cassandra 3.11's hint files
+    /// (`engine::hints`); Scylla before 3.0 keeps none (R4: 2.3 "has no
+    /// hinted handoff", its replicas' differences are found by read
+    /// repair only).
+    pub fn hints(self, nodes: u32) -> Option<HintsSetup> {
+        match self {
+            Preset::Scylla2_1 | Preset::Scylla2_2 | Preset::Scylla2_3 => None,
+            Preset::Scylla3_0 => Some(HintsSetup::SCYLLA_3_0),
+            Preset::Cassandra3_11 => Some(HintsSetup::cassandra_3_11(nodes)),
         }
     }
 

@@ -111,6 +111,49 @@ pub struct Summary {
     /// each fault is `events.jsonl`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub faults: Option<FaultSummary>,
+    /// Presets with hinted handoff: hints over the run, summed over the
+    /// coordinators.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hints: Option<HintsReport>,
+}
+
+/// `summary.json` `hints`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HintsReport {
+    /// Hints stored.
+    pub written: u64,
+    /// Hints their replicas acknowledged on replay.
+    pub replayed: u64,
+    /// Hints not stored: their replica had been down past
+    /// `max_hint_window_in_ms`.
+    pub dropped: u64,
+    /// Replay sends that timed out (and were sent again).
+    pub send_failures: u64,
+    /// Hints stored and not yet acknowledged when the run ended.
+    pub pending: u64,
+}
+
+impl HintsReport {
+    /// The hints of a finished run (`None` if its preset keeps none),
+    /// scaled up to the whole cluster.
+    pub fn of(outcome: &RunOutcome, scale: f64) -> Option<HintsReport> {
+        let mut total: Option<HintsReport> = None;
+        for hints in outcome.shards.iter().filter_map(|shard| shard.hints) {
+            let report = total.get_or_insert_with(HintsReport::default);
+            report.written += hints.stats.written;
+            report.replayed += hints.stats.replayed;
+            report.dropped += hints.stats.dropped;
+            report.send_failures += hints.stats.send_failures;
+            report.pending += hints.pending;
+        }
+        total.map(|total| HintsReport {
+            written: scale_count(total.written, scale),
+            replayed: scale_count(total.replayed, scale),
+            dropped: scale_count(total.dropped, scale),
+            send_failures: scale_count(total.send_failures, scale),
+            pending: scale_count(total.pending, scale),
+        })
+    }
 }
 
 /// `summary.json` `faults`.
@@ -239,10 +282,14 @@ fn scale_count(count: u64, scale: f64) -> u64 {
 /// `summary.json` `coordinator`: counters summed over every shard.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct CoordinatorSummary {
-    /// Reads whose digests disagreed (each ran a blocking read repair).
+    /// Reads whose digests disagreed (each ran a read repair).
     pub digest_mismatches: u64,
-    /// Rows written back by blocking read repair.
+    /// Rows written back by read repair.
     pub read_repairs: u64,
+    /// Of `digest_mismatches`, those found after the client had its answer
+    /// (a read-repair-chance read's extra replica) and repaired in the
+    /// background.
+    pub background_read_repairs: u64,
     /// Extra read requests sent by speculative retry.
     pub speculative_retries: u64,
     /// Reads whose replicas heat-weighted balancing chose (Scylla, when
@@ -257,6 +304,7 @@ impl CoordinatorSummary {
         for shard in &outcome.shards {
             total.digest_mismatches += shard.stats.digest_mismatches;
             total.read_repairs += shard.stats.read_repairs;
+            total.background_read_repairs += shard.stats.background_read_repairs;
             total.speculative_retries += shard.stats.speculative_retries;
             total.heat_balanced_reads += shard.stats.heat_balanced_reads;
         }
@@ -268,6 +316,7 @@ impl CoordinatorSummary {
         CoordinatorSummary {
             digest_mismatches: scale_count(self.digest_mismatches, scale),
             read_repairs: scale_count(self.read_repairs, scale),
+            background_read_repairs: scale_count(self.background_read_repairs, scale),
             speculative_retries: scale_count(self.speculative_retries, scale),
             heat_balanced_reads: scale_count(self.heat_balanced_reads, scale),
         }
@@ -424,6 +473,7 @@ impl Summary {
                     merge_duty: round3(steady.merge_duty),
                 }),
             coordinator: CoordinatorSummary::of(outcome).scaled(scale),
+            hints: HintsReport::of(outcome, scale),
             time_spent: TimeSpentSummary::of(&outcome.time_spent, outcome.end, scale),
             server_latency_ms: ["read", "write"]
                 .into_iter()

@@ -262,6 +262,17 @@ pub struct NodeYaml {
     /// down when log10(e) x phi passes it (`engine::gossip`).
     #[serde(default)]
     pub phi_convict_threshold: Option<f64>,
+    /// Hinted handoff (default: on for scylla-3.0 and cassandra-3.11;
+    /// earlier Scylla versions have none, and refuse `true`).
+    #[serde(default)]
+    pub hinted_handoff_enabled: Option<bool>,
+    /// No hints for a replica down longer than this (10800000: 3 h).
+    #[serde(default)]
+    pub max_hint_window_in_ms: Option<u64>,
+    /// Cassandra: replay bandwidth to each replica, KiB/s, divided by the
+    /// other nodes (1024). Scylla does not use it.
+    #[serde(default)]
+    pub hinted_handoff_throttle_in_kb: Option<u64>,
 }
 
 /// `[cluster.overrides]`: the shard count, and any field of the
@@ -424,6 +435,15 @@ pub struct TableSection {
     /// 4, Cassandra 3.11 64) where absent. Needs `-schema compression=`.
     #[serde(default)]
     pub chunk_length_in_kb: Option<u64>,
+    /// `read_repair_chance`: the fraction of reads that ask every replica
+    /// and repair what disagrees (default 0).
+    #[serde(default)]
+    pub read_repair_chance: Option<f64>,
+    /// `dclocal_read_repair_chance`: the same within the coordinator's
+    /// datacenter (default 0.1); with one datacenter a read asks every
+    /// replica with the larger of the two chances.
+    #[serde(default)]
+    pub dclocal_read_repair_chance: Option<f64>,
     /// `speculative_retry`: `"99.0PERCENTILE"` (the default), `"NONE"`,
     /// or a fixed delay such as `"10ms"`.
     #[serde(default)]

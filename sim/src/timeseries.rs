@@ -168,6 +168,14 @@ pub struct NodeInterval {
     pub server_read_p99_ms: Option<f64>,
     /// p99 of the writes the node's coordinators answered.
     pub server_write_p99_ms: Option<f64>,
+    /// Rows its coordinators wrote back by read repair.
+    pub read_repairs: u64,
+    /// Hints its coordinators stored.
+    pub hints_written: u64,
+    /// Hints its coordinators replayed (acknowledged).
+    pub hints_replayed: u64,
+    /// Hints stored and not yet acknowledged (gauge).
+    pub hints_pending: u64,
 }
 
 /// A column of the table.
@@ -238,7 +246,7 @@ pub const OP_COLUMNS: [Column<OpInterval>; 2] = [
 ];
 
 /// The columns of each node.
-pub const NODE_COLUMNS: [Column<NodeInterval>; 21] = [
+pub const NODE_COLUMNS: [Column<NodeInterval>; 25] = [
     Column {
         name: "memtable_bytes",
         scales: true,
@@ -361,6 +369,28 @@ pub const NODE_COLUMNS: [Column<NodeInterval>; 21] = [
         scales: false,
         value: |node| core_fraction(node, node.compaction_cpu_s),
     },
+    // Read repair and hinted handoff (Scylla Monitoring's
+    // `read_repair_*` and `hints_*`): R4 charts the repair rate.
+    Column {
+        name: "read_repairs_per_s",
+        scales: true,
+        value: |node| Cell::Fixed(node.read_repairs as f64 / node.length_s, 1),
+    },
+    Column {
+        name: "hints_written_per_s",
+        scales: true,
+        value: |node| Cell::Fixed(node.hints_written as f64 / node.length_s, 1),
+    },
+    Column {
+        name: "hints_replayed_per_s",
+        scales: true,
+        value: |node| Cell::Fixed(node.hints_replayed as f64 / node.length_s, 1),
+    },
+    Column {
+        name: "hints_pending",
+        scales: true,
+        value: |node| Cell::Whole(node.hints_pending as f64),
+    },
 ];
 
 #[cfg(test)]
@@ -378,7 +408,14 @@ mod tests {
             "_ms",
             "_backlog",
         ];
-        let totals = ["_bytes", "_per_s", "sstables", "compactions", "flushes"];
+        let totals = [
+            "_bytes",
+            "_per_s",
+            "sstables",
+            "compactions",
+            "flushes",
+            "_pending",
+        ];
         let scales = totals.iter().any(|suffix| name.ends_with(suffix));
         assert!(
             scales != per_unit.iter().any(|suffix| name.ends_with(suffix)),
@@ -443,6 +480,10 @@ mod tests {
             hottest_shard_utilisation: 0.8,
             server_read_p99_ms: None,
             server_write_p99_ms: Some(0.75),
+            read_repairs: 3,
+            hints_written: 10,
+            hints_replayed: 4,
+            hints_pending: 6,
         };
         let op = OpInterval {
             length_s: 2.0,
@@ -477,6 +518,10 @@ mod tests {
             ("node0_server_read_p99_ms", "", ""),
             ("node0_server_write_p99_ms", "0.750", "0.750"),
             ("node0_compaction_cpu_fraction", "0.2500", "0.2500"),
+            ("node0_read_repairs_per_s", "1.5", "6.0"),
+            ("node0_hints_written_per_s", "5.0", "20.0"),
+            ("node0_hints_replayed_per_s", "2.0", "8.0"),
+            ("node0_hints_pending", "6", "24"),
         ];
         assert_eq!(series.columns.len(), expected.len());
         for (index, (name, whole, sampled)) in expected.into_iter().enumerate() {

@@ -8,7 +8,7 @@ use crate::action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, Message, Operation, ReplyStatus,
     SchedulingGroup, TaskId,
 };
-use crate::coordinator::{digest_of, DeadlineKind, Next, ReadResult, MAX_REPLICAS};
+use crate::coordinator::{digest_of, DeadlineKind, Mutation, Next, ReadResult, MAX_REPLICAS};
 use crate::heat;
 use crate::messaging::RELAYED;
 use crate::placement::{key_token, ShardAddress};
@@ -194,7 +194,10 @@ impl Shard {
             .clamp(1, placed as u32);
         // Only the replicas its node sees up are asked
         // (`get_live_sorted_endpoints`); too few for the level and the
-        // client hears `Unavailable` at once.
+        // client hears `Unavailable` at once. A write's replicas seen down
+        // get hints instead.
+        let mut down = [self.config.address; MAX_REPLICAS];
+        let mut down_count = 0;
         let count = if self.peer_down.is_empty() {
             placed
         } else {
@@ -203,6 +206,9 @@ impl Shard {
                 if !self.sees_down(replicas[index].node) {
                     replicas[live] = replicas[index];
                     live += 1;
+                } else {
+                    down[down_count] = replicas[index];
+                    down_count += 1;
                 }
             }
             live
@@ -221,7 +227,14 @@ impl Shard {
                 value_bytes,
                 timestamp,
             } => {
-                let id = self.coordinator.open_write(request.id, replicas, block_for);
+                let mutation = Mutation {
+                    key,
+                    value_bytes,
+                    timestamp,
+                };
+                let id = self
+                    .coordinator
+                    .open_write(request.id, mutation, replicas, block_for);
                 self.coordinator.arm_deadline(
                     DeadlineKind::Write,
                     deadline(now, self.config.write_timeout),
@@ -229,6 +242,9 @@ impl Shard {
                 );
                 for &replica in replicas.iter() {
                     self.send_write(now, replica, id, key, value_bytes, timestamp);
+                }
+                for &replica in &down[..down_count] {
+                    self.hint(now, replica.node, key, value_bytes, timestamp);
                 }
             }
             Operation::Read { key } => {
@@ -374,6 +390,9 @@ impl Shard {
     pub(super) fn act(&mut self, now: SimTime, id: u64, next: Next) {
         match next {
             Next::Wait => {}
+            Next::Written(request) if request.0 & super::HINT_REPLAY != 0 => {
+                self.hint_replayed(now, request, true)
+            }
             Next::Written(client) => self.actions.push_back(Action::Reply(ClientReply {
                 id: client,
                 status: ReplyStatus::Written,

@@ -412,6 +412,101 @@ fn diverged_replicas_are_found_by_digests_repaired_by_the_read_and_equal_after()
     assert_eq!(mismatches, 1);
 }
 
+#[test]
+fn a_replica_found_behind_after_the_answer_is_repaired_in_the_background() {
+    let placement = Placement::evenly_spaced(3, 1, &crate::ring::Replication::simple(3));
+    let mut shards = [0, 1, 2].map(|node| {
+        let config = ShardConfig {
+            address: ShardAddress { node, shard: 0 },
+            placement: placement.clone(),
+            replication_factor: 3,
+            // Every read asks all three replicas.
+            read_repair_chance: 1.0,
+            data_mode: true,
+            ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
+        };
+        Shard::new(config, SimTime::ZERO)
+    });
+    let now = SimTime::from_nanos(1);
+    let newest = ReplyStatus::Found {
+        value_bytes: 100,
+        timestamp: 5,
+    };
+    // Version 5 reaches nodes 0 and 1; node 2 missed it.
+    for (node, from) in [(0, 1), (1, 0)] {
+        let from = shards[from].config().address;
+        shards[node].handle_message(
+            now,
+            from,
+            Message::WriteRequest {
+                id: !RELAYED,
+                key: 77,
+                value_bytes: 100,
+                timestamp: 5,
+            },
+        );
+    }
+    drive_three(&mut shards, now);
+    // A QUORUM read coordinated by node 0: node 2's answer is held back,
+    // so nodes 0 and 1 agree and the client has its answer.
+    shards[0].handle_client_request(
+        now,
+        ClientRequest {
+            id: RequestId(9),
+            operation: Operation::Read { key: 77 },
+            consistency: ConsistencyLevel::Quorum,
+        },
+    );
+    let mut outcome = testing::Outcome::default();
+    testing::run_cluster(
+        &mut shards,
+        now,
+        &mut outcome,
+        |index, action| match action {
+            Action::Send {
+                message: Message::ReadResponse { .. },
+                ..
+            } if index == 2 => testing::Verdict::Hold,
+            _ => testing::Verdict::Carry,
+        },
+    );
+    assert_eq!(outcome.replies.len(), 1);
+    assert_eq!(outcome.replies[0].status, newest);
+    assert_eq!(
+        shards[0].coordinator.open_operations(),
+        1,
+        "waits for node 2"
+    );
+    // Node 2's late digest disagrees: a background repair, no second answer.
+    let [(from, _, late)] = outcome.dropped[..] else {
+        panic!("one held answer: {:?}", outcome.dropped);
+    };
+    shards[0].handle_message(now, from, late);
+    let (replies, _) = drive_three(&mut shards, now);
+    assert_eq!(replies, [], "the client is not answered twice");
+    let stats = shards[0].stats();
+    assert_eq!(
+        (
+            stats.digest_mismatches,
+            stats.background_read_repairs,
+            stats.read_repairs
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(shards[0].coordinator.open_operations(), 0);
+    // Node 2 has the newest version now.
+    shards[2].handle_client_request(
+        now,
+        ClientRequest {
+            id: RequestId(10),
+            operation: Operation::Read { key: 77 },
+            consistency: ConsistencyLevel::One,
+        },
+    );
+    let (replies, _) = drive_three(&mut shards, now);
+    assert_eq!(replies[0].status, newest);
+}
+
 /// Reads of 300 keys at CL=QUORUM coordinated by node 0, with nodes 1
 /// and 2 reporting cache hit rates of 0.9 and 0.1: how many of the reads
 /// asked node 1, and how many heat-weighted balancing ordered.

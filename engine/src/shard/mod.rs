@@ -58,7 +58,7 @@ use crate::compaction::job::{ChunkRead, CompactionJob};
 use crate::compaction::{LcsState, RateLimiter, TableBacklog};
 use crate::config::ShardConfig;
 use crate::controller::{self, BacklogController};
-use crate::coordinator::{Coordinator, ReadResult};
+use crate::coordinator::{Coordinator, Expired, ReadResult};
 use crate::flush::FlushJob;
 use crate::heat::HeardRates;
 use crate::memtable::Memtable;
@@ -103,6 +103,16 @@ enum TaskPurpose {
     },
     FlushSerialize {
         bytes: u64,
+    },
+    /// A hint for node `node` is serialized into its log.
+    HintWrite {
+        node: u32,
+        hint: crate::hints::Hint,
+    },
+    /// A hint read back for replay is decoded (send `slot` of the handoff).
+    HintSend {
+        slot: u64,
+        hint: crate::hints::Hint,
     },
     /// A message from a peer, taken off the connection.
     Receive {
@@ -164,6 +174,17 @@ enum IoPurpose {
         job: u32,
         output_bytes: u64,
     },
+    /// Bytes of node `node`'s hint log, segment `segment`.
+    HintWrite {
+        node: u32,
+        segment: u32,
+    },
+    /// Bytes of node `node`'s hint segment `segment` read back for replay.
+    HintRead {
+        node: u32,
+        segment: u32,
+        bytes: u64,
+    },
 }
 
 /// Who asked for an operation, and so who gets the answer.
@@ -208,6 +229,15 @@ struct PendingRead {
     found: ReadResult,
 }
 
+/// A shard's hinted handoff at a point in time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HintsSummary {
+    /// Counters since start.
+    pub stats: crate::hints::HintStats,
+    /// Hints stored and not yet acknowledged by their replica.
+    pub pending: u64,
+}
+
 /// Point-in-time figures of a shard, for time series and checks.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ShardStats {
@@ -248,10 +278,14 @@ pub struct ShardStats {
     pub compaction_shares: f64,
     /// CPU shares last given to the memtable-flush group (0 without a controller).
     pub flush_shares: f64,
-    /// Coordinated reads whose digests disagreed (blocking read repair).
+    /// Coordinated reads whose digests disagreed (read repair, blocking or
+    /// in the background).
     pub digest_mismatches: u64,
-    /// Rows written back to replicas by blocking read repair.
+    /// Rows written back to replicas by read repair.
     pub read_repairs: u64,
+    /// Of `digest_mismatches`, those found after the client's answer and
+    /// repaired in the background.
+    pub background_read_repairs: u64,
     /// Extra read requests sent by speculative retry.
     pub speculative_retries: u64,
     /// Reads the row cache answered, since start.
@@ -407,6 +441,14 @@ pub struct Shard {
     heard_rates: HeardRates,
     /// Nodes its node's failure detector sees down, by node.
     peer_down: crate::gossip::DownSet,
+    /// Hinted handoff, if the preset keeps hints (boxed: most shards of
+    /// most presets have none).
+    handoff: Option<Box<handoff::Handoff>>,
+    /// The hint logs' next deadline, copied out of `handoff` whenever it
+    /// changes (every input asks for it; the box is cold).
+    hints_wake: Option<SimTime>,
+    /// Operations past their deadline, kept between timeouts.
+    expired: Vec<Expired>,
     actions: VecDeque<Action>,
     timers: TimerTable,
     next_memtable_id: u64,
@@ -481,6 +523,12 @@ impl Shard {
         let compaction_limiter = config
             .compaction_throughput_bytes_per_sec
             .map(|rate| RateLimiter::new(rate, now));
+        let handoff = config.hints.clone().map(|setup| {
+            let nodes = config.placement.nodes();
+            Box::new(handoff::Handoff::new(crate::hints::HintsManager::new(
+                setup, nodes,
+            )))
+        });
         let mut shard = Shard {
             config,
             active,
@@ -505,6 +553,9 @@ impl Shard {
             heat_balanced_reads: 0,
             heard_rates: HeardRates::default(),
             peer_down: crate::gossip::DownSet::default(),
+            handoff,
+            hints_wake: None,
+            expired: Vec::new(),
             compactions: Slab::new(),
             backlog,
             lcs_state: LcsState::new(),
@@ -560,8 +611,21 @@ impl Shard {
 
     /// Its node now sees `peer` up (`alive`) or down: the coordinator
     /// sends it nothing while it is down.
-    pub fn set_peer_alive(&mut self, peer: u32, alive: bool) {
+    pub fn set_peer_alive(&mut self, now: SimTime, peer: u32, alive: bool) {
         self.peer_down.set(peer, alive);
+        if let Some(handoff) = self.handoff.as_mut() {
+            handoff.manager.set_alive(now, peer, alive);
+            self.pump_hints(now);
+            self.input_done();
+        }
+    }
+
+    /// Hinted handoff's counters (`None` if the preset keeps no hints).
+    pub fn hint_stats(&self) -> Option<HintsSummary> {
+        self.handoff.as_ref().map(|handoff| HintsSummary {
+            stats: handoff.manager.stats,
+            pending: handoff.manager.pending(),
+        })
     }
 
     /// Whether this shard's node sees `peer` down.
@@ -598,6 +662,7 @@ impl Shard {
             flush_shares: self.flush_shares,
             digest_mismatches: self.coordinator.digest_mismatches,
             read_repairs: self.coordinator.read_repairs,
+            background_read_repairs: self.coordinator.background_read_repairs,
             speculative_retries: self.coordinator.speculative_retries,
             cache_hits: self
                 .row_cache
@@ -727,6 +792,8 @@ impl Shard {
                 self.execute_read(now, request, cached, bloom)
             }
             TaskPurpose::Coordinate(request) => self.coordinate(now, request),
+            TaskPurpose::HintWrite { node, hint } => self.hint_serialized(now, node, hint),
+            TaskPurpose::HintSend { slot, hint } => self.send_hint(now, slot, hint),
             TaskPurpose::Receive { from, message } => self.receive(now, from, message),
             TaskPurpose::IndexParsed {
                 read,
@@ -886,19 +953,52 @@ impl Shard {
                 row_bytes,
                 version,
             } => self.parse_data(read, row_bytes, version),
+            IoPurpose::HintWrite { node, segment } => self.hint_written(now, node, segment),
+            IoPurpose::HintRead {
+                node,
+                segment,
+                bytes,
+            } => self.hint_read(now, node, segment, bytes),
         }
         self.input_done();
     }
 
     /// Timers due at or before `now` fire.
     pub fn handle_timeout(&mut self, now: SimTime) {
-        let actions = &mut self.actions;
-        self.coordinator.expire(now, |client| {
-            actions.push_back(Action::Reply(ClientReply {
-                id: client,
-                status: ReplyStatus::Timeout,
-            }))
-        });
+        let mut expired = std::mem::take(&mut self.expired);
+        self.coordinator.expire(now, |what| expired.push(what));
+        for what in expired.drain(..) {
+            match what {
+                Expired::Unanswered(request) if request.0 & handoff::HINT_REPLAY != 0 => {
+                    self.hint_replayed(now, request, false)
+                }
+                Expired::Unanswered(request) => {
+                    self.actions.push_back(Action::Reply(ClientReply {
+                        id: request,
+                        status: ReplyStatus::Timeout,
+                    }))
+                }
+                Expired::Unacknowledged {
+                    mutation,
+                    nodes,
+                    count,
+                } => {
+                    for &node in &nodes[..usize::from(count)] {
+                        self.hint(
+                            now,
+                            node,
+                            mutation.key,
+                            mutation.value_bytes,
+                            mutation.timestamp,
+                        );
+                    }
+                }
+            }
+        }
+        self.expired = expired;
+        if self.hints_wake.is_some_and(|at| at <= now) {
+            self.pump_hints(now);
+        }
         while let Some((id, replica, digest)) = self.coordinator.next_speculation(now) {
             let key = self.coordinator.read_key(id).expect("an open read");
             self.send_read(now, replica, id, key, digest);
@@ -968,11 +1068,15 @@ impl Shard {
         self.check_invariants();
     }
 
-    /// The earliest of the timers, request deadlines and speculations.
+    /// The earliest of the timers, request deadlines and speculations, and
+    /// the hint logs' next flush, retry or throttled send.
     fn earliest_deadline(&self) -> Option<SimTime> {
         earlier(
-            self.timers.next_deadline(),
-            self.coordinator.next_deadline(),
+            earlier(
+                self.timers.next_deadline(),
+                self.coordinator.next_deadline(),
+            ),
+            self.hints_wake,
         )
     }
 
@@ -1053,6 +1157,10 @@ fn mutation_bytes(value_bytes: u32) -> u64 {
 
 mod compaction;
 mod coordination;
+mod handoff;
+#[cfg(test)]
+mod handoff_tests;
+pub use handoff::HINT_REPLAY;
 mod preload;
 mod read_path;
 mod write_path;

@@ -232,6 +232,10 @@ struct NodeHardware {
     /// The node's shards' (flushes, bytes compacted, time writes were
     /// throttled) at the last tick.
     engine_at_last_tick: (u64, u64, SimDuration),
+    /// The node's shards' repair and hint counters at the last interval
+    /// tick: (reads repaired, background ones, rows written back, hints
+    /// written, hints replayed).
+    repairs_at_last_tick: [u64; 5],
 }
 
 /// The CPU a shard's engine runs on.
@@ -623,6 +627,7 @@ impl Simulation {
                 disk_bytes_at_last_tick: (0, 0),
                 cache_at_last_tick: (0, 0),
                 engine_at_last_tick: (0, 0, SimDuration::ZERO),
+                repairs_at_last_tick: [0; 5],
             })
             .collect();
         // What each shard's engine is: its address, seeds and the
@@ -642,6 +647,8 @@ impl Simulation {
                 data_mode: cluster.data_mode,
                 compression_chunk_bytes: cluster.compression_chunk_bytes,
                 speculative_retry: cluster.speculative_retry,
+                read_repair_chance: cluster.read_repair_chance,
+                hints: cluster.hints.clone(),
                 row_cache: cluster.row_cache.clone(),
                 page_cache: cluster.page_cache.clone(),
                 compaction_controller: cluster.controllers.compaction.clone(),
@@ -1651,6 +1658,11 @@ impl Simulation {
                         }
                     };
                     self.event_log.record(now, what);
+                    // The shards heard it too: hint replay may start.
+                    for local in 0..self.simulated_shards {
+                        let shard = self.shard_index(ShardAddress { node, shard: local });
+                        self.drain(now, shard);
+                    }
                 }
             }
         }
@@ -1993,6 +2005,9 @@ impl Simulation {
             };
             let (mut flushes, mut compacted, mut cache_hits, mut cache_lookups) = (0, 0, 0, 0);
             let mut throttled = SimDuration::ZERO;
+            // Reads repaired, background ones, rows written back, hints
+            // written, hints replayed.
+            let mut repairs = [0u64; 5];
             let engine = &self.engines[node];
             for (shard, engine_shard) in shards.iter_mut().zip(engine.shards()) {
                 let stats = engine_shard.stats();
@@ -2008,6 +2023,14 @@ impl Simulation {
                 compacted += stats.bytes_compacted;
                 throttled = throttled + engine_shard.write_throttled_time(now);
                 cache_lookups += stats.cache_hits + stats.cache_misses;
+                repairs[0] += stats.digest_mismatches;
+                repairs[1] += stats.background_read_repairs;
+                repairs[2] += stats.read_repairs;
+                if let Some(hints) = engine_shard.hint_stats() {
+                    repairs[3] += hints.stats.written;
+                    repairs[4] += hints.stats.replayed;
+                    interval.hints_pending += hints.pending;
+                }
                 let (busy, cores) = shard.cpu.busy(now);
                 let shard_busy_s = (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
                 interval.cpu_cores += cores;
@@ -2048,6 +2071,34 @@ impl Simulation {
             interval.cache_lookups = cache_lookups - lookups_before;
             [interval.server_read_p99_ms, interval.server_write_p99_ms] =
                 self.server[node].take_interval_p99_ms();
+            let before = std::mem::replace(&mut hardware.repairs_at_last_tick, repairs);
+            let [reads, background, rows, written, replayed]: [u64; 5] =
+                std::array::from_fn(|i| repairs[i] - before[i]);
+            interval.read_repairs = rows;
+            interval.hints_written = written;
+            interval.hints_replayed = replayed;
+            if reads > 0 {
+                self.event_log.record(
+                    now,
+                    What::ReadRepairs {
+                        node: node as u32,
+                        reads,
+                        background,
+                        rows,
+                    },
+                );
+            }
+            if written + replayed > 0 {
+                self.event_log.record(
+                    now,
+                    What::Hints {
+                        node: node as u32,
+                        written,
+                        replayed,
+                        pending: interval.hints_pending,
+                    },
+                );
+            }
             nodes.push(interval);
         }
         // Sampled runs: the whole node's counts, bytes and rates are n/k
@@ -2176,6 +2227,7 @@ impl Simulation {
                     node: shard.config().address.node,
                     sstables: shard.sstables().to_vec(),
                     stats: shard.stats(),
+                    hints: shard.hint_stats(),
                 })
                 .collect(),
             events: self.kernel.events_processed(),
@@ -2278,10 +2330,12 @@ fn test_cluster(
         concurrent_compactors: None,
         compaction_throughput_bytes_per_sec: None,
         phi_convict_threshold: engine::gossip::PHI_CONVICT_THRESHOLD,
+        hints: None,
         preload: None,
         data_mode: false,
         compression_chunk_bytes: None,
         speculative_retry: engine::speculation::SpeculativeRetry::DEFAULT,
+        read_repair_chance: 0.1,
         row_cache: None,
         page_cache: None,
         network_latency: models::network::ONE_WAY_LATENCY,

@@ -95,6 +95,8 @@ pub struct ShardOutcome {
     pub sstables: Vec<engine::sstable::SSTable>,
     /// The engine's figures.
     pub stats: engine::ShardStats,
+    /// Its hinted handoff (`None` if the preset keeps no hints).
+    pub hints: Option<engine::HintsSummary>,
 }
 
 /// Data mode's client-side check of what reads return: a read must return

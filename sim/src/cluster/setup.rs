@@ -63,6 +63,8 @@ pub struct ClusterPlan {
     pub compaction_throughput_bytes_per_sec: Option<u64>,
     /// `phi_convict_threshold` of every node's failure detector.
     pub phi_convict_threshold: f64,
+    /// Hinted handoff (`None`: no hints).
+    pub hints: Option<engine::hints::HintsSetup>,
     /// Data on disk at the start (`[data]`).
     pub preload: Option<Preload>,
     /// Data mode: the engine keeps rows and reads return versions.
@@ -71,6 +73,10 @@ pub struct ClusterPlan {
     pub compression_chunk_bytes: Option<u64>,
     /// The table's `speculative_retry`.
     pub speculative_retry: engine::speculation::SpeculativeRetry,
+    /// The chance a coordinated read asks every replica: the larger of the
+    /// table's `read_repair_chance` and `dclocal_read_repair_chance` (one
+    /// datacenter).
+    pub read_repair_chance: f64,
     /// The shards' row cache.
     pub row_cache: Option<engine::config::RowCacheSetup>,
     /// Cassandra's OS page cache.

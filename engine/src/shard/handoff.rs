@@ -1,0 +1,205 @@
+//! The shard's hinted handoff: writing a hint for a replica that is down
+//! or did not answer, and replaying hints when it is back
+//! ([`crate::hints`] keeps the logs and decides; this file runs the CPU
+//! work, I/O and messages).
+//!
+//! A hint is written by a CPU task in the statement group (the write
+//! handler writes it before it returns), its log's bytes go to disk in the
+//! commitlog's I/O class (Scylla's hint logs are commitlogs), and replay
+//! reads them back in the streaming I/O class and sends each hint as a
+//! write from the streaming scheduling group. A replayed hint is an
+//! operation of the coordinator like a client write at consistency level
+//! ONE to the one replica, under a request id with [`HINT_REPLAY`] set, so
+//! its acknowledgement and its timeout come back through the coordinator.
+
+use super::{mutation_bytes, IoPurpose, Shard, TaskPurpose};
+use crate::action::{
+    Action, CpuTask, CpuWork, IoClass, IoKind, RequestId, SchedulingGroup, TaskId,
+};
+use crate::commitlog::ENTRY_OVERHEAD_BYTES;
+use crate::coordinator::{DeadlineKind, Mutation, MAX_REPLICAS};
+use crate::hints::{Hint, HintsManager, HintsWork};
+use slab::Slab;
+use units::SimTime;
+
+/// Marks the request id of a hint's replay (client ids stay below it): the
+/// rest is the slot of the send in [`Handoff::sends`].
+pub const HINT_REPLAY: u64 = 1 << 63;
+
+/// A shard's hints and the replay sends in flight.
+#[derive(Debug)]
+pub(super) struct Handoff {
+    pub(super) manager: HintsManager,
+    /// Replay sends in flight: destination, segment and position.
+    sends: Slab<(u32, u32, u32)>,
+    /// Work the manager asked for, kept between calls.
+    work: Vec<HintsWork>,
+}
+
+impl Handoff {
+    pub(super) fn new(manager: HintsManager) -> Handoff {
+        Handoff {
+            manager,
+            sends: Slab::new(),
+            work: Vec::new(),
+        }
+    }
+}
+
+impl Shard {
+    /// Writes a hint of the write of `key` for replica node `node`, unless
+    /// the preset keeps none or the node has been down past the window.
+    pub(super) fn hint(
+        &mut self,
+        now: SimTime,
+        node: u32,
+        key: u64,
+        value_bytes: u32,
+        timestamp: u64,
+    ) {
+        let Some(handoff) = self.handoff.as_mut() else {
+            return;
+        };
+        if !handoff.manager.can_hint(now, node) {
+            handoff.manager.stats.dropped += 1;
+            return;
+        }
+        let bytes = mutation_bytes(value_bytes) + ENTRY_OVERHEAD_BYTES;
+        let hint = Hint {
+            key,
+            timestamp,
+            value_bytes,
+            bytes: bytes as u32,
+        };
+        let task = TaskId(self.tasks.insert(TaskPurpose::HintWrite { node, hint }) as u64);
+        self.actions.push_back(Action::RunCpu(CpuTask {
+            id: task,
+            group: SchedulingGroup::Statement,
+            work: CpuWork::HintWrite { bytes },
+        }));
+    }
+
+    /// A hint's serialization finished: it goes into its log.
+    pub(super) fn hint_serialized(&mut self, now: SimTime, node: u32, hint: Hint) {
+        let handoff = self.handoff.as_mut().expect("hints are kept");
+        let mut work = std::mem::take(&mut handoff.work);
+        handoff.manager.store(now, node, hint, &mut work);
+        self.hints_work(now, work);
+    }
+
+    /// Lets the hint logs do what is due (flushes, reads, sends).
+    pub(super) fn pump_hints(&mut self, now: SimTime) {
+        let Some(handoff) = self.handoff.as_mut() else {
+            return;
+        };
+        let mut work = std::mem::take(&mut handoff.work);
+        handoff.manager.poll(now, &mut work);
+        self.hints_work(now, work);
+    }
+
+    /// Turns what the hint logs asked for into I/O and CPU tasks.
+    fn hints_work(&mut self, _now: SimTime, mut work: Vec<HintsWork>) {
+        for item in work.drain(..) {
+            match item {
+                HintsWork::Write {
+                    node,
+                    segment,
+                    bytes,
+                } => self.submit_io(
+                    IoKind::Write,
+                    bytes,
+                    IoClass::Commitlog,
+                    IoPurpose::HintWrite { node, segment },
+                ),
+                HintsWork::Read {
+                    node,
+                    segment,
+                    bytes,
+                } => self.submit_io(
+                    IoKind::Read,
+                    bytes,
+                    IoClass::Streaming,
+                    IoPurpose::HintRead {
+                        node,
+                        segment,
+                        bytes,
+                    },
+                ),
+                HintsWork::Send {
+                    node,
+                    segment,
+                    position,
+                    hint,
+                } => {
+                    let handoff = self.handoff.as_mut().expect("hints are kept");
+                    let slot = handoff.sends.insert((node, segment, position)) as u64;
+                    let task =
+                        TaskId(self.tasks.insert(TaskPurpose::HintSend { slot, hint }) as u64);
+                    self.actions.push_back(Action::RunCpu(CpuTask {
+                        id: task,
+                        group: SchedulingGroup::Streaming,
+                        work: CpuWork::HintSend {
+                            bytes: u64::from(hint.bytes),
+                        },
+                    }));
+                }
+            }
+        }
+        let handoff = self.handoff.as_mut().expect("hints are kept");
+        handoff.work = work;
+        self.hints_wake = handoff.manager.next_deadline();
+    }
+
+    /// A hint is decoded: it goes to its replica as a write at ONE.
+    pub(super) fn send_hint(&mut self, now: SimTime, slot: u64, hint: Hint) {
+        let handoff = self.handoff.as_ref().expect("hints are kept");
+        let node = handoff.sends[slot as usize].0;
+        let mut replicas = [self.config.address; MAX_REPLICAS];
+        let count = self.config.placement.replicas(hint.key, &mut replicas);
+        let replica = *replicas[..count]
+            .iter()
+            .find(|replica| replica.node == node)
+            .expect("a hint's destination is a replica of its key");
+        let mutation = Mutation {
+            key: hint.key,
+            value_bytes: hint.value_bytes,
+            timestamp: hint.timestamp,
+        };
+        let id =
+            self.coordinator
+                .open_write(RequestId(HINT_REPLAY | slot), mutation, &[replica], 1);
+        self.coordinator.arm_deadline(
+            DeadlineKind::Write,
+            super::deadline(now, self.config.write_timeout),
+            id,
+        );
+        self.send_write(now, replica, id, hint.key, hint.value_bytes, hint.timestamp);
+    }
+
+    /// A replayed hint was acknowledged (`delivered`) or timed out.
+    pub(super) fn hint_replayed(&mut self, now: SimTime, request: RequestId, delivered: bool) {
+        debug_assert!(request.0 & HINT_REPLAY != 0);
+        let handoff = self.handoff.as_mut().expect("hints are kept");
+        let (node, segment, position) = handoff.sends.remove((request.0 & !HINT_REPLAY) as usize);
+        if delivered {
+            handoff.manager.send_done(now, node, segment, position);
+        } else {
+            handoff.manager.send_failed(now, node, segment);
+        }
+        self.pump_hints(now);
+    }
+
+    /// A hint log's write I/O completed.
+    pub(super) fn hint_written(&mut self, now: SimTime, node: u32, segment: u32) {
+        let handoff = self.handoff.as_mut().expect("hints are kept");
+        handoff.manager.write_done(node, segment);
+        self.pump_hints(now);
+    }
+
+    /// A replay read completed.
+    pub(super) fn hint_read(&mut self, now: SimTime, node: u32, segment: u32, bytes: u64) {
+        let handoff = self.handoff.as_mut().expect("hints are kept");
+        handoff.manager.read_done(node, segment, bytes);
+        self.pump_hints(now);
+    }
+}
