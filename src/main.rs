@@ -12,6 +12,7 @@ use sim::plan::{resolve, RunOverrides};
 use sim::report::{write_results, Summary};
 
 mod device_cmd;
+mod explore_cmd;
 mod instance_cmd;
 mod validate_cmd;
 
@@ -52,6 +53,9 @@ enum Command {
     },
     /// Run the validation cases and print the scorecard against the published runs.
     Validate(validate_cmd::ValidateArgs),
+    /// Run a data-mode scenario under many seeds and check every run
+    /// (exit 3: a checker failed; 4: a run crashed).
+    Explore(explore_cmd::ExploreArgs),
     /// The NVMe device model on its own: fio-like sweeps, presets.
     Device {
         #[command(subcommand)]
@@ -111,6 +115,7 @@ fn main() -> ExitCode {
             quiet,
         } => run(scenario, seed, out, duration, quiet),
         Command::Validate(args) => validate_cmd::run(args),
+        Command::Explore(args) => explore_cmd::run(args),
         Command::Device { command } => device_cmd::run(command),
         Command::Instance { command } => instance_cmd::run(command),
         Command::Bench {

@@ -20,6 +20,7 @@ pub mod charts;
 pub mod cluster;
 pub mod device_sweep;
 pub mod events;
+pub mod explore;
 pub mod faults;
 pub mod kernel;
 pub mod load;

@@ -1220,6 +1220,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             }
         },
         hints: resolve_hints(scenario, &yaml, preset, section.nodes)?,
+        broken_replica_selection: false,
         commitlog: {
             let mut commitlog = resolve_commitlog(scenario, &yaml, shards)?;
             if cassandra && commitlog.total_space_per_shard_bytes.is_none() {

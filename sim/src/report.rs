@@ -331,6 +331,16 @@ pub struct ConsistencySummary {
     /// Reads that returned a version older than one acknowledged before
     /// they were issued.
     pub stale_reads: u64,
+    /// The first of them: `{"time_s", "key", "acknowledged", "returned"}`
+    /// (timestamps; 0 returned: not found).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_stale_read: Option<serde_json::Value>,
+    /// With hinted handoff and a quiet end of run (30 s without a write or
+    /// a fault): whether every replica of every acknowledged key holds its
+    /// newest version (`keys`, `replicas_behind`, and the first key
+    /// behind with its nodes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<serde_json::Value>,
 }
 
 /// One load in `summary.json`.
@@ -487,6 +497,23 @@ impl Summary {
                 .map(|check| ConsistencySummary {
                     reads_checked: check.reads_checked,
                     stale_reads: check.stale_reads,
+                    first_stale_read: check.first_stale.map(|stale| {
+                        serde_json::json!({
+                            "time_s": stale.at.as_nanos() as f64 / 1e9,
+                            "key": stale.key,
+                            "acknowledged": stale.acknowledged,
+                            "returned": stale.returned,
+                        })
+                    }),
+                    replicas: check.replicas.as_ref().map(|replicas| {
+                        serde_json::json!({
+                            "keys": replicas.keys,
+                            "replicas_behind": replicas.behind,
+                            "first_behind": replicas.first.as_ref().map(|(key, acknowledged, nodes)| {
+                                serde_json::json!({"key": key, "acknowledged": acknowledged, "nodes": nodes})
+                            }),
+                        })
+                    }),
                 }),
             faults: (!outcome.plan.faults.is_empty()).then_some(FaultSummary {
                 injected: outcome.plan.faults.len(),

@@ -559,6 +559,11 @@ pub struct RandomFaultsSection {
     /// Mean duration of a fault (default 1m).
     #[serde(default)]
     pub lasts: Option<HumanDuration>,
+    /// Faults start and end within this first part of the run (default:
+    /// the whole run, and a fault may last past its end); a quiet end lets
+    /// the cluster recover before the run stops.
+    #[serde(default)]
+    pub within: Option<HumanDuration>,
 }
 
 /// `[validation]`: the published run a scenario reproduces. `twin validate`

@@ -220,6 +220,13 @@ impl Shard {
             }));
             return;
         }
+        let (count, block_for) = if self.config.broken_replica_selection
+            && matches!(request.operation, Operation::Write { .. })
+        {
+            (1, 1)
+        } else {
+            (count, block_for)
+        };
         let replicas = &mut replicas[..count];
         match request.operation {
             Operation::Write {

@@ -620,6 +620,24 @@ impl Shard {
         }
     }
 
+    /// Data mode: the newest version of `key` this shard holds, in its
+    /// memtables or SSTables, without running a read (checkers look at a
+    /// replica's data at the end of a run). `None` in volume mode.
+    pub fn local_version(&self, key: u64) -> Option<ReadResult> {
+        if !self.config.data_mode {
+            return None;
+        }
+        let in_memory = std::iter::once(&self.active)
+            .chain(self.sealed.iter())
+            .chain(self.flushing.as_ref().map(FlushJob::memtable))
+            .filter_map(|memtable| read::memtable_version(memtable, key));
+        let on_disk = self
+            .sstables
+            .iter()
+            .filter_map(|sstable| read::sstable_version(sstable, key));
+        Some(in_memory.chain(on_disk).max())
+    }
+
     /// Hinted handoff's counters (`None` if the preset keeps no hints).
     pub fn hint_stats(&self) -> Option<HintsSummary> {
         self.handoff.as_ref().map(|handoff| HintsSummary {

@@ -90,8 +90,8 @@ use crate::rng::{self, SimRng};
 use crate::timeseries::{NodeInterval, OpInterval, TimeSeries};
 use hdrhistogram::serialization::V2DeflateSerializer;
 pub use outcome::{
-    ConsistencyCheck, LoadOutcome, MessagesLost, Progress, RunOutcome, SerializedInterval,
-    ShardOutcome,
+    ConsistencyCheck, LoadOutcome, MessagesLost, Progress, ReplicaCheck, RunOutcome,
+    SerializedInterval, ShardOutcome, StaleRead,
 };
 use rand::seq::SliceRandom;
 use rand::RngExt;
@@ -113,6 +113,12 @@ const MESSAGE_OVERHEAD_BYTES: u64 = 80;
 /// first contact point): the node whose status events it hears.
 /// Failing the control connection over to another node is left out.
 const CONTROL_NODE: u32 = 0;
+
+/// How long a run must have been quiet (no write acknowledged, no fault in
+/// force) before the end for the replica check to apply: a node is seen up
+/// within a couple of seconds of a heal, a hint waits up to 10 s for its
+/// flush, and a failed replay retries every second.
+const REPLICA_CHECK_QUIET: SimDuration = SimDuration::from_secs(30);
 
 /// How a request ended, as the client sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -649,6 +655,7 @@ impl Simulation {
                 speculative_retry: cluster.speculative_retry,
                 read_repair_chance: cluster.read_repair_chance,
                 hints: cluster.hints.clone(),
+                broken_replica_selection: cluster.broken_replica_selection,
                 row_cache: cluster.row_cache.clone(),
                 page_cache: cluster.page_cache.clone(),
                 compaction_controller: cluster.controllers.compaction.clone(),
@@ -946,15 +953,18 @@ impl Simulation {
     }
 
     /// Handles events up to `end`, or until every load has finished and
-    /// nothing is in flight.
+    /// nothing is in flight. A run with faults and a duration goes on to
+    /// its end: the cluster's recovery (gossip, hint replay) is what it is
+    /// about, and it goes on after the clients stop.
     fn run_until(&mut self, end: SimTime, progress: &mut dyn FnMut(Progress)) {
+        let stop_when_idle = self.plan.faults.is_empty() || end == SimTime::MAX;
         while let Some((now, event)) = self.kernel.pop_until(end) {
             if let Event::IntervalTick = event {
                 self.report_interval(now, progress);
             } else {
                 self.handle(now, event);
             }
-            if self.loads_unfinished == 0 && self.in_flight.is_empty() {
+            if stop_when_idle && self.loads_unfinished == 0 && self.in_flight.is_empty() {
                 break;
             }
         }
@@ -1493,12 +1503,14 @@ impl Simulation {
         if let Some(check) = &mut self.consistency {
             match (in_flight.operation, outcome) {
                 (Operation::Write { key, timestamp, .. }, _) => {
-                    check.write_acknowledged(key, timestamp)
+                    check.write_acknowledged(now, key, timestamp)
                 }
-                (_, ReplyOutcome::Found { timestamp }) => {
-                    check.read_answered(in_flight.read_floor, timestamp)
+                (Operation::Read { key }, ReplyOutcome::Found { timestamp }) => {
+                    check.read_answered(now, key, in_flight.read_floor, timestamp)
                 }
-                _ => check.read_answered(in_flight.read_floor, 0),
+                (Operation::Read { key }, _) => {
+                    check.read_answered(now, key, in_flight.read_floor, 0)
+                }
             }
         }
         let latency = now - in_flight.measured_from;
@@ -2187,8 +2199,61 @@ impl Simulation {
         lines
     }
 
-    fn finish(self, wall_seconds: f64) -> RunOutcome {
+    /// Data mode with hinted handoff, once the run has been quiet long
+    /// enough for the hints to go (no write acknowledged and no fault in
+    /// force for the last [`REPLICA_CHECK_QUIET`]): whether every replica of
+    /// every acknowledged key holds its newest acknowledged version.
+    fn check_replicas(&mut self, end: SimTime) {
+        let Some(check) = self.consistency.as_ref() else {
+            return;
+        };
+        if self.plan.cluster.hints.is_none() {
+            return;
+        }
+        let faults_end = self
+            .plan
+            .faults
+            .iter()
+            .map(|fault| fault.lasts.map(|lasts| SimTime::ZERO + fault.at + lasts))
+            .try_fold(SimTime::ZERO, |latest, end| end.map(|end| latest.max(end)));
+        let Some(faults_end) = faults_end else {
+            return; // a fault lasts to the end
+        };
+        if end - check.last_write_at.max(faults_end) < REPLICA_CHECK_QUIET {
+            return;
+        }
+        let mut result = ReplicaCheck::default();
+        let mut replicas = [ShardAddress { node: 0, shard: 0 }; engine::coordinator::MAX_REPLICAS];
+        for (key, acknowledged) in check.acknowledged_sorted() {
+            result.keys += 1;
+            let count = self.placement.replicas(key, &mut replicas);
+            let mut behind = Vec::new();
+            for replica in &replicas[..count] {
+                if replica.shard >= self.simulated_shards {
+                    continue; // not simulated
+                }
+                let shard = &self.engines[replica.node as usize].shards()[replica.shard as usize];
+                let held = shard
+                    .local_version(key)
+                    .flatten()
+                    .map_or(0, |version| version.timestamp);
+                if held < acknowledged {
+                    behind.push(replica.node);
+                }
+            }
+            result.behind += behind.len() as u64;
+            if !behind.is_empty() && result.first.is_none() {
+                result.first = Some((key, acknowledged, behind));
+            }
+        }
+        if let Some(check) = self.consistency.as_mut() {
+            check.replicas = Some(result);
+        }
+    }
+
+    fn finish(mut self, wall_seconds: f64) -> RunOutcome {
         let end = self.kernel.now();
+        self.check_replicas(end);
         let mut server = ServerLatencies::default();
         for node in &self.server {
             server.merge_totals(node);
@@ -2331,6 +2396,7 @@ fn test_cluster(
         compaction_throughput_bytes_per_sec: None,
         phi_convict_threshold: engine::gossip::PHI_CONVICT_THRESHOLD,
         hints: None,
+        broken_replica_selection: false,
         preload: None,
         data_mode: false,
         compression_chunk_bytes: None,

@@ -105,14 +105,47 @@ pub struct ShardOutcome {
 /// CL=ONE with lagging replicas, or a missing read repair, looks like.
 #[derive(Clone, Debug, Default)]
 pub struct ConsistencyCheck {
-    /// Newest acknowledged write timestamp per key (looked up by key only;
-    /// never iterated, so its order cannot reach an output).
+    /// Newest acknowledged write timestamp per key (looked up by key; the
+    /// end-of-run check sorts the keys before it reports any).
     acknowledged: std::collections::HashMap<u64, u64>,
     /// Reads answered and checked.
     pub reads_checked: u64,
     /// Reads that returned an older version than one acknowledged before
     /// they began.
     pub stale_reads: u64,
+    /// The first of them.
+    pub first_stale: Option<StaleRead>,
+    /// When the last write was acknowledged.
+    pub last_write_at: SimTime,
+    /// The end-of-run check of the replicas, when it applied.
+    pub replicas: Option<ReplicaCheck>,
+}
+
+/// A read that returned less than what was acknowledged before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaleRead {
+    /// When it was answered.
+    pub at: SimTime,
+    /// Its key.
+    pub key: u64,
+    /// The newest timestamp acknowledged before it was issued.
+    pub acknowledged: u64,
+    /// The timestamp it returned (0: not found).
+    pub returned: u64,
+}
+
+/// The end-of-run check that every replica of every key holds the newest
+/// version acknowledged for it (what hinted handoff promises once faults
+/// have healed and the hints are replayed).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReplicaCheck {
+    /// Keys checked.
+    pub keys: u64,
+    /// (key, replica node) pairs behind the newest acknowledged version.
+    pub behind: u64,
+    /// The first key behind (by key): the key, the version acknowledged
+    /// and the nodes behind it.
+    pub first: Option<(u64, u64, Vec<u32>)>,
 }
 
 impl ConsistencyCheck {
@@ -121,14 +154,30 @@ impl ConsistencyCheck {
         self.acknowledged.get(&key).copied().unwrap_or(0)
     }
 
-    pub(super) fn write_acknowledged(&mut self, key: u64, timestamp: u64) {
+    pub(super) fn write_acknowledged(&mut self, now: SimTime, key: u64, timestamp: u64) {
         let newest = self.acknowledged.entry(key).or_insert(timestamp);
         *newest = (*newest).max(timestamp);
+        self.last_write_at = now;
     }
 
-    pub(super) fn read_answered(&mut self, floor: u64, returned: u64) {
+    pub(super) fn read_answered(&mut self, now: SimTime, key: u64, floor: u64, returned: u64) {
         self.reads_checked += 1;
-        self.stale_reads += u64::from(returned < floor);
+        if returned < floor {
+            self.stale_reads += 1;
+            self.first_stale.get_or_insert(StaleRead {
+                at: now,
+                key,
+                acknowledged: floor,
+                returned,
+            });
+        }
+    }
+
+    /// Every acknowledged key, sorted, with its newest version.
+    pub(super) fn acknowledged_sorted(&self) -> Vec<(u64, u64)> {
+        let mut keys: Vec<(u64, u64)> = self.acknowledged.iter().map(|(k, v)| (*k, *v)).collect();
+        keys.sort_unstable();
+        keys
     }
 }
 

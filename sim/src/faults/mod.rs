@@ -261,6 +261,16 @@ fn draw(
     if lasts == SimDuration::ZERO {
         return Err(error("lasts", "a fault lasts longer than 0s".into()));
     }
+    let window = match section.within {
+        None => duration,
+        Some(within) if within.0 > SimDuration::ZERO && within.0 <= duration => within.0,
+        Some(within) => {
+            return Err(error(
+                "within",
+                format!("{} is not within the run's {}", within.0, duration),
+            ))
+        }
+    };
     let mut rng = crate::rng::stream(seed, "faults/random");
     let per_second = rate / 3600.0;
     let mut faults = Vec::new();
@@ -270,11 +280,14 @@ fn draw(
         loop {
             // Exponential gaps: -ln(1 - u) / rate.
             at += -(1.0 - rng.random::<f64>()).ln() / per_second;
-            if at >= duration.as_secs_f64() {
+            if at >= window.as_secs_f64() {
                 break;
             }
             let kind = &kinds[rng.random_range(0..kinds.len())];
-            let length = -(1.0 - rng.random::<f64>()).ln() * lasts.as_secs_f64();
+            let mut length = -(1.0 - rng.random::<f64>()).ln() * lasts.as_secs_f64();
+            if section.within.is_some() {
+                length = length.min(window.as_secs_f64() - at);
+            }
             let nodes = vec![node];
             let kind = match kind.as_str() {
                 "flap" => FaultKind::Flap {

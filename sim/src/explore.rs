@@ -1,0 +1,186 @@
+//! `twin explore`: one scenario under many seeds, each run checked by the
+//! checkers below, so a seed that breaks a property is found and can be
+//! replayed byte for byte with `twin run SCENARIO --seed S`.
+//!
+//! The checkers read data mode's bookkeeping (`ConsistencyCheck`), so a
+//! scenario to explore runs in data mode; each states its property and
+//! when it applies, and a run where it does not apply says why:
+//! - *acknowledged writes are read back*: a read returns at least the newest
+//!   version acknowledged before it was issued. It holds whenever every
+//!   load's reads and writes overlap in a replica (read `block_for` + write
+//!   `block_for` > RF, e.g. QUORUM and QUORUM) however many replicas faults
+//!   take away: a lost replica costs availability, never an acknowledged
+//!   write.
+//! - *replicas hold every acknowledged write*: with hinted handoff and an
+//!   end of run quiet for 30 s (no write, no fault), every replica of every
+//!   acknowledged key holds its newest acknowledged version.
+//!
+//! A run that panics is a crash, reported apart from a checker failure.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::cluster::{RunOutcome, RunPlan};
+use crate::plan::{resolve, RunOverrides};
+use crate::scenario::{Scenario, ScenarioError};
+
+/// What a checker found in one run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// The property held.
+    Held,
+    /// It did not: what broke it (key, replicas, time).
+    Broken(String),
+    /// It does not apply to this run, and why.
+    NotApplicable(String),
+}
+
+/// One checker's verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checked {
+    /// The checker's short name.
+    pub name: &'static str,
+    /// Its verdict.
+    pub verdict: Verdict,
+}
+
+/// One seed's run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeedReport {
+    /// The seed.
+    pub seed: u64,
+    /// Faults in force over the run (written and drawn).
+    pub faults: usize,
+    /// The checkers' verdicts (empty if the run crashed).
+    pub checks: Vec<Checked>,
+    /// The panic message, if the run crashed.
+    pub crash: Option<String>,
+}
+
+impl SeedReport {
+    /// True if a checker found its property broken.
+    pub fn failed(&self) -> bool {
+        self.checks
+            .iter()
+            .any(|check| matches!(check.verdict, Verdict::Broken(_)))
+    }
+}
+
+/// Refuses a scenario the checkers cannot read.
+pub fn explorable(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let plan = resolve(scenario, &RunOverrides::default())?;
+    if !plan.cluster.data_mode {
+        return Err(scenario.error(
+            "fidelity.mode",
+            "twin explore checks what reads return and what replicas hold, which only data mode keeps; set [fidelity] mode = \"data\"",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `scenario` with `seed` (after `adjust` has its way with the plan:
+/// tests break things on purpose) and checks it.
+pub fn run_seed(
+    scenario: &Scenario,
+    seed: u64,
+    adjust: &dyn Fn(&mut RunPlan),
+) -> Result<SeedReport, ScenarioError> {
+    let mut plan = resolve(
+        scenario,
+        &RunOverrides {
+            seed: Some(seed),
+            ..RunOverrides::default()
+        },
+    )?;
+    adjust(&mut plan);
+    let faults = plan.faults.len();
+    let run = catch_unwind(AssertUnwindSafe(|| crate::cluster::run(plan, &mut |_| {})));
+    Ok(match run {
+        Ok(outcome) => SeedReport {
+            seed,
+            faults,
+            checks: check(&outcome),
+            crash: None,
+        },
+        Err(payload) => SeedReport {
+            seed,
+            faults,
+            checks: Vec::new(),
+            crash: Some(
+                payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                    .unwrap_or_else(|| "a panic without a message".into()),
+            ),
+        },
+    })
+}
+
+/// Every checker's verdict on a finished run.
+pub fn check(outcome: &RunOutcome) -> Vec<Checked> {
+    vec![
+        Checked {
+            name: "acknowledged-writes-read-back",
+            verdict: acknowledged_writes_read_back(outcome),
+        },
+        Checked {
+            name: "replicas-hold-acknowledged-writes",
+            verdict: replicas_hold_acknowledged_writes(outcome),
+        },
+    ]
+}
+
+fn acknowledged_writes_read_back(outcome: &RunOutcome) -> Verdict {
+    let Some(check) = &outcome.consistency else {
+        return Verdict::NotApplicable("volume mode keeps no versions".into());
+    };
+    let rf = outcome.plan.cluster.replication_factor;
+    let block_for = |level: engine::ConsistencyLevel| level.block_for(rf).clamp(1, rf);
+    // Every load's level applies to its reads and its writes; two loads'
+    // levels meet when one writes and the other reads.
+    let weakest = outcome
+        .plan
+        .loads
+        .iter()
+        .map(|load| block_for(load.consistency))
+        .min()
+        .unwrap_or(rf);
+    if 2 * weakest <= rf {
+        return Verdict::NotApplicable(format!(
+            "a level that waits for {weakest} of {rf} replicas may read where it did not write"
+        ));
+    }
+    match check.first_stale {
+        None => Verdict::Held,
+        Some(stale) => Verdict::Broken(format!(
+            "{} stale read(s) of {}; first at {:.3} s: key {} returned timestamp {} after {} was acknowledged",
+            check.stale_reads,
+            check.reads_checked,
+            stale.at.as_nanos() as f64 / 1e9,
+            stale.key,
+            stale.returned,
+            stale.acknowledged
+        )),
+    }
+}
+
+fn replicas_hold_acknowledged_writes(outcome: &RunOutcome) -> Verdict {
+    let Some(check) = &outcome.consistency else {
+        return Verdict::NotApplicable("volume mode keeps no versions".into());
+    };
+    if outcome.plan.cluster.hints.is_none() {
+        return Verdict::NotApplicable("no hinted handoff".into());
+    }
+    let Some(replicas) = &check.replicas else {
+        return Verdict::NotApplicable(
+            "the run did not end with 30 s without writes or faults".into(),
+        );
+    };
+    match &replicas.first {
+        None => Verdict::Held,
+        Some((key, acknowledged, nodes)) => Verdict::Broken(format!(
+            "{} replica(s) behind over {} keys; first: key {key}, acknowledged timestamp {acknowledged}, behind on node(s) {nodes:?}",
+            replicas.behind, replicas.keys
+        )),
+    }
+}

@@ -1,0 +1,201 @@
+//! `twin explore`: runs one data-mode scenario under many seeds in
+//! parallel across runs, checks every run with `sim::explore`'s checkers,
+//! and prints a table of seeds and verdicts with, for each failure, the
+//! `twin run` command that replays it byte for byte.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use sim::explore::{explorable, run_seed, SeedReport, Verdict};
+
+use crate::{say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+
+/// Exit code when a checker found its property broken.
+const EXIT_CHECKER_FAILED: u8 = 3;
+/// Exit code when a run crashed (panicked); takes precedence over 3.
+const EXIT_CRASHED: u8 = 4;
+
+/// `twin explore` flags.
+#[derive(Args)]
+pub struct ExploreArgs {
+    /// The scenario file (TOML), in data mode; `[faults.random]` draws each
+    /// seed's faults.
+    scenario: PathBuf,
+    /// How many seeds to run.
+    #[arg(long, default_value_t = 100)]
+    seeds: u64,
+    /// The first seed (the seeds are consecutive from it).
+    #[arg(long, default_value_t = 1)]
+    first_seed: u64,
+    /// Runs at once (default: the machine's cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+pub fn run(args: ExploreArgs) -> ExitCode {
+    let scenario = match sim::scenario::load(&args.scenario) {
+        Ok(scenario) => scenario,
+        Err(error) => {
+            eprintln!("twin: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    if let Err(error) = explorable(&scenario) {
+        eprintln!("twin: {error}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    if args.seeds == 0 {
+        eprintln!("twin explore: --seeds must be at least 1");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    if jobs == 0 {
+        eprintln!("twin explore: --jobs must be at least 1");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        Ok(pool) => pool,
+        Err(error) => {
+            eprintln!("twin explore: {error}");
+            return ExitCode::from(EXIT_ENVIRONMENT);
+        }
+    };
+    let last = args.first_seed.saturating_add(args.seeds - 1);
+    say(&format!(
+        "twin explore: {}, seeds {}..={last}, {jobs} at once",
+        args.scenario.display(),
+        args.first_seed
+    ));
+    // A crashing run's panic message is reported in the table; the default
+    // hook would print it again, out of order, from its thread.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let bar = progress(args.seeds);
+    let seeds: Vec<u64> = (args.first_seed..=last).collect();
+    let reports: Vec<Result<SeedReport, String>> = pool.install(|| {
+        seeds
+            .par_iter()
+            .map(|&seed| {
+                let report = run_seed(&scenario, seed, &|_| {}).map_err(|e| e.to_string());
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                }
+                report
+            })
+            .collect()
+    });
+    std::panic::set_hook(hook);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let mut done = Vec::with_capacity(reports.len());
+    for report in reports {
+        match report {
+            Ok(report) => done.push(report),
+            Err(error) => {
+                eprintln!("twin: {error}");
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        }
+    }
+    print_table(&done);
+    let crashed: Vec<&SeedReport> = done.iter().filter(|r| r.crash.is_some()).collect();
+    let failed: Vec<&SeedReport> = done.iter().filter(|r| r.failed()).collect();
+    say(&format!(
+        "{} seeds: {} passed, {} with a checker failure, {} crashed",
+        done.len(),
+        done.len() - crashed.len() - failed.len(),
+        failed.len(),
+        crashed.len()
+    ));
+    for report in failed.iter().chain(&crashed) {
+        say(&format!("seed {}:", report.seed));
+        if let Some(crash) = &report.crash {
+            say(&format!("  crashed: {crash}"));
+        }
+        for check in &report.checks {
+            if let Verdict::Broken(what) = &check.verdict {
+                say(&format!("  {}: {what}", check.name));
+            }
+        }
+        say(&format!(
+            "  replay: twin run {} --seed {}",
+            args.scenario.display(),
+            report.seed
+        ));
+    }
+    if !crashed.is_empty() {
+        ExitCode::from(EXIT_CRASHED)
+    } else if !failed.is_empty() {
+        ExitCode::from(EXIT_CHECKER_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// One line per seed: its faults and each checker's verdict.
+fn print_table(reports: &[SeedReport]) {
+    let names: Vec<&str> = reports
+        .iter()
+        .find(|report| !report.checks.is_empty())
+        .map(|report| report.checks.iter().map(|check| check.name).collect())
+        .unwrap_or_default();
+    let mut header = format!("{:>8} {:>6}", "seed", "faults");
+    for name in &names {
+        header.push_str(&format!("  {name:<34}"));
+    }
+    say(&header);
+    for report in reports {
+        let mut line = format!("{:>8} {:>6}", report.seed, report.faults);
+        if report.crash.is_some() {
+            line.push_str("  CRASHED");
+        }
+        for check in &report.checks {
+            let verdict = match &check.verdict {
+                Verdict::Held => "held",
+                Verdict::Broken(_) => "BROKEN",
+                Verdict::NotApplicable(_) => "n/a",
+            };
+            line.push_str(&format!("  {verdict:<34}"));
+        }
+        say(line.trim_end());
+    }
+    // Why a checker did not apply, once per reason.
+    let mut reasons: Vec<(&str, &str)> = reports
+        .iter()
+        .flat_map(|report| {
+            report
+                .checks
+                .iter()
+                .filter_map(|check| match &check.verdict {
+                    Verdict::NotApplicable(why) => Some((check.name, why.as_str())),
+                    _ => None,
+                })
+        })
+        .collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    for (name, why) in reasons {
+        say(&format!("n/a: {name}: {why}"));
+    }
+}
+
+fn progress(seeds: u64) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(seeds);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} seeds {pos}/{len} [{wide_bar}] ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Some(bar)
+}
