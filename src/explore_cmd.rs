@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use sim::explore::{explorable, run_seed, SeedReport, Verdict};
 
-use crate::{say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+use crate::{run_pool, say, EXIT_BAD_INPUT};
 
 /// Exit code when a checker found its property broken.
 const EXIT_CHECKER_FAILED: u8 = 3;
@@ -52,19 +52,9 @@ pub fn run(args: ExploreArgs) -> ExitCode {
         eprintln!("twin explore: --seeds must be at least 1");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let jobs = args.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    if jobs == 0 {
-        eprintln!("twin explore: --jobs must be at least 1");
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+    let (pool, jobs) = match run_pool("explore", args.jobs) {
         Ok(pool) => pool,
-        Err(error) => {
-            eprintln!("twin explore: {error}");
-            return ExitCode::from(EXIT_ENVIRONMENT);
-        }
+        Err(code) => return code,
     };
     let last = args.first_seed.saturating_add(args.seeds - 1);
     say(&format!(

@@ -316,6 +316,27 @@ fn run(
 }
 
 /// Prints a line on stdout, ignoring a closed pipe (`twin run ... | head`).
+/// The thread pool that runs `twin <command>`'s simulations in parallel
+/// across runs: `jobs` threads (default: the machine's cores), and how
+/// many; a bad `--jobs` or a pool that cannot start is reported.
+fn run_pool(command: &str, jobs: Option<usize>) -> Result<(rayon::ThreadPool, usize), ExitCode> {
+    let jobs = jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    if jobs == 0 {
+        eprintln!("twin {command}: --jobs must be at least 1");
+        return Err(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map(|pool| (pool, jobs))
+        .map_err(|error| {
+            eprintln!("twin {command}: {error}");
+            ExitCode::from(EXIT_ENVIRONMENT)
+        })
+}
+
 fn say(line: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use validation::cases::{discover, run_case, Case, CaseResult, RunOptions};
 use validation::scorecard::{build, Scorecard};
 
-use crate::{say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+use crate::{run_pool, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
 
 /// Exit code of `--require` when a figure that passed in the baseline fails.
 const EXIT_REGRESSION: u8 = 1;
@@ -96,19 +96,9 @@ pub fn run(args: ValidateArgs) -> ExitCode {
             }
         },
     };
-    let jobs = args.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    if jobs == 0 {
-        eprintln!("twin validate: --jobs must be at least 1");
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+    let (pool, jobs) = match run_pool("validate", args.jobs) {
         Ok(pool) => pool,
-        Err(error) => {
-            eprintln!("twin validate: {error}");
-            return ExitCode::from(EXIT_ENVIRONMENT);
-        }
+        Err(code) => return code,
     };
     let options = RunOptions {
         quick: args.quick,

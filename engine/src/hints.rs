@@ -216,6 +216,36 @@ struct Endpoint {
     throttle_at: SimTime,
 }
 
+impl Endpoint {
+    /// The oldest segment, the only one sending, which must be `segment`.
+    fn sending(&mut self, segment: u32) -> &mut Segment {
+        self.segments
+            .front_mut()
+            .filter(|front| front.id == segment)
+            .expect("only the oldest segment sends")
+    }
+
+    /// A failed segment whose sends are all back starts over, after
+    /// `retry_after`.
+    fn retry_when_back(&mut self, now: SimTime, retry_after: SimDuration) {
+        let front = self.segments.front_mut().expect("a segment is sending");
+        if front.failed && front.in_flight == 0 {
+            front.rewind();
+            self.retry_at = now + retry_after;
+        }
+    }
+
+    /// Hints stored for this destination and not yet acknowledged.
+    fn pending(&self) -> u64 {
+        self.open.len() as u64
+            + self
+                .segments
+                .iter()
+                .map(|segment| (segment.hints.len() - segment.acked_count) as u64)
+                .sum::<u64>()
+    }
+}
+
 /// One shard's hint logs, by destination node.
 #[derive(Clone, Debug)]
 pub struct HintsManager {
@@ -322,18 +352,13 @@ impl HintsManager {
         }
     }
 
-    /// Node `node` acknowledged a hint of segment `segment`, sent in
-    /// position order: the first sent and unacknowledged is marked.
+    /// Node `node` acknowledged the hint at `position` of segment
+    /// `segment`.
     pub fn send_done(&mut self, now: SimTime, node: u32, segment: u32, position: u32) {
         self.in_flight -= 1;
         self.stats.replayed += 1;
-        let retry_after = self.setup.retry_after;
         let endpoint = &mut self.endpoints[node as usize];
-        let front = endpoint
-            .segments
-            .front_mut()
-            .filter(|front| front.id == segment)
-            .expect("only the oldest segment sends");
+        let front = endpoint.sending(segment);
         let position = position as usize;
         debug_assert!(!front.is_acked(position), "a hint acknowledged twice");
         front.acked[position / 64] |= 1 << (position % 64);
@@ -341,9 +366,8 @@ impl HintsManager {
         front.in_flight -= 1;
         if front.acked_count == front.hints.len() {
             endpoint.segments.pop_front();
-        } else if front.failed && front.in_flight == 0 {
-            front.rewind();
-            endpoint.retry_at = now + retry_after;
+        } else {
+            endpoint.retry_when_back(now, self.setup.retry_after);
         }
     }
 
@@ -352,45 +376,21 @@ impl HintsManager {
     pub fn send_failed(&mut self, now: SimTime, node: u32, segment: u32) {
         self.in_flight -= 1;
         self.stats.send_failures += 1;
-        let retry_after = self.setup.retry_after;
         let endpoint = &mut self.endpoints[node as usize];
-        let front = endpoint
-            .segments
-            .front_mut()
-            .filter(|front| front.id == segment)
-            .expect("only the oldest segment sends");
+        let front = endpoint.sending(segment);
         front.in_flight -= 1;
         front.failed = true;
-        if front.in_flight == 0 {
-            front.rewind();
-            endpoint.retry_at = now + retry_after;
-        }
+        endpoint.retry_when_back(now, self.setup.retry_after);
     }
 
     /// Hints stored and not yet acknowledged by their destination.
     pub fn pending(&self) -> u64 {
-        self.endpoints
-            .iter()
-            .map(|endpoint| {
-                endpoint.open.len() as u64
-                    + endpoint
-                        .segments
-                        .iter()
-                        .map(|segment| (segment.hints.len() - segment.acked_count) as u64)
-                        .sum::<u64>()
-            })
-            .sum()
+        self.endpoints.iter().map(Endpoint::pending).sum()
     }
 
     /// Hints waiting for node `node`.
     pub fn pending_for(&self, node: u32) -> u64 {
-        let endpoint = &self.endpoints[node as usize];
-        endpoint.open.len() as u64
-            + endpoint
-                .segments
-                .iter()
-                .map(|segment| (segment.hints.len() - segment.acked_count) as u64)
-                .sum::<u64>()
+        self.endpoints[node as usize].pending()
     }
 
     /// When the manager next has something to do by itself: a flush, a

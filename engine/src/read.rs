@@ -206,6 +206,13 @@ const WRITTEN_SALT: u64 = 0x7772_6974_7465_6E21;
 /// Left out: per-key timestamps (two replicas that received a key's
 /// writes in a different order agree here), and a write's own key (a read
 /// right after a write to a key of a sparse range may still miss it).
+/// So a replica that missed writes differs from its peers only by its
+/// counts: once a range's writes reach its keys (overwrites, or a few
+/// percent more writes than the estimate of the range's keys) every key
+/// reads as held on all replicas, and the writes it missed do not show.
+/// Divergence after faults is visible where keys are written about once
+/// and the replica missed more than a few percent of its range's writes
+/// (`scenarios/hints-40-scylla-2.3.toml`); data mode shows it exactly.
 /// Unlike real replicas, a write in flight is not confined to its own key:
 /// one more write to a range flips the answer for the keys whose hash lies
 /// at the density's edge (about one key of the range per write), so a
