@@ -84,7 +84,7 @@ impl Shard {
         let handoff = self.handoff.as_mut().expect("hints are kept");
         let mut work = std::mem::take(&mut handoff.work);
         handoff.manager.store(now, node, hint, &mut work);
-        self.hints_work(now, work);
+        self.hints_work(work);
     }
 
     /// Lets the hint logs do what is due (flushes, reads, sends).
@@ -94,11 +94,11 @@ impl Shard {
         };
         let mut work = std::mem::take(&mut handoff.work);
         handoff.manager.poll(now, &mut work);
-        self.hints_work(now, work);
+        self.hints_work(work);
     }
 
     /// Turns what the hint logs asked for into I/O and CPU tasks.
-    fn hints_work(&mut self, _now: SimTime, mut work: Vec<HintsWork>) {
+    fn hints_work(&mut self, mut work: Vec<HintsWork>) {
         for item in work.drain(..) {
             match item {
                 HintsWork::Write {
