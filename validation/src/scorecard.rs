@@ -6,16 +6,22 @@
 //! (candidate / baseline of one metric) is in the right direction when both
 //! ratios are on the same side of 1, and of the right size when the
 //! simulated change (ratio - 1) is within a third of the published change.
-//! R3 and R4 need fault injection and streaming, which the twin does not
-//! have yet: their figures are listed with that status, not a number.
+//! R3 needs streaming, which the twin does not have yet, and R4 a scenario
+//! the report's setup pins down: their figures are listed with that
+//! status, not a number.
 
 use serde::{Deserialize, Serialize};
 
 use crate::cases::CaseResult;
 use crate::published::{Comparison, Figure, Kind, Unit, COMPARISONS, FIGURES, REPORTS};
 
-/// Status of a figure that needs a mechanism the twin does not have.
-pub const NEEDS_FAULTS: &str = "needs fault injection and streaming";
+/// Status of R3's figures: node add and decommission need streaming.
+pub const NEEDS_STREAMING: &str = "needs streaming (topology changes)";
+/// Status of R4's figures: faults, hinted handoff and read repair run, but
+/// the report gives no instance, insert rate or cut schedule to build its
+/// scenario from (validation/CALIBRATION.md).
+pub const NEEDS_R4_SCENARIO: &str =
+    "needs a scenario: the report gives no instance, insert rate or cut schedule";
 /// Status of a figure that was simulated.
 pub const SIMULATED: &str = "simulated";
 /// Status of a figure whose case was not run (`--case`).
@@ -23,8 +29,8 @@ pub const NOT_RUN: &str = "not run";
 /// Status of a figure its case ran but did not measure.
 pub const NOT_MEASURED: &str = "the case did not measure it";
 
-/// Runs that need mechanisms still to come.
-const NEEDS_FAULTS_RUNS: [&str; 2] = ["R3", "R4"];
+/// Runs not simulated yet, with why.
+const NOT_SIMULATED_RUNS: [(&str, &str); 2] = [("R3", NEEDS_STREAMING), ("R4", NEEDS_R4_SCENARIO)];
 
 /// One case as the scorecard lists it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -236,8 +242,11 @@ fn figure_row(figure: &Figure, results: &[CaseResult]) -> FigureRow {
         status: NOT_RUN.into(),
         source: source_of(figure.run),
     };
-    if NEEDS_FAULTS_RUNS.contains(&figure.run) {
-        row.status = NEEDS_FAULTS.into();
+    if let Some((_, why)) = NOT_SIMULATED_RUNS
+        .iter()
+        .find(|(run, _)| *run == figure.run)
+    {
+        row.status = (*why).into();
         return row;
     }
     let Some(case) = case_for(figure, results) else {
@@ -502,7 +511,9 @@ mod tests {
         assert_eq!(row("scylla-2.2", "server load").pass, Some(true));
         assert_eq!(row("scylla-2.1", "read latency mean").status, NOT_MEASURED);
         let r3 = card.figures.iter().find(|f| f.run == "R3").unwrap();
-        assert_eq!(r3.status, NEEDS_FAULTS);
+        assert_eq!(r3.status, NEEDS_STREAMING);
+        let r4 = card.figures.iter().find(|f| f.run == "R4").unwrap();
+        assert_eq!(r4.status, NEEDS_R4_SCENARIO);
         let p99 = card
             .comparisons
             .iter()
