@@ -627,15 +627,22 @@ impl Shard {
         if !self.config.data_mode {
             return None;
         }
-        let in_memory = std::iter::once(&self.active)
-            .chain(self.sealed.iter())
-            .chain(self.flushing.as_ref().map(FlushJob::memtable))
-            .filter_map(|memtable| read::memtable_version(memtable, key));
         let on_disk = self
             .sstables
             .iter()
-            .filter_map(|sstable| read::sstable_version(sstable, key));
-        Some(in_memory.chain(on_disk).max())
+            .filter_map(|sstable| read::sstable_version(sstable, key))
+            .max();
+        Some(self.memtables_version(key).max(on_disk))
+    }
+
+    /// Data mode: the newest version of `key` in any of the shard's
+    /// memtables (an older memtable may hold an older version).
+    fn memtables_version(&self, key: u64) -> ReadResult {
+        std::iter::once(&self.active)
+            .chain(self.sealed.iter())
+            .chain(self.flushing.as_ref().map(FlushJob::memtable))
+            .filter_map(|memtable| read::memtable_version(memtable, key))
+            .max()
     }
 
     /// Hinted handoff's counters (`None` if the preset keeps no hints).

@@ -6,7 +6,6 @@ use crate::action::{
     Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup, TaskId,
 };
 use crate::coordinator::ReadResult;
-use crate::flush::FlushJob;
 use crate::page_cache::PageCache;
 use crate::row_cache::RowCache;
 use crate::{page_cache, read, row_cache};
@@ -118,11 +117,7 @@ impl Shard {
         // the shard's writes gave it, the same on every replica that
         // applied them; its memtables and SSTables decide only the cost.
         let found = if self.config.data_mode {
-            std::iter::once(&self.active)
-                .chain(self.sealed.iter())
-                .chain(self.flushing.as_ref().map(FlushJob::memtable))
-                .filter_map(|memtable| read::memtable_version(memtable, key))
-                .max()
+            self.memtables_version(key)
         } else {
             let placement = &self.config.placement;
             let range = placement.range_of(crate::placement::key_token(key));
