@@ -106,19 +106,38 @@ fn drive_three_watching(
 }
 
 fn three_nodes(read_repair_chance: f64) -> [Shard; 3] {
+    three_nodes_with(|config| config.read_repair_chance = read_repair_chance)
+}
+
+/// Three single-shard nodes at RF=3 on Scylla's defaults, each shard's
+/// configuration then set by `adjust`.
+pub(super) fn three_nodes_with(adjust: impl Fn(&mut ShardConfig)) -> [Shard; 3] {
     let placement = Placement::evenly_spaced(3, 1, &crate::ring::Replication::simple(3));
-    let config = |node| ShardConfig {
-        address: ShardAddress { node, shard: 0 },
-        placement: placement.clone(),
-        replication_factor: 3,
-        read_repair_chance,
-        ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
-    };
-    [
-        Shard::new(config(0), SimTime::ZERO),
-        Shard::new(config(1), SimTime::ZERO),
-        Shard::new(config(2), SimTime::ZERO),
-    ]
+    [0, 1, 2].map(|node| {
+        let mut config = ShardConfig {
+            address: ShardAddress { node, shard: 0 },
+            placement: placement.clone(),
+            replication_factor: 3,
+            ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
+        };
+        adjust(&mut config);
+        Shard::new(config, SimTime::ZERO)
+    })
+}
+
+/// What node `node` alone returns for key 77 (a read at ONE it
+/// coordinates, which it answers from its own copy).
+pub(super) fn read_at_one(shards: &mut [Shard; 3], node: usize, now: SimTime) -> ReplyStatus {
+    shards[node].handle_client_request(
+        now,
+        ClientRequest {
+            id: RequestId(1000),
+            operation: Operation::Read { key: 77 },
+            consistency: ConsistencyLevel::One,
+        },
+    );
+    let (replies, _) = drive_three(shards, now);
+    replies[0].status
 }
 
 #[test]
@@ -333,17 +352,9 @@ fn requests_landing_on_connection_shards_are_relayed_to_the_owners_and_answered(
 
 #[test]
 fn diverged_replicas_are_found_by_digests_repaired_by_the_read_and_equal_after() {
-    let placement = Placement::evenly_spaced(3, 1, &crate::ring::Replication::simple(3));
-    let mut shards = [0, 1, 2].map(|node| {
-        let config = ShardConfig {
-            address: ShardAddress { node, shard: 0 },
-            placement: placement.clone(),
-            replication_factor: 3,
-            read_repair_chance: 0.0,
-            data_mode: true,
-            ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
-        };
-        Shard::new(config, SimTime::ZERO)
+    let mut shards = three_nodes_with(|config| {
+        config.read_repair_chance = 0.0;
+        config.data_mode = true;
     });
     let now = SimTime::from_nanos(1);
     let request = |id, operation, consistency| ClientRequest {
@@ -390,16 +401,7 @@ fn diverged_replicas_are_found_by_digests_repaired_by_the_read_and_equal_after()
     assert_eq!((stats.digest_mismatches, stats.read_repairs), (1, 2));
     // Equal afterwards: each replica's own copy is the newest.
     for node in 0..3 {
-        shards[node].handle_client_request(
-            now,
-            request(
-                10 + node as u64,
-                Operation::Read { key: 77 },
-                ConsistencyLevel::One,
-            ),
-        );
-        let (replies, _) = drive_three(&mut shards, now);
-        assert_eq!(replies[0].status, newest, "node {node}");
+        assert_eq!(read_at_one(&mut shards, node, now), newest, "node {node}");
     }
     // And a QUORUM read finds the digests equal: no new repair.
     shards[1].handle_client_request(
@@ -414,18 +416,10 @@ fn diverged_replicas_are_found_by_digests_repaired_by_the_read_and_equal_after()
 
 #[test]
 fn a_replica_found_behind_after_the_answer_is_repaired_in_the_background() {
-    let placement = Placement::evenly_spaced(3, 1, &crate::ring::Replication::simple(3));
-    let mut shards = [0, 1, 2].map(|node| {
-        let config = ShardConfig {
-            address: ShardAddress { node, shard: 0 },
-            placement: placement.clone(),
-            replication_factor: 3,
-            // Every read asks all three replicas.
-            read_repair_chance: 1.0,
-            data_mode: true,
-            ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
-        };
-        Shard::new(config, SimTime::ZERO)
+    let mut shards = three_nodes_with(|config| {
+        // Every read asks all three replicas.
+        config.read_repair_chance = 1.0;
+        config.data_mode = true;
     });
     let now = SimTime::from_nanos(1);
     let newest = ReplyStatus::Found {
@@ -495,16 +489,7 @@ fn a_replica_found_behind_after_the_answer_is_repaired_in_the_background() {
     );
     assert_eq!(shards[0].coordinator.open_operations(), 0);
     // Node 2 has the newest version now.
-    shards[2].handle_client_request(
-        now,
-        ClientRequest {
-            id: RequestId(10),
-            operation: Operation::Read { key: 77 },
-            consistency: ConsistencyLevel::One,
-        },
-    );
-    let (replies, _) = drive_three(&mut shards, now);
-    assert_eq!(replies[0].status, newest);
+    assert_eq!(read_at_one(&mut shards, 2, now), newest);
 }
 
 /// Reads of 300 keys at CL=QUORUM coordinated by node 0, with nodes 1

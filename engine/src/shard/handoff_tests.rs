@@ -3,28 +3,19 @@
 //! timeout, kept until the flush and the replica's return, then replayed
 //! so the replica has the write.
 
+use super::coordinator_tests::{read_at_one, three_nodes_with};
 use super::Shard;
 use crate::action::{Action, ClientRequest, Message, Operation, ReplyStatus, RequestId};
-use crate::config::ShardConfig;
 use crate::coordinator::ConsistencyLevel;
 use crate::hints::HintsSetup;
-use crate::placement::{Placement, ShardAddress};
 use crate::testing;
 use units::{SimDuration, SimTime};
 
 fn three_nodes_with_hints() -> [Shard; 3] {
-    let placement = Placement::evenly_spaced(3, 1, &crate::ring::Replication::simple(3));
-    [0, 1, 2].map(|node| {
-        let config = ShardConfig {
-            address: ShardAddress { node, shard: 0 },
-            placement: placement.clone(),
-            replication_factor: 3,
-            read_repair_chance: 0.0,
-            data_mode: true,
-            hints: Some(HintsSetup::SCYLLA_3_0),
-            ..ShardConfig::scylla_defaults(64 * 1024 * 1024)
-        };
-        Shard::new(config, SimTime::ZERO)
+    three_nodes_with(|config| {
+        config.read_repair_chance = 0.0;
+        config.data_mode = true;
+        config.hints = Some(HintsSetup::SCYLLA_3_0);
     })
 }
 
@@ -42,21 +33,6 @@ fn write(id: u64, timestamp: u64) -> ClientRequest {
         },
         consistency: ConsistencyLevel::Quorum,
     }
-}
-
-/// What node `node` alone returns for key 77.
-fn local_read(shards: &mut [Shard; 3], node: usize, now: SimTime) -> ReplyStatus {
-    shards[node].handle_client_request(
-        now,
-        ClientRequest {
-            id: RequestId(1000),
-            operation: Operation::Read { key: 77 },
-            consistency: ConsistencyLevel::One,
-        },
-    );
-    let mut outcome = testing::Outcome::default();
-    testing::run_cluster(shards, now, &mut outcome, |_, _| testing::Verdict::Carry);
-    outcome.replies[0].status
 }
 
 /// Lets every shard's due timers fire at `now`, then carries the work out.
@@ -86,7 +62,7 @@ fn a_replica_seen_down_gets_its_writes_as_hints_replayed_when_it_is_back() {
     assert_eq!(outcome.replies[0].status, ReplyStatus::Written);
     let hints = shards[0].hint_stats().expect("3.0 keeps hints");
     assert_eq!((hints.stats.written, hints.pending), (1, 1));
-    assert_eq!(local_read(&mut shards, 2, at(1)), ReplyStatus::NotFound);
+    assert_eq!(read_at_one(&mut shards, 2, at(1)), ReplyStatus::NotFound);
     // The flush at 10 s makes the hint replayable; node 2 is still down.
     assert_eq!(shards[0].poll_timeout(), Some(at(10)));
     tick(&mut shards, at(10));
@@ -100,7 +76,7 @@ fn a_replica_seen_down_gets_its_writes_as_hints_replayed_when_it_is_back() {
     let hints = shards[0].hint_stats().unwrap();
     assert_eq!((hints.stats.replayed, hints.pending), (1, 0));
     assert_eq!(
-        local_read(&mut shards, 2, at(12)),
+        read_at_one(&mut shards, 2, at(12)),
         ReplyStatus::Found {
             value_bytes: 100,
             timestamp: 5
@@ -132,7 +108,7 @@ fn a_replica_silent_past_the_write_timeout_gets_a_hint_once_the_level_was_reache
     let hints = shards[0].hint_stats().unwrap();
     assert_eq!((hints.stats.replayed, hints.pending), (1, 0));
     assert_eq!(
-        local_read(&mut shards, 2, at(10)),
+        read_at_one(&mut shards, 2, at(10)),
         ReplyStatus::Found {
             value_bytes: 100,
             timestamp: 5
@@ -153,5 +129,5 @@ fn without_hints_a_replica_seen_down_misses_the_write() {
     assert!(shards[0].hint_stats().is_none());
     shards[0].set_peer_alive(at(12), 2, true);
     tick(&mut shards, at(12));
-    assert_eq!(local_read(&mut shards, 2, at(12)), ReplyStatus::NotFound);
+    assert_eq!(read_at_one(&mut shards, 2, at(12)), ReplyStatus::NotFound);
 }
