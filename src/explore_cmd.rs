@@ -3,16 +3,14 @@
 //! and prints a table of seeds and verdicts with, for each failure, the
 //! `twin run` command that replays it byte for byte.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use sim::explore::{explorable, run_seed, SeedReport, Verdict};
 
-use crate::{run_pool, say, EXIT_BAD_INPUT};
+use crate::{run_pool, runs_progress, say, EXIT_BAD_INPUT};
 
 /// Exit code when a checker found its property broken.
 const EXIT_CHECKER_FAILED: u8 = 3;
@@ -66,7 +64,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     // hook would print it again, out of order, from its thread.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let bar = progress(args.seeds);
+    let bar = runs_progress(args.seeds, "seeds");
     let seeds: Vec<u64> = (args.first_seed..=last).collect();
     let reports: Vec<Result<SeedReport, String>> = pool.install(|| {
         seeds
@@ -174,18 +172,4 @@ fn print_table(reports: &[SeedReport]) {
     for (name, why) in reasons {
         say(&format!("n/a: {name}: {why}"));
     }
-}
-
-fn progress(seeds: u64) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(seeds);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} seeds {pos}/{len} [{wide_bar}] ({elapsed})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    Some(bar)
 }

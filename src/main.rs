@@ -337,6 +337,24 @@ fn run_pool(command: &str, jobs: Option<usize>) -> Result<(rayon::ThreadPool, us
         })
 }
 
+/// A bar over `runs` simulations on stderr (`what` names them: cases,
+/// seeds), when stderr is a terminal.
+fn runs_progress(runs: u64, what: &str) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(runs);
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} {what} {{pos}}/{{len}} [{{wide_bar}}] ({{elapsed}})"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Some(bar)
+}
+
 fn say(line: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }

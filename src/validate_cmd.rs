@@ -2,18 +2,16 @@
 //! `scenarios/validation/` and R6's device sweeps) in parallel across runs,
 //! and prints the scorecard of published against simulated figures.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use validation::cases::{discover, run_case, Case, CaseResult, RunOptions};
 use validation::scorecard::{build, Scorecard};
 
-use crate::{run_pool, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+use crate::{run_pool, runs_progress, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
 
 /// Exit code of `--require` when a figure that passed in the baseline fails.
 const EXIT_REGRESSION: u8 = 1;
@@ -112,7 +110,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
         jobs,
         args.out.display()
     ));
-    let bar = progress(cases.len());
+    let bar = runs_progress(cases.len() as u64, "cases");
     let log = Mutex::new(());
     let outcomes: Vec<Result<CaseResult, String>> = pool.install(|| {
         cases
@@ -188,18 +186,4 @@ pub fn run(args: ValidateArgs) -> ExitCode {
         say("--require: every figure that passed in the baseline still passes");
     }
     ExitCode::SUCCESS
-}
-
-fn progress(cases: usize) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(cases as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} cases {pos}/{len} [{wide_bar}] ({elapsed})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    Some(bar)
 }
