@@ -308,6 +308,18 @@ impl<T> FairQueue<T> {
         }
     }
 
+    /// Drops every request waiting in the queue (its process died:
+    /// nothing will dispatch them); returns them in class order. Requests
+    /// on the disk stay counted until they complete.
+    pub fn drop_queued(&mut self) -> Vec<T> {
+        let mut dropped = Vec::with_capacity(self.queued);
+        for class in &mut self.classes {
+            dropped.extend(class.queue.drain(..).map(|(_, payload)| payload));
+        }
+        self.queued = 0;
+        dropped
+    }
+
     /// Requests waiting in the queue.
     pub fn queued(&self) -> usize {
         self.queued

@@ -628,6 +628,21 @@ impl JvmNode {
         next
     }
 
+    /// Drops every task, running or queued (the process died), and frees
+    /// its threads; returns their tags. A pause in progress runs out. The
+    /// node's next completion is then `None` until new work comes.
+    pub fn drop_tasks(&mut self, now: SimTime) -> Vec<u64> {
+        self.advance(now);
+        let mut dropped: Vec<u64> = self.running.drain().map(|Reverse(task)| task.tag).collect();
+        for pool in &mut self.pools {
+            dropped.extend(pool.queue.drain(..).map(|(tag, _)| tag));
+            pool.active = 0;
+        }
+        debug_assert!(self.invariants_hold());
+        self.update_next();
+        dropped
+    }
+
     /// Reports `bytes` allocated at `now`. With G1, each time eden fills a
     /// collection stops the node (after any pause in progress; bytes
     /// reported during a pause count towards the next one). Returns the

@@ -338,6 +338,16 @@ impl Reactor {
         self.groups[group].busy
     }
 
+    /// Drops every queued task (the process died); returns their tags. The
+    /// run on the core, if any, still ends when its completion said: its
+    /// end is already in the driver's queue.
+    pub fn drop_queued(&mut self) -> Vec<u64> {
+        self.groups
+            .iter_mut()
+            .flat_map(|group| group.queue.drain(..).map(|(tag, _)| tag))
+            .collect()
+    }
+
     /// Tasks running or queued.
     pub fn outstanding(&self) -> usize {
         usize::from(self.running.is_some())

@@ -7,7 +7,7 @@ use std::collections::BinaryHeap;
 use rand::{Rng, RngExt};
 
 use super::params::{DriveParams, PIECE_BYTES, SERVICE_JITTER};
-use super::IoDirection;
+use super::{IoDirection, Slowdown};
 
 /// Unit time of one request in one direction: `units x (op + bytes x
 /// per_byte)` nanoseconds in all, shared evenly by its pieces.
@@ -97,6 +97,36 @@ impl DriveModel {
     pub(super) fn shared(mut self, share: f64) -> DriveModel {
         assert!(share > 0.0 && share <= 1.0, "a share is in (0, 1]");
         self.hold = 1.0 / share;
+        self
+    }
+
+    /// The model of the drive degraded by `slowdown` (checked by the
+    /// caller). Times of media work are divided by the throughput factor:
+    /// the unit costs (so the saturated IOPS and bandwidth scale by it), the
+    /// program stall (a slower die programs longer) and the write-buffer
+    /// window (the buffer holds as many bytes, which take longer to program;
+    /// a window of 0, no buffer, stays 0). Times outside the units are
+    /// multiplied by the latency factor: the fixed read and unbuffered-write
+    /// latency and a buffered write's whole acknowledgement path (front-end
+    /// latency and host-link transfer). `units` (the drive's parallelism;
+    /// the unit states are sized by it) and `hold` (the share) stay. With
+    /// factors of 1 every product and quotient is exact, so the model is
+    /// unchanged bit for bit.
+    pub(super) fn slowed(mut self, slowdown: Slowdown) -> DriveModel {
+        let Slowdown {
+            latency_factor: latency,
+            throughput_factor: throughput,
+        } = slowdown;
+        for cost in [&mut self.read, &mut self.write] {
+            cost.op_ns /= throughput;
+            cost.ns_per_byte /= throughput;
+        }
+        self.stall_ns /= throughput;
+        self.write_buffer_ns = (self.write_buffer_ns as f64 / throughput).round() as u64;
+        self.read_fixed_ns *= latency;
+        self.write_fixed_ns *= latency;
+        self.write_latency_ns *= latency;
+        self.link_ns_per_byte *= latency;
         self
     }
 }

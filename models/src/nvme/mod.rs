@@ -66,6 +66,19 @@
 //! `submit` returns its completion, and `complete` only does the
 //! bookkeeping (outstanding requests, busy time).
 //!
+//! # Faults
+//!
+//! A slow disk ([`NvmeDevice::set_slowdown`], a [`Slowdown`]) keeps its
+//! units but serves worse: its unit times, and with them the other media
+//! times (program stall, write-buffer window), are divided by the
+//! `throughput_factor`, so saturated it does that fraction of its IOPS and
+//! bandwidth; its fixed latency (what the QD1 latency holds beyond the unit
+//! time, and a buffered write's acknowledgement path) is multiplied by the
+//! `latency_factor`. The md RAID-0 overhead is the host's and stays. Only
+//! requests submitted after the change see it: completions already promised
+//! keep theirs, and the work queued on the units stays where it is.
+//! [`Slowdown::NONE`] restores the healthy device exactly.
+//!
 //! # Where the numbers come from
 //!
 //! All constants are in [`params`], each with its source and tag
@@ -282,6 +295,31 @@ pub struct Completion {
     pub at: SimTime,
 }
 
+/// How a degraded device serves requests while a slow-disk fault lasts (see
+/// [`NvmeDevice::set_slowdown`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slowdown {
+    /// Multiplies the fixed latency of every request: what the QD1 latency
+    /// holds beyond the unit time (controller, host link, completion path),
+    /// and the whole acknowledgement of a buffered write. Finite and > 0
+    /// (above 1 slows the device). The md RAID-0 overhead is the host
+    /// kernel's, not the device's, and is not scaled.
+    pub latency_factor: f64,
+    /// Fraction of its IOPS and bandwidth the device keeps, in (0, 1]: every
+    /// unit's service time is divided by it, and so are the other media
+    /// times (the program stall, the write-buffer window: the buffer holds
+    /// as many bytes, which take longer to program).
+    pub throughput_factor: f64,
+}
+
+impl Slowdown {
+    /// A healthy device.
+    pub const NONE: Slowdown = Slowdown {
+        latency_factor: 1.0,
+        throughput_factor: 1.0,
+    };
+}
+
 /// Span of the random offsets [`NvmeDevice::submit`] draws, per drive: only
 /// the chunk an offset falls in matters, so any span of many chunks will do.
 const RANDOM_SPAN_BLOCKS_PER_DRIVE: u64 = 1 << 28;
@@ -290,7 +328,10 @@ const RANDOM_SPAN_BLOCKS_PER_DRIVE: u64 = 1 << 28;
 #[derive(Clone, Debug)]
 pub struct NvmeDevice {
     profile: NvmeProfile,
+    /// The model every request is served by: the profile's, degraded by
+    /// `slowdown` (rebuilt when it changes, so serving reads one model).
     model: DriveModel,
+    slowdown: Slowdown,
     drives: Vec<DriveState>,
     md_overhead_ns: u64,
     scratch: Vec<usize>,
@@ -318,6 +359,7 @@ impl NvmeDevice {
             scratch: Vec::with_capacity(model.units),
             profile,
             model,
+            slowdown: Slowdown::NONE,
             drives,
             md_overhead_ns,
             outstanding: 0,
@@ -332,6 +374,41 @@ impl NvmeDevice {
     /// The device's profile.
     pub fn profile(&self) -> &NvmeProfile {
         &self.profile
+    }
+
+    /// Degrades the device by `slowdown` (a slow-disk fault), or restores
+    /// it with [`Slowdown::NONE`]. Requests submitted from now on are served
+    /// by the slowed drives; those already submitted keep the completions
+    /// they were promised, and the work they queued on the units stays (new
+    /// requests wait for it as before). The profile keeps the healthy
+    /// figures. Panics unless `latency_factor` is finite and > 0 and
+    /// `throughput_factor` is in (0, 1].
+    pub fn set_slowdown(&mut self, slowdown: Slowdown) {
+        let Slowdown {
+            latency_factor,
+            throughput_factor,
+        } = slowdown;
+        // Written so that NaN fails too.
+        assert!(
+            latency_factor.is_finite() && latency_factor > 0.0,
+            "slowdown latency_factor must be finite and > 0, got {latency_factor}"
+        );
+        assert!(
+            throughput_factor > 0.0 && throughput_factor <= 1.0,
+            "slowdown throughput_factor must be in (0, 1], got {throughput_factor}"
+        );
+        // From the healthy model every time: slowdowns replace each other
+        // rather than compound, and NONE gives back the model `new` built.
+        self.model = DriveModel::new(&self.profile.drive)
+            .shared(self.profile.share)
+            .slowed(slowdown);
+        self.slowdown = slowdown;
+    }
+
+    /// The slowdown in force ([`Slowdown::NONE`] unless
+    /// [`NvmeDevice::set_slowdown`] said otherwise).
+    pub fn slowdown(&self) -> Slowdown {
+        self.slowdown
     }
 
     /// Submits request `tag` at a random 4 KiB-aligned offset (what the

@@ -44,8 +44,20 @@ fn closed_loop_with_background(
     background: IoOp,
     background_rate: f64,
 ) -> LoopFigures {
+    let device = NvmeDevice::new(profile);
+    closed_loop_on(device, op, depth, requests, background, background_rate)
+}
+
+/// [`closed_loop_with_background`] on a given (idle) device.
+fn closed_loop_on(
+    mut device: NvmeDevice,
+    op: IoOp,
+    depth: u64,
+    requests: u64,
+    background: IoOp,
+    background_rate: f64,
+) -> LoopFigures {
     const BACKGROUND_TAG: u64 = u64::MAX;
-    let mut device = NvmeDevice::new(profile);
     let mut rng = Pcg64Mcg::seed_from_u64(1);
     let mut submitted_at = vec![SimTime::ZERO; depth as usize];
     // (time, 0 = completion / 1 = background arrival, tag)
@@ -113,10 +125,17 @@ fn within(value: f64, target: f64, tolerance: f64) -> bool {
 /// Mean completion latency of `count` requests, each on an idle device, in
 /// microseconds.
 fn idle_latency_us(profile: &NvmeProfile, op: IoOp, count: u64) -> f64 {
+    slowed_idle_latency_us(profile, Slowdown::NONE, op, count)
+}
+
+/// [`idle_latency_us`] on devices slowed by `slowdown`. Every call draws
+/// the same random numbers, so two calls differ only by the slowdown.
+fn slowed_idle_latency_us(profile: &NvmeProfile, slowdown: Slowdown, op: IoOp, count: u64) -> f64 {
     let mut rng = Pcg64Mcg::seed_from_u64(2);
     let total: u64 = (0..count)
         .map(|tag| {
             let mut device = NvmeDevice::new(profile.clone());
+            device.set_slowdown(slowdown);
             device
                 .submit(SimTime::ZERO, tag, op, &mut rng)
                 .unwrap()
@@ -412,6 +431,217 @@ fn the_same_seed_gives_the_same_completions() {
             .collect::<Vec<_>>()
     };
     assert_eq!(run(), run());
+}
+
+#[test]
+fn setting_no_slowdown_changes_no_completion() {
+    // Reads and writes of 4 to 64 KiB, arriving faster than the devices
+    // serve them: queues, buffered writes, program stalls and RAID splits.
+    let op = |tag: u64| IoOp {
+        direction: if tag.is_multiple_of(3) {
+            IoDirection::Write
+        } else {
+            IoDirection::Read
+        },
+        bytes: 4096 << (tag % 5),
+    };
+    for profile in [
+        NvmeProfile::i3_drive().striped(4).share(0.5),
+        NvmeProfile::optane_p4800x(),
+        NvmeProfile::by_name("p4500-tlc").unwrap().striped(2),
+    ] {
+        let run = |set_none: bool| {
+            let mut device = NvmeDevice::new(profile.clone());
+            let mut rng = Pcg64Mcg::seed_from_u64(9);
+            (0..2_000u64)
+                .map(|tag| {
+                    if set_none && tag.is_multiple_of(500) {
+                        device.set_slowdown(Slowdown::NONE);
+                    }
+                    let now = SimTime::from_nanos(tag * 700);
+                    device.submit(now, tag, op(tag), &mut rng).unwrap().at
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(true), run(false), "{}", profile.name);
+    }
+    // After a slowdown, NONE gives back the healthy model itself.
+    let mut device = NvmeDevice::new(NvmeProfile::i3_drive().share(0.25));
+    assert_eq!(device.slowdown(), Slowdown::NONE);
+    let healthy = device.model.clone();
+    let slow = Slowdown {
+        latency_factor: 3.0,
+        throughput_factor: 0.3,
+    };
+    device.set_slowdown(slow);
+    assert_eq!(device.slowdown(), slow);
+    assert_ne!(device.model, healthy);
+    device.set_slowdown(Slowdown::NONE);
+    assert_eq!(device.model, healthy);
+}
+
+#[test]
+fn a_throughput_factor_scales_the_saturated_iops() {
+    let half = Slowdown {
+        latency_factor: 1.0,
+        throughput_factor: 0.5,
+    };
+    for profile in [
+        NvmeProfile::i3_drive(),
+        NvmeProfile::by_name("p4500-tlc").unwrap(),
+        NvmeProfile::optane_p4800x(),
+        NvmeProfile::optane_p4800x().striped(2),
+    ] {
+        let deep = 8 * u64::from(profile.channels());
+        for (op, depth) in [(READ_4K, deep), (WRITE_4K, 256)] {
+            let healthy = closed_loop(profile.clone(), op, depth, 50_000);
+            let mut device = NvmeDevice::new(profile.clone());
+            device.set_slowdown(half);
+            let slowed = closed_loop_on(device, op, depth, 50_000, WRITE_4K, 0.0);
+            assert!(
+                within(slowed.iops, 0.5 * healthy.iops, 0.03),
+                "{} {:?}: healthy {healthy:?}, slowed {slowed:?}",
+                profile.name,
+                op.direction
+            );
+        }
+    }
+}
+
+#[test]
+fn slowdown_factors_scale_their_parts_of_the_qd1_latency() {
+    for profile in NvmeProfile::presets() {
+        let name = profile.name;
+        // The model's split of the QD1 read latency: a 4 KiB read's unit
+        // time is `units / IOPS` (Little's law), the rest is fixed latency.
+        let unit_ns = f64::from(profile.units_per_drive()) * 1e9 / profile.drive.read_iops;
+        let fixed_ns = profile.drive.read_latency_ns as f64 - unit_ns;
+        assert!(fixed_ns >= 0.0, "{name}: unit time {unit_ns} ns");
+        let healthy = slowed_idle_latency_us(&profile, Slowdown::NONE, READ_4K, 2_000) * 1e3;
+        // The same random draws on each device: only the slowed part moves
+        // (by up to 1 ns of rounding per request).
+        let latency_x4 = Slowdown {
+            latency_factor: 4.0,
+            throughput_factor: 1.0,
+        };
+        let slower = slowed_idle_latency_us(&profile, latency_x4, READ_4K, 2_000) * 1e3;
+        assert!(
+            (slower - healthy - 3.0 * fixed_ns).abs() <= 1.0,
+            "{name}: {healthy} ns, x4 fixed latency {slower} ns (fixed {fixed_ns} ns)"
+        );
+        let throughput_half = Slowdown {
+            latency_factor: 1.0,
+            throughput_factor: 0.5,
+        };
+        let slower = slowed_idle_latency_us(&profile, throughput_half, READ_4K, 2_000) * 1e3;
+        assert!(
+            (slower - (2.0 * healthy - fixed_ns)).abs() <= 1.0,
+            "{name}: {healthy} ns, half throughput {slower} ns (fixed {fixed_ns} ns)"
+        );
+        // A lone buffered write is acknowledged by the front end alone:
+        // all of it is fixed latency. At half the throughput its media work
+        // takes twice as long, and so does the buffer window (the same
+        // bytes), so it is still acknowledged as fast (at half the P4500's
+        // throughput its 4 KiB program, 2.2 ms, would outlast a 2 ms window).
+        let healthy = slowed_idle_latency_us(&profile, Slowdown::NONE, WRITE_4K, 2_000);
+        let slower = slowed_idle_latency_us(&profile, latency_x4, WRITE_4K, 2_000);
+        assert!(
+            within(slower, 4.0 * healthy, 1e-3),
+            "{name}: write {healthy} us, x4 fixed latency {slower} us"
+        );
+        let slower = slowed_idle_latency_us(&profile, throughput_half, WRITE_4K, 2_000);
+        assert_eq!(slower, healthy, "{name}: write at half throughput");
+    }
+}
+
+#[test]
+fn a_slowdown_spares_the_completions_already_promised() {
+    let profile = NvmeProfile::optane_p4800x();
+    let channels = u64::from(profile.channels());
+    let unit_ns = channels as f64 * 1e9 / profile.drive.read_iops;
+    let fixed_ns = profile.drive.read_latency_ns as f64 - unit_ns;
+    let mut healthy = NvmeDevice::new(profile.clone());
+    let mut slowed = NvmeDevice::new(profile);
+    let mut healthy_rng = Pcg64Mcg::seed_from_u64(4);
+    let mut slowed_rng = Pcg64Mcg::seed_from_u64(4);
+    // Two requests per unit at once: one in service, one queued behind it.
+    let submit_all = |device: &mut NvmeDevice, rng: &mut Pcg64Mcg| {
+        (0..2 * channels)
+            .map(|tag| device.submit(SimTime::ZERO, tag, READ_4K, rng).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let promised = submit_all(&mut healthy, &mut healthy_rng);
+    assert_eq!(submit_all(&mut slowed, &mut slowed_rng), promised);
+    // Everything a slowdown multiplies by 4: the unit time and the fixed
+    // latency.
+    slowed.set_slowdown(Slowdown {
+        latency_factor: 4.0,
+        throughput_factor: 0.25,
+    });
+    // A later request waits, on either device, for the first unit to free
+    // (the earliest queued request to finish), then is served: 4 times as
+    // long on the slowed device, give or take rounding.
+    let now = SimTime::from_nanos(1_000);
+    let late_healthy = healthy.submit(now, 99, READ_4K, &mut healthy_rng).unwrap();
+    let late_slowed = slowed.submit(now, 99, READ_4K, &mut slowed_rng).unwrap();
+    let first_free = promised[channels as usize..]
+        .iter()
+        .map(|completion| completion.at.as_nanos() as f64 - fixed_ns)
+        .fold(f64::INFINITY, f64::min);
+    assert!(first_free > now.as_nanos() as f64, "the units are all busy");
+    let served_healthy = late_healthy.at.as_nanos() as f64 - first_free;
+    let served_slowed = late_slowed.at.as_nanos() as f64 - first_free;
+    assert!(
+        (served_slowed - 4.0 * served_healthy).abs() <= 10.0,
+        "healthy {served_healthy} ns, slowed {served_slowed} ns after the first unit frees"
+    );
+    // The promised completions happen when promised.
+    for completion in &promised {
+        assert_eq!(slowed.complete(completion.at, &mut slowed_rng), None);
+    }
+    assert_eq!(slowed.outstanding(), 1);
+    assert_eq!(slowed.completed(), 2 * channels);
+}
+
+/// Sets `slowdown` on a fresh Optane device.
+fn slow_down(slowdown: Slowdown) {
+    NvmeDevice::new(NvmeProfile::optane_p4800x()).set_slowdown(slowdown);
+}
+
+#[test]
+#[should_panic(expected = "slowdown throughput_factor must be in (0, 1], got 0")]
+fn a_throughput_factor_of_zero_panics() {
+    slow_down(Slowdown {
+        latency_factor: 1.0,
+        throughput_factor: 0.0,
+    });
+}
+
+#[test]
+#[should_panic(expected = "slowdown throughput_factor must be in (0, 1], got 1.5")]
+fn a_throughput_factor_above_one_panics() {
+    slow_down(Slowdown {
+        latency_factor: 1.0,
+        throughput_factor: 1.5,
+    });
+}
+
+#[test]
+#[should_panic(expected = "slowdown latency_factor must be finite and > 0, got NaN")]
+fn a_nan_latency_factor_panics() {
+    slow_down(Slowdown {
+        latency_factor: f64::NAN,
+        throughput_factor: 1.0,
+    });
+}
+
+#[test]
+#[should_panic(expected = "slowdown latency_factor must be finite and > 0, got 0")]
+fn a_latency_factor_of_zero_panics() {
+    slow_down(Slowdown {
+        latency_factor: 0.0,
+        throughput_factor: 1.0,
+    });
 }
 
 #[test]
