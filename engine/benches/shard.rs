@@ -68,7 +68,7 @@ impl Driver {
                 Action::Reply(reply) => {
                     black_box(reply);
                 }
-                Action::SetShares { .. } | Action::Send { .. } => {}
+                Action::SetShares { .. } | Action::Send { .. } | Action::Replayed { .. } => {}
             }
         }
     }

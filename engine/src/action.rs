@@ -240,11 +240,19 @@ pub enum CpuWork {
         /// Bytes of the hint.
         bytes: u64,
     },
+    /// Replay commitlog entries read back after a crash: decode each
+    /// mutation and apply it to the memtable (a restarting shard).
+    CommitlogReplay {
+        /// Entries replayed by this step.
+        entries: u32,
+        /// Their bytes in the log.
+        bytes: u64,
+    },
 }
 
 impl CpuWork {
     /// How many kinds of work there are ([`CpuWork::index`] is below it).
-    pub const KINDS: usize = 12;
+    pub const KINDS: usize = 13;
 
     /// The kind's position, `0..KINDS`, for per-kind tallies.
     pub fn index(&self) -> usize {
@@ -261,6 +269,7 @@ impl CpuWork {
             CpuWork::Digest { .. } => 9,
             CpuWork::HintWrite { .. } => 10,
             CpuWork::HintSend { .. } => 11,
+            CpuWork::CommitlogReplay { .. } => 12,
         }
     }
 
@@ -279,6 +288,7 @@ impl CpuWork {
             "digest",
             "hint_write",
             "hint_send",
+            "commitlog_replay",
         ][index]
     }
 }
@@ -406,6 +416,14 @@ pub enum Action {
         /// Its new shares.
         shares: f64,
     },
+    /// A restarted shard has replayed its commitlog and flushed what it
+    /// replayed: it is ready to serve ([`crate::Node::shard_replayed`]).
+    Replayed {
+        /// Commitlog entries it applied.
+        entries: u64,
+        /// Bytes of log it read back.
+        bytes: u64,
+    },
 }
 
 #[cfg(test)]
@@ -430,6 +448,10 @@ mod tests {
             CpuWork::Digest { bytes: 1 },
             CpuWork::HintWrite { bytes: 1 },
             CpuWork::HintSend { bytes: 1 },
+            CpuWork::CommitlogReplay {
+                entries: 1,
+                bytes: 1,
+            },
         ];
         let mut indexes: Vec<usize> = work.iter().map(CpuWork::index).collect();
         indexes.sort_unstable();

@@ -290,6 +290,21 @@ pub enum DeadlineKind {
 }
 
 impl Coordinator {
+    /// A restarted shard's coordinator: no operation open, the counters
+    /// carried on, and ids that go on from the last one, so that an answer
+    /// to an operation of the crashed process never lands on a new one
+    /// (the real process's connections died with it).
+    pub fn after_crash(&self) -> Coordinator {
+        Coordinator {
+            generation: self.generation,
+            digest_mismatches: self.digest_mismatches,
+            read_repairs: self.read_repairs,
+            background_read_repairs: self.background_read_repairs,
+            speculative_retries: self.speculative_retries,
+            ..Coordinator::default()
+        }
+    }
+
     /// Times operation `id` out at `at`, which must not be before the
     /// deadline last armed for its kind (every operation of a kind waits
     /// the same timeout, from a later start).

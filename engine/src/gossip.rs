@@ -32,9 +32,13 @@
 //! [`GOSSIP_INTERVAL`], what a steady cluster's windows hold (the first
 //! arrival's 2 s would double the first conviction's delay).
 //!
+//! A restarted node gossips under a new generation ([`Gossiper::restarted`]):
+//! its versions compare above its earlier life's, so peers take its first
+//! heartbeat as news and echo it back up.
+//!
 //! Left out: seeds (every node is one here, and no node joins), application
 //! states other than the heartbeat (status, tokens, schema: topology changes
-//! will add them), generations (a restart will), the local-pause guard
+//! will add them), the local-pause guard
 //! (`get_max_local_pause`: a node that was itself stalled convicts nobody),
 //! quarantine and fat clients. Wire sizes are estimates: a digest of 20
 //! bytes per endpoint (address, generation, version) and a 64-byte frame.
@@ -196,6 +200,28 @@ impl Gossiper {
             rng,
             outputs: VecDeque::new(),
         }
+    }
+
+    /// Node `me`'s gossiper after a restart, in its `generation`-th life:
+    /// its heartbeat versions start above every one of its earlier lives
+    /// (a version is the generation, high 32 bits, then the heartbeat),
+    /// and it sees every peer down until a newer heartbeat of it arrives
+    /// and its echo is answered, as a restarted Scylla's saved endpoints
+    /// start unreachable.
+    pub fn restarted(
+        me: u32,
+        nodes: u32,
+        now: SimTime,
+        seed: u64,
+        phi_convict_threshold: f64,
+        generation: u32,
+    ) -> Gossiper {
+        let mut gossiper = Gossiper::new(me, nodes, now, seed, phi_convict_threshold);
+        gossiper.versions[me as usize] = u64::from(generation) << 32;
+        for (node, alive) in gossiper.alive.iter_mut().enumerate() {
+            *alive = node == me as usize;
+        }
+        gossiper
     }
 
     /// Whether this node sees `node` up.

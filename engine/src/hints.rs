@@ -275,6 +275,40 @@ impl HintsManager {
         }
     }
 
+    /// What a restarted shard finds of its hints after a crash: the closed
+    /// segments whose writes had completed, each to be replayed from its
+    /// first hint (the log keeps no record of which hints were
+    /// acknowledged: those are sent again, as Scylla's are), every
+    /// destination seen up until the node hears otherwise. The open
+    /// segments, still in memory or being written, are lost. The counters
+    /// carry on.
+    pub fn after_crash(&self) -> HintsManager {
+        let mut after = HintsManager::new(self.setup.clone(), self.endpoints.len() as u32);
+        after.stats = self.stats;
+        for (kept, endpoint) in after.endpoints.iter_mut().zip(&self.endpoints) {
+            kept.segments = endpoint
+                .segments
+                .iter()
+                .filter(|segment| segment.writes_outstanding == 0)
+                .map(|segment| Segment {
+                    reads_outstanding: 0,
+                    in_flight: 0,
+                    acked: vec![0; segment.hints.len().div_ceil(64)],
+                    acked_count: 0,
+                    ..segment.clone()
+                })
+                .collect();
+            for segment in &mut kept.segments {
+                segment.rewind();
+            }
+            // New segments take ids past every kept one.
+            kept.next_id = endpoint.next_id.max(endpoint.open_id + 1);
+            kept.open_id = kept.next_id;
+            kept.next_id += 1;
+        }
+        after
+    }
+
     /// The setup.
     pub fn setup(&self) -> &HintsSetup {
         &self.setup

@@ -70,6 +70,7 @@ pub mod node;
 pub mod page_cache;
 pub mod placement;
 pub mod read;
+pub mod replay;
 pub mod ring;
 pub mod row_cache;
 pub mod shard;

@@ -23,6 +23,14 @@
 //!   and [`Node::poll_node_timeout`];
 //! - commands: [`Node::preload_table`], [`Node::warm_caches`].
 //!
+//! A node can crash and restart ([`Node::crash`], [`Node::restart`]): its
+//! shards keep what is on disk (`shard/restart.rs`); restarted, each
+//! replays its commitlog, and once all have ([`Node::shard_replayed`]) the
+//! node joins gossip under a new generation, seeing every peer down until
+//! their heartbeats come (as Scylla's saved endpoints start), and it takes
+//! clients once gossip has settled ([`GOSSIP_SETTLE`]). The driver hears
+//! both steps as [`NodeOutput::Joined`] and [`NodeOutput::Serving`].
+//!
 //! A shard's inputs go to it alone: the shards of a node share nothing but
 //! what the node hands them, as Scylla's do, so the driver runs each shard
 //! on its own core and delivers its events in its own order.
@@ -35,6 +43,27 @@ use crate::gossip::{GossipMessage, GossipOutput, Gossiper};
 use crate::heat::{self, HitRateTracker};
 use crate::placement::ShardAddress;
 use crate::shard::{PreloadState, Shard};
+use units::SimDuration;
+
+/// `gossiper::wait_for_gossip_to_settle` @3.0: a first wait of 5 s, then
+/// polls a second apart until three in a row find the endpoint count
+/// unchanged, which a restarted node that knows its peers sees at once:
+/// 8 s from joining gossip to taking clients.
+pub const GOSSIP_SETTLE: SimDuration = SimDuration::from_secs(8);
+
+/// Where a node stands in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeLife {
+    /// Serving clients and peers.
+    Running,
+    /// Crashed: off the network, nothing runs.
+    Down,
+    /// Restarted, its shards replaying their commitlogs; still off the
+    /// network.
+    Replaying,
+    /// Back in gossip, waiting for it to settle before taking clients.
+    Settling,
+}
 
 /// A node of the cluster and its shards.
 pub struct Node {
@@ -48,6 +77,15 @@ pub struct Node {
     /// Gossip and the failure detector, in a cluster of several nodes.
     gossiper: Option<Gossiper>,
     outputs: std::collections::VecDeque<NodeOutput>,
+    /// How it gossips, to gossip again after a restart.
+    gossip: Option<GossipSetup>,
+    /// Its gossip generation: one more at each restart.
+    generation: u32,
+    life: NodeLife,
+    /// Shards replaying after a restart.
+    replaying: u32,
+    /// When a settling node takes clients.
+    serve_at: Option<SimTime>,
 }
 
 /// How a node gossips.
@@ -82,6 +120,11 @@ pub enum NodeOutput {
         /// Its phi when convicted (0 when seen up).
         phi: f64,
     },
+    /// A restarted node's shards have replayed their commitlogs: it is
+    /// back on the network and in gossip.
+    Joined,
+    /// A restarted node takes clients again (its CQL server is up).
+    Serving,
 }
 
 impl Node {
@@ -130,7 +173,90 @@ impl Node {
                 )
             }),
             outputs: std::collections::VecDeque::new(),
+            gossip,
+            generation: 0,
+            life: NodeLife::Running,
+            replaying: 0,
+            serve_at: None,
         }
+    }
+
+    /// Where the node stands in its life.
+    pub fn life(&self) -> NodeLife {
+        self.life
+    }
+
+    // ----- crash and restart -----
+
+    /// The node crashes at `now` (power lost, or its process killed): its
+    /// shards keep what is on their disks, gossip stops, and nothing of it
+    /// runs until [`Node::restart`]. The driver takes it off the network
+    /// and hands it nothing meanwhile.
+    pub fn crash(&mut self, now: SimTime) {
+        assert_ne!(
+            self.life,
+            NodeLife::Down,
+            "a down node does not crash again"
+        );
+        for shard in &mut self.shards {
+            shard.crash(now);
+        }
+        self.gossiper = None;
+        self.next_recompute = None;
+        self.serve_at = None;
+        self.outputs.clear();
+        self.life = NodeLife::Down;
+    }
+
+    /// The crashed node starts at `now`: every shard replays its
+    /// commitlog ([`Shard::restart`]); drain their actions.
+    pub fn restart(&mut self, now: SimTime) {
+        assert_eq!(self.life, NodeLife::Down, "only a crashed node restarts");
+        self.life = NodeLife::Replaying;
+        self.replaying = self.shards.len() as u32;
+        for shard in &mut self.shards {
+            shard.restart(now);
+        }
+    }
+
+    /// `shard` has replayed ([`crate::action::Action::Replayed`]); once
+    /// every shard has, the node joins gossip under its next generation,
+    /// seeing every peer down until it hears from it, and outputs
+    /// [`NodeOutput::Joined`].
+    pub fn shard_replayed(&mut self, now: SimTime, shard: u32) {
+        assert_eq!(
+            self.life,
+            NodeLife::Replaying,
+            "shard {shard} replayed twice"
+        );
+        self.replaying -= 1;
+        if self.replaying > 0 {
+            return;
+        }
+        self.generation += 1;
+        self.life = NodeLife::Settling;
+        self.serve_at = Some(now + GOSSIP_SETTLE);
+        if let Some(setup) = self.gossip {
+            let nodes = setup.nodes;
+            self.gossiper = Some(Gossiper::restarted(
+                self.id,
+                nodes,
+                now,
+                setup.seed ^ u64::from(self.generation).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                setup.phi_convict_threshold,
+                self.generation,
+            ));
+            for peer in (0..nodes).filter(|&peer| peer != self.id) {
+                for shard in &mut self.shards {
+                    shard.set_peer_alive(now, peer, false);
+                }
+            }
+        }
+        if self.hit_rate.is_some() {
+            self.hit_rate = Some(HitRateTracker::default());
+            self.next_recompute = Some(now + heat::RECOMPUTE_EVERY);
+        }
+        self.outputs.push_back(NodeOutput::Joined);
     }
 
     // ----- getters -----
@@ -205,8 +331,11 @@ impl Node {
     /// When the node next wants [`Node::handle_node_timeout`].
     pub fn poll_node_timeout(&self) -> Option<SimTime> {
         crate::timer::earlier(
-            self.next_recompute,
-            self.gossiper.as_ref().map(Gossiper::next_round),
+            crate::timer::earlier(
+                self.next_recompute,
+                self.gossiper.as_ref().map(Gossiper::next_round),
+            ),
+            self.serve_at,
         )
     }
 
@@ -254,6 +383,11 @@ impl Node {
     /// own coordinated reads with it (sampled runs: the simulated shards
     /// stand for the node).
     pub fn handle_node_timeout(&mut self, now: SimTime) {
+        if self.serve_at.is_some_and(|at| at <= now) {
+            self.serve_at = None;
+            self.life = NodeLife::Running;
+            self.outputs.push_back(NodeOutput::Serving);
+        }
         if let Some(gossiper) = self.gossiper.as_mut() {
             gossiper.handle_timeout(now);
             self.take_gossip_outputs(now);

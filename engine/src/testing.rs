@@ -49,6 +49,8 @@ pub struct Outcome {
     pub held: Vec<IoRequest>,
     /// Scheduling-group share changes the controllers asked for.
     pub shares: Vec<(SchedulingGroup, f64)>,
+    /// Replays finished by restarted shards: (entries, bytes).
+    pub replayed: Vec<(u64, u64)>,
 }
 
 /// Carries out `shard`'s actions at `now` until it has none left: CPU
@@ -127,6 +129,9 @@ fn carry(
         (Action::Reply(reply), Verdict::Carry) => outcome.replies.push(reply),
         (Action::SetShares { group, shares }, Verdict::Carry) => {
             outcome.shares.push((group, shares))
+        }
+        (Action::Replayed { entries, bytes }, Verdict::Carry) => {
+            outcome.replayed.push((entries, bytes))
         }
     }
     None

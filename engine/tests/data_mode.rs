@@ -109,7 +109,7 @@ impl Harness {
             match action {
                 Action::RunCpu(task) => self.pending.push(Pending::Cpu(task.id)),
                 Action::SubmitIo(io) => self.pending.push(Pending::Io(io.id)),
-                Action::SetShares { .. } => {}
+                Action::SetShares { .. } | Action::Replayed { .. } => {}
                 Action::Send { .. } => unreachable!("one shard owns every key"),
                 Action::Reply(reply) => {
                     let request = self

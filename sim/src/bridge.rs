@@ -46,6 +46,15 @@ pub fn price(costs: &CostTable, work: CpuWork) -> SimDuration {
         CpuWork::HintSend { bytes } => {
             costs.message_receive(bytes) + SimDuration::from_nanos(costs.coordinate_ns)
         }
+        // The replayer decodes each logged mutation and applies it to the
+        // memtable: a write request's mutation build, commitlog-free apply
+        // and memtable insert, priced as a write of the entries' mean size
+        // (an upper bound: the write's CQL decode is not redone).
+        CpuWork::CommitlogReplay { entries, bytes } => {
+            let entries = u64::from(entries.max(1));
+            let each = costs.write_request(bytes / entries);
+            SimDuration::from_nanos(each.as_nanos() * entries)
+        }
     }
 }
 
@@ -68,6 +77,8 @@ pub fn stage_of(work: engine::CpuWork) -> Stage {
         // `StorageProxy.submitHint` runs on the mutation stage; the hint
         // dispatcher's two threads are folded into it here.
         CpuWork::HintWrite { .. } | CpuWork::HintSend { .. } => Stage::Mutation,
+        // `CommitLogReplayer` applies on the mutation stage.
+        CpuWork::CommitlogReplay { .. } => Stage::Mutation,
     }
 }
 
@@ -88,7 +99,8 @@ pub fn allocates_on_jvm(work: CpuWork) -> bool {
         | CpuWork::Digest { .. }
         | CpuWork::CrossShardMessage
         | CpuWork::CompactionMerge { .. }
-        | CpuWork::FlushSerialize { .. } => false,
+        | CpuWork::FlushSerialize { .. }
+        | CpuWork::CommitlogReplay { .. } => false,
     }
 }
 
@@ -281,6 +293,10 @@ mod tests {
         CpuWork::Digest { bytes: 1024 },
         CpuWork::HintWrite { bytes: 400 },
         CpuWork::HintSend { bytes: 400 },
+        CpuWork::CommitlogReplay {
+            entries: 100,
+            bytes: 100_000,
+        },
     ];
 
     #[test]
@@ -319,7 +335,10 @@ mod tests {
         let allocating: Vec<bool> = WORK.iter().map(|work| allocates_on_jvm(*work)).collect();
         assert_eq!(
             allocating,
-            [true, true, false, true, false, false, true, false, false, false, false, true]
+            [
+                true, true, false, true, false, false, true, false, false, false, false, true,
+                false
+            ]
         );
     }
 

@@ -69,6 +69,39 @@ pub enum What {
         /// The node back up.
         peer: u32,
     },
+    /// The node crashed: its memory is gone and it is off the network.
+    NodeCrash {
+        /// The node.
+        node: u32,
+    },
+    /// The crashed node started again and replays its commitlog.
+    NodeRestart {
+        /// The node.
+        node: u32,
+    },
+    /// The restarted node's shards replayed their commitlogs and flushed
+    /// what they replayed: it is back on the network and in gossip.
+    NodeJoined {
+        /// The node.
+        node: u32,
+        /// Commitlog entries its simulated shards applied.
+        replayed_entries: u64,
+        /// Bytes of commitlog they read back.
+        replayed_bytes: u64,
+        /// Seconds from its restart.
+        replay_s: f64,
+    },
+    /// Gossip settled on the restarted node: it takes clients again.
+    NodeServing {
+        /// The node.
+        node: u32,
+    },
+    /// The node's device failed an I/O and the node isolated itself (it
+    /// stopped gossip, its CQL server and its messaging service).
+    NodeIsolated {
+        /// The node.
+        node: u32,
+    },
     /// Over the interval ending at the event's time, the node's
     /// coordinators wrote and replayed hints.
     Hints {

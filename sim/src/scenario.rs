@@ -516,8 +516,8 @@ pub struct FaultSection {
     /// The nodes it acts on (a partition: one side), by index from 0.
     #[serde(default)]
     pub nodes: Option<Vec<u32>>,
-    /// `partition`, `flap`, `drop` or `nic-degrade` (and, refused until
-    /// they are simulated, `crash`, `restart`, `slow-disk`, `disk-fail`).
+    /// `partition`, `flap`, `drop`, `nic-degrade`, `crash`, `restart`,
+    /// `slow-disk` or `disk-fail`.
     pub kind: String,
     /// `partition`: the other side (default: every node not in `nodes`).
     #[serde(default)]
@@ -534,6 +534,12 @@ pub struct FaultSection {
     /// `nic-degrade`: the fraction of the NIC's bandwidth left.
     #[serde(default)]
     pub bandwidth_factor: Option<f64>,
+    /// `slow-disk`: how many times longer the device's fixed latency is.
+    #[serde(default)]
+    pub latency_factor: Option<f64>,
+    /// `slow-disk`: the fraction of its IOPS and bandwidth the device keeps.
+    #[serde(default)]
+    pub throughput_factor: Option<f64>,
 }
 
 /// `[faults]`: only `[faults.random]` for now.

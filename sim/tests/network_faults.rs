@@ -94,6 +94,11 @@ fn a_flap_cuts_and_restores_on_schedule_and_is_logged() {
                 What::NodeUp { .. } => "up",
                 What::Hints { .. } => "hints",
                 What::ReadRepairs { .. } => "repairs",
+                What::NodeCrash { .. }
+                | What::NodeRestart { .. }
+                | What::NodeJoined { .. }
+                | What::NodeServing { .. }
+                | What::NodeIsolated { .. } => "life",
             };
             (event.time_s, name)
         })

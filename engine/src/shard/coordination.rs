@@ -6,7 +6,7 @@
 use super::{deadline, unit, Origin, Request, Shard, TaskPurpose};
 use crate::action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, Message, Operation, ReplyStatus,
-    SchedulingGroup, TaskId,
+    SchedulingGroup,
 };
 use crate::coordinator::{digest_of, DeadlineKind, Mutation, Next, ReadResult, MAX_REPLICAS};
 use crate::heat;
@@ -163,12 +163,12 @@ impl Shard {
         if let Some(result) = data {
             if self.config.replication_factor > 1 {
                 let bytes = result.map_or(0, |version| version.value_bytes);
-                let task = TaskId(self.tasks.insert(TaskPurpose::DigestForCoordinator {
+                let task = self.new_task(TaskPurpose::DigestForCoordinator {
                     id,
                     from,
                     result,
                     digest,
-                }) as u64);
+                });
                 self.actions.push_back(Action::RunCpu(CpuTask {
                     id: task,
                     group: SchedulingGroup::Statement,
@@ -472,11 +472,7 @@ impl Shard {
     pub(super) fn respond_read(&mut self, now: SimTime, origin: Origin, result: ReadResult) {
         if origin.wants_digest() {
             let bytes = result.map_or(0, |version| version.value_bytes);
-            let task = TaskId(
-                self.tasks
-                    .insert(TaskPurpose::DigestForReplica { origin, result })
-                    as u64,
-            );
+            let task = self.new_task(TaskPurpose::DigestForReplica { origin, result });
             self.actions.push_back(Action::RunCpu(CpuTask {
                 id: task,
                 group: SchedulingGroup::Query,

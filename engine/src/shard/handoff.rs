@@ -13,9 +13,7 @@
 //! its acknowledgement and its timeout come back through the coordinator.
 
 use super::{mutation_bytes, IoPurpose, Shard, TaskPurpose};
-use crate::action::{
-    Action, CpuTask, CpuWork, IoClass, IoKind, RequestId, SchedulingGroup, TaskId,
-};
+use crate::action::{Action, CpuTask, CpuWork, IoClass, IoKind, RequestId, SchedulingGroup};
 use crate::commitlog::ENTRY_OVERHEAD_BYTES;
 use crate::coordinator::{DeadlineKind, Mutation, MAX_REPLICAS};
 use crate::hints::{Hint, HintsManager, HintsWork};
@@ -71,7 +69,7 @@ impl Shard {
             value_bytes,
             bytes: bytes as u32,
         };
-        let task = TaskId(self.tasks.insert(TaskPurpose::HintWrite { node, hint }) as u64);
+        let task = self.new_task(TaskPurpose::HintWrite { node, hint });
         self.actions.push_back(Action::RunCpu(CpuTask {
             id: task,
             group: SchedulingGroup::Statement,
@@ -133,8 +131,7 @@ impl Shard {
                 } => {
                     let handoff = self.handoff.as_mut().expect("hints are kept");
                     let slot = handoff.sends.insert((node, segment, position)) as u64;
-                    let task =
-                        TaskId(self.tasks.insert(TaskPurpose::HintSend { slot, hint }) as u64);
+                    let task = self.new_task(TaskPurpose::HintSend { slot, hint });
                     self.actions.push_back(Action::RunCpu(CpuTask {
                         id: task,
                         group: SchedulingGroup::Streaming,

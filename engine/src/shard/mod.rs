@@ -136,6 +136,12 @@ enum TaskPurpose {
         input_bytes: u64,
         output_bytes: u64,
     },
+    /// A restarted shard applies the entries of commitlog bytes
+    /// `from..to` of its replay.
+    ReplayApply {
+        from: u64,
+        to: u64,
+    },
 }
 
 /// Why an I/O was submitted.
@@ -184,6 +190,11 @@ enum IoPurpose {
         node: u32,
         segment: u32,
         bytes: u64,
+    },
+    /// Commitlog bytes `from..to` of a restarted shard's replay.
+    ReplayRead {
+        from: u64,
+        to: u64,
     },
 }
 
@@ -459,7 +470,22 @@ pub struct Shard {
     reads_completed: u64,
     /// Memory of sealed (waiting) memtables.
     sealed_memory_bytes: u64,
+    /// What the live commitlog segments hold, for a replay after a crash.
+    replay_log: crate::replay::ReplayLog,
+    /// Lives before this one ([`restart`]): task and I/O ids carry it.
+    incarnation: u64,
+    /// Serving, down, or replaying.
+    life: restart::Life,
+    /// Counters of earlier lives that live outside the shard's fields
+    /// (the row cache's).
+    carried: restart::Counters,
 }
+
+/// Bits of a task's or I/O's id below the incarnation of the shard that
+/// issued it.
+const INCARNATION_SHIFT: u32 = 40;
+/// The slot part of a task's or I/O's id.
+const SLOT_MASK: u64 = (1 << INCARNATION_SHIFT) - 1;
 
 impl Shard {
     /// A shard with no data, whose timers start at `now`.
@@ -529,6 +555,7 @@ impl Shard {
                 setup, nodes,
             )))
         });
+        let config_data_mode = config.data_mode;
         let mut shard = Shard {
             config,
             active,
@@ -579,6 +606,10 @@ impl Shard {
             flushed_bytes_written: 0,
             reads_completed: 0,
             sealed_memory_bytes: 0,
+            replay_log: crate::replay::ReplayLog::new(config_data_mode),
+            incarnation: 0,
+            life: restart::Life::Running,
+            carried: restart::Counters::default(),
         };
         shard.next_timeout = shard.earliest_deadline();
         shard
@@ -689,14 +720,16 @@ impl Shard {
             read_repairs: self.coordinator.read_repairs,
             background_read_repairs: self.coordinator.background_read_repairs,
             speculative_retries: self.coordinator.speculative_retries,
-            cache_hits: self
-                .row_cache
-                .as_ref()
-                .map_or(0, |cache| cache.stats().hits),
-            cache_misses: self
-                .row_cache
-                .as_ref()
-                .map_or(0, |cache| cache.stats().misses),
+            cache_hits: self.carried.cache.0
+                + self
+                    .row_cache
+                    .as_ref()
+                    .map_or(0, |cache| cache.stats().hits),
+            cache_misses: self.carried.cache.1
+                + self
+                    .row_cache
+                    .as_ref()
+                    .map_or(0, |cache| cache.stats().misses),
             cache_bytes: self.row_cache.as_ref().map_or(0, RowCache::used_bytes),
             heat_balanced_reads: self.heat_balanced_reads,
         }
@@ -721,7 +754,7 @@ impl Shard {
                 },
             );
         } else {
-            let task = TaskId(self.tasks.insert(TaskPurpose::Coordinate(request)) as u64);
+            let task = self.new_task(TaskPurpose::Coordinate(request));
             self.actions.push_back(Action::RunCpu(CpuTask {
                 id: task,
                 group: SchedulingGroup::Statement,
@@ -736,7 +769,7 @@ impl Shard {
     /// queue hands it over (a task on this shard's CPU either way), then its
     /// handler runs.
     pub fn handle_message(&mut self, _now: SimTime, from: ShardAddress, message: Message) {
-        let task = TaskId(self.tasks.insert(TaskPurpose::Receive { from, message }) as u64);
+        let task = self.new_task(TaskPurpose::Receive { from, message });
         let work = if from.node == self.config.address.node {
             CpuWork::CrossShardMessage
         } else {
@@ -786,8 +819,7 @@ impl Shard {
                 };
                 // A row-cache hit reads no SSTable.
                 let sstables = if cached { 0 } else { sstables };
-                let task =
-                    TaskId(self.tasks.insert(TaskPurpose::Read(request, cached, bloom)) as u64);
+                let task = self.new_task(TaskPurpose::Read(request, cached, bloom));
                 self.actions.push_back(Action::RunCpu(CpuTask {
                     id: task,
                     group: SchedulingGroup::Query,
@@ -802,9 +834,17 @@ impl Shard {
 
     /// A CPU task finished.
     pub fn handle_cpu_done(&mut self, now: SimTime, task: TaskId) {
-        let purpose = self.tasks.try_remove(task.0 as usize).unwrap_or_else(|| {
-            panic!("CPU completion for unknown task {task:?}");
-        });
+        if task.0 >> INCARNATION_SHIFT != self.incarnation {
+            // A task of the crashed process the driver still reports.
+            debug_assert!(task.0 >> INCARNATION_SHIFT < self.incarnation);
+            return;
+        }
+        let purpose = self
+            .tasks
+            .try_remove((task.0 & SLOT_MASK) as usize)
+            .unwrap_or_else(|| {
+                panic!("CPU completion for unknown task {task:?}");
+            });
         match purpose {
             TaskPurpose::Write(request) => {
                 if self.waiting_for_commitlog.is_empty() {
@@ -879,6 +919,7 @@ impl Shard {
                     self.compaction_chunk_written(now, job, 0);
                 }
             }
+            TaskPurpose::ReplayApply { from, to } => self.replay_apply(now, from, to),
             TaskPurpose::FlushSerialize { bytes } => {
                 let job = self
                     .flushing
@@ -906,9 +947,17 @@ impl Shard {
 
     /// An I/O finished.
     pub fn handle_io_done(&mut self, now: SimTime, io: IoId) {
-        let purpose = self.ios.try_remove(io.0 as usize).unwrap_or_else(|| {
-            panic!("I/O completion for unknown I/O {io:?}");
-        });
+        if io.0 >> INCARNATION_SHIFT != self.incarnation {
+            // An I/O of the crashed process, completed on the device.
+            debug_assert!(io.0 >> INCARNATION_SHIFT < self.incarnation);
+            return;
+        }
+        let purpose = self
+            .ios
+            .try_remove((io.0 & SLOT_MASK) as usize)
+            .unwrap_or_else(|| {
+                panic!("I/O completion for unknown I/O {io:?}");
+            });
         match purpose {
             IoPurpose::CommitlogWrite { write } => {
                 self.commitlog.write_done(write);
@@ -939,12 +988,12 @@ impl Shard {
                 version,
                 generation,
             } => {
-                let task = TaskId(self.tasks.insert(TaskPurpose::IndexParsed {
+                let task = self.new_task(TaskPurpose::IndexParsed {
                     read,
                     row_bytes,
                     version,
                     generation,
-                }) as u64);
+                });
                 self.actions.push_back(Action::RunCpu(CpuTask {
                     id: task,
                     group: SchedulingGroup::Query,
@@ -959,11 +1008,11 @@ impl Shard {
                 output_bytes,
             } => {
                 self.compactions[job as usize].chunk_read(input_bytes);
-                let task = TaskId(self.tasks.insert(TaskPurpose::CompactionMerge {
+                let task = self.new_task(TaskPurpose::CompactionMerge {
                     job,
                     input_bytes,
                     output_bytes,
-                }) as u64);
+                });
                 self.actions.push_back(Action::RunCpu(CpuTask {
                     id: task,
                     group: SchedulingGroup::Compaction,
@@ -984,6 +1033,7 @@ impl Shard {
                 segment,
                 bytes,
             } => self.hint_read(now, node, segment, bytes),
+            IoPurpose::ReplayRead { from, to } => self.replay_read(now, from, to),
         }
         self.input_done();
     }
@@ -1105,8 +1155,13 @@ impl Shard {
         )
     }
 
+    /// Registers a CPU task's purpose; its id carries the incarnation.
+    fn new_task(&mut self, purpose: TaskPurpose) -> TaskId {
+        TaskId(self.tasks.insert(purpose) as u64 | self.incarnation << INCARNATION_SHIFT)
+    }
+
     fn submit_io(&mut self, kind: IoKind, bytes: u64, class: IoClass, purpose: IoPurpose) {
-        let id = IoId(self.ios.insert(purpose) as u64);
+        let id = IoId(self.ios.insert(purpose) as u64 | self.incarnation << INCARNATION_SHIFT);
         self.actions.push_back(Action::SubmitIo(IoRequest {
             id,
             kind,
@@ -1188,6 +1243,9 @@ mod handoff_tests;
 pub use handoff::HINT_REPLAY;
 mod preload;
 mod read_path;
+mod restart;
+#[cfg(test)]
+mod restart_tests;
 mod write_path;
 
 #[cfg(test)]

@@ -330,6 +330,13 @@ impl Shard {
             + crate::commitlog::ENTRY_OVERHEAD_BYTES;
         let segment = self.commitlog.current_segment();
         self.commitlog.preload(rows * entry_bytes);
+        self.replay_log.preloaded(
+            rows,
+            entry_bytes,
+            8 + value_bytes,
+            keys,
+            self.config.commitlog_segment_bytes,
+        );
         self.active.preload(
             rows,
             row_memory_bytes,

@@ -2,9 +2,7 @@
 //! data, through Cassandra's page cache where there is one) and the reply.
 
 use super::{unit, BloomPasses, IoPurpose, PendingRead, Request, Shard, TaskPurpose};
-use crate::action::{
-    Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup, TaskId,
-};
+use crate::action::{Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup};
 use crate::coordinator::ReadResult;
 use crate::page_cache::PageCache;
 use crate::row_cache::RowCache;
@@ -15,7 +13,7 @@ impl Shard {
     /// One SSTable's row of read `read` is in memory (from disk or the page
     /// cache): decode it.
     pub(super) fn parse_data(&mut self, read: u32, row_bytes: u64, version: ReadResult) {
-        let task = TaskId(self.tasks.insert(TaskPurpose::DataParsed { read, version }) as u64);
+        let task = self.new_task(TaskPurpose::DataParsed { read, version });
         self.actions.push_back(Action::RunCpu(CpuTask {
             id: task,
             group: SchedulingGroup::Query,

@@ -2,9 +2,7 @@
 //! memtable, and flushing sealed memtables to SSTables.
 
 use super::{mutation_bytes, new_memtable, unit, IoPurpose, Request, Shard, TaskPurpose};
-use crate::action::{
-    Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup, TaskId,
-};
+use crate::action::{Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup};
 use crate::commitlog::{Append, SyncMode, ENTRY_OVERHEAD_BYTES};
 use crate::coordinator::RowVersion;
 use crate::flush::{FlushJob, FlushStep};
@@ -36,7 +34,7 @@ impl Shard {
         let Operation::Write { value_bytes, .. } = request.operation else {
             unreachable!("only writes take the write path");
         };
-        let task = TaskId(self.tasks.insert(TaskPurpose::Write(request)) as u64);
+        let task = self.new_task(TaskPurpose::Write(request));
         self.actions.push_back(Action::RunCpu(CpuTask {
             id: task,
             group: SchedulingGroup::Statement,
@@ -58,6 +56,19 @@ impl Shard {
                 segment,
                 end_position,
             } => {
+                if let Operation::Write { key, timestamp, .. } = request.operation {
+                    self.replay_log.logged(
+                        end_position,
+                        segment,
+                        entry_bytes,
+                        key,
+                        8 + u64::from(value_bytes),
+                        RowVersion {
+                            timestamp,
+                            value_bytes,
+                        },
+                    );
+                }
                 if end_position > self.commitlog.durable_position()
                     && self.commitlog.mode() == SyncMode::Batch
                 {
@@ -210,10 +221,13 @@ impl Shard {
             self.resume_throttled(now);
             self.maybe_start_flush(now);
             self.maybe_start_compactions(now);
+            if self.is_replaying() {
+                self.replay_step(now);
+            }
             return;
         }
         if let FlushStep::Serialize(bytes) = job.next_step() {
-            let task = TaskId(self.tasks.insert(TaskPurpose::FlushSerialize { bytes }) as u64);
+            let task = self.new_task(TaskPurpose::FlushSerialize { bytes });
             self.actions.push_back(Action::RunCpu(CpuTask {
                 id: task,
                 group: SchedulingGroup::Memtable,
@@ -234,5 +248,7 @@ impl Shard {
             .min()
             .unwrap_or(self.commitlog.current_segment());
         self.commitlog.release_segments_before(oldest_needed);
+        let oldest_live = self.commitlog.current_segment() + 1 - self.commitlog.live_segments();
+        self.replay_log.release_before(oldest_live);
     }
 }

@@ -40,6 +40,26 @@ impl Simulation {
         }
         match &fault.kind {
             FaultKind::Flap { .. } => self.flap_switch(now, index, true),
+            FaultKind::Crash { nodes } => {
+                for &node in nodes {
+                    self.crash_hold(now, node);
+                }
+            }
+            FaultKind::Restart { nodes } => {
+                for &node in nodes {
+                    self.restart_fault(now, node);
+                }
+            }
+            FaultKind::SlowDisk { nodes, slowdown } => {
+                for &node in nodes {
+                    self.slow_disk(node, *slowdown, true);
+                }
+            }
+            FaultKind::DiskFail { nodes } => {
+                for &node in nodes {
+                    self.disk_fails(now, node);
+                }
+            }
             kind => self.switch(Switch::Fault(kind), true),
         }
     }
@@ -59,6 +79,19 @@ impl Simulation {
                         },
                     );
                 }
+            }
+            FaultKind::Crash { nodes } => {
+                for &node in nodes {
+                    self.crash_release(now, node);
+                }
+            }
+            FaultKind::SlowDisk { nodes, slowdown } => {
+                for &node in nodes {
+                    self.slow_disk(node, *slowdown, false);
+                }
+            }
+            FaultKind::Restart { .. } | FaultKind::DiskFail { .. } => {
+                unreachable!("restarts and disk failures have no end")
             }
             kind => self.switch(Switch::Fault(kind), false),
         }
@@ -120,7 +153,7 @@ impl Simulation {
 
     /// Switches `what` on or off and sets the NIC faults of the nodes it
     /// changed.
-    fn switch(&mut self, what: Switch<'_>, on: bool) {
+    pub(super) fn switch(&mut self, what: Switch<'_>, on: bool) {
         for node in self.network_faults.apply(what, on) {
             let faults = self.network_faults.nic_faults(node);
             self.nodes[node as usize].nic.set_faults(faults);

@@ -77,6 +77,7 @@ use crate::events::{EventLog, What};
 use crate::faults::network::NetworkFaults;
 
 mod fault_events;
+mod life;
 mod outcome;
 mod setup;
 mod time_spent;
@@ -242,6 +243,20 @@ struct NodeHardware {
     /// tick: (reads repaired, background ones, rows written back, hints
     /// written, hints replayed).
     repairs_at_last_tick: [u64; 5],
+    /// Its device has failed (`disk-fail`): no I/O completes any more.
+    disk_failed: bool,
+    /// The node isolated itself after a disk error.
+    isolated: bool,
+    /// The `slow-disk` faults in force on its device.
+    slowdowns: Vec<models::nvme::Slowdown>,
+    /// Crash faults holding the node down; it restarts when none does.
+    crash_holds: u32,
+    /// When it last restarted, and what its shards replayed since.
+    restarted: Option<(SimTime, u64, u64)>,
+    /// Its network is cut because it is down or replaying.
+    life_cut: bool,
+    /// Wake-ups for the node's own timers in the kernel's queue.
+    node_timer: WakeUps,
 }
 
 /// The CPU a shard's engine runs on.
@@ -304,6 +319,9 @@ struct ShardState {
     /// What the shard's tasks sent out during the current period (messages,
     /// replies, I/Os), to leave at its next poll.
     outbox: Vec<Action>,
+    /// Whether its process takes requests and messages: not while its node
+    /// is down or replaying (what still arrives was sent before the crash).
+    up: bool,
 }
 
 /// Something that reaches a shard from outside its reactor: Seastar's
@@ -634,6 +652,13 @@ impl Simulation {
                 cache_at_last_tick: (0, 0),
                 engine_at_last_tick: (0, 0, SimDuration::ZERO),
                 repairs_at_last_tick: [0; 5],
+                disk_failed: false,
+                isolated: false,
+                slowdowns: Vec::new(),
+                crash_holds: 0,
+                restarted: None,
+                life_cut: false,
+                node_timer: WakeUps::default(),
             })
             .collect();
         // What each shard's engine is: its address, seeds and the
@@ -739,6 +764,7 @@ impl Simulation {
                 inbox: Vec::new(),
                 timer_in_inbox: false,
                 outbox: Vec::new(),
+                up: true,
             })
             .collect();
         let mut processes = Vec::new();
@@ -1074,6 +1100,10 @@ impl Simulation {
                 let state = &mut self.shards[shard as usize];
                 let class = state.io_in_flight[key as usize].2;
                 state.time_spent.io[usize::from(class)].device.end(now);
+                if self.nodes[node as usize].disk_failed {
+                    self.failed_io(now, shard, key);
+                    return;
+                }
                 self.arrive(now, shard, Inbound::IoDone { key });
             }
             Event::ShardTimer { shard } => {
@@ -1084,6 +1114,7 @@ impl Simulation {
                 }
             }
             Event::NodeTimer { node } => {
+                self.nodes[node as usize].node_timer.fired(now);
                 self.engines[node as usize].handle_node_timeout(now);
                 self.drain_node(now, node);
                 self.rearm_node_timer(node);
@@ -1617,12 +1648,14 @@ impl Simulation {
         (state.node as usize, state.local)
     }
 
-    /// Schedules node `node`'s next timer, if it has one. Its timer is only
-    /// ever pushed later by the node itself, so one wake-up is armed at a
-    /// time.
+    /// Schedules node `node`'s next timer, if it has one and none is
+    /// queued at or before it (after a restart the node's timers start
+    /// over).
     fn rearm_node_timer(&mut self, node: u32) {
         if let Some(at) = self.engines[node as usize].poll_node_timeout() {
-            self.kernel.schedule_at(at, Event::NodeTimer { node });
+            if self.nodes[node as usize].node_timer.arm(at) {
+                self.kernel.schedule_at(at, Event::NodeTimer { node });
+            }
         }
     }
 
@@ -1654,7 +1687,12 @@ impl Simulation {
                     // The driver's control connection is to node 0: its
                     // status events reach the clients while its network
                     // is up (DataStax driver 3.x `STATUS_CHANGE`).
-                    if node == CONTROL_NODE && !self.nodes[node as usize].nic.faults().cut {
+                    if node == CONTROL_NODE
+                        && !self.nodes[node as usize].nic.faults().cut
+                        && (!alive
+                            || self.engines[peer as usize].life()
+                                == engine::node::NodeLife::Running)
+                    {
                         self.driver_sees(peer, alive);
                     }
                     let what = if alive {
@@ -1676,6 +1714,8 @@ impl Simulation {
                         self.drain(now, shard);
                     }
                 }
+                engine::node::NodeOutput::Joined => self.node_joined(now, node),
+                engine::node::NodeOutput::Serving => self.node_serving(now, node),
             }
         }
     }
@@ -1698,6 +1738,10 @@ impl Simulation {
     /// periods (idle, it polls all the time), else at its next poll.
     fn arrive(&mut self, now: SimTime, shard: u32, inbound: Inbound) {
         let state = &mut self.shards[shard as usize];
+        if !state.up && matches!(inbound, Inbound::Request(_) | Inbound::Message { .. }) {
+            // A dead process takes nothing off its connections.
+            return;
+        }
         if state.cpu.in_period() {
             state.timer_in_inbox |= matches!(inbound, Inbound::Timer);
             state.inbox.push(inbound);
@@ -1850,6 +1894,11 @@ impl Simulation {
                 }
             }
             Action::SubmitIo(io) => {
+                if self.nodes[self.shards[shard as usize].node as usize].disk_failed {
+                    // The device answers with an error at once.
+                    self.disk_error(now, self.shards[shard as usize].node);
+                    return;
+                }
                 let direction = match io.kind {
                     IoKind::Read => IoDirection::Read,
                     IoKind::Write => IoDirection::Write,
@@ -1908,6 +1957,7 @@ impl Simulation {
                     core.set_shares(group, shares);
                 }
             }
+            Action::Replayed { entries, bytes } => self.shard_replayed(now, shard, entries, bytes),
             Action::Reply(reply) => {
                 let (slot, serial) = attempt_of(reply.id);
                 if !self.live_attempt(slot, serial) {
@@ -2210,13 +2260,9 @@ impl Simulation {
         if self.plan.cluster.hints.is_none() {
             return;
         }
-        let faults_end = self
-            .plan
-            .faults
-            .iter()
-            .map(|fault| fault.lasts.map(|lasts| SimTime::ZERO + fault.at + lasts))
-            .try_fold(SimTime::ZERO, |latest, end| end.map(|end| latest.max(end)));
-        let Some(faults_end) = faults_end else {
+        let Some(faults_end) =
+            crate::faults::latest_end(&self.plan.faults).map(|end| SimTime::ZERO + end)
+        else {
             return; // a fault lasts to the end
         };
         if end - check.last_write_at.max(faults_end) < REPLICA_CHECK_QUIET {

@@ -19,6 +19,24 @@
 //! - `drop`: each message to or from the nodes is lost with `probability`.
 //! - `nic-degrade`: the nodes' NICs carry `bandwidth_factor` of their
 //!   bandwidth.
+//! - `crash`: the nodes lose power (or their processes are killed):
+//!   everything in memory is gone and they leave the network at once;
+//!   what reached their disks stays (`engine::Node::crash`). With `for`
+//!   (at least 1 s) they restart when it ends; without, a later `restart`
+//!   starts them. A restarted node replays its commitlog, flushes, joins
+//!   gossip under a new generation and takes clients once gossip settles
+//!   (`engine::Node::restart`).
+//! - `restart`: starts nodes a `crash` without `for` left down.
+//! - `slow-disk`: the nodes' devices serve slower while it lasts: fixed
+//!   latency `latency_factor` times longer, `throughput_factor` of their
+//!   IOPS and bandwidth (`models::nvme::Slowdown`); overlapping ones
+//!   multiply.
+//! - `disk-fail`: the nodes' devices fail for good: every I/O from then on
+//!   returns an error, and at its first the node isolates itself, as
+//!   Scylla does on a disk error (`storage_service::isolate_on_error`
+//!   @3.0: it stops gossip, the CQL server and the messaging service), so
+//!   peers convict it and clients fail over. A failed disk is not
+//!   repaired within a run (replacing the node is a topology change).
 //!
 //! A message lost to a fault is lost: the NIC model leaves TCP's
 //! retransmission out (`models::network`), so the layers above see what an
@@ -29,16 +47,17 @@
 //!
 //! `[faults.random]` draws faults from the run's seed instead: on each
 //! node a Poisson process of `per_node_hour`, each fault of a kind drawn
-//! from `kinds` (flap, partition, drop, nic-degrade by default) and lasting
-//! an exponential time of mean `lasts` (1 m); a drawn flap cuts for 10 s
-//! out of every 30, a drop loses 1% of messages, a degraded NIC keeps half
-//! its bandwidth, a partition cuts the node off from all others. The same
-//! seed draws the same schedule; `events.jsonl` lists it as it happens.
-//!
-//! Not yet simulated, and refused with that reason rather than ignored:
-//! `crash`, `restart`, `disk-fail` and `slow-disk` (they need a node that
-//! can lose its memory and replay its commitlog, and a device that can
-//! fail or slow down).
+//! from `kinds` (flap, partition, drop, nic-degrade by default; crash and
+//! slow-disk when named) and lasting an exponential time of mean `lasts`
+//! (1 m); a drawn flap cuts for 10 s out of every 30, a drop loses 1% of
+//! messages, a degraded NIC keeps half its bandwidth, a partition cuts the
+//! node off from all others, a crash lasts at least 1 s, a slow disk has
+//! 4 times the latency and a quarter of the throughput. The same seed draws
+//! the same schedule; `events.jsonl` lists it as it happens. Crashes are
+//! not drawn unless named: in periodic commitlog mode a crash loses the
+//! writes still in the commitlog's buffer, which is the mode's promise,
+//! and two crashes of a range's replicas close together can lose a write
+//! acknowledged at QUORUM that way.
 
 pub mod network;
 
@@ -92,6 +111,28 @@ pub enum FaultKind {
         /// Fraction of the bandwidth left, in (0, 1].
         factor: f64,
     },
+    /// The nodes crash; they restart when the fault ends, if it does.
+    Crash {
+        /// The nodes.
+        nodes: Vec<u32>,
+    },
+    /// The nodes, down since a crash without end, start again.
+    Restart {
+        /// The nodes.
+        nodes: Vec<u32>,
+    },
+    /// The nodes' devices serve slower.
+    SlowDisk {
+        /// The nodes.
+        nodes: Vec<u32>,
+        /// The device's slowdown.
+        slowdown: models::nvme::Slowdown,
+    },
+    /// The nodes' devices fail for good.
+    DiskFail {
+        /// The nodes.
+        nodes: Vec<u32>,
+    },
 }
 
 /// The describe line's part for `faults`: each scripted one, then how
@@ -143,7 +184,22 @@ impl Fault {
             } => {
                 format!("nic-degrade nodes {} to {factor} of bandwidth", nodes(list))
             }
+            FaultKind::Crash { nodes: list } => format!("crash nodes {}", nodes(list)),
+            FaultKind::Restart { nodes: list } => format!("restart nodes {}", nodes(list)),
+            FaultKind::SlowDisk {
+                nodes: list,
+                slowdown,
+            } => format!(
+                "slow-disk nodes {} (latency x{}, throughput x{})",
+                nodes(list),
+                slowdown.latency_factor,
+                slowdown.throughput_factor
+            ),
+            FaultKind::DiskFail { nodes: list } => format!("disk-fail nodes {}", nodes(list)),
         };
+        if matches!(self.kind, FaultKind::Restart { .. }) {
+            return format!("{what} at {}", self.at);
+        }
         match self.lasts {
             Some(lasts) => format!("{what} at {} for {lasts}", self.at),
             None => format!("{what} from {} to the end", self.at),
@@ -159,6 +215,10 @@ impl FaultKind {
             FaultKind::Flap { .. } => "flap",
             FaultKind::Drop { .. } => "drop",
             FaultKind::NicDegrade { .. } => "nic-degrade",
+            FaultKind::Crash { .. } => "crash",
+            FaultKind::Restart { .. } => "restart",
+            FaultKind::SlowDisk { .. } => "slow-disk",
+            FaultKind::DiskFail { .. } => "disk-fail",
         }
     }
 
@@ -168,7 +228,11 @@ impl FaultKind {
             FaultKind::Partition { side, other } => side.iter().chain(other).copied().collect(),
             FaultKind::Flap { nodes, .. }
             | FaultKind::Drop { nodes, .. }
-            | FaultKind::NicDegrade { nodes, .. } => nodes.clone(),
+            | FaultKind::NicDegrade { nodes, .. }
+            | FaultKind::Crash { nodes }
+            | FaultKind::Restart { nodes }
+            | FaultKind::SlowDisk { nodes, .. }
+            | FaultKind::DiskFail { nodes } => nodes.clone(),
         }
     }
 }
@@ -191,10 +255,88 @@ pub fn resolve(
         .enumerate()
         .map(|(index, section)| resolve_one(scenario, index, section, nodes))
         .collect::<Result<Vec<_>, _>>()?;
+    check_restarts(scenario, &faults, nodes)?;
     if let Some(random) = &scenario.random_faults {
         faults.extend(draw(scenario, &random.random, nodes, seed, duration)?);
     }
     Ok(faults)
+}
+
+/// When the last of `faults` ends, from the start of the run (`None`: one
+/// lasts to the end). A `restart` ends as it happens; a `crash` without
+/// `for` ends at the `restart` that starts its last node.
+pub fn latest_end(faults: &[Fault]) -> Option<SimDuration> {
+    let mut latest = SimDuration::ZERO;
+    for fault in faults {
+        let end = match (&fault.kind, fault.lasts) {
+            (_, Some(lasts)) => fault.at + lasts,
+            (FaultKind::Restart { .. }, None) => fault.at,
+            (FaultKind::Crash { nodes }, None) => {
+                let mut end = fault.at;
+                for node in nodes {
+                    end = end.max(
+                        faults
+                            .iter()
+                            .filter(|other| other.at > fault.at)
+                            .filter(|other| {
+                                matches!(&other.kind, FaultKind::Restart { nodes } if nodes.contains(node))
+                            })
+                            .map(|other| other.at)
+                            .min()?,
+                    );
+                }
+                end
+            }
+            (_, None) => return None,
+        };
+        latest = latest.max(end);
+    }
+    Some(latest)
+}
+
+/// Checks that each scripted `restart` starts nodes that a scripted
+/// `crash` without `for` left down, at least [`SHORTEST_CRASH`] before.
+fn check_restarts(scenario: &Scenario, faults: &[Fault], nodes: u32) -> Result<(), ScenarioError> {
+    let mut order: Vec<usize> = (0..faults.len()).collect();
+    order.sort_by_key(|&index| (faults[index].at, index));
+    // Per node: since when a crash without end has held it down.
+    let mut down_since: Vec<Option<SimDuration>> = vec![None; nodes as usize];
+    for index in order {
+        let fault = &faults[index];
+        match &fault.kind {
+            FaultKind::Crash { nodes } if fault.lasts.is_none() => {
+                for &node in nodes {
+                    down_since[node as usize].get_or_insert(fault.at);
+                }
+            }
+            FaultKind::Restart { nodes } => {
+                for &node in nodes {
+                    match down_since[node as usize].take() {
+                        Some(since) if fault.at >= since + SHORTEST_CRASH => {}
+                        Some(since) => {
+                            return Err(scenario.error(
+                                &format!("fault[{index}].at"),
+                                format!(
+                                    "node {node} crashed at {since}: it restarts at least {SHORTEST_CRASH} later"
+                                ),
+                            ))
+                        }
+                        None => {
+                            return Err(scenario.error(
+                                &format!("fault[{index}].nodes"),
+                                format!(
+                                    "node {node} is not down at {}: a `restart` starts a node that a `crash` without `for` left down",
+                                    fault.at
+                                ),
+                            ))
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// What a random fault of each kind does besides its node and duration:
@@ -205,8 +347,27 @@ const RANDOM_FLAP_OFF: SimDuration = SimDuration::from_secs(10);
 const RANDOM_FLAP_ON: SimDuration = SimDuration::from_secs(20);
 const RANDOM_DROP_PROBABILITY: f64 = 0.01;
 const RANDOM_BANDWIDTH_FACTOR: f64 = 0.5;
+/// A drawn slow disk: 4 times the latency, a quarter of the throughput (a
+/// drive in the middle of internal garbage collection or thermal
+/// throttling, as an estimate).
+const RANDOM_SLOWDOWN: models::nvme::Slowdown = models::nvme::Slowdown {
+    latency_factor: 4.0,
+    throughput_factor: 0.25,
+};
+/// The shortest crash: a node is down at least this long (a process
+/// starts in seconds; the messages it had in flight are gone by then).
+pub const SHORTEST_CRASH: SimDuration = SimDuration::from_secs(1);
 /// The kinds `[faults.random]` draws from unless told.
 const RANDOM_KINDS: [&str; 4] = ["flap", "partition", "drop", "nic-degrade"];
+/// The kinds it can draw.
+const DRAWABLE_KINDS: [&str; 6] = [
+    "flap",
+    "partition",
+    "drop",
+    "nic-degrade",
+    "crash",
+    "slow-disk",
+];
 
 /// `[faults.random]`'s schedule: per node, arrivals of a Poisson process
 /// of `per_node_hour` over the run (stream `faults/random`), each of a
@@ -242,12 +403,12 @@ fn draw(
         None => RANDOM_KINDS.iter().map(|kind| kind.to_string()).collect(),
     };
     for kind in &kinds {
-        if !RANDOM_KINDS.contains(&kind.as_str()) {
+        if !DRAWABLE_KINDS.contains(&kind.as_str()) {
             return Err(error(
                 "kinds",
                 format!(
                     "`{kind}` cannot be drawn; random faults are of {}",
-                    RANDOM_KINDS.join(", ")
+                    DRAWABLE_KINDS.join(", ")
                 ),
             ));
         }
@@ -303,6 +464,14 @@ fn draw(
                     nodes,
                     probability: RANDOM_DROP_PROBABILITY,
                 },
+                "crash" => {
+                    length = length.max(SHORTEST_CRASH.as_secs_f64());
+                    FaultKind::Crash { nodes }
+                }
+                "slow-disk" => FaultKind::SlowDisk {
+                    nodes,
+                    slowdown: RANDOM_SLOWDOWN,
+                },
                 _ => FaultKind::NicDegrade {
                     nodes,
                     factor: RANDOM_BANDWIDTH_FACTOR,
@@ -335,14 +504,8 @@ fn resolve_one(
         "flap" => &["on", "off"],
         "drop" => &["probability"],
         "nic-degrade" => &["bandwidth_factor"],
-        "crash" | "restart" | "slow-disk" | "disk-fail" => {
-            return Err(error(
-                "kind",
-                format!(
-                    "`{kind_name}` faults are not simulated yet (a node cannot lose its memory, replay its commitlog or have its disk fail or slow down); simulated: partition, flap, drop, nic-degrade"
-                ),
-            ))
-        }
+        "slow-disk" => &["latency_factor", "throughput_factor"],
+        "crash" | "restart" | "disk-fail" => &[],
         other => {
             return Err(error(
                 "kind",
@@ -356,6 +519,8 @@ fn resolve_one(
         ("off", section.off.is_some()),
         ("probability", section.probability.is_some()),
         ("bandwidth_factor", section.bandwidth_factor.is_some()),
+        ("latency_factor", section.latency_factor.is_some()),
+        ("throughput_factor", section.throughput_factor.is_some()),
     ] {
         if present && !takes.contains(&key) {
             return Err(error(key, format!("a `{kind_name}` fault has no `{key}`")));
@@ -391,6 +556,27 @@ fn resolve_one(
     let lasts = section.lasts.map(|lasts| lasts.0);
     if lasts == Some(SimDuration::ZERO) {
         return Err(error("for", "a fault lasts longer than 0s".into()));
+    }
+    match (kind_name, lasts) {
+        ("restart", Some(_)) => {
+            return Err(error(
+                "for",
+                "a `restart` has no `for`: it starts nodes a `crash` left down".into(),
+            ))
+        }
+        ("disk-fail", Some(_)) => {
+            return Err(error(
+                "for",
+                "a failed disk stays failed for the rest of the run (replacing the node is a topology change)".into(),
+            ))
+        }
+        ("crash", Some(lasts)) if lasts < SHORTEST_CRASH => {
+            return Err(error(
+                "for",
+                format!("{lasts} is too short: a crashed node is down at least {SHORTEST_CRASH}"),
+            ))
+        }
+        _ => {}
     }
     let required = |key: &str, value: Option<f64>| {
         value.ok_or_else(|| error(key, format!("a `{kind_name}` fault needs `{key}`")))
@@ -443,6 +629,35 @@ fn resolve_one(
                 required("bandwidth_factor", section.bandwidth_factor)?,
             )?,
         },
+        "slow-disk" => {
+            let latency_factor = section.latency_factor.unwrap_or(1.0);
+            if !(latency_factor.is_finite() && latency_factor >= 1.0) {
+                return Err(error(
+                    "latency_factor",
+                    format!("{latency_factor} is not a factor of at least 1"),
+                ));
+            }
+            let throughput_factor = match section.throughput_factor {
+                Some(factor) => fraction("throughput_factor", factor)?,
+                None => 1.0,
+            };
+            if latency_factor == 1.0 && throughput_factor == 1.0 {
+                return Err(error(
+                    "latency_factor",
+                    "a `slow-disk` fault needs `latency_factor` above 1 or `throughput_factor` below 1".into(),
+                ));
+            }
+            FaultKind::SlowDisk {
+                nodes,
+                slowdown: models::nvme::Slowdown {
+                    latency_factor,
+                    throughput_factor,
+                },
+            }
+        }
+        "crash" => FaultKind::Crash { nodes },
+        "restart" => FaultKind::Restart { nodes },
+        "disk-fail" => FaultKind::DiskFail { nodes },
         _ => unreachable!("kinds checked above"),
     };
     Ok(Fault {
@@ -517,6 +732,36 @@ mod tests {
     }
 
     #[test]
+    fn node_and_disk_faults_resolve_and_a_crash_without_end_lasts_to_its_restart() {
+        let resolved = faults(
+            "[[fault]]\nat = \"10s\"\nfor = \"20s\"\nnodes = [0]\nkind = \"crash\"\n\
+             [[fault]]\nat = \"5s\"\nnodes = [1, 2]\nkind = \"crash\"\n\
+             [[fault]]\nat = \"45s\"\nnodes = [2, 1]\nkind = \"restart\"\n\
+             [[fault]]\nat = \"1s\"\nfor = \"1m\"\nnodes = [2]\nkind = \"slow-disk\"\nthroughput_factor = 0.25\n",
+        )
+        .unwrap();
+        assert_eq!(resolved[0].kind, FaultKind::Crash { nodes: vec![0] });
+        assert_eq!(resolved[2].kind, FaultKind::Restart { nodes: vec![1, 2] });
+        assert_eq!(
+            resolved[3].kind,
+            FaultKind::SlowDisk {
+                nodes: vec![2],
+                slowdown: models::nvme::Slowdown {
+                    latency_factor: 1.0,
+                    throughput_factor: 0.25
+                }
+            }
+        );
+        // The slow disk ends last, at 61 s; the crash without end at its
+        // restart, 45 s.
+        assert_eq!(latest_end(&resolved), Some(SimDuration::from_secs(61)));
+        assert_eq!(latest_end(&resolved[..3]), Some(SimDuration::from_secs(45)));
+        assert_eq!(latest_end(&resolved[1..2]), None, "never restarted");
+        let failed = faults("[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"disk-fail\"\n").unwrap();
+        assert_eq!(latest_end(&failed), None, "a failed disk stays failed");
+    }
+
+    #[test]
     fn mistakes_are_one_line_errors_naming_the_fault_and_key() {
         for (text, expected) in [
             (
@@ -540,8 +785,32 @@ mod tests {
                 "field `fault[0].kind`: unknown fault kind `meteor`",
             ),
             (
-                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"crash\"\n",
-                "field `fault[0].kind`: `crash` faults are not simulated yet",
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"restart\"\n",
+                "field `fault[0].nodes`: node 1 is not down at 1s: a `restart` starts a node that a `crash` without `for` left down",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"crash\"\n[[fault]]\nat = \"1500ms\"\nnodes = [1]\nkind = \"restart\"\n",
+                "field `fault[1].at`: node 1 crashed at 1s: it restarts at least 1s later",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nfor = \"500ms\"\nnodes = [1]\nkind = \"crash\"\n",
+                "field `fault[0].for`: 500ms is too short: a crashed node is down at least 1s",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nfor = \"5s\"\nnodes = [1]\nkind = \"disk-fail\"\n",
+                "field `fault[0].for`: a failed disk stays failed for the rest of the run",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"slow-disk\"\n",
+                "field `fault[0].latency_factor`: a `slow-disk` fault needs `latency_factor` above 1 or `throughput_factor` below 1",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"slow-disk\"\nlatency_factor = 0.5\n",
+                "field `fault[0].latency_factor`: 0.5 is not a factor of at least 1",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"crash\"\nprobability = 0.5\n",
+                "field `fault[0].probability`: a `crash` fault has no `probability`",
             ),
             (
                 "[[fault]]\nat = \"1s\"\nnodes = [0, 1, 2]\nkind = \"partition\"\n",
@@ -602,10 +871,18 @@ mod tests {
             &fault.kind,
             FaultKind::Partition { side, other } if side.len() == 1 && other.len() == 2
         )));
-        let error = draw("kinds = [\"crash\"]\n", 1).unwrap_err().to_string();
+        let error = draw("kinds = [\"disk-fail\"]\n", 1)
+            .unwrap_err()
+            .to_string();
         assert!(
-            error.contains("field `faults.random.kinds`: `crash` cannot be drawn"),
+            error.contains("field `faults.random.kinds`: `disk-fail` cannot be drawn"),
             "{error}"
         );
+        let crashes = draw("kinds = [\"crash\", \"slow-disk\"]\n", 1).unwrap();
+        assert!(crashes.iter().all(|fault| match &fault.kind {
+            FaultKind::Crash { .. } => fault.lasts.unwrap() >= SHORTEST_CRASH,
+            FaultKind::SlowDisk { slowdown, .. } => *slowdown == RANDOM_SLOWDOWN,
+            _ => false,
+        }));
     }
 }

@@ -104,6 +104,12 @@ impl NetworkFaults {
             Switch::Fault(FaultKind::Flap { .. }) => {
                 unreachable!("a flap switches by its cuts")
             }
+            Switch::Fault(
+                FaultKind::Crash { .. }
+                | FaultKind::Restart { .. }
+                | FaultKind::SlowDisk { .. }
+                | FaultKind::DiskFail { .. },
+            ) => unreachable!("node and disk faults cut a node's network by `Switch::Cut`"),
         }
     }
 
