@@ -447,6 +447,28 @@ impl Coordinator {
         }))
     }
 
+    /// Writes answered and still open (waiting for their last replicas),
+    /// with each replica node that has not acknowledged: a crash of this
+    /// coordinator now leaves those replicas without the write, and
+    /// without a hint for it.
+    pub fn answered_unacknowledged(&self) -> Vec<(RequestId, u32, Mutation)> {
+        let mut missing = Vec::new();
+        for (_, (_, op)) in &self.ops {
+            let Op::Write(write) = op else {
+                continue;
+            };
+            if !write.answered {
+                continue;
+            }
+            for position in 0..usize::from(write.expected) {
+                if write.acked & (1 << position) == 0 {
+                    missing.push((write.client, write.targets[position], write.mutation));
+                }
+            }
+        }
+        missing
+    }
+
     /// The nodes of open write `id`'s replicas that have not acknowledged
     /// it (none if it is closed).
     pub fn unacknowledged(&self, id: u64) -> impl Iterator<Item = u32> + '_ {

@@ -25,7 +25,9 @@
 //!   silence with heartbeats a second apart. So the time to mark a node
 //!   down emerges from the heartbeats a node stopped hearing.
 //! - *Up again.* A newer heartbeat of a node marked down sends it an
-//!   `ECHO`; its reply marks it up (`mark_alive` / `real_mark_alive`).
+//!   `ECHO`; its reply marks it up (`mark_alive` / `real_mark_alive`). An
+//!   echo lost (the node is still cut off, or crashed) times out after
+//!   [`ECHO_TIMEOUT`], and the next newer heartbeat sends another.
 //!
 //! The cluster joins a gossip that has been running: every node knows
 //! every other alive, and every window starts with one interval of
@@ -55,6 +57,10 @@ pub const GOSSIP_INTERVAL: SimDuration = SimDuration::from_secs(1);
 pub const MAX_INTERVAL: SimDuration = SimDuration::from_secs(2);
 /// `phi_convict_threshold`'s default.
 pub const PHI_CONVICT_THRESHOLD: f64 = 8.0;
+/// `messaging_service::send_gossip_echo`'s timeout @3.0: an echo not
+/// answered by then is given up, and the next newer heartbeat sends
+/// another.
+pub const ECHO_TIMEOUT: SimDuration = SimDuration::from_secs(3);
 /// `failure_detector::SAMPLE_SIZE`: the intervals a window keeps.
 const SAMPLE_SIZE: usize = 1000;
 /// `PHI_FACTOR` = `M_LOG10E`.
@@ -167,8 +173,8 @@ pub struct Gossiper {
     versions: Vec<u64>,
     alive: Vec<bool>,
     windows: Vec<ArrivalWindow>,
-    /// Nodes marked down that were sent an echo not yet answered.
-    echoing: Vec<bool>,
+    /// When each node marked down was sent an echo not yet answered.
+    echoing: Vec<Option<SimTime>>,
     phi_convict_threshold: f64,
     next_round: SimTime,
     rng: Pcg64Mcg,
@@ -194,7 +200,7 @@ impl Gossiper {
             versions: vec![0; nodes as usize],
             alive: vec![true; nodes as usize],
             windows: (0..nodes).map(|_| ArrivalWindow::new(now)).collect(),
-            echoing: vec![false; nodes as usize],
+            echoing: vec![None; nodes as usize],
             phi_convict_threshold,
             next_round: now + SimDuration::from_nanos(phase),
             rng,
@@ -330,8 +336,8 @@ impl Gossiper {
             ),
             GossipKind::EchoReply => {
                 let node = from as usize;
-                if self.echoing[node] {
-                    self.echoing[node] = false;
+                if self.echoing[node].is_some() {
+                    self.echoing[node] = None;
                     if !self.alive[node] {
                         self.alive[node] = true;
                         self.outputs.push_back(GossipOutput::Liveness {
@@ -356,8 +362,12 @@ impl Gossiper {
             }
             self.versions[node] = version;
             self.windows[node].add(now);
-            if !self.alive[node] && !self.echoing[node] {
-                self.echoing[node] = true;
+            // One echo at a time, until it is answered or times out
+            // (`_pending_mark_alive_endpoints`, cleared when the echo's
+            // RPC ends either way).
+            let pending = self.echoing[node].is_some_and(|sent| now - sent < ECHO_TIMEOUT);
+            if !self.alive[node] && !pending {
+                self.echoing[node] = Some(now);
                 self.send(
                     node as u32,
                     GossipMessage {
@@ -432,6 +442,15 @@ mod tests {
         until: SimTime,
         cut: impl Fn(SimTime, u32) -> bool,
     ) -> Vec<(SimTime, u32, u32, bool)> {
+        run_links(nodes, until, |now, from, to| cut(now, from) || cut(now, to))
+    }
+
+    /// [`run`] with `lost(now, from, to)` saying which messages are lost.
+    fn run_links(
+        nodes: u32,
+        until: SimTime,
+        lost: impl Fn(SimTime, u32, u32) -> bool,
+    ) -> Vec<(SimTime, u32, u32, bool)> {
         let mut gossipers: Vec<Gossiper> = (0..nodes)
             .map(|node| Gossiper::new(node, nodes, SimTime::ZERO, 7 + u64::from(node), 8.0))
             .collect();
@@ -454,7 +473,7 @@ mod tests {
                 while let Some(output) = gossipers[from as usize].poll_output() {
                     match output {
                         GossipOutput::Send { to, message } => {
-                            if !cut(now, from) && !cut(now, to) {
+                            if !lost(now, from, to) {
                                 gossipers[to as usize].handle_message(now, from, message);
                                 pending.push(to);
                             }
@@ -507,6 +526,26 @@ mod tests {
                 "seen up {after} s after the heal"
             );
         }
+    }
+
+    #[test]
+    fn an_echo_lost_is_sent_again_after_its_timeout() {
+        let secs = |s: u64| SimTime::from_nanos(s * 1_000_000_000);
+        // Node 2 is cut from 60 s to 120 s; then, until 130 s, what node 0
+        // sends it is still lost (its echoes among them).
+        let changes = run_links(3, secs(200), |now, from, to| {
+            let cut = now >= secs(60) && now < secs(120) && (from == 2 || to == 2);
+            cut || (now >= secs(120) && now < secs(130) && from == 0 && to == 2)
+        });
+        let up = changes
+            .iter()
+            .find(|&&(_, observer, node, alive)| observer == 0 && node == 2 && alive)
+            .expect("node 0 sees node 2 up in the end");
+        let after = (up.0 - secs(130)).as_secs_f64();
+        assert!(
+            (0.0..5.0).contains(&after),
+            "seen up {after} s after its echoes get through"
+        );
     }
 
     #[test]

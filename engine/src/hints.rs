@@ -309,6 +309,23 @@ impl HintsManager {
         after
     }
 
+    /// The hints a crash now would destroy, with their destinations: the
+    /// open segments' (in memory or being written) and those of closed
+    /// segments whose writes have not all completed.
+    pub fn lost_in_crash(&self) -> Vec<(u32, Hint)> {
+        let mut lost = Vec::new();
+        for (node, endpoint) in self.endpoints.iter().enumerate() {
+            let node = node as u32;
+            lost.extend(endpoint.open.iter().map(|hint| (node, *hint)));
+            for segment in &endpoint.segments {
+                if segment.writes_outstanding > 0 {
+                    lost.extend(segment.hints.iter().map(|hint| (node, *hint)));
+                }
+            }
+        }
+        lost
+    }
+
     /// The setup.
     pub fn setup(&self) -> &HintsSetup {
         &self.setup

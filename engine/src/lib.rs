@@ -89,5 +89,7 @@ pub use coordinator::{ConsistencyLevel, ReadResult, RowVersion};
 pub use messaging::Landing;
 pub use node::Node;
 pub use placement::{key_token, Placement, ShardAddress};
-pub use shard::{HintsSummary, MergePhases, PreloadState, Shard, ShardStats, MERGE_TIERS};
+pub use shard::{
+    CrashLoss, HintsSummary, MergePhases, PreloadState, Shard, ShardStats, MERGE_TIERS,
+};
 pub use units::{SimDuration, SimTime};

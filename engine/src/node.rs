@@ -191,21 +191,25 @@ impl Node {
     /// The node crashes at `now` (power lost, or its process killed): its
     /// shards keep what is on their disks, gossip stops, and nothing of it
     /// runs until [`Node::restart`]. The driver takes it off the network
-    /// and hands it nothing meanwhile.
-    pub fn crash(&mut self, now: SimTime) {
+    /// and hands it nothing meanwhile. Returns what its shards had
+    /// acknowledged and lost.
+    pub fn crash(&mut self, now: SimTime) -> Vec<crate::shard::CrashLoss> {
         assert_ne!(
             self.life,
             NodeLife::Down,
             "a down node does not crash again"
         );
-        for shard in &mut self.shards {
-            shard.crash(now);
-        }
+        let losses = self
+            .shards
+            .iter_mut()
+            .map(|shard| shard.crash(now))
+            .collect();
         self.gossiper = None;
         self.next_recompute = None;
         self.serve_at = None;
         self.outputs.clear();
         self.life = NodeLife::Down;
+        losses
     }
 
     /// The crashed node starts at `now`: every shard replays its

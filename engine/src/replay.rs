@@ -172,6 +172,18 @@ impl ReplayLog {
         }
     }
 
+    /// Data mode: the rows a crash whose device held the log up to
+    /// `durable_position` loses (appended, never written out), in log
+    /// order. Empty in volume mode.
+    pub fn lost(&self, durable_position: u64) -> Vec<(u64, RowVersion)> {
+        self.rows.as_ref().map_or_else(Vec::new, |rows| {
+            rows.iter()
+                .filter(|row| row.end_position > durable_position)
+                .map(|row| (row.key, row.version))
+                .collect()
+        })
+    }
+
     /// What survives a crash whose device held the log up to
     /// `durable_position`.
     pub fn durable(&self, durable_position: u64) -> Replay {

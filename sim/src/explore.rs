@@ -15,6 +15,13 @@
 //!   end of run quiet for 30 s (no write, no fault), every replica of every
 //!   acknowledged key holds its newest acknowledged version.
 //!
+//! A crash destroys some acknowledged versions by design, and both checkers
+//! count those apart rather than as failures: the hints a crashed
+//! coordinator held in memory (only a repair restores that replica), and
+//! in periodic commitlog mode the rows a crashed replica had acknowledged
+//! from its commitlog buffer (a QUORUM read may then miss them: the
+//! replica is one of RF - QUORUM lost for good for that write).
+//!
 //! A run that panics is a crash, reported apart from a checker failure.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -323,6 +323,11 @@ impl CoordinatorSummary {
     }
 }
 
+/// For `skip_serializing_if`: a count that is zero.
+fn is_zero(count: &u64) -> bool {
+    *count == 0
+}
+
 /// Data mode's read check in `summary.json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct ConsistencySummary {
@@ -331,6 +336,12 @@ pub struct ConsistencySummary {
     /// Reads that returned a version older than one acknowledged before
     /// they were issued.
     pub stale_reads: u64,
+    /// Reads that returned an older version than one acknowledged before
+    /// them because a crash destroyed it on a replica (periodic commitlog
+    /// mode's promise; not in `stale_reads`). Only runs with such a crash
+    /// have the field.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stale_after_crash_loss: u64,
     /// The first of them: `{"time_s", "key", "acknowledged", "returned"}`
     /// (timestamps; 0 returned: not found).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -338,7 +349,8 @@ pub struct ConsistencySummary {
     /// With hinted handoff and a quiet end of run (30 s without a write or
     /// a fault): whether every replica of every acknowledged key holds its
     /// newest version (`keys`, `replicas_behind`, and the first key
-    /// behind with its nodes).
+    /// behind with its nodes; `replicas_lost_to_crashes`, in runs with
+    /// crashes, counts the replicas whose version a crash destroyed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<serde_json::Value>,
 }
@@ -497,6 +509,7 @@ impl Summary {
                 .map(|check| ConsistencySummary {
                     reads_checked: check.reads_checked,
                     stale_reads: check.stale_reads,
+                    stale_after_crash_loss: check.stale_after_crash_loss,
                     first_stale_read: check.first_stale.map(|stale| {
                         serde_json::json!({
                             "time_s": stale.at.as_nanos() as f64 / 1e9,
@@ -506,13 +519,18 @@ impl Summary {
                         })
                     }),
                     replicas: check.replicas.as_ref().map(|replicas| {
-                        serde_json::json!({
+                        let mut json = serde_json::json!({
                             "keys": replicas.keys,
                             "replicas_behind": replicas.behind,
                             "first_behind": replicas.first.as_ref().map(|(key, acknowledged, nodes)| {
                                 serde_json::json!({"key": key, "acknowledged": acknowledged, "nodes": nodes})
                             }),
-                        })
+                        });
+                        // Only runs with crashes have the field.
+                        if replicas.lost_to_crashes > 0 {
+                            json["replicas_lost_to_crashes"] = replicas.lost_to_crashes.into();
+                        }
+                        json
                     }),
                 }),
             faults: (!outcome.plan.faults.is_empty()).then_some(FaultSummary {

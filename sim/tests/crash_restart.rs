@@ -143,12 +143,14 @@ fn periodic_mode_loses_at_most_the_crashed_nodes_unwritten_tail_and_reads_stay_w
     assert_eq!(consistency.stale_reads, 0, "{:?}", consistency.first_stale);
     let replicas = consistency.replicas.as_ref().expect("quiet at the end");
     println!("{replicas:?}");
-    // At most the writes of one commitlog sync period (10 s at 1,000/s)
-    // are missing, on the node that crashed only.
-    assert!(replicas.behind <= 10_000, "{replicas:?}");
-    if let Some((_, _, nodes)) = &replicas.first {
-        assert_eq!(nodes, &vec![1]);
-    }
+    // What the crashed node lost from its commitlog buffer (at most a sync
+    // period's writes, 10 s at 1,000/s) is counted apart; nothing else is
+    // missing anywhere.
+    assert!(
+        replicas.lost_to_crashes > 0 && replicas.lost_to_crashes <= 10_000,
+        "{replicas:?}"
+    );
+    assert_eq!(replicas.behind, 0, "{replicas:?}");
 }
 
 #[test]

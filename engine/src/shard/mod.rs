@@ -1244,6 +1244,7 @@ pub use handoff::HINT_REPLAY;
 mod preload;
 mod read_path;
 mod restart;
+pub use restart::CrashLoss;
 #[cfg(test)]
 mod restart_tests;
 mod write_path;

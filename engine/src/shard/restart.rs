@@ -29,6 +29,20 @@ use crate::coordinator::RowVersion;
 use crate::replay::Replay;
 use units::SimTime;
 
+/// What a crash destroyed that had been acknowledged (data mode), for
+/// checkers that must tell a write the crash lost from one the cluster
+/// lost.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CrashLoss {
+    /// Hints the shard held in memory or was still writing, and those its
+    /// open writes would have written at their timeout, with their
+    /// destination nodes (`bytes` 0 for the latter).
+    pub hints: Vec<(u32, crate::hints::Hint)>,
+    /// Rows whose commitlog entries never reached the disk (periodic
+    /// mode acknowledges them from the buffer).
+    pub rows: Vec<(u64, RowVersion)>,
+}
+
 /// Commitlog reads in flight during replay (the commitlog reader's
 /// `read_ahead`, as hint replay's).
 const REPLAY_READ_AHEAD: u32 = 10;
@@ -121,8 +135,35 @@ impl Shard {
     /// The shard crashes at `now`: it keeps what is on its disk and
     /// nothing else, and does nothing until [`Shard::restart`] (its driver
     /// must hand it nothing meanwhile: its node is gone from the network).
-    pub fn crash(&mut self, now: SimTime) {
+    /// Returns what it had acknowledged and lost.
+    pub fn crash(&mut self, now: SimTime) -> CrashLoss {
         assert!(!self.is_down(), "a shard crashes once before it restarts");
+        let mut hints = self
+            .handoff
+            .as_ref()
+            .map_or_else(Vec::new, |handoff| handoff.manager.lost_in_crash());
+        if self.handoff.is_some() {
+            // Writes answered and waiting for their last replicas would
+            // have hinted those at their timeout (a hint's own replay is
+            // still in its segment on disk).
+            for (client, node, mutation) in self.coordinator.answered_unacknowledged() {
+                if client.0 & super::HINT_REPLAY == 0 {
+                    hints.push((
+                        node,
+                        crate::hints::Hint {
+                            key: mutation.key,
+                            timestamp: mutation.timestamp,
+                            value_bytes: mutation.value_bytes,
+                            bytes: 0,
+                        },
+                    ));
+                }
+            }
+        }
+        let loss = CrashLoss {
+            hints,
+            rows: self.replay_log.lost(self.commitlog.durable_position()),
+        };
         let replay = match std::mem::take(&mut self.life) {
             // Crashed again while replaying: the old segments are deleted
             // only after the replay's flush, so all of them are still
@@ -149,6 +190,7 @@ impl Shard {
         self.timers = crate::timer::TimerTable::default();
         self.next_timeout = None;
         self.life = Life::Down(Box::new(durable));
+        loss
     }
 
     /// The crashed shard starts again at `now`: it replays its commitlog

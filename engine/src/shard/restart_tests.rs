@@ -177,7 +177,7 @@ fn periodic_mode_loses_at_most_the_unwritten_buffer_and_keeps_every_durable_writ
         "periodic mode acknowledges from the buffer"
     );
     let now = SimTime::from_nanos(1_000_000);
-    shard.crash(now);
+    let loss = shard.crash(now);
     restart(&mut shard, now + units::SimDuration::from_secs(1));
     let lost: Vec<u64> = acknowledged
         .iter()
@@ -194,6 +194,10 @@ fn periodic_mode_loses_at_most_the_unwritten_buffer_and_keeps_every_durable_writ
     );
     // What was lost was acknowledged: periodic mode's window.
     assert!(!lost.is_empty(), "periodic mode loses the unwritten tail");
+    // And the crash said exactly what it lost.
+    let reported: Vec<u64> = loss.rows.iter().map(|(key, _)| *key).collect();
+    assert_eq!(reported, lost);
+    assert!(loss.hints.is_empty(), "a single shard keeps no hints");
 }
 
 #[test]

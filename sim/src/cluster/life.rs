@@ -63,7 +63,10 @@ impl Simulation {
             let shard = self.shard_index(ShardAddress { node, shard: local });
             self.kill_shard(now, shard);
         }
-        self.engines[node as usize].crash(now);
+        let losses = self.engines[node as usize].crash(now);
+        if let Some(check) = self.consistency.as_mut() {
+            check.crashed(node, &losses);
+        }
     }
 
     /// Drops what the shard's dead process had queued on its core and its

@@ -2252,7 +2252,8 @@ impl Simulation {
     /// Data mode with hinted handoff, once the run has been quiet long
     /// enough for the hints to go (no write acknowledged and no fault in
     /// force for the last [`REPLICA_CHECK_QUIET`]): whether every replica of
-    /// every acknowledged key holds its newest acknowledged version.
+    /// every acknowledged key holds its newest acknowledged version, but
+    /// for the versions a crash destroyed (counted apart).
     fn check_replicas(&mut self, end: SimTime) {
         let Some(check) = self.consistency.as_ref() else {
             return;
@@ -2283,7 +2284,12 @@ impl Simulation {
                     .local_version(key)
                     .flatten()
                     .map_or(0, |version| version.timestamp);
-                if held < acknowledged {
+                if held >= acknowledged {
+                    continue;
+                }
+                if check.lost_to_crash(key, replica.node, acknowledged) {
+                    result.lost_to_crashes += 1;
+                } else {
                     behind.push(replica.node);
                 }
             }

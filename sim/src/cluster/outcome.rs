@@ -119,6 +119,18 @@ pub struct ConsistencyCheck {
     pub last_write_at: SimTime,
     /// The end-of-run check of the replicas, when it applied.
     pub replicas: Option<ReplicaCheck>,
+    /// Acknowledged versions crashes destroyed on a replica: (key, node,
+    /// timestamp) of a crashed coordinator's hints for that node, and of
+    /// rows a crashed node had acknowledged from its commitlog buffer.
+    lost_to_crashes: std::collections::HashSet<(u64, u32, u64)>,
+    /// (key, timestamp) of the rows a crashed node lost from its commitlog
+    /// buffer: a QUORUM read that meets that node and one the write never
+    /// reached may miss them (periodic mode's promise, not a bug).
+    rows_lost_to_crashes: std::collections::HashSet<(u64, u64)>,
+    /// Reads that returned an older version than one acknowledged before
+    /// them, where a crash had destroyed that version on a replica (not
+    /// counted in `stale_reads`).
+    pub stale_after_crash_loss: u64,
 }
 
 /// A read that returned less than what was acknowledged before it.
@@ -143,6 +155,9 @@ pub struct ReplicaCheck {
     pub keys: u64,
     /// (key, replica node) pairs behind the newest acknowledged version.
     pub behind: u64,
+    /// Of the pairs behind, those whose version a crash destroyed (not
+    /// counted in `behind`): only a repair brings them back.
+    pub lost_to_crashes: u64,
     /// The first key behind (by key): the key, the version acknowledged
     /// and the nodes behind it.
     pub first: Option<(u64, u64, Vec<u32>)>,
@@ -162,7 +177,9 @@ impl ConsistencyCheck {
 
     pub(super) fn read_answered(&mut self, now: SimTime, key: u64, floor: u64, returned: u64) {
         self.reads_checked += 1;
-        if returned < floor {
+        if returned < floor && self.rows_lost_to_crashes.contains(&(key, floor)) {
+            self.stale_after_crash_loss += 1;
+        } else if returned < floor {
             self.stale_reads += 1;
             self.first_stale.get_or_insert(StaleRead {
                 at: now,
@@ -171,6 +188,25 @@ impl ConsistencyCheck {
                 returned,
             });
         }
+    }
+
+    /// Node `node` crashed and lost what `losses` lists.
+    pub(super) fn crashed(&mut self, node: u32, losses: &[engine::CrashLoss]) {
+        for loss in losses {
+            for (destination, hint) in &loss.hints {
+                self.lost_to_crashes
+                    .insert((hint.key, *destination, hint.timestamp));
+            }
+            for (key, version) in &loss.rows {
+                self.lost_to_crashes.insert((*key, node, version.timestamp));
+                self.rows_lost_to_crashes.insert((*key, version.timestamp));
+            }
+        }
+    }
+
+    /// Whether a crash destroyed `key`'s version `timestamp` on `node`.
+    pub(super) fn lost_to_crash(&self, key: u64, node: u32, timestamp: u64) -> bool {
+        self.lost_to_crashes.contains(&(key, node, timestamp))
     }
 
     /// Every acknowledged key, sorted, with its newest version.
