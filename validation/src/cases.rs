@@ -149,6 +149,19 @@ pub struct CaseSeries {
     pub throughput: Vec<(f64, f64)>,
     /// (seconds, running compactions, mean over nodes).
     pub compactions: Vec<(f64, f64)>,
+    /// (seconds into the measurement window, rows written back by read
+    /// repair a second, cluster-wide).
+    pub read_repairs: Vec<(f64, f64)>,
+}
+
+impl CaseSeries {
+    /// The series a [`crate::published::Shape`] names.
+    pub fn named(&self, metric: &str) -> Option<&[(f64, f64)]> {
+        match metric {
+            "read repairs per second" => Some(&self.read_repairs),
+            _ => None,
+        }
+    }
 }
 
 impl CaseResult {
@@ -241,7 +254,7 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
                 },
                 setup: section.setup.clone(),
                 measured: measure(&outcome, SimTime::ZERO + warmup),
-                series: series(&outcome),
+                series: series(&outcome, warmup.as_secs_f64()),
             })
         }
         Case::Device {
@@ -393,7 +406,7 @@ fn server_load(outcome: &RunOutcome, from: SimTime) -> Option<f64> {
 }
 
 /// Throughput and compactions over time, from the time series.
-fn series(outcome: &RunOutcome) -> CaseSeries {
+fn series(outcome: &RunOutcome, from_s: f64) -> CaseSeries {
     let series = &outcome.timeseries;
     let indices = |keep: &dyn Fn(&str) -> bool| -> Vec<usize> {
         series
@@ -406,6 +419,8 @@ fn series(outcome: &RunOutcome) -> CaseSeries {
     };
     let ops = indices(&|name| name.ends_with("_ops_per_s") && !name.starts_with("node"));
     let compactions = indices(&|name| name.starts_with("node") && name.ends_with("_compactions"));
+    let repairs =
+        indices(&|name| name.starts_with("node") && name.ends_with("_read_repairs_per_s"));
     let mut out = CaseSeries::default();
     for row in &series.rows {
         let Ok(time) = row[0].parse::<f64>() else {
@@ -421,6 +436,9 @@ fn series(outcome: &RunOutcome) -> CaseSeries {
         if !compactions.is_empty() {
             out.compactions
                 .push((time, sum(&compactions) / compactions.len() as f64));
+        }
+        if time > from_s && !repairs.is_empty() {
+            out.read_repairs.push((time - from_s, sum(&repairs)));
         }
     }
     out

@@ -1,7 +1,9 @@
 //! The scorecard's charts, drawn like the reports' own: `scorecard` (each
 //! published figure's relative error, the tolerance band shaded), `r2-
 //! throughput` and `r2-compactions` (2.1 and 2.2 over time on one chart, as
-//! R2's report draws them), and `r5-latency` (read and write percentiles of
+//! R2's report draws them), `r4-read-repairs` (the rate of read repairs
+//! over R4's read phase, 2.3 and 3.0 on one chart, as its report draws
+//! it), and `r5-latency` (read and write percentiles of
 //! each cluster and rate, published beside simulated).
 
 use std::path::Path;
@@ -37,6 +39,19 @@ pub fn write_all(dir: &Path, card: &Scorecard, results: &[CaseResult]) -> std::i
             "compactions",
             r2.iter()
                 .map(|r| (r.setup.clone(), r.series.compactions.clone()))
+                .collect(),
+        )?;
+    }
+    let r4: Vec<&CaseResult> = results.iter().filter(|r| r.case.run == "R4").collect();
+    if !r4.is_empty() {
+        write_line_chart(
+            dir,
+            "r4-read-repairs",
+            "R4: rows repaired by QUORUM reads, by seconds into the read phase (published: 2.3 decaying, 3.0 zero)"
+                .into(),
+            "rows repaired per second",
+            r4.iter()
+                .map(|r| (r.setup.clone(), r.series.read_repairs.clone()))
                 .collect(),
         )?;
     }

@@ -100,6 +100,49 @@ pub struct Comparison {
     pub stated_improvement_percent: Option<f64>,
 }
 
+/// How a report says a figure runs its course, in words, where it charts
+/// it without giving numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeKind {
+    /// Zero throughout.
+    Zero,
+    /// Non-zero, and lower at the end than at the start.
+    Decays,
+}
+
+/// A figure's course over a run, as the report charts it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shape {
+    /// Run id.
+    pub run: &'static str,
+    /// Setup.
+    pub setup: &'static str,
+    /// The series (a `CaseSeries` name).
+    pub metric: &'static str,
+    /// What the report says of it.
+    pub shape: ShapeKind,
+    /// In the report's words.
+    pub statement: &'static str,
+}
+
+/// The courses the reports chart: R4's read repairs over the read phase.
+pub const SHAPES: &[Shape] = &[
+    Shape {
+        run: "R4",
+        setup: "scylla-2.3",
+        metric: "read repairs per second",
+        shape: ShapeKind::Decays,
+        statement: "non-zero and decaying over the read phase",
+    },
+    Shape {
+        run: "R4",
+        setup: "scylla-3.0",
+        metric: "read repairs per second",
+        shape: ShapeKind::Zero,
+        statement: "zero (hints replayed before the reads)",
+    },
+];
+
 /// A published report.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Report {

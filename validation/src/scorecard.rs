@@ -6,22 +6,21 @@
 //! (candidate / baseline of one metric) is in the right direction when both
 //! ratios are on the same side of 1, and of the right size when the
 //! simulated change (ratio - 1) is within a third of the published change.
-//! R3 needs streaming, which the twin does not have yet, and R4 a scenario
-//! the report's setup pins down: their figures are listed with that
-//! status, not a number.
+//! A shape (a series the report charts and describes in words, such as
+//! R4's read repairs: zero for 3.0, decaying for 2.3) passes when the
+//! simulated series does what the words say, judged on the means of its
+//! first and last thirds. R3 needs streaming, which the twin does not have
+//! yet: its figures are listed with that status, not a number.
 
 use serde::{Deserialize, Serialize};
 
 use crate::cases::CaseResult;
-use crate::published::{Comparison, Figure, Kind, Unit, COMPARISONS, FIGURES, REPORTS};
+use crate::published::{
+    Comparison, Figure, Kind, Shape, ShapeKind, Unit, COMPARISONS, FIGURES, REPORTS, SHAPES,
+};
 
 /// Status of R3's figures: node add and decommission need streaming.
 pub const NEEDS_STREAMING: &str = "needs streaming (topology changes)";
-/// Status of R4's figures: faults, hinted handoff and read repair run, but
-/// the report gives no instance, insert rate or cut schedule to build its
-/// scenario from (validation/CALIBRATION.md).
-pub const NEEDS_R4_SCENARIO: &str =
-    "needs a scenario: the report gives no instance, insert rate or cut schedule";
 /// Status of a figure that was simulated.
 pub const SIMULATED: &str = "simulated";
 /// Status of a figure whose case was not run (`--case`).
@@ -30,7 +29,7 @@ pub const NOT_RUN: &str = "not run";
 pub const NOT_MEASURED: &str = "the case did not measure it";
 
 /// Runs not simulated yet, with why.
-const NOT_SIMULATED_RUNS: [(&str, &str); 2] = [("R3", NEEDS_STREAMING), ("R4", NEEDS_R4_SCENARIO)];
+const NOT_SIMULATED_RUNS: [(&str, &str); 1] = [("R3", NEEDS_STREAMING)];
 
 /// One case as the scorecard lists it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -109,6 +108,29 @@ pub struct ComparisonRow {
     pub pass: Option<bool>,
 }
 
+/// One published shape on the scorecard.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShapeRow {
+    /// The case that simulated it.
+    pub case: Option<String>,
+    /// Published run.
+    pub run: String,
+    /// Setup.
+    pub setup: String,
+    /// The series.
+    pub metric: String,
+    /// What the report says of it.
+    pub published: String,
+    /// Mean of the simulated series' first third.
+    pub first_third: Option<f64>,
+    /// Mean of its last third.
+    pub last_third: Option<f64>,
+    /// Whether it does what the report says.
+    pub pass: Option<bool>,
+    /// `simulated`, `not run`, or what it needs.
+    pub status: String,
+}
+
 /// Counts for the headline.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Totals {
@@ -130,6 +152,15 @@ pub struct Totals {
     pub loads: usize,
     /// Server-load figures within tolerance.
     pub loads_passed: usize,
+    /// Published shapes.
+    #[serde(default)]
+    pub shapes: usize,
+    /// Shapes simulated.
+    #[serde(default)]
+    pub shapes_simulated: usize,
+    /// Shapes that do what the report says.
+    #[serde(default)]
+    pub shapes_passed: usize,
 }
 
 /// The whole scorecard (the `--json` output).
@@ -145,6 +176,9 @@ pub struct Scorecard {
     pub figures: Vec<FigureRow>,
     /// Every published comparison.
     pub comparisons: Vec<ComparisonRow>,
+    /// Every published shape.
+    #[serde(default)]
+    pub shapes: Vec<ShapeRow>,
     /// Counts.
     pub summary: Totals,
 }
@@ -193,6 +227,10 @@ pub fn build(results: &[CaseResult], quick: bool, wall_seconds: f64) -> Scorecar
         .iter()
         .map(|comparison| comparison_row(comparison, &figures))
         .collect();
+    let shapes: Vec<ShapeRow> = SHAPES
+        .iter()
+        .map(|shape| shape_row(shape, results))
+        .collect();
     let simulated: Vec<&FigureRow> = figures.iter().filter(|f| f.simulated.is_some()).collect();
     let loads: Vec<&&FigureRow> = simulated
         .iter()
@@ -214,6 +252,9 @@ pub fn build(results: &[CaseResult], quick: bool, wall_seconds: f64) -> Scorecar
             .count(),
         loads: loads.len(),
         loads_passed: loads.iter().filter(|f| f.pass == Some(true)).count(),
+        shapes: shapes.len(),
+        shapes_simulated: shapes.iter().filter(|s| s.pass.is_some()).count(),
+        shapes_passed: shapes.iter().filter(|s| s.pass == Some(true)).count(),
     };
     let cases = results.iter().map(|r| r.case.clone()).collect();
     Scorecard {
@@ -222,8 +263,52 @@ pub fn build(results: &[CaseResult], quick: bool, wall_seconds: f64) -> Scorecar
         cases,
         figures,
         comparisons,
+        shapes,
         summary,
     }
+}
+
+/// Whether the case's series does what `shape` says.
+fn shape_row(shape: &Shape, results: &[CaseResult]) -> ShapeRow {
+    let mut row = ShapeRow {
+        case: None,
+        run: shape.run.into(),
+        setup: shape.setup.into(),
+        metric: shape.metric.into(),
+        published: shape.statement.into(),
+        first_third: None,
+        last_third: None,
+        pass: None,
+        status: NOT_RUN.into(),
+    };
+    let Some(case) = results
+        .iter()
+        .find(|r| r.case.run == shape.run && r.setup == shape.setup)
+    else {
+        return row;
+    };
+    row.case = Some(case.case.id.clone());
+    let series = case.series.named(shape.metric).unwrap_or(&[]);
+    if series.len() < 3 {
+        row.status = NOT_MEASURED.into();
+        return row;
+    }
+    let third = series.len() / 3;
+    let mean = |points: &[(f64, f64)]| {
+        round_sig(points.iter().map(|(_, value)| value).sum::<f64>() / points.len() as f64)
+    };
+    let (first, last) = (
+        mean(&series[..third]),
+        mean(&series[series.len() - third..]),
+    );
+    row.first_third = Some(first);
+    row.last_third = Some(last);
+    row.pass = Some(match shape.shape {
+        ShapeKind::Zero => series.iter().all(|(_, value)| *value == 0.0),
+        ShapeKind::Decays => first > 0.0 && last < first,
+    });
+    row.status = SIMULATED.into();
+    row
 }
 
 fn figure_row(figure: &Figure, results: &[CaseResult]) -> FigureRow {
@@ -380,10 +465,35 @@ impl Scorecard {
                 yes_no(c.size_within_third),
             ));
         }
+        if !self.shapes.is_empty() {
+            out.push_str(&format!(
+                "\n{:<5} {:<11} {:<24} {:<42} {:>11} {:>11} {:>5}\n",
+                "run", "setup", "series", "published", "first third", "last third", "pass"
+            ));
+        }
+        for shape in &self.shapes {
+            let value =
+                |v: Option<f64>| v.map_or_else(|| shape.status.clone(), |v| format!("{v:.1}"));
+            out.push_str(&format!(
+                "{:<5} {:<11} {:<24} {:<42} {:>11} {:>11} {:>5}\n",
+                shape.run,
+                shape.setup,
+                shape.metric,
+                shape.published,
+                value(shape.first_third),
+                value(shape.last_third),
+                match shape.pass {
+                    Some(true) => "yes",
+                    Some(false) => "NO",
+                    None => "-",
+                }
+            ));
+        }
         let s = &self.summary;
         out.push_str(&format!(
             "\nfigures: {} published, {} simulated, {} within tolerance ({:.0}%); server loads: {} of {} within 15%\n\
-             comparisons: {} published, {} simulated, {} in the right direction, {} also of the right size\n",
+             comparisons: {} published, {} simulated, {} in the right direction, {} also of the right size\n\
+             shapes: {} published, {} simulated, {} as the report describes\n",
             s.figures,
             s.simulated,
             s.passed,
@@ -394,6 +504,9 @@ impl Scorecard {
             s.comparisons_simulated,
             s.comparisons_right_direction,
             s.comparisons_passed,
+            s.shapes,
+            s.shapes_simulated,
+            s.shapes_passed,
         ));
         for case in &self.cases {
             let mut notes = Vec::new();
@@ -513,7 +626,7 @@ mod tests {
         let r3 = card.figures.iter().find(|f| f.run == "R3").unwrap();
         assert_eq!(r3.status, NEEDS_STREAMING);
         let r4 = card.figures.iter().find(|f| f.run == "R4").unwrap();
-        assert_eq!(r4.status, NEEDS_R4_SCENARIO);
+        assert_eq!(r4.status, NOT_RUN, "R4 has scenarios, not run here");
         let p99 = card
             .comparisons
             .iter()
@@ -525,6 +638,53 @@ mod tests {
         assert_eq!(p99.size_within_third, Some(false));
         assert_eq!(card.summary.loads, 2);
         assert_eq!(card.summary.loads_passed, 1);
+    }
+
+    #[test]
+    fn shapes_pass_when_the_series_does_what_the_report_says() {
+        let with_repairs = |setup: &str, values: &[f64]| {
+            let mut result = case("R4", setup, &[]);
+            result.series.read_repairs = values
+                .iter()
+                .enumerate()
+                .map(|(second, value)| (second as f64, *value))
+                .collect();
+            result
+        };
+        let shape = |card: &Scorecard, setup: &str| {
+            card.shapes
+                .iter()
+                .find(|s| s.run == "R4" && s.setup == setup)
+                .unwrap()
+                .clone()
+        };
+        let good = build(
+            &[
+                with_repairs("scylla-2.3", &[900.0, 800.0, 600.0, 500.0, 300.0, 200.0]),
+                with_repairs("scylla-3.0", &[0.0; 6]),
+            ],
+            true,
+            0.0,
+        );
+        let decays = shape(&good, "scylla-2.3");
+        assert_eq!(
+            (decays.first_third, decays.last_third),
+            (Some(850.0), Some(250.0))
+        );
+        assert_eq!(decays.pass, Some(true));
+        assert_eq!(shape(&good, "scylla-3.0").pass, Some(true));
+        assert_eq!(good.summary.shapes_passed, 2);
+        let bad = build(
+            &[
+                with_repairs("scylla-2.3", &[100.0, 200.0, 300.0, 300.0, 400.0, 500.0]),
+                with_repairs("scylla-3.0", &[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]),
+            ],
+            true,
+            0.0,
+        );
+        assert_eq!(shape(&bad, "scylla-2.3").pass, Some(false), "it grows");
+        assert_eq!(shape(&bad, "scylla-3.0").pass, Some(false), "one repair");
+        assert_eq!(shape(&build(&[], true, 0.0), "scylla-2.3").status, NOT_RUN);
     }
 
     #[test]
