@@ -834,17 +834,12 @@ impl Shard {
 
     /// A CPU task finished.
     pub fn handle_cpu_done(&mut self, now: SimTime, task: TaskId) {
-        if task.0 >> INCARNATION_SHIFT != self.incarnation {
-            // A task of the crashed process the driver still reports.
-            debug_assert!(task.0 >> INCARNATION_SHIFT < self.incarnation);
-            return;
-        }
-        let purpose = self
-            .tasks
-            .try_remove((task.0 & SLOT_MASK) as usize)
-            .unwrap_or_else(|| {
-                panic!("CPU completion for unknown task {task:?}");
-            });
+        let Some(slot) = self.slot_of_this_life(task.0) else {
+            return; // a task of the crashed process the driver still reports
+        };
+        let purpose = self.tasks.try_remove(slot).unwrap_or_else(|| {
+            panic!("CPU completion for unknown task {task:?}");
+        });
         match purpose {
             TaskPurpose::Write(request) => {
                 if self.waiting_for_commitlog.is_empty() {
@@ -947,17 +942,12 @@ impl Shard {
 
     /// An I/O finished.
     pub fn handle_io_done(&mut self, now: SimTime, io: IoId) {
-        if io.0 >> INCARNATION_SHIFT != self.incarnation {
-            // An I/O of the crashed process, completed on the device.
-            debug_assert!(io.0 >> INCARNATION_SHIFT < self.incarnation);
-            return;
-        }
-        let purpose = self
-            .ios
-            .try_remove((io.0 & SLOT_MASK) as usize)
-            .unwrap_or_else(|| {
-                panic!("I/O completion for unknown I/O {io:?}");
-            });
+        let Some(slot) = self.slot_of_this_life(io.0) else {
+            return; // an I/O of the crashed process, completed on the device
+        };
+        let purpose = self.ios.try_remove(slot).unwrap_or_else(|| {
+            panic!("I/O completion for unknown I/O {io:?}");
+        });
         match purpose {
             IoPurpose::CommitlogWrite { write } => {
                 self.commitlog.write_done(write);
@@ -1157,11 +1147,26 @@ impl Shard {
 
     /// Registers a CPU task's purpose; its id carries the incarnation.
     fn new_task(&mut self, purpose: TaskPurpose) -> TaskId {
-        TaskId(self.tasks.insert(purpose) as u64 | self.incarnation << INCARNATION_SHIFT)
+        let slot = self.tasks.insert(purpose);
+        TaskId(self.id_of(slot))
+    }
+
+    /// The id of slot `slot` of a task or I/O this life issues.
+    fn id_of(&self, slot: usize) -> u64 {
+        slot as u64 | self.incarnation << INCARNATION_SHIFT
+    }
+
+    /// The slot of a task's or I/O's id if this life issued it; `None` for
+    /// one of a crashed earlier life.
+    fn slot_of_this_life(&self, id: u64) -> Option<usize> {
+        let life = id >> INCARNATION_SHIFT;
+        debug_assert!(life <= self.incarnation, "an id from a later life");
+        (life == self.incarnation).then_some((id & SLOT_MASK) as usize)
     }
 
     fn submit_io(&mut self, kind: IoKind, bytes: u64, class: IoClass, purpose: IoPurpose) {
-        let id = IoId(self.ios.insert(purpose) as u64 | self.incarnation << INCARNATION_SHIFT);
+        let slot = self.ios.insert(purpose);
+        let id = IoId(self.id_of(slot));
         self.actions.push_back(Action::SubmitIo(IoRequest {
             id,
             kind,
