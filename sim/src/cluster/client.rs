@@ -1,0 +1,523 @@
+//! The cassandra-stress processes at run time: their loads start, their
+//! threads issue operations at the pace their rate plan sets, requests go
+//! out over the loader's NIC to the coordinator the driver picks, and each
+//! reply or client timeout completes, retries or fails an attempt.
+
+use super::*;
+
+impl Simulation {
+    pub(super) fn start_load(&mut self, now: SimTime, load: u32) {
+        let stop = self.plan.loads[load as usize].stop;
+        let state = &mut self.loads[load as usize];
+        state.started_at = Some(now);
+        state.header_pending = true;
+        for process in 0..self.processes.len() {
+            if self.processes[process].load != load {
+                continue;
+            }
+            let state = &mut self.processes[process];
+            state.schedule = Schedule::new(state.rate, now).with_phase(state.pacer_phase);
+            state.stop_at = match stop {
+                StopPlan::Duration(duration) => Some(now + duration),
+                StopPlan::Count(_) => None,
+            };
+            let process = process as u32;
+            match state.threads {
+                Some(threads) => {
+                    state.issuers_running = threads;
+                    for _ in 0..threads {
+                        self.kernel.schedule_at(now, Event::ThreadReady { process });
+                    }
+                }
+                None => {
+                    // The first arrival is where the pacer's phase puts it.
+                    state.issuers_running = 1;
+                    let (first, _) = state.schedule.peek();
+                    self.kernel
+                        .schedule_at(first, Event::OpenLoopArrival { process });
+                }
+            }
+        }
+    }
+
+    /// True when `process` has issued everything its load asks for.
+    pub(super) fn process_done(&self, now: SimTime, process: &ClientProcess) -> bool {
+        match self.plan.loads[process.load as usize].stop {
+            StopPlan::Count(_) => process.issued >= process.operations,
+            StopPlan::Duration(_) => process.stop_at.is_some_and(|stop| now >= stop),
+        }
+    }
+
+    /// Reserves the next operation of `process`: returns (when to issue it,
+    /// its latency origin), or `None` after stopping the issuer if the load
+    /// has issued everything it asks for.
+    pub(super) fn reserve_next(
+        &mut self,
+        now: SimTime,
+        process_index: u32,
+    ) -> Option<(SimTime, SimTime)> {
+        if self.process_done(now, &self.processes[process_index as usize]) {
+            self.stop_issuer(now, process_index);
+            return None;
+        }
+        let process = &mut self.processes[process_index as usize];
+        process.issued += 1;
+        Some(process.schedule.reserve(now))
+    }
+
+    /// A thread is free: issue its next operation (now or at its scheduled
+    /// time), or stop.
+    pub(super) fn issue(&mut self, now: SimTime, process_index: u32) {
+        let Some((issue_at, measured_from)) = self.reserve_next(now, process_index) else {
+            return;
+        };
+        if issue_at > now {
+            self.kernel.schedule_at(
+                issue_at,
+                Event::Issue {
+                    process: process_index,
+                    measured_from,
+                },
+            );
+        } else {
+            self.send_request(now, process_index, measured_from);
+        }
+    }
+
+    /// The open-loop generator's next operation is due now.
+    pub(super) fn open_loop_arrival(&mut self, now: SimTime, process_index: u32) {
+        let Some((due, _)) = self.reserve_next(now, process_index) else {
+            return;
+        };
+        debug_assert_eq!(due, now);
+        let (next, _) = self.processes[process_index as usize].schedule.peek();
+        self.kernel.schedule_at(
+            next,
+            Event::OpenLoopArrival {
+                process: process_index,
+            },
+        );
+        self.send_request(now, process_index, due);
+    }
+
+    pub(super) fn stop_issuer(&mut self, now: SimTime, process_index: u32) {
+        let process = &mut self.processes[process_index as usize];
+        process.issuers_running -= 1;
+        self.maybe_finish_load(now, process_index);
+    }
+
+    /// A load is finished once every process stopped issuing and every
+    /// operation it issued was answered; loads waiting on it start then.
+    pub(super) fn maybe_finish_load(&mut self, now: SimTime, process_index: u32) {
+        let load = self.processes[process_index as usize].load;
+        if self.loads[load as usize].finished {
+            return;
+        }
+        let idle = self
+            .processes
+            .iter()
+            .filter(|process| process.load == load)
+            .all(|process| process.issuers_running == 0 && process.in_flight == 0);
+        if !idle {
+            return;
+        }
+        self.loads[load as usize].finished = true;
+        self.loads_unfinished -= 1;
+        for (index, other) in self.plan.loads.iter().enumerate() {
+            if other.start == StartPlan::After(load as usize) {
+                self.kernel
+                    .schedule_at(now, Event::LoadStart { load: index as u32 });
+            }
+        }
+    }
+
+    pub(super) fn send_request(
+        &mut self,
+        now: SimTime,
+        process_index: u32,
+        measured_from: SimTime,
+    ) {
+        let process = &mut self.processes[process_index as usize];
+        let load_index = process.load as usize;
+        let load = &self.plan.loads[load_index];
+        let key = if self.simulated_shards < self.plan.cluster.shards_per_node {
+            // Sampling: keys of shards that are not simulated are the other
+            // shards' load, which the scaled-down rate leaves out.
+            let mut rejected = 0u32;
+            loop {
+                let key = process.keys.next(&mut process.rng);
+                if self.placement.shard_of(engine::key_token(key)) < self.simulated_shards {
+                    break key;
+                }
+                rejected += 1;
+                assert!(
+                    rejected < 1_000_000,
+                    "load `{}`: a million keys in a row fell on shards that are not simulated",
+                    load.name
+                );
+            }
+        } else {
+            process.keys.next(&mut process.rng)
+        };
+        let kind = process.mix.next(&load.operation, &mut process.rng);
+        let value_bytes = match kind {
+            OpKind::Write => load.columns.sample_value_bytes(&mut process.rng) as u32,
+            OpKind::Read => 0,
+        };
+        let load_op = self.loads[load_index]
+            .kinds
+            .iter()
+            .position(|known| *known == kind)
+            .expect("the load's op kinds include its operation") as u8;
+        let global_op = self
+            .ops
+            .iter()
+            .position(|ops| ops.kind == kind)
+            .expect("metrics exist for every op kind") as u8;
+        process.in_flight += 1;
+        let operation = match kind {
+            OpKind::Write => {
+                // The Java driver's monotonic client timestamps: the clock
+                // in microseconds, bumped past the last one it handed out.
+                let timestamp = (now.as_nanos() / 1_000).max(process.last_timestamp + 1);
+                process.last_timestamp = timestamp;
+                Operation::Write {
+                    key,
+                    value_bytes,
+                    timestamp,
+                }
+            }
+            OpKind::Read => Operation::Read { key },
+        };
+        let read_floor = self
+            .consistency
+            .as_ref()
+            .map_or(0, |check| check.floor(key));
+        self.transmit(
+            now,
+            InFlight {
+                process: process_index,
+                load_op,
+                global_op,
+                measured_from,
+                serial: 0,
+                attempt: 0,
+                operation,
+                read_floor,
+                at_coordinator: SimTime::ZERO,
+            },
+        );
+    }
+
+    /// Sends one attempt of an operation and arms its client timeout.
+    pub(super) fn transmit(&mut self, now: SimTime, mut attempt: InFlight) {
+        attempt.serial = self.next_request_serial;
+        self.next_request_serial = self.next_request_serial.wrapping_add(1);
+        let serial = attempt.serial;
+        let operation = attempt.operation;
+        let process_index = attempt.process;
+        let slot = self.in_flight.insert(attempt) as u32;
+        let process = &mut self.processes[process_index as usize];
+        let (key, value_bytes) = match operation {
+            Operation::Write {
+                key, value_bytes, ..
+            } => (key, value_bytes),
+            Operation::Read { key } => (key, 0),
+        };
+        let bytes = MESSAGE_OVERHEAD_BYTES + 8 + u64::from(value_bytes);
+        let deadline = now + self.plan.loads[process.load as usize].client_timeout;
+        process.timeouts.push_back((deadline, slot, serial));
+        if !process.timeout_check_armed {
+            process.timeout_check_armed = true;
+            self.kernel.schedule_at(
+                deadline,
+                Event::TimeoutCheck {
+                    process: process_index,
+                },
+            );
+        }
+        let shard = self.target_shard(process_index, key);
+        let node = self.shards[shard as usize].node;
+        let request = Event::RequestArrives {
+            shard,
+            request: ClientRequest {
+                id: attempt_id(slot, serial),
+                operation,
+                consistency: self.plan.loads[self.processes[process_index as usize].load as usize]
+                    .consistency,
+            },
+        };
+        // One connection (flow) per node, as the driver's pools.
+        let process = &mut self.processes[process_index as usize];
+        let delivery = process
+            .nic
+            .send(now, FlowId(node), bytes, request, &mut process.rng);
+        let wakeup = process.nic.take_wakeup();
+        self.after_send(
+            delivery,
+            wakeup,
+            Event::ClientNicWake {
+                process: process_index,
+            },
+        );
+    }
+
+    /// Follows up a NIC send or wake-up: schedules the NIC's next wake-up,
+    /// and takes a message that left into its receiver's NIC and on to its
+    /// event (a lost message just vanishes; the client's timeout sees it).
+    pub(super) fn after_send(
+        &mut self,
+        delivery: Option<Delivery<Event>>,
+        wakeup: Option<SimTime>,
+        wake: Event,
+    ) {
+        if let Some(at) = wakeup {
+            self.kernel.schedule_at(at, wake);
+        }
+        let (at, wire_bytes, payload) = match delivery {
+            None => return,
+            Some(Delivery::Lost(payload)) => {
+                self.forget(payload);
+                return;
+            }
+            Some(Delivery::Arrives {
+                at,
+                wire_bytes,
+                payload,
+            }) => (at, wire_bytes, payload),
+        };
+        let now = self.kernel.now();
+        let received = match payload {
+            Event::GossipArrives { node, from, .. } => {
+                self.receive_between_nodes(now, at, wire_bytes, from, node)
+            }
+            Event::MessageArrives { shard, from, .. } => {
+                let node = self.shards[shard as usize].node;
+                self.receive_between_nodes(now, at, wire_bytes, from.node, node)
+            }
+            Event::RequestArrives { shard, .. } => {
+                let node = self.shards[shard as usize].node;
+                self.nodes[node as usize].nic.receive(now, at, wire_bytes)
+            }
+            Event::ReplyArrives { process, .. } => self.processes[process as usize]
+                .nic
+                .receive(now, at, wire_bytes),
+            _ => unreachable!("only messages travel over NICs"),
+        };
+        match received {
+            Some(done) => self.kernel.schedule_at(done, payload),
+            None => self.forget(payload),
+        }
+    }
+
+    /// A message from node `from` reaches node `node`'s NIC at `at`, unless
+    /// a partition in force cuts them apart; when it is fully taken in.
+    pub(super) fn receive_between_nodes(
+        &mut self,
+        now: SimTime,
+        at: SimTime,
+        wire_bytes: u64,
+        from: u32,
+        node: u32,
+    ) -> Option<SimTime> {
+        if !self.network_faults.connected(from, node) {
+            self.partition_losses += 1;
+            return None;
+        }
+        self.nodes[node as usize].nic.receive(now, at, wire_bytes)
+    }
+
+    /// A message that was lost: what it held in flight goes with it.
+    pub(super) fn forget(&mut self, payload: Event) {
+        if let Event::GossipArrives { slot, .. } = payload {
+            self.gossip_in_flight.remove(slot as usize);
+        }
+    }
+
+    /// The attempt in `slot` if it is still the one numbered `serial` (a
+    /// reply to an attempt that already timed out finds another or none).
+    pub(super) fn live_attempt(&self, slot: u32, serial: u32) -> bool {
+        self.in_flight
+            .get(slot as usize)
+            .is_some_and(|attempt| attempt.serial == serial)
+    }
+
+    /// Times out the attempts of `process` whose deadline has passed: each is
+    /// retried until the load's tries are used up, then counted as an error
+    /// (c-s's `-errors retries=N`; the DataStax driver's 12 s read timeout
+    /// by default).
+    pub(super) fn check_timeouts(&mut self, now: SimTime, process_index: u32) {
+        self.processes[process_index as usize].timeout_check_armed = false;
+        while let Some(&(deadline, slot, serial)) =
+            self.processes[process_index as usize].timeouts.front()
+        {
+            if !self.live_attempt(slot, serial) {
+                self.processes[process_index as usize].timeouts.pop_front();
+                continue;
+            }
+            if deadline > now {
+                let process = &mut self.processes[process_index as usize];
+                process.timeout_check_armed = true;
+                self.kernel.schedule_at(
+                    deadline,
+                    Event::TimeoutCheck {
+                        process: process_index,
+                    },
+                );
+                return;
+            }
+            self.processes[process_index as usize].timeouts.pop_front();
+            let attempt = self.in_flight.remove(slot as usize);
+            self.retry_or_fail(now, attempt);
+        }
+    }
+
+    /// An attempt timed out (at the client or at the coordinator): c-s
+    /// retries it while it has tries left, then counts an error.
+    pub(super) fn retry_or_fail(&mut self, now: SimTime, mut attempt: InFlight) {
+        let process_index = attempt.process;
+        let load_index = self.processes[process_index as usize].load as usize;
+        let tries = self.plan.loads[load_index].tries;
+        self.ops[usize::from(attempt.global_op)].timeouts += 1;
+        self.loads[load_index].ops[usize::from(attempt.load_op)].timeouts += 1;
+        if u32::from(attempt.attempt) + 1 < tries {
+            attempt.attempt += 1;
+            self.transmit(now, attempt);
+        } else {
+            self.ops[usize::from(attempt.global_op)].record_error();
+            self.loads[load_index].ops[usize::from(attempt.load_op)].record_error();
+            self.processes[process_index as usize].in_flight -= 1;
+            self.next_after(now, process_index);
+        }
+    }
+
+    /// After an operation ended: a thread takes the next one; an open loop
+    /// only checks whether its load is done.
+    pub(super) fn next_after(&mut self, now: SimTime, process_index: u32) {
+        let load = self.processes[process_index as usize].load as usize;
+        if self.plan.loads[load].threads().is_some() {
+            self.issue(now, process_index);
+        } else {
+            self.maybe_finish_load(now, process_index);
+        }
+    }
+
+    pub(super) fn complete(&mut self, now: SimTime, request: RequestId, outcome: ReplyOutcome) {
+        let (slot, serial) = attempt_of(request);
+        if !self.live_attempt(slot, serial) {
+            return; // the client gave up on this attempt already
+        }
+        let in_flight = self.in_flight.remove(slot as usize);
+        if matches!(outcome, ReplyOutcome::Timeout | ReplyOutcome::Unavailable) {
+            self.retry_or_fail(now, in_flight);
+            return;
+        }
+        let not_found = outcome == ReplyOutcome::NotFound;
+        if let Some(check) = &mut self.consistency {
+            match (in_flight.operation, outcome) {
+                (Operation::Write { key, timestamp, .. }, _) => {
+                    check.write_acknowledged(now, key, timestamp)
+                }
+                (Operation::Read { key }, ReplyOutcome::Found { timestamp }) => {
+                    check.read_answered(now, key, in_flight.read_floor, timestamp)
+                }
+                (Operation::Read { key }, _) => {
+                    check.read_answered(now, key, in_flight.read_floor, 0)
+                }
+            }
+        }
+        let latency = now - in_flight.measured_from;
+        let global = usize::from(in_flight.global_op);
+        self.ops[global].record(latency);
+        self.ops[global].not_found += u64::from(not_found);
+        widen(&mut self.op_windows[global], in_flight.measured_from, now);
+        let process = &mut self.processes[in_flight.process as usize];
+        process.in_flight -= 1;
+        let load = &mut self.loads[process.load as usize];
+        load.ops[usize::from(in_flight.load_op)].record(latency);
+        load.ops[usize::from(in_flight.load_op)].not_found += u64::from(not_found);
+        widen(&mut load.window, in_flight.measured_from, now);
+        self.completed_operations += 1;
+        self.next_after(now, in_flight.process);
+    }
+
+    /// The shard a client sends a request for `key` to: a replica, picked at random
+    /// (token-aware), or the next node in turn (round-robin); on the
+    /// node, the shard of a connection (token-aware: `landing`, the owner
+    /// one time in the node's real shard count), or the one the turn
+    /// counter picks as the driver's connections would spread.
+    pub(super) fn target_shard(&mut self, process_index: u32, key: u64) -> u32 {
+        let cluster = &self.plan.cluster;
+        let process = &mut self.processes[process_index as usize];
+        let routing = self.plan.loads[process.load as usize].routing;
+        let address = match routing {
+            Routing::TokenAware | Routing::ShardAware => {
+                // The Java driver's TokenAwarePolicy shuffles the replicas
+                // (`shuffleReplicas`, on by default in driver 3.x).
+                let mut replicas =
+                    [ShardAddress { node: 0, shard: 0 }; engine::coordinator::MAX_REPLICAS];
+                let mut count = self.placement.replicas(key, &mut replicas);
+                if !self.driver_down.is_empty() {
+                    // Replicas the driver sees down are passed over; with
+                    // none up, the request goes to any node it sees up
+                    // (the child round-robin policy), as a coordinator.
+                    let mut up = 0;
+                    for index in 0..count {
+                        if !self.driver_down.contains(replicas[index].node) {
+                            replicas[up] = replicas[index];
+                            up += 1;
+                        }
+                    }
+                    if up == 0 {
+                        let live: Vec<u32> = (0..cluster.nodes)
+                            .filter(|&node| !self.driver_down.contains(node))
+                            .collect();
+                        if !live.is_empty() {
+                            replicas[0] = ShardAddress {
+                                node: live[process.rng.random_range(0..live.len())],
+                                shard: replicas[0].shard,
+                            };
+                            up = 1;
+                        } else {
+                            up = count;
+                        }
+                    }
+                    count = up;
+                }
+                let replica = if count == 1 {
+                    replicas[0]
+                } else {
+                    replicas[process.rng.random_range(0..count)]
+                };
+                if routing == Routing::ShardAware || !self.landing.spreads() {
+                    replica
+                } else {
+                    // The driver is not shard-aware: the request lands on
+                    // the shard of the connection it goes by.
+                    self.landing.shard(replica, process.rng.random::<u64>())
+                }
+            }
+            Routing::RoundRobin => {
+                // Over the simulated shards only when sampled, passing
+                // over nodes the driver sees down (unless all are).
+                let mut turn = process.round_robin_turn;
+                process.round_robin_turn += 1;
+                if !self.driver_down.is_empty() && self.driver_down.len() < cluster.nodes {
+                    while self
+                        .driver_down
+                        .contains((turn % u64::from(cluster.nodes)) as u32)
+                    {
+                        turn = process.round_robin_turn;
+                        process.round_robin_turn += 1;
+                    }
+                }
+                ShardAddress {
+                    node: (turn % u64::from(cluster.nodes)) as u32,
+                    shard: (turn / u64::from(cluster.nodes) % u64::from(self.simulated_shards))
+                        as u32,
+                }
+            }
+        };
+        self.shard_index(address)
+    }
+}

@@ -1,0 +1,406 @@
+//! The nodes' hardware at run time: what reaches a shard and when its
+//! reactor takes it in, the engine's actions carried out on the CPU
+//! models, the I/O queue and device, and the NICs, and the node-level
+//! outputs (gossip, liveness) handed to the network and the driver.
+
+use super::*;
+
+impl Simulation {
+    /// The engine node (its index in `engines`) and the shard within it of
+    /// the simulated shard at `shard` in `shards`.
+    #[inline]
+    pub(super) fn locate(&self, shard: u32) -> (usize, u32) {
+        // Kept per shard: a division per event showed in the 40-node bench.
+        let state = &self.shards[shard as usize];
+        (state.node as usize, state.local)
+    }
+
+    /// Schedules node `node`'s next timer, if it has one and none is
+    /// queued at or before it (after a restart the node's timers start
+    /// over).
+    pub(super) fn rearm_node_timer(&mut self, node: u32) {
+        if let Some(at) = self.engines[node as usize].poll_node_timeout() {
+            if self.nodes[node as usize].node_timer.arm(at) {
+                self.kernel.schedule_at(at, Event::NodeTimer { node });
+            }
+        }
+    }
+
+    /// Carries out node `node`'s own outputs: gossip leaves on its NIC
+    /// (from a stream of its own, so the data messages' jitter draws stay
+    /// as they are), and the peers it now sees down or up go to the log.
+    pub(super) fn drain_node(&mut self, now: SimTime, node: u32) {
+        while let Some(output) = self.engines[node as usize].poll_node_output() {
+            match output {
+                engine::node::NodeOutput::Gossip { to, message } => {
+                    let bytes = message.wire_bytes();
+                    let slot = self.gossip_in_flight.insert(message) as u32;
+                    let hardware = &mut self.nodes[node as usize];
+                    let delivery = hardware.nic.send(
+                        now,
+                        FlowId(to),
+                        bytes,
+                        Event::GossipArrives {
+                            node: to,
+                            from: node,
+                            slot,
+                        },
+                        &mut hardware.gossip_rng,
+                    );
+                    let wakeup = hardware.nic.take_wakeup();
+                    self.after_send(delivery, wakeup, Event::NodeNicWake { node });
+                }
+                engine::node::NodeOutput::Liveness { peer, alive, phi } => {
+                    // The driver's control connection is to node 0: its
+                    // status events reach the clients while its network
+                    // is up (DataStax driver 3.x `STATUS_CHANGE`).
+                    if node == CONTROL_NODE
+                        && !self.nodes[node as usize].nic.faults().cut
+                        && (!alive
+                            || self.engines[peer as usize].life()
+                                == engine::node::NodeLife::Running)
+                    {
+                        self.driver_sees(peer, alive);
+                    }
+                    let what = if alive {
+                        What::NodeUp {
+                            observer: node,
+                            peer,
+                        }
+                    } else {
+                        What::NodeDown {
+                            observer: node,
+                            peer,
+                            phi: (phi * 1000.0).round() / 1000.0,
+                        }
+                    };
+                    self.event_log.record(now, what);
+                    // The shards heard it too: hint replay may start.
+                    for local in 0..self.simulated_shards {
+                        let shard = self.shard_index(ShardAddress { node, shard: local });
+                        self.drain(now, shard);
+                    }
+                }
+                engine::node::NodeOutput::Joined => self.node_joined(now, node),
+                engine::node::NodeOutput::Serving => self.node_serving(now, node),
+            }
+        }
+    }
+
+    /// The driver now sees `node` up (`alive`) or down: it stops routing
+    /// requests to a node it sees down, and routes to it again once up.
+    pub(super) fn driver_sees(&mut self, node: u32, alive: bool) {
+        self.driver_down.set(node, alive);
+    }
+
+    /// The index in `shards` of a simulated shard.
+    pub(super) fn shard_index(&self, address: ShardAddress) -> u32 {
+        debug_assert!(address.shard < self.simulated_shards);
+        address.node * self.simulated_shards + address.shard
+    }
+
+    // ----- what reaches a shard, and when its reactor sees it -----
+
+    /// `inbound` reaches `shard`: taken in now if its reactor is between
+    /// periods (idle, it polls all the time), else at its next poll.
+    pub(super) fn arrive(&mut self, now: SimTime, shard: u32, inbound: Inbound) {
+        let state = &mut self.shards[shard as usize];
+        if !state.up && matches!(inbound, Inbound::Request(_) | Inbound::Message { .. }) {
+            // A dead process takes nothing off its connections.
+            return;
+        }
+        if state.cpu.in_period() {
+            state.timer_in_inbox |= matches!(inbound, Inbound::Timer);
+            state.inbox.push(inbound);
+        } else {
+            self.take_in(now, shard, inbound);
+        }
+    }
+
+    /// The shard's engine takes `inbound` in.
+    pub(super) fn take_in(&mut self, now: SimTime, shard: u32, inbound: Inbound) {
+        debug_assert!(
+            !self.shards[shard as usize].cpu.in_period(),
+            "a reactor takes nothing in during a period"
+        );
+        let (node, local) = self.locate(shard);
+        match inbound {
+            Inbound::Request(request) => {
+                let (slot, serial) = attempt_of(request.id);
+                if self.live_attempt(slot, serial) {
+                    self.in_flight[slot as usize].at_coordinator = now;
+                }
+                self.engines[node].handle_client_request(now, local, request);
+            }
+            Inbound::Message { from, message } => {
+                self.engines[node].handle_message(now, local, from, message);
+            }
+            Inbound::IoDone { key } => {
+                // Reaping the completion frees the queue's capacity, and
+                // the I/O scheduler dispatches in the same poll.
+                let state = &mut self.shards[shard as usize];
+                let (io, cost, _) = state.io_in_flight.remove(key as usize);
+                state.io_queue.complete(cost);
+                self.dispatch_io(now, shard);
+                self.engines[node].handle_io_done(now, local, io);
+            }
+            Inbound::Timer => {
+                self.shards[shard as usize].timer_in_inbox = false;
+                let engine = &mut self.engines[node];
+                if engine.poll_timeout(local).is_none_or(|due| due > now) {
+                    self.rearm_timer(shard);
+                    return;
+                }
+                engine.handle_timeout(now, local);
+            }
+        }
+        self.drain(now, shard);
+    }
+
+    /// The shard's reactor polls at `now` (its period ended): what its
+    /// tasks sent leaves, what arrived is taken in, and then the next
+    /// period starts.
+    pub(super) fn poll(&mut self, now: SimTime, shard: u32) {
+        let mut outbox = std::mem::take(&mut self.shards[shard as usize].outbox);
+        for action in outbox.drain(..) {
+            self.perform(now, shard, action);
+        }
+        self.shards[shard as usize].outbox = outbox;
+        let mut inbox = std::mem::take(&mut self.shards[shard as usize].inbox);
+        for inbound in inbox.drain(..) {
+            self.take_in(now, shard, inbound);
+        }
+        let state = &mut self.shards[shard as usize];
+        debug_assert!(state.inbox.is_empty() && state.outbox.is_empty());
+        state.inbox = inbox;
+        let ShardCpu::Reactor(core) = &mut state.cpu else {
+            unreachable!("only reactors poll");
+        };
+        if let Some(next) = core.resume(now) {
+            self.kernel.schedule_at(next.at, Event::CpuRunEnd { shard });
+        }
+    }
+
+    // ----- the engine's actions -----
+
+    /// Sends what the shard's I/O queue lets through to the node's device.
+    pub(super) fn dispatch_io(&mut self, now: SimTime, shard: u32) {
+        let state = &mut self.shards[shard as usize];
+        let hardware = &mut self.nodes[state.node as usize];
+        while let Some((cost, (io, op, class))) = state.io_queue.dispatch(now) {
+            let tally = &mut state.time_spent.io[usize::from(class)];
+            tally.queued.end(now);
+            tally.device.start(now);
+            let key = state.io_in_flight.insert((io, cost, class));
+            assert!(key <= 0xFFFF_FFFF, "in-flight I/O keys must fit in 32 bits");
+            let tag = (u64::from(shard) << 32) | key as u64;
+            if let Some(started) = hardware.device.submit(now, tag, op, &mut hardware.disk_rng) {
+                self.kernel.schedule_at(
+                    started.at,
+                    Event::IoDone {
+                        node: state.node,
+                        tag: started.tag,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Carries out the engine's actions. Those that leave the shard
+    /// (messages, replies, I/Os) wait for its next poll when a task of the
+    /// period running now produced them.
+    pub(super) fn drain(&mut self, now: SimTime, shard: u32) {
+        let in_period = self.shards[shard as usize].cpu.in_period();
+        let (node, local) = self.locate(shard);
+        while let Some(action) = self.engines[node].poll_action(local) {
+            if in_period
+                && matches!(
+                    action,
+                    Action::SubmitIo(_) | Action::Send { .. } | Action::Reply(_)
+                )
+            {
+                self.shards[shard as usize].outbox.push(action);
+            } else {
+                self.perform(now, shard, action);
+            }
+        }
+        self.rearm_timer(shard);
+    }
+
+    /// Carries out one of the engine's actions now.
+    pub(super) fn perform(&mut self, now: SimTime, shard: u32, action: Action) {
+        match action {
+            Action::RunCpu(task) => {
+                let cost = bridge::price(&self.plan.cluster.costs, task.work);
+                let group = self.plan.cluster.cpu.group_of(task.group);
+                let node_index = self.shards[shard as usize].node as usize;
+                let kind = task.work.index();
+                let tally = &mut self.shards[shard as usize].time_spent.cpu[kind];
+                tally.on_cpu.start(now);
+                tally.price_ns += u128::from(cost.as_nanos());
+                let tag = task_tag(task.id, kind);
+                match &mut self.shards[shard as usize].cpu {
+                    ShardCpu::Reactor(core) => {
+                        if let Some(started) = core.submit(now, tag, group, cost) {
+                            self.kernel
+                                .schedule_at(started.at, Event::CpuRunEnd { shard });
+                        }
+                    }
+                    ShardCpu::Jvm { node, .. } => {
+                        node.submit(now, bridge::stage_of(task.work), tag, cost);
+                        // Request handling allocates: the CQL request
+                        // on its coordinator, each internode message
+                        // taken in, each replica's read or write. G1
+                        // collects when eden fills.
+                        if bridge::allocates_on_jvm(task.work) {
+                            let rng = &mut self.nodes[node_index].jvm_rng;
+                            node.allocate(now, ALLOCATION_PER_OPERATION_BYTES, rng);
+                        }
+                        self.rearm_jvm(shard);
+                    }
+                }
+            }
+            Action::SubmitIo(io) => {
+                if self.nodes[self.shards[shard as usize].node as usize].disk_failed {
+                    // The device answers with an error at once.
+                    self.disk_error(now, self.shards[shard as usize].node);
+                    return;
+                }
+                let direction = match io.kind {
+                    IoKind::Read => IoDirection::Read,
+                    IoKind::Write => IoDirection::Write,
+                };
+                let op = IoOp {
+                    direction,
+                    bytes: io.bytes,
+                };
+                let state = &mut self.shards[shard as usize];
+                state.time_spent.io[io.class.index()].queued.start(now);
+                state.io_queue.queue(
+                    self.plan.cluster.io.class_of(io.class),
+                    direction,
+                    io.bytes,
+                    (io.id, op, io.class.index() as u8),
+                );
+                self.dispatch_io(now, shard);
+            }
+            Action::Send { to, message } => {
+                let (node, local) = self.locate(shard);
+                let from = ShardAddress {
+                    node: node as u32,
+                    shard: local,
+                };
+                let destination = self.shard_index(to);
+                let arrival = Event::MessageArrives {
+                    shard: destination,
+                    from,
+                    message,
+                };
+                if to.node == from.node {
+                    self.kernel.schedule_at(now + CROSS_SHARD_HOP, arrival);
+                } else {
+                    let hardware = &mut self.nodes[from.node as usize];
+                    let delivery = hardware.nic.send(
+                        now,
+                        FlowId(to.node),
+                        message.wire_bytes(),
+                        arrival,
+                        &mut hardware.nic_rng,
+                    );
+                    let wakeup = hardware.nic.take_wakeup();
+                    self.after_send(delivery, wakeup, Event::NodeNicWake { node: from.node });
+                }
+            }
+            Action::SetShares { group, shares } => {
+                // Scylla's controllers set the I/O class's shares with
+                // the CPU group's (scylla-mechanisms.md 1.1, step 5).
+                if let Some(class) = self.plan.cluster.io.class_driven_with(group) {
+                    self.shards[shard as usize]
+                        .io_queue
+                        .set_shares(class, shares);
+                }
+                let group = self.plan.cluster.cpu.group_of(group);
+                if let ShardCpu::Reactor(core) = &mut self.shards[shard as usize].cpu {
+                    core.set_shares(group, shares);
+                }
+            }
+            Action::Replayed { entries, bytes } => self.shard_replayed(now, shard, entries, bytes),
+            Action::Reply(reply) => {
+                let (slot, serial) = attempt_of(reply.id);
+                if !self.live_attempt(slot, serial) {
+                    // The client gave up on this attempt: nobody reads
+                    // the reply (its bytes on the wire are left out).
+                    return;
+                }
+                let attempt = &self.in_flight[slot as usize];
+                let process = attempt.process;
+                let node = self.shards[shard as usize].node;
+                let hardware = &mut self.nodes[node as usize];
+                self.server[node as usize].record(
+                    matches!(attempt.operation, Operation::Write { .. }),
+                    now - attempt.at_coordinator,
+                );
+                let (payload, outcome) = match reply.status {
+                    ReplyStatus::Written => (0, ReplyOutcome::Written),
+                    ReplyStatus::Found {
+                        value_bytes,
+                        timestamp,
+                    } => (u64::from(value_bytes), ReplyOutcome::Found { timestamp }),
+                    ReplyStatus::NotFound => (0, ReplyOutcome::NotFound),
+                    ReplyStatus::Timeout => (0, ReplyOutcome::Timeout),
+                    ReplyStatus::Unavailable => (0, ReplyOutcome::Unavailable),
+                };
+                // One flow per client connection, after the node flows.
+                let flow = FlowId(self.plan.cluster.nodes + process);
+                let delivery = hardware.nic.send(
+                    now,
+                    flow,
+                    MESSAGE_OVERHEAD_BYTES + payload,
+                    Event::ReplyArrives {
+                        process,
+                        request: reply.id,
+                        outcome,
+                    },
+                    &mut hardware.nic_rng,
+                );
+                let wakeup = hardware.nic.take_wakeup();
+                self.after_send(delivery, wakeup, Event::NodeNicWake { node });
+            }
+        }
+    }
+
+    /// Makes sure a wake-up is scheduled at or before a JVM node's next
+    /// completion (see `rearm_timer` for why wake-ups are never cancelled).
+    pub(super) fn rearm_jvm(&mut self, shard: u32) {
+        let ShardCpu::Jvm { node, wake, .. } = &mut self.shards[shard as usize].cpu else {
+            return;
+        };
+        if let Some(at) = node.next_completion() {
+            if wake.arm(at) {
+                self.kernel.schedule_at(at, Event::JvmWake { shard });
+            }
+        }
+    }
+
+    /// Makes sure a wake-up is scheduled at or before the shard's
+    /// `poll_timeout`. Wake-ups are never cancelled: one scheduled earlier
+    /// than needed fires, finds nothing due, and schedules the next. The
+    /// shard's earliest timer is mostly its oldest request's deadline, which
+    /// moves later with every completion: cancelling and rescheduling each
+    /// time left a dead heap entry seconds in the future per request, and
+    /// the 40-node run's queue grew to millions of them.
+    #[inline]
+    pub(super) fn rearm_timer(&mut self, shard: u32) {
+        let state = &mut self.shards[shard as usize];
+        if state.timer_in_inbox {
+            // Due already; the next poll takes it in and rearms.
+            return;
+        }
+        let engine = &self.engines[state.node as usize];
+        if let Some(at) = engine.poll_timeout(state.local) {
+            if state.timer.arm(at) {
+                self.kernel.schedule_at(at, Event::ShardTimer { shard });
+            }
+        }
+    }
+}

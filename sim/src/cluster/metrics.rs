@@ -1,0 +1,221 @@
+//! The interval tick: per-interval figures of every node and load for the
+//! time series, the events log's hint and repair lines, and the
+//! cassandra-stress interval lines.
+
+use super::*;
+
+impl Simulation {
+    pub(super) fn interval_tick(&mut self, now: SimTime) -> Vec<String> {
+        let interval_start = self.last_tick;
+        let length = (now - self.last_tick).as_secs_f64();
+        self.last_tick = now;
+        let lines = self.load_interval_lines(interval_start, now);
+        let ops: Vec<OpInterval> = self
+            .ops
+            .iter_mut()
+            .map(|ops| {
+                let (count, p99_ms) = ops.take_interval();
+                OpInterval {
+                    length_s: length,
+                    count,
+                    p99_ms,
+                }
+            })
+            .collect();
+        let shards_per_node = self.simulated_shards as usize;
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        for (node, hardware) in self.nodes.iter_mut().enumerate() {
+            let shards = &mut self.shards[node * shards_per_node..(node + 1) * shards_per_node];
+            let mut interval = NodeInterval {
+                length_s: length,
+                shards: shards_per_node,
+                ..NodeInterval::default()
+            };
+            let (mut flushes, mut compacted, mut cache_hits, mut cache_lookups) = (0, 0, 0, 0);
+            let mut throttled = SimDuration::ZERO;
+            // Reads repaired, background ones, rows written back, hints
+            // written, hints replayed.
+            let mut repairs = [0u64; 5];
+            let engine = &self.engines[node];
+            for (shard, engine_shard) in shards.iter_mut().zip(engine.shards()) {
+                let stats = engine_shard.stats();
+                interval.memtable_bytes += stats.memtable_bytes;
+                interval.sstables += stats.sstable_count;
+                interval.compactions += stats.active_compactions;
+                interval.compaction_backlog += stats.compaction_backlog;
+                interval.compaction_shares += stats.compaction_shares;
+                interval.virtual_dirty_bytes += stats.virtual_dirty_bytes;
+                interval.flush_shares += stats.flush_shares;
+                cache_hits += stats.cache_hits;
+                flushes += stats.flushes_completed;
+                compacted += stats.bytes_compacted;
+                throttled = throttled + engine_shard.write_throttled_time(now);
+                cache_lookups += stats.cache_hits + stats.cache_misses;
+                repairs[0] += stats.digest_mismatches;
+                repairs[1] += stats.background_read_repairs;
+                repairs[2] += stats.read_repairs;
+                if let Some(hints) = engine_shard.hint_stats() {
+                    repairs[3] += hints.stats.written;
+                    repairs[4] += hints.stats.replayed;
+                    interval.hints_pending += hints.pending;
+                }
+                let (busy, cores) = shard.cpu.busy(now);
+                let shard_busy_s = (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
+                interval.cpu_cores += cores;
+                interval.cpu_busy_s += shard_busy_s;
+                let compaction_price = shard.time_spent.cpu
+                    [engine::CpuWork::CompactionMerge { bytes: 0 }.index()]
+                .price_ns;
+                interval.compaction_cpu_s +=
+                    (compaction_price - shard.compaction_price_at_last_tick) as f64
+                        / NANOS_PER_SECOND as f64;
+                shard.compaction_price_at_last_tick = compaction_price;
+                interval.hottest_shard_utilisation = interval
+                    .hottest_shard_utilisation
+                    .max(shard_busy_s / (length * f64::from(cores.max(1))));
+                shard.cpu_busy_at_last_tick = busy;
+            }
+            let busy = hardware.device.busy_time(now);
+            interval.disk_busy_s = (busy - hardware.busy_at_last_tick).as_secs_f64();
+            hardware.busy_at_last_tick = busy;
+            let nic = (hardware.nic.bytes_sent(), hardware.nic.bytes_received());
+            let (sent, received) = hardware.nic_bytes_at_last_tick;
+            hardware.nic_bytes_at_last_tick = nic;
+            interval.nic_sent_bytes = nic.0 - sent;
+            interval.nic_received_bytes = nic.1 - received;
+            let disk = hardware.device.bytes_transferred();
+            let (read, written) = hardware.disk_bytes_at_last_tick;
+            hardware.disk_bytes_at_last_tick = disk;
+            interval.disk_read_bytes = disk.0 - read;
+            interval.disk_written_bytes = disk.1 - written;
+            let (flushes_before, compacted_before, throttled_before) = hardware.engine_at_last_tick;
+            hardware.engine_at_last_tick = (flushes, compacted, throttled);
+            interval.flushes = flushes - flushes_before;
+            interval.compacted_bytes = compacted - compacted_before;
+            interval.write_throttled_s = (throttled - throttled_before).as_secs_f64();
+            let (hits_before, lookups_before) = hardware.cache_at_last_tick;
+            hardware.cache_at_last_tick = (cache_hits, cache_lookups);
+            interval.cache_hits = cache_hits - hits_before;
+            interval.cache_lookups = cache_lookups - lookups_before;
+            [interval.server_read_p99_ms, interval.server_write_p99_ms] =
+                self.server[node].take_interval_p99_ms();
+            let before = std::mem::replace(&mut hardware.repairs_at_last_tick, repairs);
+            let [reads, background, rows, written, replayed]: [u64; 5] =
+                std::array::from_fn(|i| repairs[i] - before[i]);
+            interval.read_repairs = rows;
+            interval.hints_written = written;
+            interval.hints_replayed = replayed;
+            if reads > 0 {
+                self.event_log.record(
+                    now,
+                    What::ReadRepairs {
+                        node: node as u32,
+                        reads,
+                        background,
+                        rows,
+                    },
+                );
+            }
+            if written + replayed > 0 {
+                self.event_log.record(
+                    now,
+                    What::Hints {
+                        node: node as u32,
+                        written,
+                        replayed,
+                        pending: interval.hints_pending,
+                    },
+                );
+            }
+            nodes.push(interval);
+        }
+        // Sampled runs: the whole node's counts, bytes and rates are n/k
+        // times the simulated shards' (the table says which columns).
+        self.timeseries.push(
+            now.as_secs_f64(),
+            &ops,
+            &nodes,
+            self.plan.cluster.sampling_scale(),
+        );
+        if now < self.end_time().unwrap_or(SimTime::MAX) {
+            self.kernel
+                .schedule_at(now + self.plan.interval, Event::IntervalTick);
+        }
+        lines
+    }
+
+    /// cassandra-stress interval lines for every load running in the
+    /// interval that ends `now` (a header first for loads that just
+    /// started), and their interval histograms kept for the hlog files.
+    pub(super) fn load_interval_lines(
+        &mut self,
+        interval_start: SimTime,
+        now: SimTime,
+    ) -> Vec<String> {
+        let mut lines = Vec::new();
+        let length = now - interval_start;
+        // Sampled runs report counts and rates scaled up to the cluster.
+        let scale = self.plan.cluster.sampling_scale();
+        let scaled = |value: u64| (value as f64 * scale).round() as u64;
+        for (index, load) in self.loads.iter_mut().enumerate() {
+            let Some(started_at) = load.started_at else {
+                continue;
+            };
+            let active = !load.finished || load.ops.iter().any(|ops| ops.interval_count > 0);
+            if !active {
+                continue;
+            }
+            if load.header_pending {
+                load.header_pending = false;
+                let plan = &self.plan.loads[index];
+                lines.push(format!("Running load `{}`: {}", plan.name, plan.command));
+                lines.push(crate::report::STRESS_INTERVAL_HEADER.to_string());
+            }
+            let elapsed = now.saturating_since(started_at);
+            // c-s adds a "total" line over every op type of a mixed load.
+            let total_line = (load.ops.len() > 1).then(|| {
+                let mut merged = load.ops[0].interval.clone();
+                for ops in &load.ops[1..] {
+                    merged
+                        .add(&ops.interval)
+                        .expect("histograms of one shape merge");
+                }
+                let total_ops: u64 = load.ops.iter().map(|ops| ops.count).sum();
+                let interval_ops: u64 = load.ops.iter().map(|ops| ops.interval_count).sum();
+                let interval_errors: u64 = load.ops.iter().map(|ops| ops.interval_errors).sum();
+                crate::report::stress_interval_line(
+                    "total",
+                    scaled(total_ops),
+                    interval_ops as f64 * scale / length.as_secs_f64(),
+                    &LatencySummary::of(&merged),
+                    elapsed,
+                    scaled(interval_errors),
+                )
+            });
+            for (op, ops) in load.ops.iter_mut().enumerate() {
+                let total_before = ops.count - ops.interval_count;
+                let report = ops.take_interval_report(&mut self.serializer);
+                let label = if load.kinds.len() == 1 {
+                    "total".to_string()
+                } else {
+                    load.kinds[op].name().to_uppercase()
+                };
+                lines.push(crate::report::stress_interval_line(
+                    &label,
+                    scaled(total_before + report.count),
+                    report.count as f64 * scale / length.as_secs_f64(),
+                    &report.latency,
+                    elapsed,
+                    scaled(report.errors),
+                ));
+                load.intervals[op].push(SerializedInterval {
+                    start: interval_start,
+                    length,
+                    histogram: report.histogram,
+                });
+            }
+            lines.extend(total_line);
+        }
+        lines
+    }
+}
