@@ -5,7 +5,10 @@
 //!
 //! The driver holds every CPU task and I/O the shard asks for and completes
 //! them in an order proptest chooses, so memtable seals, flushes, compaction
-//! merges and reads overlap in every way the shard allows.
+//! merges and reads overlap in every way the shard allows. In batch
+//! commitlog mode the shard may also crash at any point and restart: what
+//! it acknowledged survives the replay, and the completions of the crashed
+//! process, still delivered, change nothing.
 
 use std::collections::BTreeMap;
 
@@ -15,11 +18,12 @@ use engine::{
 };
 use proptest::prelude::*;
 
-/// A shard with a tiny dirty-memory budget: ~40 writes of 1 KiB fill a
-/// memtable, so a case of a few hundred operations flushes several times
-/// and compacts.
-fn small_data_mode_shard() -> Shard {
+/// A shard with a tiny dirty-memory budget, its commitlog in `sync` mode:
+/// ~40 writes of 1 KiB fill a memtable, so a case of a few hundred
+/// operations flushes several times and compacts.
+fn small_data_mode_shard_with(sync: engine::commitlog::SyncMode) -> Shard {
     let mut config = ShardConfig::scylla_defaults(16 * 1024 * 1024);
+    config.commitlog_sync = sync;
     config.dirty_memory_fraction = 0.008;
     config.throttle_fraction = 0.004;
     config.data_mode = true;
@@ -40,6 +44,16 @@ enum Step {
     Complete(usize),
     /// Complete everything pending.
     Drain,
+    /// The shard crashes and restarts; it replays before it takes requests.
+    Crash,
+}
+
+/// [`step`], with crashes.
+fn step_with_crashes() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        20 => step(),
+        1 => Just(Step::Crash),
+    ]
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -85,8 +99,12 @@ struct Harness {
 
 impl Harness {
     fn new() -> Harness {
+        Harness::with(engine::commitlog::SyncMode::Periodic)
+    }
+
+    fn with(sync: engine::commitlog::SyncMode) -> Harness {
         Harness {
-            shard: small_data_mode_shard(),
+            shard: small_data_mode_shard_with(sync),
             now: SimTime::from_nanos(1),
             pending: Vec::new(),
             outstanding: BTreeMap::new(),
@@ -228,7 +246,28 @@ impl Harness {
             Step::Read { key } => self.submit(Operation::Read { key }),
             Step::Complete(position) => self.complete(position),
             Step::Drain => self.drain(),
+            Step::Crash => self.crash(),
         }
+    }
+
+    /// The shard crashes and restarts: its requests in flight are never
+    /// answered (the client's time out), and it replays its commitlog. The
+    /// crashed process's completions stay pending and are delivered later,
+    /// in the order proptest picks, mixed with the new life's.
+    fn crash(&mut self) -> Result<(), TestCaseError> {
+        let _ = self.shard.crash(self.now);
+        self.outstanding.clear();
+        self.now += engine::SimDuration::from_secs(1);
+        self.shard.restart(self.now);
+        self.collect()?;
+        // Clients reach it again only once it has replayed.
+        let mut position = 0;
+        while self.shard.is_replaying() {
+            prop_assert!(!self.pending.is_empty(), "a replay waits on nothing");
+            position += 7;
+            self.complete(position)?;
+        }
+        Ok(())
     }
 }
 
@@ -246,6 +285,26 @@ proptest! {
         harness.drain()?;
         prop_assert!(harness.outstanding.is_empty(), "every request is answered");
         // Quiescent: every key reads exactly the model's newest version.
+        for key in 0..48 {
+            harness.submit(Operation::Read { key })?;
+            harness.drain()?;
+        }
+        prop_assert!(harness.outstanding.is_empty());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn acknowledged_writes_survive_crashes_in_batch_mode(
+        steps in prop::collection::vec(step_with_crashes(), 50..600)
+    ) {
+        let mut harness = Harness::with(engine::commitlog::SyncMode::Batch);
+        for step in steps {
+            harness.run(step)?;
+        }
+        harness.drain()?;
         for key in 0..48 {
             harness.submit(Operation::Read { key })?;
             harness.drain()?;
