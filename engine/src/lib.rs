@@ -36,6 +36,8 @@
 //! - [`ring`]: Murmur3 tokens, vnodes and replication strategies;
 //! - [`placement`]: which shards of which nodes hold a key (the ring's
 //!   replicas and Scylla's sharder);
+//! - [`topology`]: versioned token metadata (nodes joining and leaving,
+//!   the pending ranges their writes must also reach);
 //! - [`messaging`]: which shard a message from another node lands on, and
 //!   the hop from there to the key's owner;
 //! - [`read`]: what a read touches, decided from key ranges and bloom filters;
@@ -47,7 +49,10 @@
 //! - [`timer`]: the shard's timers;
 //! - [`shard`]: the state machine that ties them together;
 //! - [`node`]: a node's shards and what the node does as a whole (the
-//!   published cache hit rate);
+//!   published cache hit rate, gossip and the failure detector, crash and
+//!   restart);
+//! - [`gossip`], [`hints`], [`replay`]: gossip with its failure detector,
+//!   hinted handoff's logs, what the commitlog replays after a crash;
 //! - [`testing`]: a harness that runs shards with every task and I/O done
 //!   at once, for tests of the engine's logic.
 
@@ -78,6 +83,7 @@ pub mod speculation;
 pub mod sstable;
 pub mod testing;
 pub mod timer;
+pub mod topology;
 
 pub use action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,

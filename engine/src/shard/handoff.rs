@@ -21,7 +21,7 @@ use slab::Slab;
 use units::SimTime;
 
 /// Marks the request id of a hint's replay (client ids stay below it): the
-/// rest is the slot of the send in [`Handoff::sends`].
+/// rest is the slot of the send in the handoff's `sends`.
 pub const HINT_REPLAY: u64 = 1 << 63;
 
 /// A shard's hints and the replay sends in flight.
