@@ -431,6 +431,22 @@ pub struct Ring {
 /// 2^64: the number of token positions, the denominator of ownership.
 const TOKEN_SPACE: f64 = 18_446_744_073_709_551_616.0;
 
+/// Token positions in the ring range `(start, end]`, wrapping past the
+/// largest token: the whole ring (2^64) when `start == end`, a one-token
+/// ring's only range.
+pub fn span_width(start: i64, end: i64) -> u128 {
+    match end.wrapping_sub(start) as u64 {
+        0 => 1u128 << 64,
+        width => u128::from(width),
+    }
+}
+
+/// The fraction of the token space the ring range `(start, end]` covers
+/// ([`span_width`]).
+pub fn span_fraction(start: i64, end: i64) -> f64 {
+    span_width(start, end) as f64 / TOKEN_SPACE
+}
+
 impl Ring {
     /// A ring where every node of `nodes` takes `num_tokens` random tokens
     /// from `rng` (nodes in slice order, each node's tokens in turn; a token
@@ -651,11 +667,8 @@ impl Ring {
 
     /// Width of range `index` in token positions (2^64 for a one-token ring).
     fn range_width(&self, index: usize) -> u128 {
-        if self.index.tokens.len() == 1 {
-            return 1u128 << 64;
-        }
         let (start, end) = self.range_bounds(index);
-        u128::from(end.wrapping_sub(start) as u64)
+        span_width(start, end)
     }
 
     /// Primary ownership per node (in [`Ring::nodes`] order): the fraction of
@@ -755,10 +768,7 @@ impl ReplicaMap {
         } else {
             index - 1
         }];
-        match end.wrapping_sub(start) as u64 {
-            0 => 1.0,
-            width => width as f64 / 2f64.powi(64),
-        }
+        span_fraction(start, end)
     }
 
     /// The replicas of `token`, primary first (when its DC holds replicas).

@@ -30,7 +30,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ring::{NodeSpec, Replication, Ring, RingError};
+use crate::ring::{span_fraction, NodeSpec, Replication, Ring, RingError};
 
 /// The token metadata at one epoch.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,20 +106,12 @@ impl PendingRanges {
     pub fn fraction_pending_on(&self, node: u32) -> f64 {
         let mut total = 0.0;
         for (index, (end, nodes)) in self.ends.iter().enumerate() {
-            if !nodes.contains(&node) {
-                continue;
+            if nodes.contains(&node) {
+                let previous = if index == 0 { self.ends.len() } else { index };
+                total += span_fraction(self.ends[previous - 1].0, *end);
             }
-            let start = if index == 0 {
-                self.ends[self.ends.len() - 1].0
-            } else {
-                self.ends[index - 1].0
-            };
-            total += match end.wrapping_sub(start) as u64 {
-                0 => 2f64.powi(64),
-                width => width as f64,
-            };
         }
-        total / 2f64.powi(64)
+        total
     }
 }
 

@@ -28,10 +28,21 @@ fn write(id: u64, timestamp: u64) -> ClientRequest {
         id: RequestId(id),
         operation: Operation::Write {
             key: 77,
-            value_bytes: 100,
+            value_bytes: VALUE_BYTES,
             timestamp,
         },
         consistency: ConsistencyLevel::Quorum,
+    }
+}
+
+/// Bytes of column values [`write`] writes.
+const VALUE_BYTES: u32 = 100;
+
+/// What a read of key 77 returns once the [`write`] of `timestamp` is there.
+fn found(timestamp: u64) -> ReplyStatus {
+    ReplyStatus::Found {
+        value_bytes: VALUE_BYTES,
+        timestamp,
     }
 }
 
@@ -75,13 +86,7 @@ fn a_replica_seen_down_gets_its_writes_as_hints_replayed_when_it_is_back() {
     });
     let hints = shards[0].hint_stats().unwrap();
     assert_eq!((hints.stats.replayed, hints.pending), (1, 0));
-    assert_eq!(
-        read_at_one(&mut shards, 2, at(12)),
-        ReplyStatus::Found {
-            value_bytes: 100,
-            timestamp: 5
-        }
-    );
+    assert_eq!(read_at_one(&mut shards, 2, at(12)), found(5));
     assert!(outcome.replies.is_empty(), "a replay answers no client");
 }
 
@@ -107,13 +112,7 @@ fn a_replica_silent_past_the_write_timeout_gets_a_hint_once_the_level_was_reache
     tick(&mut shards, at(10));
     let hints = shards[0].hint_stats().unwrap();
     assert_eq!((hints.stats.replayed, hints.pending), (1, 0));
-    assert_eq!(
-        read_at_one(&mut shards, 2, at(10)),
-        ReplyStatus::Found {
-            value_bytes: 100,
-            timestamp: 5
-        }
-    );
+    assert_eq!(read_at_one(&mut shards, 2, at(10)), found(5));
 }
 
 #[test]

@@ -695,8 +695,18 @@ impl Shard {
         self.node_hit_rate
     }
 
+    /// Row cache (hits, misses) since start, earlier lives included.
+    fn cache_counts(&self) -> (u64, u64) {
+        let (hits, misses) = self.carried.cache;
+        self.row_cache.as_ref().map_or((hits, misses), |cache| {
+            let stats = cache.stats();
+            (hits + stats.hits, misses + stats.misses)
+        })
+    }
+
     /// Current figures.
     pub fn stats(&self) -> ShardStats {
+        let (cache_hits, cache_misses) = self.cache_counts();
         ShardStats {
             memtable_bytes: self.dirty_bytes(),
             dirty_bytes: self.dirty_bytes(),
@@ -720,16 +730,8 @@ impl Shard {
             read_repairs: self.coordinator.read_repairs,
             background_read_repairs: self.coordinator.background_read_repairs,
             speculative_retries: self.coordinator.speculative_retries,
-            cache_hits: self.carried.cache.0
-                + self
-                    .row_cache
-                    .as_ref()
-                    .map_or(0, |cache| cache.stats().hits),
-            cache_misses: self.carried.cache.1
-                + self
-                    .row_cache
-                    .as_ref()
-                    .map_or(0, |cache| cache.stats().misses),
+            cache_hits,
+            cache_misses,
             cache_bytes: self.row_cache.as_ref().map_or(0, RowCache::used_bytes),
             heat_balanced_reads: self.heat_balanced_reads,
         }

@@ -223,9 +223,10 @@ impl Shard {
         shard.sstables_epoch = durable.incarnation << 32;
         shard.next_sstable_generation = durable.next_sstable_generation;
         shard.population = durable.population.clone();
-        shard.coordinator = durable.coordinator.after_crash();
+        // `durable` holds them as the crash left them already.
+        shard.coordinator = durable.coordinator.clone();
         if let (Some(handoff), Some(hints)) = (shard.handoff.as_mut(), &durable.hints) {
-            handoff.manager = hints.after_crash();
+            handoff.manager = hints.clone();
         }
         let counters = durable.counters;
         shard.flushes_completed = counters.flushes_completed;
@@ -242,7 +243,6 @@ impl Shard {
 
     /// The counters as they stand at `now`, for the next life.
     fn counters(&self, now: SimTime) -> Counters {
-        let stats = self.stats();
         Counters {
             flushes_completed: self.flushes_completed,
             writes_completed: self.writes_completed,
@@ -252,7 +252,7 @@ impl Shard {
             bytes_compacted: self.bytes_compacted,
             heat_balanced_reads: self.heat_balanced_reads,
             throttled_total: self.write_throttled_time(now),
-            cache: (stats.cache_hits, stats.cache_misses),
+            cache: self.cache_counts(),
         }
     }
 

@@ -24,7 +24,9 @@ impl Simulation {
     pub(super) fn crash_hold(&mut self, now: SimTime, node: u32) {
         let hardware = &mut self.nodes[node as usize];
         hardware.crash_holds += 1;
-        if hardware.crash_holds == 1 && self.engines[node as usize].life() != NodeLife::Down {
+        // Held down already otherwise (`engine::Node::crash` refuses a
+        // node that is down).
+        if hardware.crash_holds == 1 {
             self.crash(now, node);
         }
     }
@@ -55,7 +57,7 @@ impl Simulation {
     /// `node` crashes now.
     fn crash(&mut self, now: SimTime, node: u32) {
         self.event_log.record(now, What::NodeCrash { node });
-        if !self.life_cut(node) {
+        if !self.nodes[node as usize].life_cut {
             self.cut_for_life(node, true);
         }
         self.nodes[node as usize].restarted = None;
@@ -125,7 +127,7 @@ impl Simulation {
 
     /// The restarted node is back on the network and in gossip.
     pub(super) fn node_joined(&mut self, now: SimTime, node: u32) {
-        if self.life_cut(node) {
+        if self.nodes[node as usize].life_cut {
             self.cut_for_life(node, false);
         }
         let (since, replayed_entries, replayed_bytes) = self.nodes[node as usize]
@@ -163,12 +165,6 @@ impl Simulation {
         {
             self.driver_sees(node, true);
         }
-    }
-
-    /// Whether `node`'s network is cut by its own life (crashed, or
-    /// replaying) rather than by a network fault.
-    fn life_cut(&self, node: u32) -> bool {
-        self.nodes[node as usize].life_cut
     }
 
     /// Cuts `node`'s network (`on`) for a crash, or restores it.
