@@ -68,7 +68,10 @@ impl Driver {
                 Action::Reply(reply) => {
                     black_box(reply);
                 }
-                Action::SetShares { .. } | Action::Send { .. } | Action::Replayed { .. } => {}
+                Action::SetShares { .. }
+                | Action::Send { .. }
+                | Action::Replayed { .. }
+                | Action::StreamReceived { .. } => {}
             }
         }
     }

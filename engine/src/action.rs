@@ -4,6 +4,9 @@
 //! driver hands a request id in and gets it back in the reply; the engine
 //! hands I/O and task ids out and gets them back on completion.
 
+use std::sync::Arc;
+
+use crate::cells::Cell;
 use crate::coordinator::{ConsistencyLevel, ReadResult};
 
 /// A client request's id, chosen by the driver and echoed in the reply.
@@ -248,11 +251,25 @@ pub enum CpuWork {
         /// Their bytes in the log.
         bytes: u64,
     },
+    /// A streaming sender's reader: decode `bytes` read from the table's
+    /// SSTables, merge them by key and freeze them into fragments to send.
+    StreamRead {
+        /// Bytes read and frozen by this step.
+        bytes: u64,
+    },
+    /// A streaming receiver before 3.0: apply `rows` streamed partitions
+    /// of `bytes` in all to the streaming memtable (no commitlog).
+    StreamApply {
+        /// Partitions applied.
+        rows: u32,
+        /// Their bytes.
+        bytes: u64,
+    },
 }
 
 impl CpuWork {
     /// How many kinds of work there are ([`CpuWork::index`] is below it).
-    pub const KINDS: usize = 13;
+    pub const KINDS: usize = 15;
 
     /// The kind's position, `0..KINDS`, for per-kind tallies.
     pub fn index(&self) -> usize {
@@ -270,6 +287,8 @@ impl CpuWork {
             CpuWork::HintWrite { .. } => 10,
             CpuWork::HintSend { .. } => 11,
             CpuWork::CommitlogReplay { .. } => 12,
+            CpuWork::StreamRead { .. } => 13,
+            CpuWork::StreamApply { .. } => 14,
         }
     }
 
@@ -289,6 +308,8 @@ impl CpuWork {
             "hint_write",
             "hint_send",
             "commitlog_replay",
+            "stream_read",
+            "stream_apply",
         ][index]
     }
 }
@@ -305,7 +326,7 @@ pub struct CpuTask {
 }
 
 /// A message between shards (of one node or of two).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Message {
     /// A coordinator asks the replica to apply a write.
     WriteRequest {
@@ -353,9 +374,72 @@ pub enum Message {
         /// balancing; `u16::MAX` if it has none).
         cache_hit_rate: u16,
     },
+    /// Streamed data of plan `plan` (`crate::streaming`): one partition's
+    /// `STREAM_MUTATION` (RPC mode) or a batch of fragments on a stream.
+    StreamData {
+        /// The stream plan.
+        plan: u32,
+        /// Partitions carried.
+        rows: u32,
+        /// Their bytes.
+        bytes: u32,
+        /// Data mode: the rows themselves.
+        cells: Option<Arc<[Cell]>>,
+    },
+    /// The receiver took `count` of plan `plan`'s messages in: the RPC
+    /// answers (RPC mode), or a stream's credit.
+    StreamAck {
+        /// The stream plan.
+        plan: u32,
+        /// Messages answered.
+        count: u32,
+    },
+    /// A sender shard opens its part of plan `plan`.
+    StreamStart {
+        /// The stream plan.
+        plan: u32,
+        /// Smallest and largest key index it will send (volume mode: the
+        /// sender's key extent; `None` if it has nothing to send).
+        keys: Option<(u64, u64)>,
+    },
+    /// The sender has sent all of plan `plan`'s data from this shard.
+    StreamEnd {
+        /// The stream plan.
+        plan: u32,
+        /// `StreamData` messages it sent (the receiver ends once it has
+        /// taken all in, whatever order the network kept).
+        messages: u32,
+        /// Volume mode: the writes the sender counted on the plan's ranges
+        /// (`read::Population`), which the receiver now answers reads from.
+        population: Option<StreamedPopulation>,
+    },
 }
 
+/// A sender's counts of the writes to the ranges it streams, carried by
+/// [`Message::StreamEnd`] (equal only to itself).
+#[derive(Clone, Debug)]
+pub struct StreamedPopulation(pub Arc<crate::read::Population>);
+
+impl PartialEq for StreamedPopulation {
+    fn eq(&self, other: &StreamedPopulation) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for StreamedPopulation {}
+
 impl Message {
+    /// Whether range streaming sent it (`crate::streaming`).
+    pub fn is_stream(&self) -> bool {
+        matches!(
+            self,
+            Message::StreamStart { .. }
+                | Message::StreamData { .. }
+                | Message::StreamAck { .. }
+                | Message::StreamEnd { .. }
+        )
+    }
+
     /// The same message under the coordinator's id `id` (a relaying shard
     /// passes a request on, and its answer back, under another id).
     pub(crate) fn with_id(self, id: u64) -> Message {
@@ -365,6 +449,12 @@ impl Message {
             | Message::WriteResponse { id: own, .. }
             | Message::ReadRequest { id: own, .. }
             | Message::ReadResponse { id: own, .. } => *own = id,
+            Message::StreamStart { .. }
+            | Message::StreamData { .. }
+            | Message::StreamAck { .. }
+            | Message::StreamEnd { .. } => {
+                unreachable!("stream messages are not relayed")
+            }
         }
         message
     }
@@ -381,6 +471,10 @@ impl Message {
                 } => 16 + result.map_or(0, |version| u64::from(version.value_bytes)),
                 Message::ReadResponse { data: None, .. } => DIGEST_BYTES,
                 Message::WriteResponse { .. } => 0,
+                Message::StreamData { bytes, .. } => 8 + u64::from(bytes),
+                Message::StreamStart { .. } => 24,
+                Message::StreamAck { .. } => 8,
+                Message::StreamEnd { .. } => 8,
             }
     }
 }
@@ -394,7 +488,7 @@ pub const MESSAGE_HEADER_BYTES: u64 = 64;
 pub const DIGEST_BYTES: u64 = 16;
 
 /// What the engine asks its driver to do.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// Perform an I/O and report its completion.
     SubmitIo(IoRequest),
@@ -422,6 +516,16 @@ pub enum Action {
         /// Commitlog entries it applied.
         entries: u64,
         /// Bytes of log it read back.
+        bytes: u64,
+    },
+    /// This shard, a stream plan's receiver, has taken in and written all
+    /// the plan's data from its peer shard: its SSTables are in the table.
+    StreamReceived {
+        /// The stream plan.
+        plan: u32,
+        /// Partitions received.
+        rows: u64,
+        /// Their bytes.
         bytes: u64,
     },
 }
@@ -452,6 +556,8 @@ mod tests {
                 entries: 1,
                 bytes: 1,
             },
+            CpuWork::StreamRead { bytes: 1 },
+            CpuWork::StreamApply { rows: 1, bytes: 1 },
         ];
         let mut indexes: Vec<usize> = work.iter().map(CpuWork::index).collect();
         indexes.sort_unstable();

@@ -152,6 +152,10 @@ pub struct ShardConfig {
     pub write_timeout: SimDuration,
     /// `read_request_timeout_in_ms` (5000).
     pub read_timeout: SimDuration,
+    /// How the shard streams ranges to a peer in a topology change
+    /// (`crate::streaming`): RPC per partition up to Scylla 2.3, a
+    /// continuous stream from 3.0.
+    pub stream_mode: crate::streaming::StreamMode,
     /// Seeds of the shard's pseudo-random choices, one stream each.
     pub seeds: ShardSeeds,
 }
@@ -231,6 +235,7 @@ impl ShardConfig {
             read_repair_chance: 0.1,
             write_timeout: SimDuration::from_millis(2000),
             read_timeout: SimDuration::from_millis(5000),
+            stream_mode: crate::streaming::StreamMode::Rpc,
             seeds: ShardSeeds::default(),
         }
     }

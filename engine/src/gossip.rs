@@ -172,6 +172,10 @@ pub struct Gossiper {
     /// Newest heartbeat version known, by node (this node's own included).
     versions: Vec<u64>,
     alive: Vec<bool>,
+    /// Endpoints this node knows of: every member from the start; a node
+    /// that joins later once its first heartbeat arrives, and none after
+    /// it has left.
+    known: Vec<bool>,
     windows: Vec<ArrivalWindow>,
     /// When each node marked down was sent an echo not yet answered.
     echoing: Vec<Option<SimTime>>,
@@ -199,6 +203,7 @@ impl Gossiper {
             me,
             versions: vec![0; nodes as usize],
             alive: vec![true; nodes as usize],
+            known: vec![true; nodes as usize],
             windows: (0..nodes).map(|_| ArrivalWindow::new(now)).collect(),
             echoing: vec![None; nodes as usize],
             phi_convict_threshold,
@@ -228,6 +233,28 @@ impl Gossiper {
             *alive = node == me as usize;
         }
         gossiper
+    }
+
+    /// This gossiper, not knowing the nodes `unknown` says (ids of nodes
+    /// that have not joined yet): it neither gossips with them nor convicts
+    /// them, and learns of each from its first heartbeat, which it echoes
+    /// as for a node seen down, so that the node comes up once it answers.
+    pub fn without(mut self, unknown: impl Fn(u32) -> bool) -> Gossiper {
+        for node in 0..self.versions.len() as u32 {
+            if node != self.me && unknown(node) {
+                self.forget(node);
+            }
+        }
+        self
+    }
+
+    /// Forgets `node` (it left the ring): no more gossip with it, nor a
+    /// conviction.
+    pub fn forget(&mut self, node: u32) {
+        assert_ne!(node, self.me, "a node does not forget itself");
+        self.known[node as usize] = false;
+        self.alive[node as usize] = false;
+        self.echoing[node as usize] = None;
     }
 
     /// Whether this node sees `node` up.
@@ -265,15 +292,18 @@ impl Gossiper {
         }
         self.next_round = now + GOSSIP_INTERVAL;
         self.versions[self.me as usize] += 1;
-        let peers = self.versions.len() as u32;
-        let live: Vec<u32> = (0..peers)
+        let slots = self.versions.len() as u32;
+        let live: Vec<u32> = (0..slots)
             .filter(|&node| node != self.me && self.alive[node as usize])
             .collect();
-        let unreachable: Vec<u32> = (0..peers)
-            .filter(|&node| node != self.me && !self.alive[node as usize])
+        let unreachable: Vec<u32> = (0..slots)
+            .filter(|&node| {
+                node != self.me && !self.alive[node as usize] && self.known[node as usize]
+            })
             .collect();
+        let peers = self.known.iter().filter(|known| **known).count();
         // max(1, N / 10) distinct random live peers.
-        let wanted = (peers as usize / 10).max(1).min(live.len());
+        let wanted = (peers / 10).max(1).min(live.len());
         let mut chosen: Vec<u32> = Vec::with_capacity(wanted);
         while chosen.len() < wanted {
             let pick = live[(self.rng.next_u64() % live.len() as u64) as usize];
@@ -359,6 +389,12 @@ impl Gossiper {
         for (node, &version) in versions.iter().enumerate() {
             if node == self.me as usize || version <= self.versions[node] {
                 continue;
+            }
+            if !self.known[node] {
+                // A node joining the cluster: news of it, down until its
+                // echo is answered.
+                self.known[node] = true;
+                self.windows[node] = ArrivalWindow::new(now);
             }
             self.versions[node] = version;
             self.windows[node].add(now);

@@ -81,6 +81,7 @@ pub mod row_cache;
 pub mod shard;
 pub mod speculation;
 pub mod sstable;
+pub mod streaming;
 pub mod testing;
 pub mod timer;
 pub mod topology;

@@ -97,6 +97,9 @@ pub struct GossipSetup {
     pub seed: u64,
     /// `phi_convict_threshold`.
     pub phi_convict_threshold: f64,
+    /// Nodes with an id below this are members from the start; the others
+    /// join later, and gossip learns of each from its first heartbeat.
+    pub members: u32,
 }
 
 /// What the node asks its driver to do, or tells it, beyond its shards'
@@ -171,6 +174,7 @@ impl Node {
                     setup.seed,
                     setup.phi_convict_threshold,
                 )
+                .without(|node| node >= setup.members)
             }),
             outputs: std::collections::VecDeque::new(),
             gossip,
@@ -242,14 +246,17 @@ impl Node {
         self.serve_at = Some(now + GOSSIP_SETTLE);
         if let Some(setup) = self.gossip {
             let nodes = setup.nodes;
-            self.gossiper = Some(Gossiper::restarted(
-                self.id,
-                nodes,
-                now,
-                setup.seed ^ u64::from(self.generation).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                setup.phi_convict_threshold,
-                self.generation,
-            ));
+            self.gossiper = Some(
+                Gossiper::restarted(
+                    self.id,
+                    nodes,
+                    now,
+                    setup.seed ^ u64::from(self.generation).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    setup.phi_convict_threshold,
+                    self.generation,
+                )
+                .without(|node| node >= setup.members && node != self.id),
+            );
             for peer in (0..nodes).filter(|&peer| peer != self.id) {
                 for shard in &mut self.shards {
                     shard.set_peer_alive(now, peer, false);
@@ -416,6 +423,37 @@ impl Node {
             }
         }
         self.next_recompute = Some(now + heat::RECOMPUTE_EVERY);
+    }
+
+    // ----- topology -----
+
+    /// The cluster's token metadata moved to `placement`'s epoch: every
+    /// shard uses it from now on ([`Shard::set_placement`]).
+    pub fn set_placement(&mut self, placement: &crate::placement::Placement) {
+        for shard in &mut self.shards {
+            shard.set_placement(placement.clone());
+        }
+    }
+
+    /// `shard` starts sending its data of `ranges` to the same shard of
+    /// node `to`, as stream plan `plan` ([`Shard::start_stream_out`]);
+    /// drain its actions.
+    pub fn start_stream_out(
+        &mut self,
+        now: SimTime,
+        shard: u32,
+        plan: u32,
+        to: u32,
+        ranges: std::sync::Arc<[(i64, i64)]>,
+    ) {
+        self.shards[shard as usize].start_stream_out(now, plan, to, ranges);
+    }
+
+    /// `peer` has left the ring: gossip forgets it.
+    pub fn forget_peer(&mut self, peer: u32) {
+        if let Some(gossiper) = self.gossiper.as_mut() {
+            gossiper.forget(peer);
+        }
     }
 
     // ----- commands -----

@@ -47,6 +47,7 @@
 use std::sync::Arc;
 
 use crate::ring::{stress_key_token, NodeSpec, ReplicaMap, Replication, Ring};
+use crate::topology::{PendingRanges, TokenMetadata};
 
 /// `murmur3_partitioner_ignore_msb_bits`: Scylla's default since 2.0.
 pub const SHARDING_IGNORE_MSB_BITS: u32 = 12;
@@ -85,13 +86,19 @@ struct Layout {
     shards_per_node: u32,
     /// Replica nodes of every ring range.
     replicas: ReplicaMap,
-    /// Replicated ownership per node id.
+    /// Replicated ownership per node id (0 for an id outside the ring),
+    /// pending ranges included.
     ownership: Vec<f64>,
+    /// Per token, the nodes about to own it (a join or a leave under way):
+    /// writes go to them too.
+    pending: PendingRanges,
+    /// The token metadata's epoch this placement was built from.
+    epoch: u64,
 }
 
 /// The cluster's layout, as every coordinator and client knows it: the
-/// replica map of the keyspace and the shards per node. Cloning is an
-/// `Arc` clone.
+/// replica map of the keyspace, the ranges pending on joining or gaining
+/// nodes, and the shards per node. Cloning is an `Arc` clone.
 #[derive(Clone, Debug)]
 pub struct Placement {
     layout: Arc<Layout>,
@@ -105,31 +112,91 @@ impl PartialEq for Placement {
 
 impl Placement {
     /// The placement of a keyspace replicated by `replication` on `ring`,
-    /// with `shards_per_node` shards on every node.
+    /// with `shards_per_node` shards on every node, nothing pending. Node
+    /// ids are the ring's (`0..nodes` in a cluster that never changed).
     ///
     /// # Panics
-    /// If the ring's node ids are not `0..nodes` in order (node ids are
-    /// [`ShardAddress::node`]), if `shards_per_node` is 0, or if
-    /// `replication` places no replica on this ring.
+    /// If `shards_per_node` is 0, or if `replication` places no replica on
+    /// this ring.
     pub fn new(ring: &Ring, replication: &Replication, shards_per_node: u32) -> Placement {
-        assert!(
-            ring.nodes()
-                .iter()
-                .enumerate()
-                .all(|(index, node)| node.id as usize == index),
-            "placement needs node ids 0..nodes in order"
-        );
+        let slots = ring
+            .nodes()
+            .iter()
+            .map(|node| node.id + 1)
+            .max()
+            .unwrap_or(0);
+        Placement::build(
+            ring,
+            replication,
+            shards_per_node,
+            slots,
+            PendingRanges::default(),
+            0,
+        )
+    }
+
+    /// The placement of `metadata`'s epoch: reads and natural replicas from
+    /// its ring, writes also to its pending ranges' nodes, over node ids
+    /// below `node_slots` (every node the run will have, so that arrays
+    /// indexed by node id keep their size across topology changes).
+    ///
+    /// # Panics
+    /// As [`Placement::new`], or if a node id is not below `node_slots`.
+    pub fn of_topology(
+        metadata: &TokenMetadata,
+        replication: &Replication,
+        shards_per_node: u32,
+        node_slots: u32,
+    ) -> Placement {
+        Placement::build(
+            &metadata.ring(),
+            replication,
+            shards_per_node,
+            node_slots,
+            metadata.pending(replication),
+            metadata.epoch(),
+        )
+    }
+
+    fn build(
+        ring: &Ring,
+        replication: &Replication,
+        shards_per_node: u32,
+        node_slots: u32,
+        pending: PendingRanges,
+        epoch: u64,
+    ) -> Placement {
         assert!(shards_per_node > 0, "a node needs at least one shard");
         let replicas = ReplicaMap::new(ring, replication);
         assert!(
             replicas.replica_count() > 0,
             "the replication strategy places no replica on this ring"
         );
+        let mut ownership = vec![0.0; node_slots as usize];
+        for (node, owned) in ring
+            .nodes()
+            .iter()
+            .zip(ring.replicated_ownership(replication))
+        {
+            assert!(
+                node.id < node_slots,
+                "node {} is beyond the {node_slots} node ids",
+                node.id
+            );
+            ownership[node.id as usize] = owned;
+        }
+        if !pending.is_empty() {
+            for (id, owned) in ownership.iter_mut().enumerate() {
+                *owned += pending.fraction_pending_on(id as u32);
+            }
+        }
         Placement {
             layout: Arc::new(Layout {
                 shards_per_node,
                 replicas,
-                ownership: ring.replicated_ownership(replication),
+                ownership,
+                pending,
+                epoch,
             }),
         }
     }
@@ -164,9 +231,34 @@ impl Placement {
         Placement::new(&ring, replication, shards_per_node)
     }
 
-    /// Nodes in the ring.
+    /// Node ids this placement knows (every id below it; an id may be
+    /// outside the ring: not yet joined, or left).
     pub fn nodes(&self) -> u32 {
         self.layout.ownership.len() as u32
+    }
+
+    /// The token metadata's epoch this placement was built from (0 for a
+    /// ring that never changed).
+    pub fn epoch(&self) -> u64 {
+        self.layout.epoch
+    }
+
+    /// Whether a join or leave is under way: some writes have pending
+    /// replicas.
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        !self.layout.pending.is_empty()
+    }
+
+    /// The nodes `token` is pending on: they receive its writes too.
+    #[inline]
+    pub fn pending_nodes(&self, token: i64) -> &[u32] {
+        self.layout.pending.replicas(token)
+    }
+
+    /// The replica map of the ring (reads' and writes' natural replicas).
+    pub fn replica_map(&self) -> &ReplicaMap {
+        &self.layout.replicas
     }
 
     /// Shards per node.
@@ -235,7 +327,8 @@ impl Placement {
     }
 
     /// Replicated ownership of every node (by node id): the fraction of the
-    /// token space it holds a replica of. Sums to the replica count.
+    /// token space it holds a replica of, or is pending on. Without a
+    /// change under way, sums to the replica count.
     pub fn ownership(&self) -> &[f64] {
         &self.layout.ownership
     }

@@ -44,6 +44,7 @@
 
 use crate::coordinator::RowVersion;
 use crate::memtable::Memtable;
+use crate::ring::{span_width, ReplicaMap};
 use crate::sstable::{SSTable, KEY_SHARE_ONE};
 
 /// False-positive rate of a bloom filter built for `bloom_filter_fp_chance`
@@ -256,6 +257,94 @@ impl Population {
         written.first_key = written.first_key.min(key);
         written.last_key = written.last_key.max(key);
         written.value_bytes += u64::from(value_bytes);
+    }
+
+    /// Re-keys the counts from the ranges of `old` to those of `new` (the
+    /// ring changed: a node joined or left). A count is split over the new
+    /// ranges its old range overlaps in proportion to the overlap's width,
+    /// and counts that land in one new range add up: its density is kept,
+    /// and every replica that held the same counts re-keys them alike.
+    pub fn rekey(&mut self, old: &ReplicaMap, new: &ReplicaMap) {
+        if self.ranges.is_empty() {
+            return;
+        }
+        let mut rekeyed: std::collections::BTreeMap<u32, Written> = Default::default();
+        for (&range, written) in &self.ranges {
+            let (start, end) = old.range_bounds(range as usize);
+            let width = span_width(start, end);
+            let mut pieces = Vec::new();
+            let mut index = new.range_index(start.wrapping_add(1));
+            let mut covered = 0u128;
+            while covered < width {
+                let (_, piece_end) = new.range_bounds(index);
+                // The piece of (start, end] up to this new range's end.
+                let up_to = span_width(start, piece_end).min(width);
+                let up_to = if up_to == 0 { width } else { up_to };
+                pieces.push((index as u32, up_to - covered));
+                covered = up_to;
+                index = (index + 1) % new.range_count();
+            }
+            let (mut writes_left, mut bytes_left) = (written.writes, written.value_bytes);
+            for (position, &(index, piece)) in pieces.iter().enumerate() {
+                let (writes, bytes) = if position + 1 == pieces.len() {
+                    (writes_left, bytes_left)
+                } else {
+                    let share = |count: u64| (u128::from(count) * piece / width) as u64;
+                    (share(written.writes), share(written.value_bytes))
+                };
+                writes_left -= writes;
+                bytes_left -= bytes;
+                if writes == 0 {
+                    continue;
+                }
+                let entry = rekeyed.entry(index).or_insert(Written {
+                    writes: 0,
+                    first_key: written.first_key,
+                    last_key: written.last_key,
+                    value_bytes: 0,
+                });
+                entry.writes += writes;
+                entry.value_bytes += bytes;
+                entry.first_key = entry.first_key.min(written.first_key);
+                entry.last_key = entry.last_key.max(written.last_key);
+            }
+        }
+        self.ranges = rekeyed;
+    }
+
+    /// The counts of the ranges of `map` that `keep` accepts (by range
+    /// index), to hand to a node that takes those ranges over (streaming).
+    pub fn of_ranges(&self, keep: impl Fn(usize) -> bool) -> Population {
+        Population {
+            ranges: self
+                .ranges
+                .iter()
+                .filter(|(&range, _)| keep(range as usize))
+                .map(|(&range, &written)| (range, written))
+                .collect(),
+            preload: self.preload,
+        }
+    }
+
+    /// Adds the counts of `other` (streamed in from a peer, keyed by the
+    /// same ranges) to this shard's; its preload extent too, if this shard
+    /// has none.
+    pub fn absorb(&mut self, other: &Population) {
+        for (&range, written) in &other.ranges {
+            let entry = self.ranges.entry(range).or_insert(Written {
+                writes: 0,
+                first_key: written.first_key,
+                last_key: written.last_key,
+                value_bytes: 0,
+            });
+            entry.writes += written.writes;
+            entry.value_bytes += written.value_bytes;
+            entry.first_key = entry.first_key.min(written.first_key);
+            entry.last_key = entry.last_key.max(written.last_key);
+        }
+        if self.preload.is_none() {
+            self.preload = other.preload;
+        }
     }
 
     /// Records a preload over `first_key..=last_key` whose key shares end

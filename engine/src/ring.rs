@@ -761,14 +761,25 @@ impl ReplicaMap {
     /// The fraction of the token space range `index` covers (the whole
     /// ring with one token).
     pub fn range_fraction(&self, index: usize) -> f64 {
+        let (start, end) = self.range_bounds(index);
+        span_fraction(start, end)
+    }
+
+    /// Ranges of the ring.
+    pub fn range_count(&self) -> usize {
+        self.index.tokens.len()
+    }
+
+    /// Range `index` as `(start, end]` (the first wraps from the last
+    /// token; with one token, `start == end` is the whole ring).
+    pub fn range_bounds(&self, index: usize) -> (i64, i64) {
         let tokens = &self.index.tokens;
-        let end = tokens[index];
         let start = tokens[if index == 0 {
             tokens.len() - 1
         } else {
             index - 1
         }];
-        span_fraction(start, end)
+        (start, tokens[index])
     }
 
     /// The replicas of `token`, primary first (when its DC holds replicas).

@@ -51,6 +51,8 @@ pub struct Outcome {
     pub shares: Vec<(SchedulingGroup, f64)>,
     /// Replays finished by restarted shards: (entries, bytes).
     pub replayed: Vec<(u64, u64)>,
+    /// Stream plans received: (plan, rows, bytes).
+    pub received: Vec<(u32, u64, u64)>,
 }
 
 /// Carries out `shard`'s actions at `now` until it has none left: CPU
@@ -97,7 +99,7 @@ pub fn run_cluster(
                 if let Some((from, to, message)) =
                     carry(&mut shards[index], now, action, verdict, outcome)
                 {
-                    outcome.sent.push((from, to, message));
+                    outcome.sent.push((from, to, message.clone()));
                     let target = (to.node * per_node + to.shard) as usize;
                     shards[target].handle_message(now, from, message);
                 }
@@ -132,6 +134,9 @@ fn carry(
         }
         (Action::Replayed { entries, bytes }, Verdict::Carry) => {
             outcome.replayed.push((entries, bytes))
+        }
+        (Action::StreamReceived { plan, rows, bytes }, Verdict::Carry) => {
+            outcome.received.push((plan, rows, bytes))
         }
     }
     None

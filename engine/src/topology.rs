@@ -102,6 +102,21 @@ impl PendingRanges {
         &self.ends[index].1
     }
 
+    /// Every range with pending replicas, as `(start, end, nodes)` with the
+    /// range `(start, end]` (the first wraps from the last end).
+    pub fn ranges(&self) -> impl Iterator<Item = (i64, i64, &[u32])> + '_ {
+        self.ends
+            .iter()
+            .enumerate()
+            .filter_map(move |(index, (end, nodes))| {
+                if nodes.is_empty() {
+                    return None;
+                }
+                let previous = if index == 0 { self.ends.len() } else { index };
+                Some((self.ends[previous - 1].0, *end, nodes.as_slice()))
+            })
+    }
+
     /// The fraction of the token space where `node` is pending.
     pub fn fraction_pending_on(&self, node: u32) -> f64 {
         let mut total = 0.0;

@@ -128,7 +128,9 @@ impl Harness {
                 Action::RunCpu(task) => self.pending.push(Pending::Cpu(task.id)),
                 Action::SubmitIo(io) => self.pending.push(Pending::Io(io.id)),
                 Action::SetShares { .. } | Action::Replayed { .. } => {}
-                Action::Send { .. } => unreachable!("one shard owns every key"),
+                Action::Send { .. } | Action::StreamReceived { .. } => {
+                    unreachable!("one shard owns every key, and nothing streams")
+                }
                 Action::Reply(reply) => {
                     let request = self
                         .outstanding

@@ -55,6 +55,19 @@ pub fn price(costs: &CostTable, work: CpuWork) -> SimDuration {
             let each = costs.write_request(bytes / entries);
             SimDuration::from_nanos(each.as_nanos() * entries)
         }
+        // A streaming reader merges the table's SSTables by key and
+        // freezes what it reads, as a compaction decodes, merges and
+        // re-encodes: its calibrated price per byte.
+        CpuWork::StreamRead { bytes } => costs.compaction_merge(bytes),
+        // Applying a streamed partition to the streaming memtable is a
+        // write's mutation apply and memtable insert, without commitlog:
+        // priced as a write of the partition (an upper bound, as for
+        // commitlog replay: the CQL decode is not redone).
+        CpuWork::StreamApply { rows, bytes } => {
+            let rows = u64::from(rows.max(1));
+            let each = costs.write_request(bytes / rows);
+            SimDuration::from_nanos(each.as_nanos() * rows)
+        }
     }
 }
 
@@ -79,6 +92,9 @@ pub fn stage_of(work: engine::CpuWork) -> Stage {
         CpuWork::HintWrite { .. } | CpuWork::HintSend { .. } => Stage::Mutation,
         // `CommitLogReplayer` applies on the mutation stage.
         CpuWork::CommitlogReplay { .. } => Stage::Mutation,
+        // Cassandra's stream sessions run on their own threads; folded
+        // into the compaction stage's background threads here.
+        CpuWork::StreamRead { .. } | CpuWork::StreamApply { .. } => Stage::Compaction,
     }
 }
 
@@ -100,7 +116,9 @@ pub fn allocates_on_jvm(work: CpuWork) -> bool {
         | CpuWork::CrossShardMessage
         | CpuWork::CompactionMerge { .. }
         | CpuWork::FlushSerialize { .. }
-        | CpuWork::CommitlogReplay { .. } => false,
+        | CpuWork::CommitlogReplay { .. }
+        | CpuWork::StreamRead { .. }
+        | CpuWork::StreamApply { .. } => false,
     }
 }
 
@@ -297,6 +315,11 @@ mod tests {
             entries: 100,
             bytes: 100_000,
         },
+        CpuWork::StreamRead { bytes: 1 << 17 },
+        CpuWork::StreamApply {
+            rows: 32,
+            bytes: 1 << 17,
+        },
     ];
 
     #[test]
@@ -332,12 +355,16 @@ mod tests {
             stage_of(CpuWork::CompactionMerge { bytes: 1 }),
             Stage::Compaction
         );
+        assert_eq!(
+            stage_of(CpuWork::StreamRead { bytes: 1 }),
+            Stage::Compaction
+        );
         let allocating: Vec<bool> = WORK.iter().map(|work| allocates_on_jvm(*work)).collect();
         assert_eq!(
             allocating,
             [
                 true, true, false, true, false, false, true, false, false, false, false, true,
-                false
+                false, false, false
             ]
         );
     }

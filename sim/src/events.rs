@@ -102,6 +102,70 @@ pub enum What {
         /// The node.
         node: u32,
     },
+    /// Topology operation `action` (its index in the scenario's
+    /// `[[action]]` list) started: the operator ran it (it may have waited
+    /// for the one before).
+    ActionStart {
+        /// Index in the scenario.
+        action: u32,
+        /// `add-node`, `decommission` or `removenode`.
+        kind: &'static str,
+        /// The node it adds or removes.
+        node: u32,
+    },
+    /// The token metadata moved to a new epoch: `node` announced its
+    /// tokens and joins (`joining`), announced it leaves (`leaving`),
+    /// finished joining (`normal`) or left (`left`).
+    TopologyChange {
+        /// The node.
+        node: u32,
+        /// Its new state.
+        state: &'static str,
+        /// The metadata's epoch.
+        epoch: u64,
+    },
+    /// The operation's data started to move: `plans` stream plans between
+    /// `peers` pairs of nodes, `bytes` in all (scaled to the node when its
+    /// shards are sampled).
+    StreamingStart {
+        /// Index in the scenario.
+        action: u32,
+        /// Stream plans.
+        plans: u32,
+        /// Node pairs streaming.
+        peers: u32,
+    },
+    /// Stream plan `plan` finished: `source` sent `target` `rows` rows of
+    /// `bytes` (scaled to the node when sampled).
+    StreamPlanDone {
+        /// Index in the scenario.
+        action: u32,
+        /// The plan, unique within the operation.
+        plan: u32,
+        /// The sending node.
+        source: u32,
+        /// The receiving node.
+        target: u32,
+        /// Rows streamed.
+        rows: u64,
+        /// Bytes streamed.
+        bytes: u64,
+    },
+    /// The operation finished.
+    ActionEnd {
+        /// Index in the scenario.
+        action: u32,
+        /// Its kind.
+        kind: &'static str,
+        /// The node it added or removed.
+        node: u32,
+        /// From its start to its end, seconds.
+        duration_s: f64,
+        /// Of which streaming, seconds.
+        streaming_s: f64,
+        /// Bytes streamed (scaled to the node when sampled).
+        bytes: u64,
+    },
     /// Over the interval ending at the event's time, the node's
     /// coordinators wrote and replayed hints.
     Hints {

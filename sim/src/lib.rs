@@ -8,6 +8,8 @@
 //! - [`load`]: what cassandra-stress processes do;
 //! - [`faults`]: the fault timeline and what each fault does to the
 //!   hardware; [`events`]: the run's log of faults and reactions;
+//! - [`operations`]: the timeline of topology operations (add-node,
+//!   decommission, removenode);
 //! - [`cluster`]: engine shards on modelled hardware, driven by clients;
 //! - [`metrics`], [`timeseries`], [`report`] and [`charts`]: histograms,
 //!   the time series' column table, the results folder;
@@ -25,6 +27,7 @@ pub mod faults;
 pub mod kernel;
 pub mod load;
 pub mod metrics;
+pub mod operations;
 pub mod plan;
 pub mod preset;
 pub mod report;

@@ -83,6 +83,7 @@ impl RunPlan {
                 ""
             }
             + &crate::faults::describe(&self.faults)
+            + &crate::operations::describe(&self.operations)
     }
 }
 
@@ -256,6 +257,22 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         .duration
         .or(scenario.duration.map(|HumanDuration(duration)| duration));
     let seed = overrides.seed.or(scenario.seed).unwrap_or(1);
+    // Scripted faults may name the nodes `[[action]]` adds; a removenode
+    // needs the faults to know its node is down.
+    let faults = crate::faults::resolve(
+        scenario,
+        cluster.nodes,
+        cluster.nodes + crate::operations::added_nodes(scenario),
+        seed,
+        duration,
+    )?;
+    let operations = crate::operations::resolve(
+        scenario,
+        cluster.nodes,
+        cluster.replication_factor,
+        &cluster.instance,
+        &faults,
+    )?;
     Ok(RunPlan {
         scenario: scenario.name.clone(),
         seed,
@@ -265,7 +282,8 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
             .map_or(SimDuration::from_secs(1), |HumanDuration(interval)| {
                 interval
             }),
-        faults: crate::faults::resolve(scenario, cluster.nodes, seed, duration)?,
+        faults,
+        operations,
         cluster,
         loads,
         notes,

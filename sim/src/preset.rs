@@ -72,6 +72,27 @@ impl Preset {
         self == Preset::Cassandra3_11
     }
 
+    /// How a node streams ranges to a peer (`engine::streaming`): an RPC
+    /// per partition up to Scylla 2.3, a continuous stream from 3.0
+    /// (Cassandra 3.11 streams SSTable sections over one connection).
+    pub fn stream_mode(self) -> engine::streaming::StreamMode {
+        match self {
+            Preset::Scylla2_1 | Preset::Scylla2_2 | Preset::Scylla2_3 => {
+                engine::streaming::StreamMode::Rpc
+            }
+            Preset::Scylla3_0 | Preset::Cassandra3_11 => engine::streaming::StreamMode::Stream,
+        }
+    }
+
+    /// How many peers a range streamer streams with at once: 16 in 3.0,
+    /// all of them before (and in Cassandra).
+    pub fn stream_peers_at_once(self) -> usize {
+        match self {
+            Preset::Scylla3_0 => engine::streaming::PEERS_AT_ONCE_3_0,
+            _ => usize::MAX,
+        }
+    }
+
     /// Scylla 2.3 or later (3.0): leveled compaction pushes idle levels up
     /// and the row cache's entries are smaller (`row_cache`).
     pub fn is_scylla_2_3_or_later(self) -> bool {

@@ -8,8 +8,7 @@
 //! start of every run.
 //!
 //! The layout follows `design/SCENARIO.md`; sections that later issues add
-//! (`[[action]]`, ...) are rejected as unknown keys until the mechanisms
-//! behind them exist.
+//! are rejected as unknown keys until the mechanisms behind them exist.
 
 use std::fmt;
 use std::path::Path;
@@ -94,7 +93,7 @@ pub struct Scenario {
     #[serde(default)]
     pub controller: Option<ControllerSection>,
     /// Load phases, as cassandra-stress command lines.
-    #[serde(rename = "load")]
+    #[serde(rename = "load", default)]
     pub loads: Vec<LoadSection>,
     /// Injected faults, a timeline (`crate::faults`).
     #[serde(rename = "fault", default)]
@@ -102,6 +101,9 @@ pub struct Scenario {
     /// Faults drawn from the seed (`[faults.random]`).
     #[serde(rename = "faults", default)]
     pub random_faults: Option<FaultsSection>,
+    /// Topology operations, an operator's script (`crate::operations`).
+    #[serde(rename = "action", default)]
+    pub actions: Vec<ActionSection>,
     /// What published run this scenario reproduces (`twin validate`'s
     /// cases); no effect on the simulation.
     #[serde(default)]
@@ -542,6 +544,26 @@ pub struct FaultSection {
     pub throughput_factor: Option<f64>,
 }
 
+/// `[[action]]`: a topology operation, as an operator would run it with
+/// nodetool (`crate::operations` says what each kind does and when it
+/// starts).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActionSection {
+    /// When it starts, from the start of the run (or later, when the
+    /// operation before it is still running).
+    pub at: HumanDuration,
+    /// `add-node`, `decommission` or `removenode`.
+    pub kind: String,
+    /// The node it acts on; `add-node`: optional, the id the new node gets.
+    #[serde(default)]
+    pub node: Option<u32>,
+    /// `add-node`: the new node's instance; only the cluster's own is
+    /// accepted, so that a reader of the file sees what joins.
+    #[serde(default)]
+    pub instance: Option<InstanceChoice>,
+}
+
 /// `[faults]`: only `[faults.random]` for now.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -807,8 +829,11 @@ fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
             }
         }
     }
-    if scenario.loads.is_empty() {
-        return fail("load", "at least one [[load]] is needed".into());
+    if scenario.loads.is_empty() && scenario.actions.is_empty() {
+        return fail(
+            "load",
+            "at least one [[load]] is needed (an idle cluster runs [[action]]s only)".into(),
+        );
     }
     for (index, load) in scenario.loads.iter().enumerate() {
         if load.processes == Some(0) {

@@ -99,6 +99,11 @@ fn a_flap_cuts_and_restores_on_schedule_and_is_logged() {
                 | What::NodeJoined { .. }
                 | What::NodeServing { .. }
                 | What::NodeIsolated { .. } => "life",
+                What::ActionStart { .. }
+                | What::TopologyChange { .. }
+                | What::StreamingStart { .. }
+                | What::StreamPlanDone { .. }
+                | What::ActionEnd { .. } => "topology",
             };
             (event.time_s, name)
         })

@@ -19,10 +19,13 @@ impl Shard {
     /// Sends `message` to shard `to`: on this node straight to it (a
     /// cross-shard hop), to another node on a connection, landing on the
     /// shard [`crate::messaging`] draws there (a read's answer is the RPC's
-    /// response and goes back on the asking shard's own connection).
+    /// response and goes back on the asking shard's own connection; a
+    /// stream's messages name their shard).
     pub(super) fn send(&mut self, to: ShardAddress, message: Message) {
+        // Streaming's RPCs name their destination shard (`dst_cpu_id`).
         let to = if to.node == self.config.address.node
             || matches!(message, Message::ReadResponse { .. })
+            || message.is_stream()
             || !self.config.landing.spreads()
         {
             to
@@ -43,8 +46,8 @@ impl Shard {
     /// A request for `key` that landed here from another node while
     /// another shard of this node owns the key: passes it to the owner
     /// under a relay id; `true` if it did.
-    pub(super) fn relay_request(&mut self, from: ShardAddress, message: Message) -> bool {
-        let (id, key) = match message {
+    pub(super) fn relay_request(&mut self, from: ShardAddress, message: &Message) -> bool {
+        let (id, key) = match *message {
             Message::WriteRequest { id, key, .. } | Message::ReadRequest { id, key, .. } => {
                 (id, key)
             }
@@ -56,7 +59,7 @@ impl Shard {
         }
         debug_assert_ne!(from.node, self.config.address.node, "relayed twice");
         let relay = RELAYED | self.relays.insert((from, id)) as u64;
-        self.send(owner, message.with_id(relay));
+        self.send(owner, message.clone().with_id(relay));
         true
     }
 
@@ -81,7 +84,11 @@ impl Shard {
 
     /// A received message's handler.
     pub(super) fn receive(&mut self, now: SimTime, from: ShardAddress, message: Message) {
-        if self.relay_request(from, message) {
+        if message.is_stream() {
+            self.stream_message(now, from, message);
+            return;
+        }
+        if self.relay_request(from, &message) {
             return;
         }
         match message {
@@ -147,6 +154,10 @@ impl Shard {
                 }
                 self.read_response(now, id, from, data, digest)
             }
+            Message::StreamStart { .. }
+            | Message::StreamData { .. }
+            | Message::StreamAck { .. }
+            | Message::StreamEnd { .. } => unreachable!("stream messages are handled above"),
         }
     }
 
@@ -187,11 +198,27 @@ impl Shard {
         let key = match request.operation {
             Operation::Write { key, .. } | Operation::Read { key } => key,
         };
-        let placed = self.config.placement.replicas(key, &mut replicas);
-        let block_for = request
+        let mut placed = self.config.placement.replicas(key, &mut replicas);
+        let mut block_for = request
             .consistency
             .block_for(placed as u32)
             .clamp(1, placed as u32);
+        if matches!(request.operation, Operation::Write { .. })
+            && self.config.placement.has_pending()
+        {
+            // A join or leave is under way: the nodes about to own the key
+            // get its writes too, and the write waits for one more
+            // acknowledgement per pending node (`abstract_write_response_
+            // handler`'s `_total_block_for` @3.0), so that a write
+            // acknowledged at the level is on enough of the future owners.
+            let token = crate::placement::key_token(key);
+            let shard = replicas[0].shard;
+            for &node in self.config.placement.pending_nodes(token) {
+                replicas[placed] = ShardAddress { node, shard };
+                placed += 1;
+                block_for += 1;
+            }
+        }
         // Only the replicas its node sees up are asked
         // (`get_live_sorted_endpoints`); too few for the level and the
         // client hears `Unavailable` at once. A write's replicas seen down

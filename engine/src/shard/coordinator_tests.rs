@@ -472,9 +472,10 @@ fn a_replica_found_behind_after_the_answer_is_repaired_in_the_background() {
         "waits for node 2"
     );
     // Node 2's late digest disagrees: a background repair, no second answer.
-    let [(from, _, late)] = outcome.dropped[..] else {
+    let [(from, _, ref late)] = outcome.dropped[..] else {
         panic!("one held answer: {:?}", outcome.dropped);
     };
+    let late = late.clone();
     shards[0].handle_message(now, from, late);
     let (replies, _) = drive_three(&mut shards, now);
     assert_eq!(replies, [], "the client is not answered twice");

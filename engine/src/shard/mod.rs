@@ -81,7 +81,7 @@ struct BloomPasses {
 }
 
 /// Why a CPU task was started.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum TaskPurpose {
     Write(Request),
     /// A read, whether the row cache holds its row, and the SSTables whose
@@ -118,6 +118,29 @@ enum TaskPurpose {
     Receive {
         from: ShardAddress,
         message: Message,
+    },
+    /// A streaming read of plan `plan` frozen into fragments.
+    StreamFrozen {
+        plan: u32,
+        bytes: u64,
+    },
+    /// RPC-mode streamed partitions applied to the streaming memtable.
+    StreamApply {
+        plan: u32,
+        rows: u32,
+        bytes: u64,
+        cells: Option<std::sync::Arc<[crate::cells::Cell]>>,
+    },
+    /// A stream-mode batch serialized into its plan's SSTable.
+    StreamSerialize {
+        plan: u32,
+        rows: u32,
+        bytes: u64,
+        cells: Option<std::sync::Arc<[crate::cells::Cell]>>,
+    },
+    /// A chunk of the streaming memtable serialized for its flush.
+    StreamFlushSerialize {
+        bytes: u64,
     },
     /// An index page of read `read` is parsed: on to its data.
     IndexParsed {
@@ -195,6 +218,19 @@ enum IoPurpose {
     ReplayRead {
         from: u64,
         to: u64,
+    },
+    /// A streaming read of plan `plan`.
+    StreamRead {
+        plan: u32,
+        bytes: u64,
+    },
+    /// A chunk of the streaming memtable's flush.
+    StreamFlushWrite {
+        bytes: u64,
+    },
+    /// A batch of plan `plan`'s SSTable (stream mode).
+    StreamWrite {
+        plan: u32,
     },
 }
 
@@ -455,6 +491,8 @@ pub struct Shard {
     /// Hinted handoff, if the preset keeps hints (boxed: most shards of
     /// most presets have none).
     handoff: Option<Box<handoff::Handoff>>,
+    /// Range streaming to and from peers (topology changes).
+    streams: stream_path::Streams,
     /// The hint logs' next deadline, copied out of `handoff` whenever it
     /// changes (every input asks for it; the box is cold).
     hints_wake: Option<SimTime>,
@@ -581,6 +619,7 @@ impl Shard {
             heard_rates: HeardRates::default(),
             peer_down: crate::gossip::DownSet::default(),
             handoff,
+            streams: stream_path::Streams::default(),
             hints_wake: None,
             expired: Vec::new(),
             compactions: Slab::new(),
@@ -771,7 +810,6 @@ impl Shard {
     /// queue hands it over (a task on this shard's CPU either way), then its
     /// handler runs.
     pub fn handle_message(&mut self, _now: SimTime, from: ShardAddress, message: Message) {
-        let task = self.new_task(TaskPurpose::Receive { from, message });
         let work = if from.node == self.config.address.node {
             CpuWork::CrossShardMessage
         } else {
@@ -779,9 +817,16 @@ impl Shard {
                 bytes: message.wire_bytes(),
             }
         };
+        // Streaming's verbs run in the streaming scheduling group.
+        let group = if message.is_stream() {
+            SchedulingGroup::Streaming
+        } else {
+            SchedulingGroup::Statement
+        };
+        let task = self.new_task(TaskPurpose::Receive { from, message });
         self.actions.push_back(Action::RunCpu(CpuTask {
             id: task,
-            group: SchedulingGroup::Statement,
+            group,
             work,
         }));
         self.input_done();
@@ -857,6 +902,22 @@ impl Shard {
             TaskPurpose::HintWrite { node, hint } => self.hint_serialized(now, node, hint),
             TaskPurpose::HintSend { slot, hint } => self.send_hint(now, slot, hint),
             TaskPurpose::Receive { from, message } => self.receive(now, from, message),
+            TaskPurpose::StreamFrozen { plan, bytes } => self.stream_frozen(now, plan, bytes),
+            TaskPurpose::StreamApply {
+                plan,
+                rows,
+                bytes,
+                cells,
+            } => self.stream_applied(now, plan, rows, bytes, cells),
+            TaskPurpose::StreamSerialize {
+                plan,
+                rows,
+                bytes,
+                cells,
+            } => self.stream_serialized(now, plan, rows, bytes, cells),
+            TaskPurpose::StreamFlushSerialize { bytes } => {
+                self.streamed_flush_serialized(now, bytes)
+            }
             TaskPurpose::IndexParsed {
                 read,
                 row_bytes,
@@ -1026,6 +1087,9 @@ impl Shard {
                 bytes,
             } => self.hint_read(now, node, segment, bytes),
             IoPurpose::ReplayRead { from, to } => self.replay_read(now, from, to),
+            IoPurpose::StreamRead { plan, bytes } => self.stream_read_done(plan, bytes),
+            IoPurpose::StreamFlushWrite { bytes } => self.streamed_flush_written(now, bytes),
+            IoPurpose::StreamWrite { plan } => self.stream_written(now, plan),
         }
         self.input_done();
     }
@@ -1251,7 +1315,9 @@ pub use handoff::HINT_REPLAY;
 mod preload;
 mod read_path;
 mod restart;
+mod stream_path;
 pub use restart::CrashLoss;
+pub use stream_path::streaming_flush_bytes;
 #[cfg(test)]
 mod restart_tests;
 mod write_path;

@@ -291,6 +291,7 @@ impl Simulation {
                     shard: local,
                 };
                 let destination = self.shard_index(to);
+                let wire_bytes = message.wire_bytes();
                 let arrival = Event::MessageArrives {
                     shard: destination,
                     from,
@@ -303,7 +304,7 @@ impl Simulation {
                     let delivery = hardware.nic.send(
                         now,
                         FlowId(to.node),
-                        message.wire_bytes(),
+                        wire_bytes,
                         arrival,
                         &mut hardware.nic_rng,
                     );
@@ -325,6 +326,9 @@ impl Simulation {
                 }
             }
             Action::Replayed { entries, bytes } => self.shard_replayed(now, shard, entries, bytes),
+            Action::StreamReceived { plan, rows, bytes } => {
+                self.stream_received(now, plan, rows, bytes)
+            }
             Action::Reply(reply) => {
                 let (slot, serial) = attempt_of(reply.id);
                 if !self.live_attempt(slot, serial) {
@@ -335,6 +339,7 @@ impl Simulation {
                 let attempt = &self.in_flight[slot as usize];
                 let process = attempt.process;
                 let node = self.shards[shard as usize].node;
+                let total_nodes = self.nodes.len() as u32;
                 let hardware = &mut self.nodes[node as usize];
                 self.server[node as usize].record(
                     matches!(attempt.operation, Operation::Write { .. }),
@@ -351,7 +356,7 @@ impl Simulation {
                     ReplyStatus::Unavailable => (0, ReplyOutcome::Unavailable),
                 };
                 // One flow per client connection, after the node flows.
-                let flow = FlowId(self.plan.cluster.nodes + process);
+                let flow = FlowId(total_nodes + process);
                 let delivery = hardware.nic.send(
                     now,
                     flow,

@@ -57,6 +57,19 @@ impl Simulation {
     /// `node` crashes now.
     fn crash(&mut self, now: SimTime, node: u32) {
         self.event_log.record(now, What::NodeCrash { node });
+        self.take_down(now, node);
+    }
+
+    /// A decommissioned node's process stops: down for good, as a crash
+    /// leaves it.
+    pub(super) fn stop(&mut self, now: SimTime, node: u32) {
+        self.nodes[node as usize].crash_holds += 1;
+        self.take_down(now, node);
+    }
+
+    /// `node`'s process dies now: off the network, its shards' work
+    /// dropped.
+    fn take_down(&mut self, now: SimTime, node: u32) {
         if !self.nodes[node as usize].life_cut {
             self.cut_for_life(node, true);
         }
@@ -158,6 +171,7 @@ impl Simulation {
     /// attempts succeed from now on).
     pub(super) fn node_serving(&mut self, now: SimTime, node: u32) {
         self.event_log.record(now, What::NodeServing { node });
+        self.topology_node_serving(now, node);
         let control = &self.engines[super::CONTROL_NODE as usize];
         if control.life() == NodeLife::Running
             && !control.shards()[0].sees_down(node)

@@ -90,6 +90,7 @@ mod metrics;
 mod outcome;
 mod setup;
 mod time_spent;
+mod topology;
 
 use crate::kernel::Kernel;
 use crate::load::{
@@ -147,7 +148,7 @@ enum ReplyOutcome {
     Unavailable,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Event {
     LoadStart {
         load: u32,
@@ -206,6 +207,12 @@ enum Event {
     NodeTimer {
         node: u32,
     },
+    /// Topology operation `index` of the plan is due (`topology.rs`).
+    ActionDue {
+        index: u32,
+    },
+    /// The operation under way has waited `RING_DELAY`.
+    ActionStep,
     /// Fault `fault` of the plan starts.
     FaultStarts {
         fault: u32,
@@ -335,7 +342,7 @@ struct ShardState {
 
 /// Something that reaches a shard from outside its reactor: Seastar's
 /// pollers pick it up ([`Reactor`]'s polls).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Inbound {
     /// A client's request, read off its connection.
     Request(ClientRequest),
@@ -506,6 +513,8 @@ struct Simulation {
     consistency: Option<ConsistencyCheck>,
     last_tick: SimTime,
     loads_unfinished: usize,
+    /// Topology operations not finished yet.
+    actions_unfinished: usize,
     completed_operations: u64,
     next_request_serial: u32,
     serializer: V2DeflateSerializer,
@@ -527,6 +536,9 @@ struct Simulation {
     event_log: EventLog,
     /// Gossip messages on their way, by the slot their event carries.
     gossip_in_flight: Slab<engine::gossip::GossipMessage>,
+    /// The token metadata and the topology operation under way (runs with
+    /// `[[action]]` only).
+    topology: Option<Box<topology::TopologyRun>>,
     /// The clients' driver's view: the nodes it sees down, by node.
     driver_down: engine::gossip::DownSet,
 }
@@ -631,6 +643,19 @@ impl Simulation {
         let cluster = &plan.cluster;
         let seed = plan.seed;
         let placement = cluster.placement(seed);
+        // Every node the run will have, those an `add-node` starts later
+        // included (they stand by until then).
+        let total_nodes = crate::operations::total_nodes(cluster.nodes, &plan.operations);
+        let placement = if total_nodes > cluster.nodes {
+            engine::Placement::of_topology(
+                &engine::topology::TokenMetadata::new(&cluster.ring(seed)),
+                &cluster.replication(),
+                cluster.shards_per_node,
+                total_nodes,
+            )
+        } else {
+            placement
+        };
         // Representative-shard sampling: the simulated shards of a node
         // share what the whole node's device and NIC give that many shards.
         let simulated_shards = cluster.simulated_shards();
@@ -640,7 +665,7 @@ impl Simulation {
         } else {
             cluster.device.clone()
         };
-        let mut nodes: Vec<NodeHardware> = (0..cluster.nodes)
+        let mut nodes: Vec<NodeHardware> = (0..total_nodes)
             .map(|node| NodeHardware {
                 device: NvmeDevice::new(device.clone()),
                 nic: {
@@ -683,8 +708,16 @@ impl Simulation {
                 landing: cluster.landing(),
                 // The node's replicated ownership on the ring,
                 // split evenly over its shards.
-                key_ownership_fraction: placement.shard_ownership(index / simulated_shards),
+                // A node an `add-node` starts later owns nothing yet: the
+                // mean share stands in until its tokens set its own.
+                key_ownership_fraction: Some(placement.shard_ownership(index / simulated_shards))
+                    .filter(|owned| *owned > 0.0)
+                    .unwrap_or(
+                        placement.replica_count() as f64
+                            / f64::from(total_nodes * cluster.shards_per_node),
+                    ),
                 data_mode: cluster.data_mode,
+                stream_mode: cluster.preset.stream_mode(),
                 compression_chunk_bytes: cluster.compression_chunk_bytes,
                 speculative_retry: cluster.speculative_retry,
                 read_repair_chance: cluster.read_repair_chance,
@@ -714,21 +747,22 @@ impl Simulation {
                 }
             }
         };
-        let engines = (0..cluster.nodes)
+        let engines = (0..total_nodes)
             .map(|node| {
                 let shards = (0..simulated_shards)
                     .map(|shard| shard_config(node * simulated_shards + shard))
                     .collect();
                 // Several nodes gossip; each from a stream of its own.
-                let gossip = (cluster.nodes > 1).then(|| engine::node::GossipSetup {
-                    nodes: cluster.nodes,
+                let gossip = (total_nodes > 1).then(|| engine::node::GossipSetup {
+                    nodes: total_nodes,
+                    members: cluster.nodes,
                     seed: rng::stream(seed, &format!("node/{node}/gossip")).random(),
                     phi_convict_threshold: cluster.phi_convict_threshold,
                 });
                 engine::Node::new(node, shards, SimTime::ZERO, gossip)
             })
             .collect();
-        let shards = (0..cluster.nodes * simulated_shards)
+        let shards = (0..total_nodes * simulated_shards)
             .map(|index| ShardState {
                 cpu: match &cluster.cpu {
                     CpuScheduling::Jvm(config) => {
@@ -836,12 +870,12 @@ impl Simulation {
             })
             .collect();
         let op_names: Vec<&str> = ops.iter().map(|op| op.kind.name()).collect();
-        let timeseries = TimeSeries::new(&op_names, cluster.nodes);
+        let timeseries = TimeSeries::new(&op_names, total_nodes);
         let loads_unfinished = plan.loads.len();
         let op_windows = vec![None; ops.len()];
         let mut simulation = Simulation {
             kernel: Kernel::with_limits(50_000_000),
-            server: (0..cluster.nodes)
+            server: (0..total_nodes)
                 .map(|_| ServerLatencies::default())
                 .collect(),
             nodes,
@@ -856,20 +890,39 @@ impl Simulation {
             consistency: plan.cluster.data_mode.then(ConsistencyCheck::default),
             last_tick: SimTime::ZERO,
             loads_unfinished,
+            actions_unfinished: plan.operations.len(),
             completed_operations: 0,
             next_request_serial: 0,
             serializer: V2DeflateSerializer::new(),
             placement,
             simulated_shards,
             landing: plan.cluster.landing(),
-            network_faults: NetworkFaults::new(plan.cluster.nodes),
+            network_faults: NetworkFaults::new(total_nodes),
             fault_state: vec![(false, false); plan.faults.len()],
             partition_losses: 0,
             event_log: EventLog::default(),
             gossip_in_flight: Slab::new(),
             driver_down: engine::gossip::DownSet::default(),
+            topology: (!plan.operations.is_empty()).then(|| {
+                Box::new(topology::TopologyRun::new(
+                    &plan.cluster.ring(seed),
+                    plan.cluster.replication(),
+                    seed,
+                ))
+            }),
             plan,
         };
+        for node in simulation.plan.cluster.nodes..total_nodes {
+            simulation.stand_by(node);
+        }
+        for (index, operation) in simulation.plan.operations.iter().enumerate() {
+            simulation.kernel.schedule_at(
+                SimTime::ZERO + operation.at,
+                Event::ActionDue {
+                    index: index as u32,
+                },
+            );
+        }
         for (index, load) in simulation.plan.loads.iter().enumerate() {
             if let StartPlan::At(start) = load.start {
                 simulation.kernel.schedule_at(
@@ -978,7 +1031,7 @@ impl Simulation {
     fn run(&mut self, progress: &mut dyn FnMut(Progress)) {
         self.run_until(self.end_time().unwrap_or(SimTime::MAX), progress);
         let now = match self.end_time() {
-            Some(end) if self.loads_unfinished > 0 || !self.in_flight.is_empty() => end,
+            Some(end) if !self.finished() => end,
             _ => self.kernel.now(),
         };
         self.kernel.advance_to(now);
@@ -988,21 +1041,29 @@ impl Simulation {
     }
 
     /// Handles events up to `end`, or until every load has finished and
-    /// nothing is in flight. A run with faults and a duration goes on to
-    /// its end: the cluster's recovery (gossip, hint replay) is what it is
-    /// about, and it goes on after the clients stop.
+    /// nothing is in flight. A run with faults or topology operations and
+    /// a duration goes on to its end: the cluster's recovery (gossip, hint
+    /// replay, compaction of what streamed in) is what it is about, and it
+    /// goes on after the clients stop.
     fn run_until(&mut self, end: SimTime, progress: &mut dyn FnMut(Progress)) {
-        let stop_when_idle = self.plan.faults.is_empty() || end == SimTime::MAX;
+        let stop_when_idle =
+            (self.plan.faults.is_empty() && self.plan.operations.is_empty()) || end == SimTime::MAX;
         while let Some((now, event)) = self.kernel.pop_until(end) {
             if let Event::IntervalTick = event {
                 self.report_interval(now, progress);
             } else {
                 self.handle(now, event);
             }
-            if stop_when_idle && self.loads_unfinished == 0 && self.in_flight.is_empty() {
+            if stop_when_idle && self.finished() {
                 break;
             }
         }
+    }
+
+    /// Whether every load and topology operation has finished and nothing
+    /// is in flight.
+    fn finished(&self) -> bool {
+        self.loads_unfinished == 0 && self.actions_unfinished == 0 && self.in_flight.is_empty()
     }
 
     /// Closes the interval ending `now` and hands its lines to `progress`.
@@ -1122,6 +1183,8 @@ impl Simulation {
                     self.arrive(now, shard, Inbound::Timer);
                 }
             }
+            Event::ActionDue { index } => self.action_due(now, index),
+            Event::ActionStep => self.action_step(now),
             Event::NodeTimer { node } => {
                 self.nodes[node as usize].node_timer.fired(now);
                 self.engines[node as usize].handle_node_timeout(now);
@@ -1149,7 +1212,12 @@ impl Simulation {
         let Some(check) = self.consistency.as_ref() else {
             return;
         };
-        if self.plan.cluster.hints.is_none() {
+        // Without hints, replicas converge only if nothing failed: a
+        // topology change on a healthy cluster still owes every new owner
+        // its data (streamed, or written as a pending replica).
+        if self.plan.cluster.hints.is_none()
+            && (self.plan.operations.is_empty() || !self.plan.faults.is_empty())
+        {
             return;
         }
         let Some(faults_end) =
@@ -1414,6 +1482,7 @@ mod tests {
             }],
             notes: Vec::new(),
             faults: Vec::new(),
+            operations: Vec::new(),
         }
     }
 
@@ -1570,6 +1639,7 @@ mod workload_tests {
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),
             faults: Vec::new(),
+            operations: Vec::new(),
         }
     }
 

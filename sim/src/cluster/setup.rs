@@ -331,6 +331,10 @@ pub struct RunPlan {
     pub loads: Vec<LoadPlan>,
     /// Injected faults, in the scenario's order.
     pub faults: Vec<crate::faults::Fault>,
+    /// Topology operations, in the scenario's order: each starts at its
+    /// `at` or when the one before it finishes, whichever is later, as an
+    /// operator's script would run them (`crate::operations`).
+    pub operations: Vec<crate::operations::Operation>,
     /// Things the user should know about how the scenario was read (e.g.
     /// options accepted without effect on the simulation).
     pub notes: Vec<String>,

@@ -38,6 +38,10 @@
 //!   peers convict it and clients fail over. A failed disk is not
 //!   repaired within a run (replacing the node is a topology change).
 //!
+//! `nodes` and `from` name nodes by id: those the cluster starts with and
+//! those an `[[action]]` add-node brings (`crate::operations`), so a
+//! script can fault a node it adds.
+//!
 //! A message lost to a fault is lost: the NIC model leaves TCP's
 //! retransmission out (`models::network`), so the layers above see what an
 //! RPC sees when its connection stalls, a request that is not answered
@@ -240,12 +244,17 @@ impl FaultKind {
 /// Every kind a scenario may name, simulated or not.
 const KINDS: &str = "partition, flap, drop, nic-degrade, crash, restart, slow-disk, disk-fail";
 
-/// The scenario's `[[fault]]` entries, checked against a cluster of
-/// `nodes` nodes, in the order written, then those `[faults.random]` draws
-/// from run seed `seed` over a run of `duration`, in time order.
+/// The scenario's `[[fault]]` entries, checked against node ids
+/// `0..total_nodes`, in the order written, then those `[faults.random]`
+/// draws among the `nodes` the cluster starts with, from run seed `seed`
+/// over a run of `duration`, in time order. `total_nodes` counts the nodes
+/// `[[action]]` adds too (`crate::operations::added_nodes`), so that a
+/// script can fault a node it adds; random faults keep to the nodes that
+/// are there from the start.
 pub fn resolve(
     scenario: &Scenario,
     nodes: u32,
+    total_nodes: u32,
     seed: u64,
     duration: Option<SimDuration>,
 ) -> Result<Vec<Fault>, ScenarioError> {
@@ -253,9 +262,9 @@ pub fn resolve(
         .faults
         .iter()
         .enumerate()
-        .map(|(index, section)| resolve_one(scenario, index, section, nodes))
+        .map(|(index, section)| resolve_one(scenario, index, section, nodes, total_nodes))
         .collect::<Result<Vec<_>, _>>()?;
-    check_restarts(scenario, &faults, nodes)?;
+    check_restarts(scenario, &faults, total_nodes)?;
     if let Some(random) = &scenario.random_faults {
         faults.extend(draw(scenario, &random.random, nodes, seed, duration)?);
     }
@@ -489,10 +498,13 @@ fn draw(
     Ok(faults)
 }
 
+/// `fault[index]`, naming nodes among `0..cluster_nodes` (the `initial`
+/// ones and those `[[action]]` adds).
 fn resolve_one(
     scenario: &Scenario,
     index: usize,
     section: &FaultSection,
+    initial: u32,
     cluster_nodes: u32,
 ) -> Result<Fault, ScenarioError> {
     let field = |key: &str| format!("fault[{index}].{key}");
@@ -536,10 +548,14 @@ fn resolve_one(
             return Err(error(key, format!("names node {} twice", pair[0])));
         }
         if let Some(node) = sorted.iter().find(|&&node| node >= cluster_nodes) {
+            let added = match cluster_nodes - initial {
+                0 => String::new(),
+                added => format!(" ({initial} from the start, {added} added by [[action]])"),
+            };
             return Err(error(
                 key,
                 format!(
-                    "node {node} does not exist: the cluster's nodes are 0..{}",
+                    "node {node} does not exist: the cluster's nodes are 0..{}{added}",
                     cluster_nodes - 1
                 ),
             ));
@@ -680,7 +696,7 @@ mod tests {
             ),
         )
         .map_err(|error| error.to_string())?;
-        resolve(&scenario, 3, 1, Some(SimDuration::from_secs(3600)))
+        resolve(&scenario, 3, 3, 1, Some(SimDuration::from_secs(3600)))
             .map_err(|error| error.to_string())
     }
 
@@ -842,7 +858,13 @@ mod tests {
         };
         let draw = |kinds: &str, seed: u64| {
             let scenario = crate::scenario::parse("random.toml", &text(kinds)).unwrap();
-            resolve(&scenario, 3, seed, Some(SimDuration::from_secs(100 * 3600)))
+            resolve(
+                &scenario,
+                3,
+                3,
+                seed,
+                Some(SimDuration::from_secs(100 * 3600)),
+            )
         };
         let faults = draw("", 1).unwrap();
         // 2 per node-hour over 3 nodes and 100 hours: ~600.

@@ -1,0 +1,432 @@
+//! Topology operations at run time (`[[action]]`, `crate::operations`):
+//! adding a node, decommissioning one, removing a dead one.
+//!
+//! The run keeps the cluster's token metadata (`engine::topology`), the
+//! state gossip spreads: each change moves it to a new epoch, and every
+//! node and the driver get the placement of that epoch at once (real
+//! clusters spread it within `RING_DELAY`, which the operations still
+//! wait). The data moves through the engine: the range streamer's plans
+//! (`engine::streaming::RangeStreamer`) start on the sending nodes' shards
+//! and end when every receiving shard has its SSTables in.
+//!
+//! - **add-node**: the node, standing by since the start, boots (an empty
+//!   disk: nothing to replay), joins gossip and waits for it to settle;
+//!   then it announces its tokens (`num_tokens` fresh ones from the run's
+//!   `topology` stream) and joins: from then on writes to its ranges go to
+//!   it too. After `RING_DELAY` it fetches its ranges from the nodes
+//!   losing them, and becomes normal when the last plan is in.
+//! - **decommission**: the node announces it leaves (its ranges' next
+//!   owners get their writes too), waits `RING_DELAY`, sends its ranges to
+//!   their next owners, then leaves the ring and stops.
+//! - **removenode**: the dead node's ranges are fetched by their next
+//!   owners from surviving replicas, then it is out of the ring.
+//!
+//! Operations run one at a time, in the scenario's order, as an operator's
+//! script of nodetool commands would. Left out so far: a plan whose sender
+//! or receiver crashes is neither retried (Scylla retries a failed plan
+//! five times over minutes) nor reported; the operation waits for it to
+//! the end of the run. An added node's boot logs `node-restart`,
+//! `node-joined` and `node-serving`, the steps it shares with a restart.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use rand::RngExt;
+use units::SimTime;
+
+use super::{Event, Simulation};
+use crate::events::What;
+use crate::operations::OperationKind;
+use engine::node::NodeLife;
+use engine::ring::{NodeSpec, Replication};
+use engine::streaming::{self, Plan, RangeStreamer};
+use engine::topology::TokenMetadata;
+use engine::{Placement, ShardAddress};
+
+/// The run's topology: token metadata and the operation under way.
+pub(super) struct TopologyRun {
+    metadata: TokenMetadata,
+    replication: Replication,
+    /// Operations whose time has come, waiting for the one before.
+    waiting: VecDeque<u32>,
+    current: Option<Current>,
+    rng: rand_pcg::Pcg64Mcg,
+}
+
+/// The operation under way.
+struct Current {
+    index: u32,
+    kind: OperationKind,
+    started: SimTime,
+    phase: Phase,
+    streaming_since: Option<SimTime>,
+    streamer: Option<RangeStreamer>,
+    plans: BTreeMap<u32, PlanRun>,
+    bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// add-node: the node boots and waits for gossip to settle.
+    Booting,
+    /// Announced; waiting `RING_DELAY` before data moves.
+    RingDelay,
+    /// Plans running.
+    Streaming,
+}
+
+/// A plan under way: the receiving shards still to finish.
+struct PlanRun {
+    plan: Plan,
+    shards_left: u32,
+    rows: u64,
+    bytes: u64,
+}
+
+impl TopologyRun {
+    /// The topology of a run starting on `ring`.
+    pub(super) fn new(
+        ring: &engine::ring::Ring,
+        replication: Replication,
+        seed: u64,
+    ) -> TopologyRun {
+        TopologyRun {
+            metadata: TokenMetadata::new(ring),
+            replication,
+            waiting: VecDeque::new(),
+            current: None,
+            rng: crate::rng::stream(seed, "topology"),
+        }
+    }
+}
+
+impl Simulation {
+    fn topology(&mut self) -> &mut TopologyRun {
+        self.topology
+            .as_mut()
+            .expect("a run with [[action]] keeps its topology")
+    }
+
+    /// Nodes of the run, those added later included.
+    pub(super) fn total_nodes(&self) -> u32 {
+        self.engines.len() as u32
+    }
+
+    /// A node an `add-node` starts later stands by: down, off the network,
+    /// not yet known to its peers' gossip.
+    pub(super) fn stand_by(&mut self, node: u32) {
+        self.nodes[node as usize].crash_holds = 1;
+        self.nodes[node as usize].life_cut = true;
+        self.switch(crate::faults::network::Switch::Cut(&[node]), true);
+        for local in 0..self.simulated_shards {
+            let shard = self.shard_index(ShardAddress { node, shard: local });
+            self.shards[shard as usize].up = false;
+        }
+        // An empty node: nothing to lose.
+        let _ = self.engines[node as usize].crash(SimTime::ZERO);
+    }
+
+    /// Operation `index` is due: it runs once the one before it is done.
+    pub(super) fn action_due(&mut self, now: SimTime, index: u32) {
+        self.topology().waiting.push_back(index);
+        self.next_action(now);
+    }
+
+    /// Starts the next waiting operation if none runs.
+    fn next_action(&mut self, now: SimTime) {
+        let topology = self.topology();
+        if topology.current.is_some() {
+            return;
+        }
+        let Some(index) = topology.waiting.pop_front() else {
+            return;
+        };
+        let kind = self.plan.operations[index as usize].kind;
+        self.event_log.record(
+            now,
+            What::ActionStart {
+                action: index,
+                kind: kind.name(),
+                node: kind.node(),
+            },
+        );
+        self.topology().current = Some(Current {
+            index,
+            kind,
+            started: now,
+            phase: Phase::Booting,
+            streaming_since: None,
+            streamer: None,
+            plans: BTreeMap::new(),
+            bytes: 0,
+        });
+        match kind {
+            OperationKind::AddNode { node } => {
+                // Booted with an empty disk; announced once it serves.
+                self.restart_fault(now, node);
+            }
+            OperationKind::Decommission { node } => {
+                self.change(now, node, "leaving", |metadata| metadata.add_leaving(node));
+                self.ring_delay(now);
+            }
+            OperationKind::RemoveNode { node } => {
+                self.change(now, node, "leaving", |metadata| metadata.add_leaving(node));
+                self.start_streaming(now);
+            }
+        }
+    }
+
+    /// A node serves clients: an added node now announces its tokens.
+    pub(super) fn topology_node_serving(&mut self, now: SimTime, node: u32) {
+        let Some(topology) = self.topology.as_mut() else {
+            return;
+        };
+        let Some(current) = topology.current.as_ref() else {
+            return;
+        };
+        if current.kind != (OperationKind::AddNode { node }) || current.phase != Phase::Booting {
+            return;
+        }
+        let num_tokens = self.plan.cluster.topology.num_tokens;
+        let topology = self.topology();
+        let taken: std::collections::BTreeSet<i64> = topology
+            .metadata
+            .future_ring()
+            .tokens()
+            .iter()
+            .copied()
+            .collect();
+        let mut tokens = Vec::with_capacity(num_tokens as usize);
+        while tokens.len() < num_tokens as usize {
+            let token: i64 = topology.rng.random();
+            if token != i64::MIN && !taken.contains(&token) && !tokens.contains(&token) {
+                tokens.push(token);
+            }
+        }
+        let rack = self
+            .plan
+            .cluster
+            .topology
+            .racks
+            .get(node as usize)
+            .copied()
+            .unwrap_or(0);
+        let spec = NodeSpec {
+            id: node,
+            rack,
+            dc: 0,
+        };
+        self.change(now, node, "joining", |metadata| {
+            metadata.add_joining(spec, &tokens)
+        });
+        self.ring_delay(now);
+    }
+
+    /// Applies a token metadata change and hands its placement to every
+    /// node and the driver.
+    fn change(
+        &mut self,
+        now: SimTime,
+        node: u32,
+        state: &'static str,
+        apply: impl FnOnce(&mut TokenMetadata) -> Result<(), engine::topology::TopologyError>,
+    ) {
+        let (shards_per_node, total_nodes) =
+            (self.plan.cluster.shards_per_node, self.total_nodes());
+        let topology = self.topology();
+        apply(&mut topology.metadata)
+            .unwrap_or_else(|error| panic!("the scenario checks its operations: {error}"));
+        let epoch = topology.metadata.epoch();
+        let placement = Placement::of_topology(
+            &topology.metadata,
+            &topology.replication,
+            shards_per_node,
+            total_nodes,
+        );
+        for engine in &mut self.engines {
+            engine.set_placement(&placement);
+        }
+        self.placement = placement;
+        self.event_log
+            .record(now, What::TopologyChange { node, state, epoch });
+    }
+
+    /// The operation waits `RING_DELAY` before its data moves.
+    fn ring_delay(&mut self, now: SimTime) {
+        let current = self.topology().current.as_mut().expect("an operation runs");
+        current.phase = Phase::RingDelay;
+        self.kernel
+            .schedule_at(now + streaming::RING_DELAY, Event::ActionStep);
+    }
+
+    /// `RING_DELAY` is over: the data moves.
+    pub(super) fn action_step(&mut self, now: SimTime) {
+        let ready = self
+            .topology
+            .as_ref()
+            .and_then(|topology| topology.current.as_ref())
+            .is_some_and(|current| current.phase == Phase::RingDelay);
+        if ready {
+            self.start_streaming(now);
+        }
+    }
+
+    /// Plans the operation's transfers and starts the first plans.
+    fn start_streaming(&mut self, now: SimTime) {
+        let alive: Vec<bool> = self
+            .engines
+            .iter()
+            .map(|engine| engine.life() == NodeLife::Running)
+            .collect();
+        let peers_at_once = self.plan.cluster.preset.stream_peers_at_once();
+        let topology = self.topology();
+        let current = topology.current.as_ref().expect("an operation runs");
+        let (metadata, replication) = (&topology.metadata, &topology.replication);
+        let transfers = match current.kind {
+            OperationKind::AddNode { node } => {
+                streaming::bootstrap_transfers(metadata, replication, node)
+            }
+            OperationKind::Decommission { node } => {
+                streaming::decommission_transfers(metadata, replication, node)
+            }
+            OperationKind::RemoveNode { node } => {
+                streaming::removenode_transfers(metadata, replication, node, |peer| {
+                    alive[peer as usize]
+                })
+            }
+        };
+        let streamer = RangeStreamer::new(&transfers, peers_at_once);
+        let current = topology.current.as_mut().expect("an operation runs");
+        current.phase = Phase::Streaming;
+        current.streaming_since = Some(now);
+        let (index, plans) = (current.index, streamer.plans());
+        current.streamer = Some(streamer);
+        self.event_log.record(
+            now,
+            What::StreamingStart {
+                action: index,
+                plans,
+                peers: transfers.len() as u32,
+            },
+        );
+        self.start_plans(now);
+    }
+
+    /// Starts what plans the range streamer allows now; finishes the
+    /// operation when none is left.
+    fn start_plans(&mut self, now: SimTime) {
+        let simulated_shards = self.simulated_shards;
+        let current = self.topology().current.as_mut().expect("an operation runs");
+        let streamer = current.streamer.as_mut().expect("streaming");
+        if streamer.is_done() {
+            self.finish_action(now);
+            return;
+        }
+        let started = streamer.start_plans();
+        for plan in &started {
+            current.plans.insert(
+                plan.id,
+                PlanRun {
+                    plan: plan.clone(),
+                    shards_left: simulated_shards,
+                    rows: 0,
+                    bytes: 0,
+                },
+            );
+        }
+        for plan in started {
+            for local in 0..simulated_shards {
+                self.engines[plan.source as usize].start_stream_out(
+                    now,
+                    local,
+                    plan.id,
+                    plan.target,
+                    plan.ranges.clone(),
+                );
+                let shard = self.shard_index(ShardAddress {
+                    node: plan.source,
+                    shard: local,
+                });
+                self.drain(now, shard);
+            }
+        }
+    }
+
+    /// A receiving shard has all of plan `plan`'s data in.
+    pub(super) fn stream_received(&mut self, now: SimTime, plan: u32, rows: u64, bytes: u64) {
+        let scale = self.plan.cluster.sampling_scale();
+        let current = self
+            .topology()
+            .current
+            .as_mut()
+            .expect("a plan belongs to the operation under way");
+        let run = current.plans.get_mut(&plan).expect("a plan under way");
+        run.rows += rows;
+        run.bytes += bytes;
+        run.shards_left -= 1;
+        if run.shards_left > 0 {
+            return;
+        }
+        let run = current.plans.remove(&plan).expect("checked");
+        let bytes = (run.bytes as f64 * scale).round() as u64;
+        current.bytes += bytes;
+        current
+            .streamer
+            .as_mut()
+            .expect("streaming")
+            .plan_done(plan);
+        let action = current.index;
+        self.event_log.record(
+            now,
+            What::StreamPlanDone {
+                action,
+                plan,
+                source: run.plan.source,
+                target: run.plan.target,
+                rows: (run.rows as f64 * scale).round() as u64,
+                bytes,
+            },
+        );
+        self.start_plans(now);
+    }
+
+    /// Every plan is in: the node becomes normal, or leaves.
+    fn finish_action(&mut self, now: SimTime) {
+        let current = self.topology().current.take().expect("an operation runs");
+        self.actions_unfinished -= 1;
+        match current.kind {
+            OperationKind::AddNode { node } => {
+                self.change(now, node, "normal", |metadata| {
+                    metadata.finish_joining(node)
+                });
+            }
+            OperationKind::Decommission { node } | OperationKind::RemoveNode { node } => {
+                self.change(now, node, "left", |metadata| metadata.finish_leaving(node));
+                for engine in &mut self.engines {
+                    if engine.id() != node {
+                        engine.forget_peer(node);
+                    }
+                }
+                self.driver_sees(node, false);
+                if matches!(current.kind, OperationKind::Decommission { .. }) {
+                    // Its work done, the node stops.
+                    self.stop(now, node);
+                }
+            }
+        }
+        let streaming_s = current
+            .streaming_since
+            .map_or(0.0, |since| (now - since).as_secs_f64());
+        self.event_log.record(
+            now,
+            What::ActionEnd {
+                action: current.index,
+                kind: current.kind.name(),
+                node: current.kind.node(),
+                duration_s: (now - current.started).as_secs_f64(),
+                streaming_s,
+                bytes: current.bytes,
+            },
+        );
+        self.next_action(now);
+    }
+}

@@ -1,0 +1,573 @@
+//! Topology operations: the scenario's `[[action]]` timeline, resolved.
+//!
+//! An action is a change of the cluster's membership, as an operator makes
+//! it with nodetool while the load runs:
+//! - `add-node`: a new node boots and joins the ring (bootstrap): it
+//!   takes its tokens, streams the data of the ranges it comes to own from
+//!   their current replicas, and serves them once streaming is done. It
+//!   runs the cluster's instance (a node of other hardware is not
+//!   simulated). Its id is the next fresh one: the cluster starts with
+//!   nodes `0..n`, the first add-node brings node `n`, the next `n + 1`;
+//!   ids are never reused, so `[[fault]]` entries can name an added node.
+//! - `decommission`: a live member streams the ranges it holds to their
+//!   next owners, then leaves the ring.
+//! - `removenode`: a dead member is taken out of the ring from another
+//!   node; the surviving replicas of its ranges stream them to the new
+//!   owners. The node must be down by a fault at the action's `at`: a
+//!   `crash` that has not ended by then, or a `disk-fail`.
+//!
+//! Actions run as an operator's script of nodetool commands runs them: in
+//! the order written, one at a time, each starting at its `at` or when the
+//! one before it finishes, whichever is later (a cluster makes one
+//! topology change at a time). The written `at`s therefore must not
+//! decrease. Each is checked against the members the script leaves at its
+//! point: a node is a member from the start or from its add-node until its
+//! decommission or removenode, and neither of those may leave fewer
+//! members than the keyspace's replication factor (Scylla and Cassandra
+//! refuse: there would not be enough nodes to keep it). Whether a
+//! removenode's node is down is judged at the written `at`, from the
+//! faults as resolved (scripted and drawn).
+
+use units::SimDuration;
+
+use crate::faults::{Fault, FaultKind};
+use crate::scenario::{ActionSection, ClusterOverrides, Scenario, ScenarioError};
+
+/// One operation of the script.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operation {
+    /// When it starts at the earliest, from the start of the run; later if
+    /// the operation before it is still running.
+    pub at: SimDuration,
+    /// What it does.
+    pub kind: OperationKind,
+}
+
+/// What an operation does, and to which node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperationKind {
+    /// A new node, `node`, bootstraps and joins.
+    AddNode {
+        /// The new node's id (the next fresh one).
+        node: u32,
+    },
+    /// Live member `node` streams its ranges away and leaves.
+    Decommission {
+        /// The node leaving.
+        node: u32,
+    },
+    /// Dead member `node` is removed; the survivors re-replicate its ranges.
+    RemoveNode {
+        /// The node removed.
+        node: u32,
+    },
+}
+
+impl OperationKind {
+    /// The node it acts on.
+    pub fn node(&self) -> u32 {
+        match *self {
+            OperationKind::AddNode { node }
+            | OperationKind::Decommission { node }
+            | OperationKind::RemoveNode { node } => node,
+        }
+    }
+
+    /// The name a scenario uses.
+    pub fn name(&self) -> &'static str {
+        match self {
+            OperationKind::AddNode { .. } => "add-node",
+            OperationKind::Decommission { .. } => "decommission",
+            OperationKind::RemoveNode { .. } => "removenode",
+        }
+    }
+}
+
+/// Every kind a scenario may name.
+const KINDS: &str = "add-node, decommission, removenode";
+
+/// How many nodes the scenario's `[[action]]` entries add, read from the
+/// sections alone: the faults need it (they may name added nodes) before
+/// the operations, which need the faults, can be resolved.
+pub fn added_nodes(scenario: &Scenario) -> u32 {
+    scenario
+        .actions
+        .iter()
+        .filter(|section| section.kind == "add-node")
+        .count() as u32
+}
+
+/// Every node id a run uses: the `nodes` it starts with and one per
+/// add-node.
+pub fn total_nodes(nodes: u32, operations: &[Operation]) -> u32 {
+    nodes
+        + operations
+            .iter()
+            .filter(|operation| matches!(operation.kind, OperationKind::AddNode { .. }))
+            .count() as u32
+}
+
+/// The describe line's part for `operations`: each in order, with when it
+/// starts at the earliest.
+pub fn describe(operations: &[Operation]) -> String {
+    if operations.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = operations
+        .iter()
+        .map(|operation| {
+            format!(
+                "{} node {} at {}",
+                operation.kind.name(),
+                operation.kind.node(),
+                operation.at
+            )
+        })
+        .collect();
+    format!(
+        "; actions, one at a time (each at its time or when the one before ends): {}",
+        each.join(", ")
+    )
+}
+
+/// The scenario's `[[action]]` entries, in the order written, checked
+/// against a cluster that starts with `nodes` nodes of `instance` (the
+/// resolved `cluster.instance`), a keyspace of `replication_factor`, and
+/// the run's `faults` (a removenode's node must be down).
+pub fn resolve(
+    scenario: &Scenario,
+    nodes: u32,
+    replication_factor: u32,
+    instance: &str,
+    faults: &[Fault],
+) -> Result<Vec<Operation>, ScenarioError> {
+    let mut operations: Vec<Operation> = Vec::with_capacity(scenario.actions.len());
+    // The members are `0..next_id` less those that left (with the action
+    // that took each out).
+    let mut next_id = nodes;
+    let mut left: Vec<(u32, usize)> = Vec::new();
+    for (index, section) in scenario.actions.iter().enumerate() {
+        let field = |key: &str| format!("action[{index}].{key}");
+        let error = |key: &str, reason: String| scenario.error(&field(key), reason);
+        let at = section.at.0;
+        let kind_name = section.kind.as_str();
+        if !matches!(kind_name, "add-node" | "decommission" | "removenode") {
+            return Err(error(
+                "kind",
+                format!("unknown action kind `{kind_name}`; expected one of {KINDS}"),
+            ));
+        }
+        if let Some(before) = operations.last() {
+            if at < before.at {
+                return Err(error(
+                    "at",
+                    format!(
+                        "{at} is before action[{}]'s {}: actions run one at a time in the order written, so their `at`s must not decrease",
+                        index - 1,
+                        before.at
+                    ),
+                ));
+            }
+        }
+        let kind = if kind_name == "add-node" {
+            if let Some(node) = section.node {
+                if node != next_id {
+                    return Err(error(
+                        "node",
+                        format!(
+                            "node {node}: this add-node's node gets id {next_id}, the next fresh one ({nodes} nodes at the start, then one per add-node in order)"
+                        ),
+                    ));
+                }
+            }
+            check_instance(scenario, section, instance)
+                .map_err(|reason| error("instance", reason))?;
+            next_id += 1;
+            OperationKind::AddNode { node: next_id - 1 }
+        } else {
+            if section.instance.is_some() {
+                return Err(error(
+                    "instance",
+                    format!("a `{kind_name}` has no `instance`: it acts on a node already in the cluster"),
+                ));
+            }
+            let node = section.node.ok_or_else(|| {
+                error(
+                    "node",
+                    format!("a `{kind_name}` needs `node`, the node that leaves"),
+                )
+            })?;
+            if let Some(&(_, by)) = left.iter().find(|(gone, _)| *gone == node) {
+                return Err(error(
+                    "node",
+                    format!(
+                        "node {node} already left the cluster by action[{by}] ({})",
+                        operations[by].kind.name()
+                    ),
+                ));
+            }
+            if node >= next_id {
+                return Err(error(
+                    "node",
+                    format!(
+                        "node {node} is not in the cluster at this point of the script: its nodes so far are 0..{}",
+                        next_id - 1
+                    ),
+                ));
+            }
+            if kind_name == "removenode" && !down_at(faults, node, at) {
+                return Err(error(
+                    "node",
+                    format!(
+                        "removenode removes a dead node: node {node} is up at {at} (crash it or fail its disk first)"
+                    ),
+                ));
+            }
+            let remaining = next_id - left.len() as u32 - 1;
+            if remaining < replication_factor {
+                return Err(error(
+                    "node",
+                    format!(
+                        "a `{kind_name}` of node {node} would leave {remaining} nodes for replication factor {replication_factor}: not enough nodes to keep the replication factor (Scylla and Cassandra refuse)"
+                    ),
+                ));
+            }
+            left.push((node, index));
+            if kind_name == "decommission" {
+                OperationKind::Decommission { node }
+            } else {
+                OperationKind::RemoveNode { node }
+            }
+        };
+        operations.push(Operation { at, kind });
+    }
+    Ok(operations)
+}
+
+/// An add-node's `instance`, if given, must be the cluster's: `instance`
+/// by name, and an inline table only with the cluster's own overrides.
+/// Every node of a run is simulated on the one hardware the plan resolves.
+fn check_instance(
+    scenario: &Scenario,
+    section: &ActionSection,
+    instance: &str,
+) -> Result<(), String> {
+    let Some(choice) = &section.instance else {
+        return Ok(());
+    };
+    let cluster_overrides = scenario.cluster.instance.overrides.or(&scenario
+        .cluster
+        .overrides
+        .as_ref()
+        .map(ClusterOverrides::instance_overrides)
+        .unwrap_or_default());
+    let same_overrides =
+        choice.overrides.fields_set().is_empty() || choice.overrides == cluster_overrides;
+    if choice.base == instance && same_overrides {
+        return Ok(());
+    }
+    Err(format!(
+        "every node runs the cluster's instance (`cluster.instance` = {instance}); a node of another instance is not simulated"
+    ))
+}
+
+/// Whether `node` is down at `at` by `faults`: a crash that began by then
+/// and has not ended (its `for`, else the next restart naming the node,
+/// else never), or a disk failure that began by then.
+fn down_at(faults: &[Fault], node: u32, at: SimDuration) -> bool {
+    faults.iter().any(|fault| {
+        fault.at <= at
+            && match &fault.kind {
+                FaultKind::Crash { nodes } if nodes.contains(&node) => {
+                    let end = match fault.lasts {
+                        Some(lasts) => Some(fault.at + lasts),
+                        None => faults
+                            .iter()
+                            .filter(|other| other.at > fault.at)
+                            .filter(|other| {
+                                matches!(&other.kind, FaultKind::Restart { nodes } if nodes.contains(&node))
+                            })
+                            .map(|other| other.at)
+                            .min(),
+                    };
+                    end.is_none_or(|end| end > at)
+                }
+                FaultKind::DiskFail { nodes } => nodes.contains(&node),
+                _ => false,
+            }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 3-node cluster of i3.large (lines 1-8), then `text` from line 9.
+    fn scenario(text: &str) -> Result<Scenario, String> {
+        crate::scenario::parse(
+            "ops.toml",
+            &format!(
+                "name = \"o\"\n[cluster]\npreset = \"scylla-3.0\"\nnodes = 3\ninstance = \"i3.large\"\n[[load]]\nname = \"w\"\ncommand = \"cassandra-stress write n=10\"\n{text}"
+            ),
+        )
+        .map_err(|error| error.to_string())
+    }
+
+    /// The faults and operations of `text` with replication factor `rf`.
+    fn resolved(text: &str, rf: u32) -> Result<(Vec<Fault>, Vec<Operation>), String> {
+        let scenario = scenario(text)?;
+        let faults = crate::faults::resolve(
+            &scenario,
+            3,
+            3 + added_nodes(&scenario),
+            1,
+            Some(SimDuration::from_secs(3600)),
+        )
+        .map_err(|error| error.to_string())?;
+        let operations =
+            resolve(&scenario, 3, rf, "i3.large", &faults).map_err(|error| error.to_string())?;
+        Ok((faults, operations))
+    }
+
+    fn operations(text: &str, rf: u32) -> Result<Vec<Operation>, String> {
+        resolved(text, rf).map(|(_, operations)| operations)
+    }
+
+    const CRASH_2: &str = "[[fault]]\nat = \"10s\"\nnodes = [2]\nkind = \"crash\"\n";
+
+    #[test]
+    fn a_script_gets_fresh_ids_in_order() {
+        let script = operations(
+            "[[action]]\nat = \"1m\"\nkind = \"add-node\"\n\
+             [[action]]\nat = \"1m\"\nkind = \"add-node\"\nnode = 4\ninstance = \"i3.large\"\n\
+             [[action]]\nat = \"5m\"\nkind = \"decommission\"\nnode = 3\n\
+             [[action]]\nat = \"6m\"\nkind = \"decommission\"\nnode = 0\n",
+            3,
+        )
+        .unwrap();
+        let minutes = |m: u64| SimDuration::from_secs(60 * m);
+        assert_eq!(
+            script,
+            vec![
+                Operation {
+                    at: minutes(1),
+                    kind: OperationKind::AddNode { node: 3 }
+                },
+                Operation {
+                    at: minutes(1),
+                    kind: OperationKind::AddNode { node: 4 }
+                },
+                Operation {
+                    at: minutes(5),
+                    kind: OperationKind::Decommission { node: 3 }
+                },
+                Operation {
+                    at: minutes(6),
+                    kind: OperationKind::Decommission { node: 0 }
+                },
+            ]
+        );
+        assert_eq!(total_nodes(3, &script), 5);
+        assert_eq!(script[2].kind.name(), "decommission");
+        assert_eq!(script[2].kind.node(), 3);
+        assert_eq!(
+            describe(&script[..2]),
+            "; actions, one at a time (each at its time or when the one before ends): add-node node 3 at 1m, add-node node 4 at 1m"
+        );
+        assert_eq!(describe(&[]), "");
+    }
+
+    #[test]
+    fn removenode_takes_a_dead_node_only() {
+        let removed = operations(
+            &format!("{CRASH_2}[[action]]\nat = \"30s\"\nkind = \"removenode\"\nnode = 2\n"),
+            2,
+        )
+        .unwrap();
+        assert_eq!(removed[0].kind, OperationKind::RemoveNode { node: 2 });
+        let failed_disk = "[[fault]]\nat = \"10s\"\nnodes = [1]\nkind = \"disk-fail\"\n\
+                           [[action]]\nat = \"10s\"\nkind = \"removenode\"\nnode = 1\n";
+        assert!(operations(failed_disk, 1).is_ok());
+        for (text, up_at) in [
+            // No fault at all.
+            ("", "30s"),
+            // The crash ended at 20 s.
+            (
+                "[[fault]]\nat = \"10s\"\nfor = \"10s\"\nnodes = [2]\nkind = \"crash\"\n",
+                "30s",
+            ),
+            // Restarted at 25 s.
+            (
+                &format!("{CRASH_2}[[fault]]\nat = \"25s\"\nnodes = [2]\nkind = \"restart\"\n"),
+                "30s",
+            ),
+            // Another node crashed.
+            (
+                "[[fault]]\nat = \"10s\"\nnodes = [1]\nkind = \"crash\"\n",
+                "30s",
+            ),
+        ] {
+            let error = operations(
+                &format!("{text}[[action]]\nat = \"{up_at}\"\nkind = \"removenode\"\nnode = 2\n"),
+                1,
+            )
+            .unwrap_err();
+            assert!(
+                error.contains(&format!(
+                    "field `action[0].node`: removenode removes a dead node: node 2 is up at {up_at} (crash it or fail its disk first)"
+                )),
+                "{text:?}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn faults_may_name_added_nodes_but_no_node_beyond() {
+        let add = "[[action]]\nat = \"1m\"\nkind = \"add-node\"\n";
+        let (faults, script) = resolved(
+            &format!("{add}[[fault]]\nat = \"2m\"\nfor = \"1m\"\nnodes = [3]\nkind = \"crash\"\n"),
+            1,
+        )
+        .unwrap();
+        assert_eq!(faults[0].kind, FaultKind::Crash { nodes: vec![3] });
+        assert_eq!(total_nodes(3, &script), 4);
+        let error = resolved(
+            &format!("{add}[[fault]]\nat = \"2m\"\nnodes = [4]\nkind = \"crash\"\n"),
+            1,
+        )
+        .unwrap_err();
+        assert!(
+            error.starts_with(
+                "ops.toml:14: field `fault[0].nodes`: node 4 does not exist: the cluster's nodes are 0..3 (3 from the start, 1 added by [[action]])"
+            ),
+            "{error}"
+        );
+        // Random faults keep to the nodes there from the start.
+        let random = scenario(&format!(
+            "{add}[faults.random]\nper_node_hour = 10\nkinds = [\"crash\"]\n"
+        ))
+        .unwrap();
+        let drawn =
+            crate::faults::resolve(&random, 3, 4, 1, Some(SimDuration::from_secs(3600))).unwrap();
+        assert!(!drawn.is_empty());
+        assert!(drawn
+            .iter()
+            .all(|fault| fault.kind.nodes().iter().all(|&node| node < 3)));
+    }
+
+    #[test]
+    fn mistakes_are_one_line_errors_naming_the_action_and_key() {
+        let add = "[[action]]\nat = \"1m\"\nkind = \"add-node\"\n";
+        for (text, rf, expected) in [
+            (
+                "[[action]]\nat = \"1m\"\nkind = \"bootstrap\"\n".to_string(),
+                1,
+                "ops.toml:11: field `action[0].kind`: unknown action kind `bootstrap`; expected one of add-node, decommission, removenode",
+            ),
+            (
+                format!("{add}[[action]]\nat = \"30s\"\nkind = \"add-node\"\n"),
+                1,
+                "ops.toml:13: field `action[1].at`: 30s is before action[0]'s 1m: actions run one at a time in the order written, so their `at`s must not decrease",
+            ),
+            (
+                format!("{add}[[action]]\nat = \"2m\"\nkind = \"add-node\"\nnode = 5\n"),
+                1,
+                "ops.toml:15: field `action[1].node`: node 5: this add-node's node gets id 4, the next fresh one (3 nodes at the start, then one per add-node in order)",
+            ),
+            (
+                "[[action]]\nat = \"1m\"\nkind = \"add-node\"\ninstance = \"i3.xlarge\"\n".to_string(),
+                1,
+                "ops.toml:12: field `action[0].instance`: every node runs the cluster's instance (`cluster.instance` = i3.large); a node of another instance is not simulated",
+            ),
+            (
+                "[[action]]\nat = \"1m\"\nkind = \"add-node\"\ninstance = { base = \"i3.large\", memory = \"8GiB\" }\n".to_string(),
+                1,
+                "ops.toml:12: field `action[0].instance`: every node runs the cluster's instance",
+            ),
+            (
+                "[[action]]\nat = \"1m\"\nkind = \"decommission\"\n".to_string(),
+                1,
+                "ops.toml: field `action[0].node`: a `decommission` needs `node`, the node that leaves",
+            ),
+            (
+                "[[action]]\nat = \"1m\"\nkind = \"decommission\"\nnode = 3\n".to_string(),
+                1,
+                "ops.toml:12: field `action[0].node`: node 3 is not in the cluster at this point of the script: its nodes so far are 0..2",
+            ),
+            (
+                // Node 3 is added only later.
+                format!("[[action]]\nat = \"1m\"\nkind = \"decommission\"\nnode = 3\n{add}"),
+                1,
+                "ops.toml:12: field `action[0].node`: node 3 is not in the cluster at this point of the script",
+            ),
+            (
+                "[[action]]\nat = \"1m\"\nkind = \"decommission\"\nnode = 1\n[[action]]\nat = \"2m\"\nkind = \"decommission\"\nnode = 1\n".to_string(),
+                1,
+                "ops.toml:16: field `action[1].node`: node 1 already left the cluster by action[0] (decommission)",
+            ),
+            (
+                "[[action]]\nat = \"1m\"\nkind = \"decommission\"\nnode = 1\n".to_string(),
+                3,
+                "ops.toml:12: field `action[0].node`: a `decommission` of node 1 would leave 2 nodes for replication factor 3: not enough nodes to keep the replication factor",
+            ),
+            (
+                format!("{CRASH_2}[[action]]\nat = \"1m\"\nkind = \"removenode\"\nnode = 2\n"),
+                3,
+                "ops.toml:16: field `action[0].node`: a `removenode` of node 2 would leave 2 nodes for replication factor 3",
+            ),
+            (
+                "[[action]]\nat = \"1m\"\nkind = \"decommission\"\nnode = 1\ninstance = \"i3.large\"\n".to_string(),
+                1,
+                "ops.toml:13: field `action[0].instance`: a `decommission` has no `instance`: it acts on a node already in the cluster",
+            ),
+            (
+                "[[action]]\nat = \"1m\"\nkind = \"add-node\"\nnodes = [3]\n".to_string(),
+                1,
+                "ops.toml:12: field `action[0].nodes`: unknown field `nodes`",
+            ),
+            (
+                "[[action]]\nat = \"soon\"\nkind = \"add-node\"\n".to_string(),
+                1,
+                "ops.toml:10: field `action[0].at`",
+            ),
+        ] {
+            let error = operations(&text, rf).unwrap_err();
+            assert!(
+                error.starts_with(expected) && !error.contains('\n'),
+                "{text:?}: {error}"
+            );
+        }
+        // With the node added first, its decommission is accepted.
+        let script = operations(
+            &format!("{add}[[action]]\nat = \"2m\"\nkind = \"decommission\"\nnode = 3\n"),
+            3,
+        )
+        .unwrap();
+        assert_eq!(script[1].kind, OperationKind::Decommission { node: 3 });
+    }
+
+    #[test]
+    fn the_run_plan_carries_the_script_and_its_line_describes_it() {
+        let scenario = scenario(
+            "[[action]]\nat = \"1m\"\nkind = \"add-node\"\n\
+             [[fault]]\nat = \"2m\"\nnodes = [3]\nkind = \"crash\"\n\
+             [[action]]\nat = \"3m\"\nkind = \"removenode\"\nnode = 3\n",
+        )
+        .unwrap();
+        let plan = crate::plan::resolve(&scenario, &Default::default()).unwrap();
+        assert_eq!(
+            plan.operations.iter().map(|o| o.kind).collect::<Vec<_>>(),
+            vec![
+                OperationKind::AddNode { node: 3 },
+                OperationKind::RemoveNode { node: 3 }
+            ]
+        );
+        assert!(
+            plan.describe().ends_with(
+                "; fault[0]: crash nodes 3 from 2m to the end; actions, one at a time (each at its time or when the one before ends): add-node node 3 at 1m, removenode node 3 at 3m"
+            ),
+            "{}",
+            plan.describe()
+        );
+    }
+}

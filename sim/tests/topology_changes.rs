@@ -1,0 +1,143 @@
+//! Topology changes (issue 18): a node joins and another leaves while
+//! clients write and read at QUORUM, in data mode, on 2.3's RPC streaming
+//! and 3.0's continuous streams.
+//!
+//! What must hold: each operation goes through its steps (joining, data
+//! streamed after `RING_DELAY`, normal; leaving, streamed, left), no read
+//! returns less than a write acknowledged before it, and at the end every
+//! replica of every key under the final ring holds the newest acknowledged
+//! version: the joining node got its ranges by streaming and the writes
+//! made while it streamed as a pending replica; the leaving node's ranges
+//! reached their next owners.
+
+use sim::events::What;
+
+mod common;
+
+fn scenario(preset: &str) -> String {
+    format!(
+        r#"
+name = "topology"
+seed = 3
+duration = "200s"
+
+[cluster]
+preset = "{preset}"
+nodes = 3
+instance = "i3.large"
+
+[fidelity]
+mode = "data"
+
+[[load]]
+name = "write"
+processes = 1
+command = "cassandra-stress write no-warmup cl=QUORUM duration=90s -rate 'threads=20 limit=1000/s' -pop seq=1..60000 -col 'size=FIXED(100) n=FIXED(1)' -schema 'replication(factor=2)'"
+
+[[load]]
+name = "read"
+processes = 1
+start = "5s"
+command = "cassandra-stress read no-warmup cl=QUORUM duration=85s -rate 'threads=20 limit=500/s' -pop dist=uniform(1..60000) -col 'size=FIXED(100) n=FIXED(1)' -schema 'replication(factor=2)'"
+
+[[action]]
+at = "10s"
+kind = "add-node"
+
+[[action]]
+at = "11s"
+kind = "decommission"
+node = 0
+"#
+    )
+}
+
+fn run(text: &str) -> sim::cluster::RunOutcome {
+    sim::cluster::run(common::plan("topology.toml", text, None), &mut |_| {})
+}
+
+/// The topology events, as (time, what) with what's name and node.
+fn steps(outcome: &sim::cluster::RunOutcome) -> Vec<(f64, String)> {
+    outcome
+        .event_log
+        .events()
+        .iter()
+        .filter_map(|event| {
+            let step = match &event.what {
+                What::ActionStart { kind, node, .. } => format!("start {kind} {node}"),
+                What::TopologyChange { node, state, .. } => format!("{state} {node}"),
+                What::StreamingStart { .. } => "streaming".to_string(),
+                What::ActionEnd { kind, node, .. } => format!("end {kind} {node}"),
+                _ => return None,
+            };
+            Some((event.time_s, step))
+        })
+        .collect()
+}
+
+fn check(preset: &str) {
+    let outcome = run(&scenario(preset));
+    let steps = steps(&outcome);
+    println!("{steps:?}");
+    let names: Vec<&str> = steps.iter().map(|(_, step)| step.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "start add-node 3",
+            "joining 3",
+            "streaming",
+            "normal 3",
+            "end add-node 3",
+            "start decommission 0",
+            "leaving 0",
+            "streaming",
+            "left 0",
+            "end decommission 0",
+        ]
+    );
+    // The new node announces itself once gossip settled (8 s), and its
+    // data moves `RING_DELAY` (30 s) later.
+    assert!((steps[1].0 - 18.0).abs() < 1e-9, "{steps:?}");
+    assert!((steps[2].0 - 48.0).abs() < 1e-9, "{steps:?}");
+    // The decommission waited for the add-node to end.
+    assert_eq!(steps[4].0, steps[5].0);
+    let streamed: u64 = outcome
+        .event_log
+        .events()
+        .iter()
+        .filter_map(|event| match event.what {
+            What::ActionEnd { bytes, .. } => Some(bytes),
+            _ => None,
+        })
+        .sum();
+    assert!(streamed > 0, "data moved");
+    let consistency = outcome.consistency.as_ref().expect("data mode checks");
+    assert_eq!(consistency.stale_reads, 0, "{:?}", consistency.first_stale);
+    assert!(consistency.reads_checked > 30_000);
+    let replicas = consistency
+        .replicas
+        .as_ref()
+        .expect("the run was quiet at its end");
+    assert_eq!(replicas.keys, 60_000);
+    assert_eq!(
+        replicas.behind, 0,
+        "every owner of every key under the final ring holds it: {replicas:?}"
+    );
+}
+
+#[test]
+fn a_node_joins_and_another_leaves_under_quorum_load_with_rpc_streaming() {
+    check("scylla-2.3");
+}
+
+#[test]
+fn a_node_joins_and_another_leaves_under_quorum_load_with_continuous_streams() {
+    check("scylla-3.0");
+}
+
+#[test]
+fn the_same_topology_script_and_seed_give_the_same_story() {
+    let text = scenario("scylla-3.0");
+    let (first, second) = (run(&text), run(&text));
+    assert_eq!(first.event_log.to_jsonl(), second.event_log.to_jsonl());
+}
