@@ -449,6 +449,11 @@ impl Node {
         self.shards[shard as usize].start_stream_out(now, plan, to, ranges);
     }
 
+    /// `shard` gives stream plan `plan` up ([`Shard::abort_stream`]).
+    pub fn abort_stream(&mut self, shard: u32, plan: u32) {
+        self.shards[shard as usize].abort_stream(plan);
+    }
+
     /// `peer` has left the ring: gossip forgets it.
     pub fn forget_peer(&mut self, peer: u32) {
         if let Some(gossiper) = self.gossiper.as_mut() {

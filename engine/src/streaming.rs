@@ -264,10 +264,11 @@ pub struct RangeStreamer {
 }
 
 impl RangeStreamer {
-    /// The plans of `transfers`, none started.
-    pub fn new(transfers: &[Transfer], peers_at_once: usize) -> RangeStreamer {
+    /// The plans of `transfers`, none started, numbered from `first_id`
+    /// (plan ids stay unique across a run's operations).
+    pub fn new(transfers: &[Transfer], peers_at_once: usize, first_id: u32) -> RangeStreamer {
         assert!(peers_at_once > 0);
-        let mut next_id = 0;
+        let mut next_id = first_id;
         let queues: Vec<_> = transfers
             .iter()
             .map(|transfer| {
@@ -292,7 +293,7 @@ impl RangeStreamer {
             running: vec![None; transfers.len()],
             queues,
             peers_at_once,
-            plans: next_id,
+            plans: next_id - first_id,
             done: 0,
         }
     }
@@ -438,7 +439,7 @@ mod tests {
                 ranges: (0..25).map(|i| (i * 10, i * 10 + 5)).collect(),
             })
             .collect();
-        let mut streamer = RangeStreamer::new(&transfers, 2);
+        let mut streamer = RangeStreamer::new(&transfers, 2, 0);
         // 25 ranges at 10% a plan: 3 ranges a plan, 9 plans a peer.
         assert_eq!(streamer.plans(), 27);
         let first = streamer.start_plans();

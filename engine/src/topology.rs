@@ -199,6 +199,26 @@ impl TokenMetadata {
         Ok(())
     }
 
+    /// The joining node gave up (its bootstrap failed and it stopped): its
+    /// tokens are no longer claimed, and its pending ranges go.
+    pub fn cancel_joining(&mut self, node: u32) -> Result<(), TopologyError> {
+        self.joining
+            .remove(&node)
+            .ok_or(TopologyError::NotMember(node))?;
+        self.epoch += 1;
+        Ok(())
+    }
+
+    /// The leaving node stays after all (its decommission failed): a
+    /// normal member again.
+    pub fn cancel_leaving(&mut self, node: u32) -> Result<(), TopologyError> {
+        if !self.leaving.remove(&node) {
+            return Err(TopologyError::NotMember(node));
+        }
+        self.epoch += 1;
+        Ok(())
+    }
+
     /// Node `node` starts leaving (decommission).
     pub fn add_leaving(&mut self, node: u32) -> Result<(), TopologyError> {
         if !self.normal.values().any(|&owner| owner == node) || self.leaving.contains(&node) {

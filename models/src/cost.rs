@@ -249,6 +249,15 @@ impl CostTable {
         )
     }
 
+    /// CPU time for a streaming reader to decode `bytes` of SSTable rows
+    /// and freeze them into fragments to send: a read's decoding per byte
+    /// plus a flush's serialization per byte (no new constant).
+    pub fn stream_read(&self, bytes: u64) -> SimDuration {
+        SimDuration::from_nanos(
+            (bytes as f64 * (self.data_ns_per_byte + self.flush_ns_per_byte)) as u64,
+        )
+    }
+
     /// CPU time to serialize `bytes` of memtable during a flush.
     pub fn flush_serialize(&self, bytes: u64) -> SimDuration {
         SimDuration::from_nanos((bytes as f64 * self.flush_ns_per_byte) as u64)

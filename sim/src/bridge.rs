@@ -55,10 +55,11 @@ pub fn price(costs: &CostTable, work: CpuWork) -> SimDuration {
             let each = costs.write_request(bytes / entries);
             SimDuration::from_nanos(each.as_nanos() * entries)
         }
-        // A streaming reader merges the table's SSTables by key and
-        // freezes what it reads, as a compaction decodes, merges and
-        // re-encodes: its calibrated price per byte.
-        CpuWork::StreamRead { bytes } => costs.compaction_merge(bytes),
+        // A streaming reader decodes the rows of the table's SSTables as a
+        // read decodes a row (its per-byte part; the fixed part is a
+        // lookup's and its cache fill's) and freezes them as a flush
+        // serializes memtable rows.
+        CpuWork::StreamRead { bytes } => costs.stream_read(bytes),
         // Applying a streamed partition to the streaming memtable is a
         // write's mutation apply and memtable insert, without commitlog:
         // priced as a write of the partition (an upper bound, as for

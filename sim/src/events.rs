@@ -115,7 +115,8 @@ pub enum What {
     },
     /// The token metadata moved to a new epoch: `node` announced its
     /// tokens and joins (`joining`), announced it leaves (`leaving`),
-    /// finished joining (`normal`) or left (`left`).
+    /// finished joining (`normal`), left (`left`), gave its join up
+    /// (`gave-up`), or stays after a failed leave (`normal`).
     TopologyChange {
         /// The node.
         node: u32,
@@ -150,6 +151,17 @@ pub enum What {
         rows: u64,
         /// Bytes streamed.
         bytes: u64,
+    },
+    /// The operation failed: `reason` says which plan and peer.
+    ActionFailed {
+        /// Index in the scenario.
+        action: u32,
+        /// Its kind.
+        kind: &'static str,
+        /// The node it was adding or removing.
+        node: u32,
+        /// What failed.
+        reason: String,
     },
     /// The operation finished.
     ActionEnd {

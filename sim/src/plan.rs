@@ -225,6 +225,22 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
     if let Some((strategy, _)) = keyspace_strategy {
         cluster.topology.strategy = strategy;
     }
+    if scenario.loads.is_empty() {
+        // An idle cluster (topology operations only): `[data]`'s factor.
+        if let Some((rf, _)) = keyspace_rf {
+            if rf == 0 || rf > cluster.nodes || rf as usize > engine::coordinator::MAX_REPLICAS {
+                return Err(scenario.error(
+                    "data.replication_factor",
+                    format!(
+                        "replication factor {rf} needs between 1 and {} nodes; the cluster has {}",
+                        engine::coordinator::MAX_REPLICAS,
+                        cluster.nodes
+                    ),
+                ));
+            }
+            cluster.replication_factor = rf;
+        }
+    }
     check_sampled_populations(scenario, &cluster, &loads)?;
     cluster.compression_chunk_bytes =
         resolve_compression_chunk(scenario, &cluster, table_compression.and_then(|(c, _)| c))?;

@@ -13,7 +13,8 @@
 //!
 //! Column names and order are an interface (downstream tools read them):
 //! `time_s`, then for each op type `[OP_COLUMNS]`, then for each node
-//! `[NODE_COLUMNS]` prefixed `node{i}_`.
+//! `[NODE_COLUMNS]` prefixed `node{i}_`, then, in a run with topology
+//! operations, for each node `[STREAM_COLUMNS]` prefixed `node{i}_`.
 
 /// The time series: a header and one row of formatted cells per interval.
 #[derive(Clone, Debug, Default)]
@@ -22,6 +23,9 @@ pub struct TimeSeries {
     pub columns: Vec<String>,
     /// Rows of cells, already formatted (so output bytes are fixed here).
     pub rows: Vec<Vec<String>>,
+    /// Whether each node's [`STREAM_COLUMNS`] follow (runs with topology
+    /// operations).
+    pub streaming: bool,
 }
 
 impl TimeSeries {
@@ -49,7 +53,23 @@ impl TimeSeries {
         TimeSeries {
             columns: column_names(ops, nodes),
             rows: Vec::new(),
+            streaming: false,
         }
+    }
+
+    /// An empty series as [`TimeSeries::new`]'s, with each node's
+    /// streaming columns after the rest.
+    pub fn with_streaming(ops: &[&str], nodes: u32) -> TimeSeries {
+        let mut series = TimeSeries::new(ops, nodes);
+        for node in 0..nodes {
+            series.columns.extend(
+                STREAM_COLUMNS
+                    .iter()
+                    .map(|column| format!("node{node}_{}", column.name)),
+            );
+        }
+        series.streaming = true;
+        series
     }
 
     /// Appends the row of the interval that ended at `time_s` seconds:
@@ -63,6 +83,15 @@ impl TimeSeries {
         }
         for node in nodes {
             row.extend(NODE_COLUMNS.iter().map(|column| column.render(node, scale)));
+        }
+        if self.streaming {
+            for node in nodes {
+                row.extend(
+                    STREAM_COLUMNS
+                        .iter()
+                        .map(|column| column.render(node, scale)),
+                );
+            }
         }
         debug_assert_eq!(row.len(), self.columns.len(), "a row per the column table");
         self.rows.push(row);
@@ -176,6 +205,10 @@ pub struct NodeInterval {
     pub hints_replayed: u64,
     /// Hints stored and not yet acknowledged (gauge).
     pub hints_pending: u64,
+    /// Bytes its shards streamed to peers (topology changes).
+    pub stream_sent_bytes: u64,
+    /// Bytes its shards took in from peers' streams.
+    pub stream_received_bytes: u64,
 }
 
 /// A column of the table.
@@ -393,6 +426,21 @@ pub const NODE_COLUMNS: [Column<NodeInterval>; 25] = [
     },
 ];
 
+/// Each node's streaming columns, in runs with topology operations: what
+/// its shards sent to and took in from peers' streams, MB/s.
+pub const STREAM_COLUMNS: [Column<NodeInterval>; 2] = [
+    Column {
+        name: "stream_out_mb_per_s",
+        scales: true,
+        value: |node| mb_per_s(node.stream_sent_bytes, node.length_s),
+    },
+    Column {
+        name: "stream_in_mb_per_s",
+        scales: true,
+        value: |node| mb_per_s(node.stream_received_bytes, node.length_s),
+    },
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,6 +475,7 @@ mod tests {
     #[test]
     fn columns_are_found_by_name_and_read_as_numbers() {
         let series = TimeSeries {
+            streaming: false,
             columns: vec!["time_s".into(), "node0_cache_hit_rate".into()],
             rows: vec![
                 vec!["1.000".into(), "0.5000".into()],
@@ -447,7 +496,7 @@ mod tests {
         for column in &OP_COLUMNS {
             assert_eq!(column.scales, should_scale(column.name), "{}", column.name);
         }
-        for column in &NODE_COLUMNS {
+        for column in NODE_COLUMNS.iter().chain(&STREAM_COLUMNS) {
             assert_eq!(column.scales, should_scale(column.name), "{}", column.name);
         }
     }
@@ -484,13 +533,15 @@ mod tests {
             hints_written: 10,
             hints_replayed: 4,
             hints_pending: 6,
+            stream_sent_bytes: 20_000_000,
+            stream_received_bytes: 12_000_000,
         };
         let op = OpInterval {
             length_s: 2.0,
             count: 500,
             p99_ms: 1.25,
         };
-        let mut series = TimeSeries::new(&["write"], 1);
+        let mut series = TimeSeries::with_streaming(&["write"], 1);
         series.push(2.0, &[op], &[node], 1.0);
         series.push(2.0, &[op], &[node], 4.0);
         let expected = [
@@ -522,6 +573,8 @@ mod tests {
             ("node0_hints_written_per_s", "5.0", "20.0"),
             ("node0_hints_replayed_per_s", "2.0", "8.0"),
             ("node0_hints_pending", "6", "24"),
+            ("node0_stream_out_mb_per_s", "10.000", "40.000"),
+            ("node0_stream_in_mb_per_s", "6.000", "24.000"),
         ];
         assert_eq!(series.columns.len(), expected.len());
         for (index, (name, whole, sampled)) in expected.into_iter().enumerate() {

@@ -103,6 +103,7 @@ fn a_flap_cuts_and_restores_on_schedule_and_is_logged() {
                 | What::TopologyChange { .. }
                 | What::StreamingStart { .. }
                 | What::StreamPlanDone { .. }
+                | What::ActionFailed { .. }
                 | What::ActionEnd { .. } => "topology",
             };
             (event.time_s, name)

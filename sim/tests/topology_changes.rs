@@ -141,3 +141,90 @@ fn the_same_topology_script_and_seed_give_the_same_story() {
     let (first, second) = (run(&text), run(&text));
     assert_eq!(first.event_log.to_jsonl(), second.event_log.to_jsonl());
 }
+
+/// Three nodes with a preloaded table; node 3 is being added when node 1,
+/// one of its sources, crashes (`crashed`) for a minute.
+fn peer_crash(crashed: u32) -> String {
+    format!(
+        r#"
+name = "add-node-peer-crash"
+seed = 2
+duration = "400s"
+
+[cluster]
+preset = "scylla-3.0"
+nodes = 3
+instance = "i3.large"
+
+[data]
+partitions = 20e6
+row_bytes = "1100B"
+replication_factor = 2
+
+[[load]]
+name = "write"
+processes = 1
+command = "cassandra-stress write no-warmup cl=ONE duration=300s -rate 'threads=20 limit=500/s' -pop dist=uniform(1..20000000) -schema 'replication(factor=2)'"
+
+[[action]]
+at = "10s"
+kind = "add-node"
+
+[[action]]
+at = "20s"
+kind = "decommission"
+node = 0
+
+[[fault]]
+at = "70s"
+for = "60s"
+nodes = [{crashed}]
+kind = "crash"
+"#
+    )
+}
+
+#[test]
+fn a_streaming_peer_that_dies_fails_the_operation_and_says_why() {
+    for crashed in [1, 3] {
+        let text = peer_crash(crashed);
+        let outcome = run(&text);
+        let failed: Vec<&What> = outcome
+            .event_log
+            .events()
+            .iter()
+            .map(|event| &event.what)
+            .filter(|what| matches!(what, What::ActionFailed { .. } | What::ActionEnd { .. }))
+            .collect();
+        let [What::ActionFailed {
+            action: 0,
+            node: 3,
+            reason,
+            ..
+        }] = failed.as_slice()
+        else {
+            panic!("the add-node fails, nothing ends: {failed:?}");
+        };
+        assert!(reason.contains(&format!("node {crashed} down")), "{reason}");
+        // The joining node gave its tokens up; the decommission after it
+        // never started (the script stopped).
+        assert!(outcome.event_log.events().iter().any(|event| matches!(
+            event.what,
+            What::TopologyChange {
+                node: 3,
+                state: "gave-up",
+                ..
+            }
+        )));
+        assert!(!outcome
+            .event_log
+            .events()
+            .iter()
+            .any(|event| matches!(event.what, What::ActionStart { action: 1, .. })));
+        // Under a fault too, the same seed tells the same story.
+        assert_eq!(
+            outcome.event_log.to_jsonl(),
+            run(&text).event_log.to_jsonl()
+        );
+    }
+}

@@ -152,6 +152,9 @@ pub struct CaseSeries {
     /// (seconds into the measurement window, rows written back by read
     /// repair a second, cluster-wide).
     pub read_repairs: Vec<(f64, f64)>,
+    /// (seconds, MB/s the nodes took in from streams, cluster-wide: an
+    /// added node's receive bandwidth).
+    pub stream_in: Vec<(f64, f64)>,
 }
 
 impl CaseSeries {
@@ -357,7 +360,36 @@ pub fn measure(outcome: &RunOutcome, from: SimTime) -> Vec<(String, f64)> {
         "probability of a concurrent double failure".into(),
         double_failure_probability(plan.cluster.nodes) * 100.0,
     ));
+    measured.extend(operation_durations(outcome));
     measured
+}
+
+/// How long each topology operation took, from the operator's command to
+/// its end (`action-end`), named as R3 names them: "add node, idle",
+/// "decommission, under load", ...
+fn operation_durations(outcome: &RunOutcome) -> Vec<(String, f64)> {
+    let load = if outcome.plan.loads.is_empty() {
+        "idle"
+    } else {
+        "under load"
+    };
+    outcome
+        .event_log
+        .events()
+        .iter()
+        .filter_map(|event| match &event.what {
+            sim::events::What::ActionEnd {
+                kind, duration_s, ..
+            } => {
+                let operation = match *kind {
+                    "add-node" => "add node",
+                    other => other,
+                };
+                Some((format!("{operation}, {load}"), *duration_s))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// R5's PCDF: N x (MTTR/MTBF)^2 x 365.
@@ -421,7 +453,10 @@ fn series(outcome: &RunOutcome, from_s: f64) -> CaseSeries {
     let compactions = indices(&|name| name.starts_with("node") && name.ends_with("_compactions"));
     let repairs =
         indices(&|name| name.starts_with("node") && name.ends_with("_read_repairs_per_s"));
+    let stream_in =
+        indices(&|name| name.starts_with("node") && name.ends_with("_stream_in_mb_per_s"));
     let mut out = CaseSeries::default();
+    let mut stream_bins: Vec<(f64, f64, u32)> = Vec::new();
     for row in &series.rows {
         let Ok(time) = row[0].parse::<f64>() else {
             continue;
@@ -440,9 +475,28 @@ fn series(outcome: &RunOutcome, from_s: f64) -> CaseSeries {
         if time > from_s && !repairs.is_empty() {
             out.read_repairs.push((time - from_s, sum(&repairs)));
         }
+        if !stream_in.is_empty() {
+            // 10-second means: one point an interval hides the plans'
+            // shape in their jitter.
+            let bin = (time / STREAM_BIN_S).ceil() * STREAM_BIN_S;
+            match stream_bins.last_mut() {
+                Some((end, total, rows)) if *end == bin => {
+                    *total += sum(&stream_in);
+                    *rows += 1;
+                }
+                _ => stream_bins.push((bin, sum(&stream_in), 1)),
+            }
+        }
     }
+    out.stream_in = stream_bins
+        .into_iter()
+        .map(|(end, total, rows)| (end, total / f64::from(rows)))
+        .collect();
     out
 }
+
+/// Width of the bins the streaming bandwidth is averaged over, seconds.
+const STREAM_BIN_S: f64 = 10.0;
 
 #[cfg(test)]
 mod tests {

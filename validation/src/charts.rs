@@ -3,7 +3,8 @@
 //! throughput` and `r2-compactions` (2.1 and 2.2 over time on one chart, as
 //! R2's report draws them), `r4-read-repairs` (the rate of read repairs
 //! over R4's read phase, 2.3 and 3.0 on one chart, as its report draws
-//! it), and `r5-latency` (read and write percentiles of
+//! it), `r3-streaming` (the bandwidth streamed into the nodes over each
+//! R3 operation), and `r5-latency` (read and write percentiles of
 //! each cluster and rate, published beside simulated).
 
 use std::path::Path;
@@ -52,6 +53,19 @@ pub fn write_all(dir: &Path, card: &Scorecard, results: &[CaseResult]) -> std::i
             "rows repaired per second",
             r4.iter()
                 .map(|r| (r.setup.clone(), r.series.read_repairs.clone()))
+                .collect(),
+        )?;
+    }
+    let r3: Vec<&CaseResult> = results.iter().filter(|r| r.case.run == "R3").collect();
+    if !r3.is_empty() {
+        write_line_chart(
+            dir,
+            "r3-streaming",
+            "R3: bandwidth the nodes take in from streams (an added node's, as the report's Figure 1)"
+                .into(),
+            "MB/s received",
+            r3.iter()
+                .map(|r| (format!("{} ({})", r.case.id, r.setup), r.series.stream_in.clone()))
                 .collect(),
         )?;
     }

@@ -9,8 +9,7 @@
 //! A shape (a series the report charts and describes in words, such as
 //! R4's read repairs: zero for 3.0, decaying for 2.3) passes when the
 //! simulated series does what the words say, judged on the means of its
-//! first and last thirds. R3 needs streaming, which the twin does not have
-//! yet: its figures are listed with that status, not a number.
+//! first and last thirds.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,17 +18,12 @@ use crate::published::{
     Comparison, Figure, Kind, Shape, ShapeKind, Unit, COMPARISONS, FIGURES, REPORTS, SHAPES,
 };
 
-/// Status of R3's figures: node add and decommission need streaming.
-pub const NEEDS_STREAMING: &str = "needs streaming (topology changes)";
 /// Status of a figure that was simulated.
 pub const SIMULATED: &str = "simulated";
 /// Status of a figure whose case was not run (`--case`).
 pub const NOT_RUN: &str = "not run";
 /// Status of a figure its case ran but did not measure.
 pub const NOT_MEASURED: &str = "the case did not measure it";
-
-/// Runs not simulated yet, with why.
-const NOT_SIMULATED_RUNS: [(&str, &str); 1] = [("R3", NEEDS_STREAMING)];
 
 /// One case as the scorecard lists it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -208,13 +202,21 @@ fn source_of(run: &str) -> String {
 /// with it.
 fn case_for<'a>(figure: &Figure, results: &'a [CaseResult]) -> Option<&'a CaseResult> {
     let same_run = || results.iter().filter(|r| r.case.run == figure.run);
-    same_run().find(|r| r.setup == figure.setup).or_else(|| {
-        same_run().find(|r| {
+    // A run may have several cases per setup (R3: one per operation): the
+    // one that measured the figure.
+    let exact = || same_run().filter(|r| r.setup == figure.setup);
+    let prefixed = || {
+        same_run().filter(|r| {
             r.setup
                 .strip_prefix(figure.setup)
                 .is_some_and(|rest| rest.starts_with(", "))
         })
-    })
+    };
+    exact()
+        .find(|r| r.get(figure.metric).is_some())
+        .or_else(|| exact().next())
+        .or_else(|| prefixed().find(|r| r.get(figure.metric).is_some()))
+        .or_else(|| prefixed().next())
 }
 
 /// Builds the scorecard from the cases' results.
@@ -327,13 +329,6 @@ fn figure_row(figure: &Figure, results: &[CaseResult]) -> FigureRow {
         status: NOT_RUN.into(),
         source: source_of(figure.run),
     };
-    if let Some((_, why)) = NOT_SIMULATED_RUNS
-        .iter()
-        .find(|(run, _)| *run == figure.run)
-    {
-        row.status = (*why).into();
-        return row;
-    }
     let Some(case) = case_for(figure, results) else {
         return row;
     };
@@ -624,7 +619,7 @@ mod tests {
         assert_eq!(row("scylla-2.2", "server load").pass, Some(true));
         assert_eq!(row("scylla-2.1", "read latency mean").status, NOT_MEASURED);
         let r3 = card.figures.iter().find(|f| f.run == "R3").unwrap();
-        assert_eq!(r3.status, NEEDS_STREAMING);
+        assert_eq!(r3.status, NOT_RUN, "R3 has scenarios, not run here");
         let r4 = card.figures.iter().find(|f| f.run == "R4").unwrap();
         assert_eq!(r4.status, NOT_RUN, "R4 has scenarios, not run here");
         let p99 = card

@@ -147,30 +147,44 @@ impl Shard {
         self.hints_wake = handoff.manager.next_deadline();
     }
 
-    /// A hint is decoded: it goes to its replica as a write at ONE.
+    /// A hint is decoded: it goes to its replica as a write at ONE. If
+    /// its destination no longer replicates the key (the ring changed: a
+    /// join it was pending for was given up, or it left), it goes to every
+    /// current replica and waits for them all, as Scylla 3.0's hint sender
+    /// does (`send_one_mutation`: `mutate` at ALL when the endpoint is not
+    /// a natural one).
     pub(super) fn send_hint(&mut self, now: SimTime, slot: u64, hint: Hint) {
         let handoff = self.handoff.as_ref().expect("hints are kept");
         let node = handoff.sends[slot as usize].0;
         let mut replicas = [self.config.address; MAX_REPLICAS];
         let count = self.config.placement.replicas(hint.key, &mut replicas);
-        let replica = *replicas[..count]
+        let (first, last) = match replicas[..count]
             .iter()
-            .find(|replica| replica.node == node)
-            .expect("a hint's destination is a replica of its key");
+            .position(|replica| replica.node == node)
+        {
+            Some(position) => (position, position + 1),
+            None => (0, count),
+        };
+        let targets = &replicas[first..last];
         let mutation = Mutation {
             key: hint.key,
             value_bytes: hint.value_bytes,
             timestamp: hint.timestamp,
         };
-        let id =
-            self.coordinator
-                .open_write(RequestId(HINT_REPLAY | slot), mutation, &[replica], 1);
+        let id = self.coordinator.open_write(
+            RequestId(HINT_REPLAY | slot),
+            mutation,
+            targets,
+            targets.len() as u32,
+        );
         self.coordinator.arm_deadline(
             DeadlineKind::Write,
             super::deadline(now, self.config.write_timeout),
             id,
         );
-        self.send_write(now, replica, id, hint.key, hint.value_bytes, hint.timestamp);
+        for &replica in &replicas[first..last] {
+            self.send_write(now, replica, id, hint.key, hint.value_bytes, hint.timestamp);
+        }
     }
 
     /// A replayed hint was acknowledged (`delivered`) or timed out.

@@ -23,7 +23,7 @@
 //!   received once that flush is on disk.
 //! - Stream mode: each batch is serialized straight into the plan's
 //!   SSTable (`CpuWork::FlushSerialize`, streaming group) and written;
-//!   credit goes back every [`STREAM_CREDIT_EVERY`] batches. At
+//!   credit goes back every [`STREAM_CREDIT_EVERY`] batches on disk. At
 //!   `StreamEnd`, once every write is on disk, the SSTable is sealed.
 //!
 //! A received SSTable joins the table (its backlog, its compaction
@@ -82,6 +82,13 @@ pub(super) struct Streams {
     /// RPC mode: ended plans waiting for the flush that holds their last
     /// data (`flushes_done` reaching it).
     ends: Vec<(u32, u64)>,
+    /// Bytes sent to peers' streams, and taken in from them, since the
+    /// start (counters for the time series).
+    sent_bytes: u64,
+    received_bytes: u64,
+    /// Plans given up (a peer went down): what still arrives for them, or
+    /// completes, is dropped.
+    aborted: std::collections::BTreeSet<u32>,
 }
 
 /// One plan this shard sends.
@@ -129,6 +136,24 @@ struct InStream {
 }
 
 impl Shard {
+    /// Gives plan `plan` up (its peer is down, its operation failed): its
+    /// sending and receiving state goes, and what still arrives or
+    /// completes for it is dropped. What it had received stays in the
+    /// streaming memtable or is lost with the unsealed SSTable, as Scylla
+    /// keeps what a failed stream already applied.
+    pub fn abort_stream(&mut self, plan: u32) {
+        self.streams.out.remove(&plan);
+        self.streams.inbound.remove(&plan);
+        self.streams.ends.retain(|(ended, _)| *ended != plan);
+        self.streams.aborted.insert(plan);
+    }
+
+    /// Bytes this shard has sent to peers' streams and taken in from them
+    /// since the start.
+    pub fn streamed_bytes(&self) -> (u64, u64) {
+        (self.streams.sent_bytes, self.streams.received_bytes)
+    }
+
     /// The cluster's token metadata moved to `placement`'s epoch (a node
     /// announced a join or leave, or finished one): coordinators use its
     /// replicas and pending ranges from now on, and volume mode's write
@@ -333,6 +358,7 @@ impl Shard {
             });
             out.sent_rows += rows;
             out.sent_bytes += bytes;
+            self.streams.sent_bytes += bytes;
             out.unanswered += 1;
             out.messages += 1;
             sends.push(Message::StreamData {
@@ -394,6 +420,16 @@ impl Shard {
 
     /// A stream message from a peer, taken off its connection.
     pub(super) fn stream_message(&mut self, now: SimTime, from: ShardAddress, message: Message) {
+        let plan = match &message {
+            Message::StreamStart { plan, .. }
+            | Message::StreamData { plan, .. }
+            | Message::StreamAck { plan, .. }
+            | Message::StreamEnd { plan, .. } => *plan,
+            _ => unreachable!("not a stream message"),
+        };
+        if self.streams.aborted.contains(&plan) {
+            return;
+        }
         match message {
             Message::StreamStart { plan, keys } => {
                 let stream = self.in_stream(plan, from);
@@ -412,6 +448,7 @@ impl Shard {
             } => {
                 let bytes = u64::from(bytes);
                 self.in_stream(plan, from).taken += 1;
+                self.streams.received_bytes += bytes;
                 let (purpose, work) = match self.config.stream_mode {
                     StreamMode::Rpc => (
                         TaskPurpose::StreamApply {
@@ -563,6 +600,9 @@ impl Shard {
         bytes: u64,
         cells: Option<Arc<[Cell]>>,
     ) {
+        if self.streams.aborted.contains(&plan) {
+            return;
+        }
         let (from, keys) = {
             let stream = self.in_stream_of(plan);
             stream.rows += u64::from(rows);
@@ -693,6 +733,9 @@ impl Shard {
         bytes: u64,
         cells: Option<Arc<[Cell]>>,
     ) {
+        if self.streams.aborted.contains(&plan) {
+            return;
+        }
         let mut sstable = match self.in_stream_of(plan).sstable.take() {
             Some(sstable) => sstable,
             None => self.streamed_memtable(),
@@ -712,11 +755,6 @@ impl Shard {
         stream.bytes += bytes;
         stream.serializing -= 1;
         stream.writes += 1;
-        stream.uncredited += 1;
-        let credit = (stream.uncredited >= STREAM_CREDIT_EVERY).then(|| {
-            let count = std::mem::take(&mut stream.uncredited);
-            (stream.from, count)
-        });
         let disk_bytes = self
             .config
             .sstable_format
@@ -727,14 +765,25 @@ impl Shard {
             IoClass::Streaming,
             IoPurpose::StreamWrite { plan },
         );
-        if let Some((to, count)) = credit {
-            self.send(to, Message::StreamAck { plan, count });
-        }
     }
 
-    /// Stream mode: a batch of plan `plan` is on disk.
+    /// Stream mode: a batch of plan `plan` is on disk. The SSTable writer
+    /// takes more once its writes complete, so credit goes back now (the
+    /// connection's window is the writer's pace, not the CPU's).
     pub(super) fn stream_written(&mut self, now: SimTime, plan: u32) {
-        self.in_stream_of(plan).writes -= 1;
+        if self.streams.aborted.contains(&plan) {
+            return;
+        }
+        let stream = self.in_stream_of(plan);
+        stream.writes -= 1;
+        stream.uncredited += 1;
+        let credit = (stream.uncredited >= STREAM_CREDIT_EVERY || stream.ended).then(|| {
+            let count = std::mem::take(&mut stream.uncredited);
+            (stream.from, count)
+        });
+        if let Some((to, count)) = credit.filter(|(_, count)| *count > 0) {
+            self.send(to, Message::StreamAck { plan, count });
+        }
         self.maybe_seal_stream(now, plan);
     }
 

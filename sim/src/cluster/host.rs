@@ -75,6 +75,9 @@ impl Simulation {
                         }
                     };
                     self.event_log.record(now, what);
+                    if !alive {
+                        self.topology_peer_down(now, node, peer);
+                    }
                     // The shards heard it too: hint replay may start.
                     for local in 0..self.simulated_shards {
                         let shard = self.shard_index(ShardAddress { node, shard: local });

@@ -36,8 +36,11 @@ impl Simulation {
             // Reads repaired, background ones, rows written back, hints
             // written, hints replayed.
             let mut repairs = [0u64; 5];
+            let mut streamed = (0u64, 0u64);
             let engine = &self.engines[node];
             for (shard, engine_shard) in shards.iter_mut().zip(engine.shards()) {
+                let (out, into) = engine_shard.streamed_bytes();
+                streamed = (streamed.0 + out, streamed.1 + into);
                 let stats = engine_shard.stats();
                 interval.memtable_bytes += stats.memtable_bytes;
                 interval.sstables += stats.sstable_count;
@@ -99,6 +102,10 @@ impl Simulation {
             interval.cache_lookups = cache_lookups - lookups_before;
             [interval.server_read_p99_ms, interval.server_write_p99_ms] =
                 self.server[node].take_interval_p99_ms();
+            let (out_before, in_before) =
+                std::mem::replace(&mut hardware.stream_bytes_at_last_tick, streamed);
+            interval.stream_sent_bytes = streamed.0 - out_before;
+            interval.stream_received_bytes = streamed.1 - in_before;
             let before = std::mem::replace(&mut hardware.repairs_at_last_tick, repairs);
             let [reads, background, rows, written, replayed]: [u64; 5] =
                 std::array::from_fn(|i| repairs[i] - before[i]);

@@ -259,6 +259,8 @@ struct NodeHardware {
     /// tick: (reads repaired, background ones, rows written back, hints
     /// written, hints replayed).
     repairs_at_last_tick: [u64; 5],
+    /// Bytes its shards had streamed out and in at the last tick.
+    stream_bytes_at_last_tick: (u64, u64),
     /// Its device has failed (`disk-fail`): no I/O completes any more.
     disk_failed: bool,
     /// The node isolated itself after a disk error.
@@ -686,6 +688,7 @@ impl Simulation {
                 cache_at_last_tick: (0, 0),
                 engine_at_last_tick: (0, 0, SimDuration::ZERO),
                 repairs_at_last_tick: [0; 5],
+                stream_bytes_at_last_tick: (0, 0),
                 disk_failed: false,
                 isolated: false,
                 slowdowns: Vec::new(),
@@ -870,7 +873,11 @@ impl Simulation {
             })
             .collect();
         let op_names: Vec<&str> = ops.iter().map(|op| op.kind.name()).collect();
-        let timeseries = TimeSeries::new(&op_names, total_nodes);
+        let timeseries = if plan.operations.is_empty() {
+            TimeSeries::new(&op_names, total_nodes)
+        } else {
+            TimeSeries::with_streaming(&op_names, total_nodes)
+        };
         let loads_unfinished = plan.loads.len();
         let op_windows = vec![None; ops.len()];
         let mut simulation = Simulation {

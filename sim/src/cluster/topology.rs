@@ -22,11 +22,13 @@
 //!   owners from surviving replicas, then it is out of the ring.
 //!
 //! Operations run one at a time, in the scenario's order, as an operator's
-//! script of nodetool commands would. Left out so far: a plan whose sender
-//! or receiver crashes is neither retried (Scylla retries a failed plan
-//! five times over minutes) nor reported; the operation waits for it to
-//! the end of the run. An added node's boot logs `node-restart`,
-//! `node-joined` and `node-serving`, the steps it shares with a restart.
+//! script of nodetool commands would. When a node of a running plan sees
+//! its peer down (a crash, a cut network, a failed disk), the plan and its
+//! operation fail (`action-failed`, with why): a joining node gives up and
+//! stops, a leaving one stays, and the script stops there. Scylla's range
+//! streamer retries a failed plan up to five times over minutes first;
+//! left out. An added node's boot logs `node-restart`, `node-joined` and
+//! `node-serving`, the steps it shares with a restart.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -49,6 +51,8 @@ pub(super) struct TopologyRun {
     /// Operations whose time has come, waiting for the one before.
     waiting: VecDeque<u32>,
     current: Option<Current>,
+    /// The next stream plan's id (unique within the run).
+    next_plan: u32,
     rng: rand_pcg::Pcg64Mcg,
 }
 
@@ -94,6 +98,7 @@ impl TopologyRun {
             replication,
             waiting: VecDeque::new(),
             current: None,
+            next_plan: 0,
             rng: crate::rng::stream(seed, "topology"),
         }
     }
@@ -294,7 +299,8 @@ impl Simulation {
                 })
             }
         };
-        let streamer = RangeStreamer::new(&transfers, peers_at_once);
+        let streamer = RangeStreamer::new(&transfers, peers_at_once, topology.next_plan);
+        topology.next_plan += streamer.plans();
         let current = topology.current.as_mut().expect("an operation runs");
         current.phase = Phase::Streaming;
         current.streaming_since = Some(now);
@@ -354,12 +360,12 @@ impl Simulation {
     /// A receiving shard has all of plan `plan`'s data in.
     pub(super) fn stream_received(&mut self, now: SimTime, plan: u32, rows: u64, bytes: u64) {
         let scale = self.plan.cluster.sampling_scale();
-        let current = self
-            .topology()
-            .current
-            .as_mut()
-            .expect("a plan belongs to the operation under way");
-        let run = current.plans.get_mut(&plan).expect("a plan under way");
+        let Some(current) = self.topology().current.as_mut() else {
+            return; // its operation failed
+        };
+        let Some(run) = current.plans.get_mut(&plan) else {
+            return;
+        };
         run.rows += rows;
         run.bytes += bytes;
         run.shards_left -= 1;
@@ -387,6 +393,64 @@ impl Simulation {
             },
         );
         self.start_plans(now);
+    }
+
+    /// Node `observer` convicted `peer`: a plan between the two fails, and
+    /// with it the operation (Scylla's stream manager fails a session
+    /// whose peer the failure detector marks down). The joining node gives
+    /// up and stops; a leaving node stays a normal member; the operations
+    /// after it do not run, as a script stops at a failed command.
+    pub(super) fn topology_peer_down(&mut self, now: SimTime, observer: u32, peer: u32) {
+        let Some(current) = self.topology.as_ref().and_then(|t| t.current.as_ref()) else {
+            return;
+        };
+        let Some(failed) = current.plans.values().find(|run| {
+            (run.plan.source == observer && run.plan.target == peer)
+                || (run.plan.target == observer && run.plan.source == peer)
+        }) else {
+            return;
+        };
+        let reason = format!(
+            "stream plan {} from node {} to node {} failed: node {observer} saw node {peer} down",
+            failed.plan.id, failed.plan.source, failed.plan.target
+        );
+        let plans: Vec<Plan> = current.plans.values().map(|run| run.plan.clone()).collect();
+        let current = self.topology().current.take().expect("checked");
+        for plan in plans {
+            for node in [plan.source, plan.target] {
+                for local in 0..self.simulated_shards {
+                    self.engines[node as usize].abort_stream(local, plan.id);
+                }
+            }
+        }
+        let node = current.kind.node();
+        match current.kind {
+            OperationKind::AddNode { .. } => {
+                self.change(now, node, "gave-up", |metadata| {
+                    metadata.cancel_joining(node)
+                });
+                if self.engines[node as usize].life() != NodeLife::Down {
+                    self.stop(now, node);
+                }
+            }
+            OperationKind::Decommission { .. } | OperationKind::RemoveNode { .. } => {
+                self.change(now, node, "normal", |metadata| {
+                    metadata.cancel_leaving(node)
+                });
+            }
+        }
+        self.event_log.record(
+            now,
+            What::ActionFailed {
+                action: current.index,
+                kind: current.kind.name(),
+                node,
+                reason,
+            },
+        );
+        // The script stops: no later operation runs.
+        self.topology().waiting.clear();
+        self.actions_unfinished = 0;
     }
 
     /// Every plan is in: the node becomes normal, or leaves.
