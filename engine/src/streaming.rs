@@ -73,10 +73,15 @@ pub const FRAGMENT_BYTES: u64 = 128 * 1024;
 pub const RPC_IN_FLIGHT: u32 = 256;
 
 /// Stream batches a sender keeps unanswered on a 3.0 stream: the
-/// connection's buffers (an estimate: 4 MiB of 128 KiB batches).
+/// receiver's TCP window, what its socket buffer holds before the
+/// application takes it (Linux autotunes it to a few MiB; an estimate:
+/// 4 MiB of 128 KiB batches). The model's NIC takes a receiver's messages
+/// first come first served, so these batches also queue ahead of the
+/// node's other messages when its link is the bottleneck (receive-side
+/// fairness is left out of `models::network`).
 pub const STREAM_WINDOW: u32 = 32;
 
-/// A 3.0 receiver returns credit once per this many batches taken in
+/// A 3.0 receiver returns credit once per this many batches on disk
 /// (TCP's window updates, folded into one small message).
 pub const STREAM_CREDIT_EVERY: u32 = 8;
 

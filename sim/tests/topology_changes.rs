@@ -228,3 +228,142 @@ fn a_streaming_peer_that_dies_fails_the_operation_and_says_why() {
         );
     }
 }
+
+/// Three i3.large nodes with 2M preloaded partitions at RF 2; node 3 is
+/// added at 5 s, under a QUORUM mix when `loaded`.
+fn add_node(preset: &str, loaded: bool) -> String {
+    let loads = if loaded {
+        r#"
+[[load]]
+name = "write"
+processes = 1
+command = "cassandra-stress write no-warmup cl=QUORUM duration=300s -rate 'threads=50 limit=6000/s' -pop dist=uniform(1..2000000) -schema 'replication(factor=2)'"
+
+[[load]]
+name = "read"
+processes = 1
+command = "cassandra-stress read no-warmup cl=QUORUM duration=300s -rate 'threads=50 limit=6000/s' -pop dist=uniform(1..2000000) -schema 'replication(factor=2)'"
+"#
+    } else {
+        ""
+    };
+    format!(
+        r#"
+name = "add-node"
+seed = 4
+duration = "300s"
+
+[cluster]
+preset = "{preset}"
+nodes = 3
+instance = "i3.large"
+
+[data]
+partitions = 2e6
+row_bytes = "1100B"
+replication_factor = 2
+{loads}
+[[action]]
+at = "5s"
+kind = "add-node"
+"#
+    )
+}
+
+/// The operation's (start, streaming start, end) times and bytes.
+fn add_node_times(outcome: &sim::cluster::RunOutcome) -> (f64, f64, f64, u64) {
+    let events = outcome.event_log.events();
+    let at = |want: &dyn Fn(&What) -> bool| {
+        events
+            .iter()
+            .find(|event| want(&event.what))
+            .map(|event| event.time_s)
+            .expect("the event happened")
+    };
+    let bytes = events
+        .iter()
+        .find_map(|event| match event.what {
+            What::ActionEnd { bytes, .. } => Some(bytes),
+            _ => None,
+        })
+        .expect("the add-node ended");
+    (
+        at(&|what| matches!(what, What::ActionStart { .. })),
+        at(&|what| matches!(what, What::StreamingStart { .. })),
+        at(&|what| matches!(what, What::ActionEnd { .. })),
+        bytes,
+    )
+}
+
+/// Mean of the time series' `column` over the rows ending in (from, to].
+fn mean_between(outcome: &sim::cluster::RunOutcome, column: &str, from: f64, to: f64) -> f64 {
+    let series = &outcome.timeseries;
+    let index = series.column(column).expect("a column of the series");
+    let values: Vec<f64> = series
+        .rows
+        .iter()
+        .filter(|row| {
+            let end: f64 = row[0].parse().unwrap();
+            end > from && end <= to
+        })
+        .filter_map(|row| row[index].parse().ok())
+        .collect();
+    assert!(!values.is_empty(), "{column} has rows in ({from}, {to}]");
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+#[test]
+fn streaming_competes_with_the_foreground_load() {
+    let idle = run(&add_node("scylla-3.0", false));
+    let loaded = run(&add_node("scylla-3.0", true));
+    let (_, idle_streaming, idle_end, idle_bytes) = add_node_times(&idle);
+    let (start, streaming, end, _) = add_node_times(&loaded);
+    let (idle_s, loaded_s) = (idle_end - idle_streaming, end - streaming);
+    println!("streaming takes {idle_s:.2} s idle, {loaded_s:.2} s loaded");
+    // The same transfer takes longer while clients use the same CPUs,
+    // disks and NICs.
+    assert!(idle_bytes > 500_000_000, "{idle_bytes}");
+    assert!(
+        loaded_s > idle_s * 1.05,
+        "loaded {loaded_s} s against idle {idle_s} s"
+    );
+    // And the clients' tails pay for it.
+    let before = mean_between(&loaded, "write_p99_ms", 1.0, start);
+    let during = mean_between(&loaded, "write_p99_ms", streaming, end);
+    println!("write p99 {before:.3} ms before, {during:.3} ms while streaming");
+    assert!(
+        during > before * 1.2,
+        "before {before} ms, during {during} ms"
+    );
+}
+
+#[test]
+fn continuous_streams_move_the_same_data_faster_than_an_rpc_per_partition() {
+    let rpc = run(&add_node("scylla-2.3", false));
+    let stream = run(&add_node("scylla-3.0", false));
+    let (_, rpc_streaming, rpc_end, rpc_bytes) = add_node_times(&rpc);
+    let (_, streaming, end, bytes) = add_node_times(&stream);
+    assert_eq!(rpc_bytes, bytes, "the same ranges from the same nodes");
+    let (rpc_s, stream_s) = (rpc_end - rpc_streaming, end - streaming);
+    println!("2.3 streams for {rpc_s:.1} s, 3.0 for {stream_s:.1} s");
+    assert!(
+        stream_s < rpc_s * 0.95,
+        "3.0 {stream_s} s against 2.3 {rpc_s} s"
+    );
+    // Where the margin comes from: 2.3's receiver applies every partition
+    // to a memtable after its own RPC; 3.0's writes batches straight into
+    // SSTables and never applies one.
+    let tasks = |outcome: &sim::cluster::RunOutcome, work: engine::CpuWork| {
+        outcome.time_spent.cpu[work.index()].on_cpu.started
+    };
+    let partitions = 2_000_000 * 2 / 3; // about what the new node owns
+    let applied = tasks(&rpc, engine::CpuWork::StreamApply { rows: 1, bytes: 1 });
+    assert!(
+        applied > partitions / 2,
+        "one apply per partition: {applied}"
+    );
+    assert_eq!(
+        tasks(&stream, engine::CpuWork::StreamApply { rows: 1, bytes: 1 }),
+        0
+    );
+}

@@ -1320,6 +1320,8 @@ pub use restart::CrashLoss;
 pub use stream_path::streaming_flush_bytes;
 #[cfg(test)]
 mod restart_tests;
+#[cfg(test)]
+mod stream_tests;
 mod write_path;
 
 #[cfg(test)]

@@ -343,11 +343,11 @@ impl Shard {
                 StreamMode::Rpc => 1,
                 StreamMode::Stream => (FRAGMENT_BYTES / row_bytes).clamp(1, left),
             };
-            let bytes = if rows == left {
-                out.bytes - out.sent_bytes
-            } else {
-                rows * row_bytes
-            };
+            // The batch's share of the bytes, cumulatively, so that the
+            // batches add up to exactly what was read.
+            let bytes = ((u128::from(out.sent_rows + rows) * u128::from(out.bytes)
+                / u128::from(out.rows)) as u64)
+                - out.sent_bytes;
             if out.ready < bytes && !all_frozen {
                 break;
             }

@@ -295,6 +295,15 @@ impl Simulation {
                 };
                 let destination = self.shard_index(to);
                 let wire_bytes = message.wire_bytes();
+                // Streaming's verbs go on a connection of their own
+                // (`get_rpc_client_idx` @3.0: index 2), which the NIC
+                // shares fairly with the requests' one; the flows after the
+                // nodes' and the clients'.
+                let flow = if message.is_stream() {
+                    FlowId(self.nodes.len() as u32 + self.processes.len() as u32 + to.node)
+                } else {
+                    FlowId(to.node)
+                };
                 let arrival = Event::MessageArrives {
                     shard: destination,
                     from,
@@ -304,13 +313,10 @@ impl Simulation {
                     self.kernel.schedule_at(now + CROSS_SHARD_HOP, arrival);
                 } else {
                     let hardware = &mut self.nodes[from.node as usize];
-                    let delivery = hardware.nic.send(
-                        now,
-                        FlowId(to.node),
-                        wire_bytes,
-                        arrival,
-                        &mut hardware.nic_rng,
-                    );
+                    let delivery =
+                        hardware
+                            .nic
+                            .send(now, flow, wire_bytes, arrival, &mut hardware.nic_rng);
                     let wakeup = hardware.nic.take_wakeup();
                     self.after_send(delivery, wakeup, Event::NodeNicWake { node: from.node });
                 }
