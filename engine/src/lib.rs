@@ -38,6 +38,8 @@
 //!   replicas and Scylla's sharder);
 //! - [`topology`]: versioned token metadata (nodes joining and leaving,
 //!   the pending ranges their writes must also reach);
+//! - [`streaming`]: what a topology change streams from which node to
+//!   which, in what plans (a shard's part is `shard/stream_path.rs`);
 //! - [`messaging`]: which shard a message from another node lands on, and
 //!   the hop from there to the key's owner;
 //! - [`read`]: what a read touches, decided from key ranges and bloom filters;

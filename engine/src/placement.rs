@@ -21,7 +21,10 @@
 //!
 //! A [`Placement`] is a cheap handle (an `Arc` of the replica map and the
 //! ownership figures) that every shard's coordinator and every client
-//! shares. A lookup hashes the key (Murmur3 over 10 bytes), finds the ring
+//! shares. One built from token metadata ([`Placement::of_topology`])
+//! also carries the ranges pending on joining or gaining nodes, which
+//! writes reach too, and its epoch; node ids need not be `0..n` then (a
+//! node not yet joined, or gone, owns nothing). A lookup hashes the key (Murmur3 over 10 bytes), finds the ring
 //! range (a bucket index and a short binary search) and borrows the
 //! range's replica slice: no allocation.
 //!

@@ -724,7 +724,7 @@ impl Shard {
     }
 
     /// Stream mode: a batch is serialized into the plan's SSTable: write it
-    /// and give credit back when due.
+    /// (its credit goes back once it is on disk).
     pub(super) fn stream_serialized(
         &mut self,
         _now: SimTime,
