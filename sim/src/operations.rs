@@ -210,7 +210,7 @@ pub fn resolve(
                 return Err(error(
                     "node",
                     format!(
-                        "node {node} is not in the cluster at this point of the script: its nodes so far are 0..{}",
+                        "node {node} is not in the cluster at this point of the script: its nodes so far are 0 to {}",
                         next_id - 1
                     ),
                 ));
@@ -492,7 +492,7 @@ mod tests {
             (
                 "[[action]]\nat = \"1m\"\nkind = \"decommission\"\nnode = 3\n".to_string(),
                 1,
-                "ops.toml:12: field `action[0].node`: node 3 is not in the cluster at this point of the script: its nodes so far are 0..2",
+                "ops.toml:12: field `action[0].node`: node 3 is not in the cluster at this point of the script: its nodes so far are 0 to 2",
             ),
             (
                 // Node 3 is added only later.
