@@ -391,6 +391,21 @@ mod tests {
         metadata.finish_leaving(2).unwrap();
         let remaining = metadata.ring();
         assert_eq!(remaining.nodes().len(), 3);
+        let entries: Vec<(i64, u32)> = (0..now.range_count())
+            .map(|index| (now.range_bounds(index).1, now.range_owner(index)))
+            .filter(|(_, owner)| *owner != 2)
+            .collect();
+        let others: Vec<NodeSpec> = [0, 1, 3].map(node).to_vec();
+        let fresh = Ring::from_tokens(&others, &entries).expect("a valid ring");
+        assert_eq!(
+            remaining.replicated_ownership(&replication),
+            fresh.replicated_ownership(&replication)
+        );
+        assert_eq!(
+            crate::ring::ReplicaMap::new(&remaining, &replication),
+            crate::ring::ReplicaMap::new(&fresh, &replication),
+            "every token has the replicas a fresh ring of the three gives it"
+        );
         let gained: f64 = [0, 1, 3]
             .iter()
             .map(|&n| pending.fraction_pending_on(n))
