@@ -367,3 +367,57 @@ fn continuous_streams_move_the_same_data_faster_than_an_rpc_per_partition() {
         0
     );
 }
+
+#[test]
+fn a_decommission_of_a_node_that_is_down_when_its_data_must_move_fails() {
+    let text = r#"
+name = "decommission-a-dead-node"
+seed = 2
+duration = "120s"
+
+[cluster]
+preset = "scylla-3.0"
+nodes = 4
+instance = "i3.large"
+
+[data]
+partitions = 1e6
+row_bytes = "1100B"
+replication_factor = 2
+
+[[action]]
+at = "5s"
+kind = "decommission"
+node = 1
+
+[[fault]]
+at = "10s"
+for = "60s"
+nodes = [1]
+kind = "crash"
+"#;
+    let outcome = run(text);
+    let ends: Vec<&What> = outcome
+        .event_log
+        .events()
+        .iter()
+        .map(|event| &event.what)
+        .filter(|what| matches!(what, What::ActionFailed { .. } | What::ActionEnd { .. }))
+        .collect();
+    let [What::ActionFailed {
+        node: 1, reason, ..
+    }] = ends.as_slice()
+    else {
+        panic!("the decommission fails: {ends:?}");
+    };
+    assert_eq!(reason, "node 1, which must send ranges, is down");
+    // It stays in the ring: a normal member again.
+    assert!(outcome.event_log.events().iter().any(|event| matches!(
+        event.what,
+        What::TopologyChange {
+            node: 1,
+            state: "normal",
+            ..
+        }
+    )));
+}

@@ -299,6 +299,29 @@ impl Simulation {
                 })
             }
         };
+        // A node that must send or receive is down: with
+        // `consistent_rangemovement` Scylla refuses to stream from anyone
+        // else ("A node required to move the data consistently is down").
+        if let Some(transfer) = transfers
+            .iter()
+            .find(|transfer| !alive[transfer.source as usize] || !alive[transfer.target as usize])
+        {
+            let down = if alive[transfer.source as usize] {
+                transfer.target
+            } else {
+                transfer.source
+            };
+            let reason = format!(
+                "node {down}, which must {} ranges, is down",
+                if down == transfer.source {
+                    "send"
+                } else {
+                    "receive"
+                }
+            );
+            self.fail_action(now, reason);
+            return;
+        }
         let streamer = RangeStreamer::new(&transfers, peers_at_once, topology.next_plan);
         topology.next_plan += streamer.plans();
         let current = topology.current.as_mut().expect("an operation runs");
@@ -414,8 +437,16 @@ impl Simulation {
             "stream plan {} from node {} to node {} failed: node {observer} saw node {peer} down",
             failed.plan.id, failed.plan.source, failed.plan.target
         );
+        self.fail_action(now, reason);
+    }
+
+    /// The operation under way fails for `reason`: its plans stop on both
+    /// ends, a joining node gives up and stops, a leaving node stays a
+    /// normal member, and the operations after it do not run, as a script
+    /// stops at a failed command.
+    fn fail_action(&mut self, now: SimTime, reason: String) {
+        let current = self.topology().current.take().expect("an operation runs");
         let plans: Vec<Plan> = current.plans.values().map(|run| run.plan.clone()).collect();
-        let current = self.topology().current.take().expect("checked");
         for plan in plans {
             for node in [plan.source, plan.target] {
                 for local in 0..self.simulated_shards {
