@@ -421,3 +421,52 @@ kind = "crash"
         }
     )));
 }
+
+#[test]
+fn a_node_that_crashes_while_it_boots_fails_its_add_node() {
+    let text = r#"
+name = "joiner-crashes-booting"
+seed = 2
+duration = "120s"
+
+[cluster]
+preset = "scylla-3.0"
+nodes = 3
+instance = "i3.large"
+
+[data]
+partitions = 1e6
+row_bytes = "1100B"
+replication_factor = 2
+
+[[action]]
+at = "10s"
+kind = "add-node"
+
+[[fault]]
+at = "12s"
+for = "30s"
+nodes = [3]
+kind = "crash"
+"#;
+    let outcome = run(text);
+    let failed: Vec<&What> = outcome
+        .event_log
+        .events()
+        .iter()
+        .map(|event| &event.what)
+        .filter(|what| {
+            matches!(
+                what,
+                What::ActionFailed { .. } | What::ActionEnd { .. } | What::TopologyChange { .. }
+            )
+        })
+        .collect();
+    let [What::ActionFailed {
+        node: 3, reason, ..
+    }] = failed.as_slice()
+    else {
+        panic!("the add-node fails before any topology change: {failed:?}");
+    };
+    assert_eq!(reason, "node 3 crashed while it booted");
+}

@@ -58,6 +58,7 @@ impl Simulation {
     fn crash(&mut self, now: SimTime, node: u32) {
         self.event_log.record(now, What::NodeCrash { node });
         self.take_down(now, node);
+        self.topology_node_crashed(now, node);
     }
 
     /// A decommissioned node's process stops: down for good, as a crash

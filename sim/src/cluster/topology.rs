@@ -27,7 +27,8 @@
 //! operation fail (`action-failed`, with why): a joining node gives up and
 //! stops, a leaving one stays, and the script stops there. Scylla's range
 //! streamer retries a failed plan up to five times over minutes first;
-//! left out. An added node's boot logs `node-restart`, `node-joined` and
+//! left out. A node that crashes while it boots for an add-node fails it
+//! too. An added node's boot logs `node-restart`, `node-joined` and
 //! `node-serving`, the steps it shares with a restart.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -224,6 +225,21 @@ impl Simulation {
             metadata.add_joining(spec, &tokens)
         });
         self.ring_delay(now);
+    }
+
+    /// Node `node` crashed: if it is the node an add-node is booting, the
+    /// operation fails (it never announces its tokens).
+    pub(super) fn topology_node_crashed(&mut self, now: SimTime, node: u32) {
+        let booting = self
+            .topology
+            .as_ref()
+            .and_then(|topology| topology.current.as_ref())
+            .is_some_and(|current| {
+                current.phase == Phase::Booting && current.kind == (OperationKind::AddNode { node })
+            });
+        if booting {
+            self.fail_action(now, format!("node {node} crashed while it booted"));
+        }
     }
 
     /// Applies a token metadata change and hands its placement to every
@@ -457,9 +473,13 @@ impl Simulation {
         let node = current.kind.node();
         match current.kind {
             OperationKind::AddNode { .. } => {
-                self.change(now, node, "gave-up", |metadata| {
-                    metadata.cancel_joining(node)
-                });
+                // A node that crashed while it booted never announced its
+                // tokens: nothing to give up.
+                if current.phase != Phase::Booting {
+                    self.change(now, node, "gave-up", |metadata| {
+                        metadata.cancel_joining(node)
+                    });
+                }
                 if self.engines[node as usize].life() != NodeLife::Down {
                     self.stop(now, node);
                 }
