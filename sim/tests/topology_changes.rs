@@ -56,6 +56,24 @@ fn run(text: &str) -> sim::cluster::RunOutcome {
     sim::cluster::run(common::plan("topology.toml", text, None), &mut |_| {})
 }
 
+/// The events of `outcome` that `keep` accepts, in order.
+fn events_where(outcome: &sim::cluster::RunOutcome, keep: impl Fn(&What) -> bool) -> Vec<&What> {
+    outcome
+        .event_log
+        .events()
+        .iter()
+        .map(|event| &event.what)
+        .filter(|what| keep(what))
+        .collect()
+}
+
+/// How each operation ended: its `action-failed` or `action-end`.
+fn endings(outcome: &sim::cluster::RunOutcome) -> Vec<&What> {
+    events_where(outcome, |what| {
+        matches!(what, What::ActionFailed { .. } | What::ActionEnd { .. })
+    })
+}
+
 /// The topology events, as (time, what) with what's name and node.
 fn steps(outcome: &sim::cluster::RunOutcome) -> Vec<(f64, String)> {
     outcome
@@ -189,13 +207,7 @@ fn a_streaming_peer_that_dies_fails_the_operation_and_says_why() {
     for crashed in [1, 3] {
         let text = peer_crash(crashed);
         let outcome = run(&text);
-        let failed: Vec<&What> = outcome
-            .event_log
-            .events()
-            .iter()
-            .map(|event| &event.what)
-            .filter(|what| matches!(what, What::ActionFailed { .. } | What::ActionEnd { .. }))
-            .collect();
+        let failed = endings(&outcome);
         let [What::ActionFailed {
             action: 0,
             node: 3,
@@ -397,13 +409,7 @@ nodes = [1]
 kind = "crash"
 "#;
     let outcome = run(text);
-    let ends: Vec<&What> = outcome
-        .event_log
-        .events()
-        .iter()
-        .map(|event| &event.what)
-        .filter(|what| matches!(what, What::ActionFailed { .. } | What::ActionEnd { .. }))
-        .collect();
+    let ends = endings(&outcome);
     let [What::ActionFailed {
         node: 1, reason, ..
     }] = ends.as_slice()
@@ -450,18 +456,12 @@ nodes = [3]
 kind = "crash"
 "#;
     let outcome = run(text);
-    let failed: Vec<&What> = outcome
-        .event_log
-        .events()
-        .iter()
-        .map(|event| &event.what)
-        .filter(|what| {
-            matches!(
-                what,
-                What::ActionFailed { .. } | What::ActionEnd { .. } | What::TopologyChange { .. }
-            )
-        })
-        .collect();
+    let failed = events_where(&outcome, |what| {
+        matches!(
+            what,
+            What::ActionFailed { .. } | What::ActionEnd { .. } | What::TopologyChange { .. }
+        )
+    });
     let [What::ActionFailed {
         node: 3, reason, ..
     }] = failed.as_slice()
