@@ -356,32 +356,10 @@ impl RangeStreamer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ring::{NodeSpec, Ring};
-
-    fn node(id: u32) -> NodeSpec {
-        NodeSpec { id, rack: 0, dc: 0 }
-    }
+    use crate::topology::tests::{fresh_tokens, node, ring};
 
     fn metadata(nodes: u32, per_node: u32) -> TokenMetadata {
-        let specs: Vec<NodeSpec> = (0..nodes).map(node).collect();
-        let mut rng = rand_pcg::Pcg64Mcg::new(0x5eed);
-        TokenMetadata::new(&Ring::new(&specs, per_node, &mut rng).expect("a valid ring"))
-    }
-
-    fn fresh_tokens(metadata: &TokenMetadata, count: usize) -> Vec<i64> {
-        let taken = metadata.ring().tokens().to_vec();
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut tokens = Vec::new();
-        while tokens.len() < count {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let token = state as i64;
-            if !taken.contains(&token) && !tokens.contains(&token) {
-                tokens.push(token);
-            }
-        }
-        tokens
+        TokenMetadata::new(&ring(nodes, per_node))
     }
 
     #[test]

@@ -306,22 +306,22 @@ impl TokenMetadata {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn node(id: u32) -> NodeSpec {
+    pub(crate) fn node(id: u32) -> NodeSpec {
         NodeSpec { id, rack: 0, dc: 0 }
     }
 
     /// `nodes` nodes with `per_node` tokens each, drawn from a fixed seed.
-    fn ring(nodes: u32, per_node: u32) -> Ring {
+    pub(crate) fn ring(nodes: u32, per_node: u32) -> Ring {
         let specs: Vec<NodeSpec> = (0..nodes).map(node).collect();
         let mut rng = rand_pcg::Pcg64Mcg::new(0x5eed);
         Ring::new(&specs, per_node, &mut rng).expect("a valid ring")
     }
 
     /// `count` tokens no ring of `ring` holds, from a fixed stream.
-    fn fresh_tokens(metadata: &TokenMetadata, count: usize) -> Vec<i64> {
+    pub(crate) fn fresh_tokens(metadata: &TokenMetadata, count: usize) -> Vec<i64> {
         let mut tokens = Vec::new();
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         while tokens.len() < count {
