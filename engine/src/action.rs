@@ -401,6 +401,11 @@ pub enum Message {
         /// Smallest and largest key index it will send (volume mode: the
         /// sender's key extent; `None` if it has nothing to send).
         keys: Option<(u64, u64)>,
+        /// The plan's ranges, as ring positions (both sides know them from
+        /// the plan: nothing on the wire).
+        token_set: crate::token_set::TokenSet,
+        /// Rows it will send, in ring order over `token_set`.
+        rows: u64,
     },
     /// The sender has sent all of plan `plan`'s data from this shard.
     StreamEnd {

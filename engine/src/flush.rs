@@ -132,6 +132,7 @@ impl FlushJob {
             level: 0,
             token_range: None,
             segments: None,
+            token_set: None,
         };
         (sstable, self.memtable)
     }

@@ -33,6 +33,8 @@
 //!   trackers, jobs, and Cassandra's compaction throughput limit;
 //! - [`controller`]: backlog controllers turning backlog into shares;
 //! - [`sstable`]: SSTable descriptors;
+//! - [`token_set`]: ring positions, and the slices of the ring an SSTable
+//!   holds;
 //! - [`ring`]: Murmur3 tokens, vnodes and replication strategies;
 //! - [`placement`]: which shards of which nodes hold a key (the ring's
 //!   replicas and Scylla's sharder);
@@ -86,6 +88,7 @@ pub mod sstable;
 pub mod streaming;
 pub mod testing;
 pub mod timer;
+pub mod token_set;
 pub mod topology;
 
 pub use action::{

@@ -19,13 +19,14 @@
 //! of the key, so a key is found in exactly one of them. A compaction's
 //! output falls back to the density rule.
 //!
-//! Token ranges: a key's token is another fixed hash of it ([`key_token`],
-//! standing for murmur3 on the ring). An SSTable with a `token_range`
-//! (leveled compaction's levels 1 and up) holds only keys whose token is in
-//! it: a lookup of any other key skips it without touching its bloom
-//! filter, as Scylla's and Cassandra's leveled SSTable sets do, and its
-//! density counts only the keys of its slice of the ring (of the segment of
-//! it the token falls in, when it has segments).
+//! Token ranges: a key's place on the ring is its Murmur3 token's position
+//! ([`key_position`], `crate::token_set`). An SSTable with a `token_range`
+//! (leveled compaction's levels 1 and up) or a `token_set` (streamed data)
+//! holds only keys whose position is in it: a lookup of any other key skips
+//! it without touching its bloom filter, as Scylla's and Cassandra's
+//! leveled SSTable sets do, and its density counts only the keys of its
+//! part of the ring (of the segment of it the token falls in, when it has
+//! segments).
 //!
 //! Those decisions price a read (which SSTables it reads). What the read
 //! returns in volume mode is decided apart, by the shard's [`Population`]:
@@ -46,6 +47,7 @@ use crate::coordinator::RowVersion;
 use crate::memtable::Memtable;
 use crate::ring::{span_width, ReplicaMap};
 use crate::sstable::{SSTable, KEY_SHARE_ONE};
+use crate::token_set::position_of;
 
 /// False-positive rate of a bloom filter built for `bloom_filter_fp_chance`
 /// 0.01 (the size-tiered default): 10 bits per partition and 7 hash
@@ -82,27 +84,44 @@ const SSTABLE_SALT: u64 = 0x7373_7461_626C_6573;
 const BLOOM_SALT: u64 = 0x626C_6F6F_6D66_7021;
 /// One salt for every SSTable with a key share, so their slices partition the keys.
 const KEY_SHARE_SALT: u64 = 0x7368_6172_6573_2121;
-/// The salt of [`key_token`].
-const TOKEN_SALT: u64 = 0x746F_6B65_6E5F_7269;
-
-/// The token of `key`: its position on the ring, in `KEY_SHARE_ONE` units
-/// (a fixed hash, independent of the other decisions here).
-pub fn key_token(key: u64) -> u64 {
-    (unit_hash(key, TOKEN_SALT) * KEY_SHARE_ONE as f64) as u64
+/// The position of `key` on the ring, in `KEY_SHARE_ONE` units: its
+/// Murmur3 token's ([`crate::token_set::position_of`]).
+#[inline]
+pub fn key_position(key: u64) -> u64 {
+    position_of(crate::placement::key_token(key))
 }
 
-/// The fraction of the ring an SSTable's token range covers (1 without one).
+/// The fraction of the ring in `[low, high)` that `sstable` may hold keys
+/// of (all of it without a token set).
+fn ring_fraction(sstable: &SSTable, low: u64, high: u64) -> f64 {
+    let width = match &sstable.token_set {
+        Some(set) => set.width_within(low, high),
+        None => high.saturating_sub(low),
+    };
+    width as f64 / KEY_SHARE_ONE as f64
+}
+
+/// The fraction of the ring `sstable` may hold keys of: its token range's,
+/// less what its token set leaves out.
 fn token_fraction(sstable: &SSTable) -> f64 {
-    sstable.token_range.map_or(1.0, |(low, high)| {
-        high.saturating_sub(low) as f64 / KEY_SHARE_ONE as f64
-    })
+    let (low, high) = sstable.token_range.unwrap_or((0, KEY_SHARE_ONE));
+    ring_fraction(sstable, low, high)
 }
 
-/// False if `sstable` has a token range that does not hold `key`'s token.
+/// False if `sstable`'s token range or token set leaves out `key`'s
+/// position (computed only for an SSTable with one).
 fn token_in_range(sstable: &SSTable, key: u64) -> bool {
+    if sstable.token_range.is_none() && sstable.token_set.is_none() {
+        return true;
+    }
+    let position = key_position(key);
     sstable
         .token_range
-        .is_none_or(|(low, high)| (low..high).contains(&key_token(key)))
+        .is_none_or(|(low, high)| (low..high).contains(&position))
+        && sstable
+            .token_set
+            .as_ref()
+            .is_none_or(|set| set.contains(position))
 }
 
 /// True if `memtable` holds `key`, on a shard owning `ownership` of the keys.
@@ -138,7 +157,7 @@ pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
         None => match &sstable.segments {
             // The piece of the SSTable's ring the key's token falls in.
             Some(segments) => {
-                let token = key_token(key);
+                let token = key_position(key);
                 let index = segments.partition_point(|segment| segment.token_end <= token);
                 let Some(segment) = segments.get(index) else {
                     return false;
@@ -147,8 +166,7 @@ pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
                     0 => sstable.token_range.map_or(0, |(low, _)| low),
                     _ => segments[index - 1].token_end,
                 };
-                let fraction =
-                    segment.token_end.saturating_sub(start) as f64 / KEY_SHARE_ONE as f64;
+                let fraction = ring_fraction(sstable, start, segment.token_end);
                 holds(
                     key,
                     segment.first_key,
@@ -438,6 +456,28 @@ mod tests {
     }
 
     #[test]
+    fn a_token_set_holds_only_keys_of_its_slices_at_their_density() {
+        use crate::token_set::TokenSet;
+        let quarter = KEY_SHARE_ONE / 4;
+        // Every key of two quarters of the ring (half the keys).
+        let mut streamed = sstable(1, 0, 9_999, 5_000);
+        streamed.token_set = Some(TokenSet::from_slices(vec![
+            (0, quarter),
+            (2 * quarter, 3 * quarter),
+        ]));
+        for key in 0..10_000u64 {
+            let position = key_position(key);
+            let inside = position < quarter || (2 * quarter..3 * quarter).contains(&position);
+            assert_eq!(sstable_contains(&streamed, key, 1.0), inside, "key {key}");
+            assert_eq!(
+                bloom_filter_passes(&streamed, key, 1.0),
+                inside,
+                "key {key}"
+            );
+        }
+    }
+
+    #[test]
     fn a_dense_range_holds_every_key_and_nothing_outside_it() {
         let dense = sstable(1, 100, 199, 100);
         assert!((100..200).all(|key| sstable_contains(&dense, key, 1.0)));
@@ -459,7 +499,7 @@ mod tests {
         // Dense halves: every key is in exactly one, and a lookup consults
         // only that one (not even a false positive from the other).
         for key in 0..10_000u64 {
-            let in_left = key_token(key) < half;
+            let in_left = key_position(key) < half;
             assert_eq!(sstable_contains(&left, key, 1.0), in_left);
             assert_eq!(sstable_contains(&right, key, 1.0), !in_left);
             assert_eq!(bloom_filter_passes(&left, key, 1.0), in_left);
@@ -487,7 +527,7 @@ mod tests {
             .into(),
         );
         for key in 0..10_000u64 {
-            let expected = key_token(key) >= half || key >= 5_000;
+            let expected = key_position(key) >= half || key >= 5_000;
             assert_eq!(
                 sstable_contains(&segmented, key, 1.0),
                 expected,

@@ -42,6 +42,7 @@ use std::sync::Arc;
 use units::SimTime;
 
 use crate::cells::SortedCells;
+use crate::token_set::TokenSet;
 
 /// How often the summary samples the index (module doc).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -209,8 +210,9 @@ pub struct SSTable {
     /// the levels whose SSTables cover disjoint token ranges
     /// (`crate::compaction::lcs`).
     pub level: u32,
-    /// The slice `[lo, hi)` of the token space (fixed point, out of
-    /// `KEY_SHARE_ONE`; a key's token is [`crate::read::key_token`]) that
+    /// The slice `[lo, hi)` of the ring, in positions (out of
+    /// `KEY_SHARE_ONE`; a key's is [`crate::read::key_position`], the ring
+    /// token's place, see [`crate::token_set`]) that
     /// the SSTable's partitions lie in, from its first to its last
     /// partition in ring order. `None`: the whole ring, as for any SSTable
     /// written from a memtable of keys spread over the ring. Leveled
@@ -226,6 +228,12 @@ pub struct SSTable {
     /// misplace its rows. `None`: one piece, the SSTable's own range and
     /// rows.
     pub segments: Option<Arc<[Segment]>>,
+    /// The slices of the ring that hold all its partitions, when that is
+    /// less than what the shard owns: a streamed SSTable holds its plan's
+    /// ranges only, and a compaction of such SSTables their union. `None`:
+    /// any key the shard owns in its token range (flushes of the shard's
+    /// own writes, and anything compacted with one).
+    pub token_set: Option<TokenSet>,
 }
 
 /// A piece of an SSTable's token range (volume mode, see
@@ -271,7 +279,16 @@ impl SSTable {
             level: 0,
             token_range: None,
             segments: None,
+            token_set: None,
         }
+    }
+
+    /// The positions `[lo, hi)` from its first partition to its last: its
+    /// token range, else its token set's span, else the whole ring.
+    pub fn token_extent(&self) -> (u64, u64) {
+        self.token_range
+            .or_else(|| self.token_set.as_ref().and_then(TokenSet::span))
+            .unwrap_or((0, KEY_SHARE_ONE))
     }
 
     /// Bytes of the components held in memory (summary and filter).

@@ -49,7 +49,7 @@
 use units::SimTime;
 
 use crate::cells::{Cell, SortedCells};
-use crate::read::key_token;
+use crate::read::key_position;
 use crate::sstable::{SSTable, Segment, KEY_SHARE_ONE};
 
 /// An in-progress compaction.
@@ -290,6 +290,16 @@ impl CompactionJob {
         let first_key = self.inputs.iter().map(|s| s.first_key).min().unwrap_or(0);
         let last_key = self.inputs.iter().map(|s| s.last_key).max().unwrap_or(0);
         let (low, high) = token_span(&self.inputs);
+        // The ring the outputs may hold keys of: the union of the inputs'
+        // token sets, if each has one.
+        let token_set = self
+            .inputs
+            .iter()
+            .map(|sstable| sstable.token_set.clone())
+            .reduce(|a, b| Some(a?.union(&b?)))
+            .flatten();
+        let set_within =
+            |start: u64, end: u64| token_set.as_ref().map(|set| set.within(start, end));
         let with_tokens = count > 1
             || self.output_level > 0
             || self.inputs.iter().any(|s| s.token_range.is_some());
@@ -321,6 +331,7 @@ impl CompactionJob {
             level: self.output_level,
             token_range: None,
             segments: None,
+            token_set: token_set.clone(),
         };
         let mut outputs = Vec::with_capacity(count as usize);
         match &self.output_cells {
@@ -372,6 +383,7 @@ impl CompactionJob {
                         last_key: seeds.1,
                         token_range: Some((start, end)),
                         segments: (segments.len() > 1).then(|| segments.into()),
+                        token_set: set_within(start, end),
                         ..template.clone()
                     });
                     start = end;
@@ -382,7 +394,7 @@ impl CompactionJob {
                 let mut by_token: Vec<(u64, Cell)> = cells
                     .cells()
                     .iter()
-                    .map(|cell| (key_token(cell.0), *cell))
+                    .map(|cell| (key_position(cell.0), *cell))
                     .collect();
                 by_token.sort_by_key(|(token, cell)| (*token, cell.0));
                 let rows = by_token.len() as u64;
@@ -421,6 +433,7 @@ impl CompactionJob {
                         first_key: group_first,
                         last_key: group_last,
                         token_range: with_tokens.then_some((token_start, token_end)),
+                        token_set: set_within(token_start, token_end),
                         cells: Some(group),
                         ..template.clone()
                     });
@@ -437,7 +450,7 @@ impl CompactionJob {
 fn token_span(sstables: &[SSTable]) -> (u64, u64) {
     sstables
         .iter()
-        .map(|sstable| sstable.token_range.unwrap_or((0, KEY_SHARE_ONE)))
+        .map(SSTable::token_extent)
         .fold((KEY_SHARE_ONE, 0), |(low, high), (start, end)| {
             (low.min(start), high.max(end))
         })
@@ -454,7 +467,7 @@ struct Part {
     seeds: (u128, u128),
     tokens: (u64, u64),
     shares: (u64, u64),
-    rows: u64,
+    rows: f64,
 }
 
 impl Part {
@@ -468,34 +481,45 @@ impl Part {
     }
 }
 
-/// The parts of `inputs`.
+/// The parts of `inputs`: one per SSTable or segment, cut to the slices of
+/// its token set when it has one (its rows spread over them by width).
 fn parts_of(inputs: &[SSTable]) -> Vec<Part> {
     let mut parts = Vec::with_capacity(inputs.len());
     for (input, sstable) in inputs.iter().enumerate() {
         let tokens = sstable.token_range.unwrap_or((0, KEY_SHARE_ONE));
         let shares = sstable.key_share.unwrap_or((0, KEY_SHARE_ONE));
         let seeds = |first: u64, last: u64| (u128::from(first), u128::from(last) + 1);
+        let mut push = |first: u64, last: u64, tokens: (u64, u64), rows: u64| {
+            let part = Part {
+                input,
+                seeds: seeds(first, last),
+                tokens,
+                shares,
+                rows: rows as f64,
+            };
+            let Some(set) = &sstable.token_set else {
+                parts.push(part);
+                return;
+            };
+            let held = set.width_within(tokens.0, tokens.1);
+            for slice in set.within(tokens.0, tokens.1).slices() {
+                parts.push(Part {
+                    tokens: slice,
+                    rows: part.rows * (slice.1 - slice.0) as f64 / held as f64,
+                    ..part
+                });
+            }
+        };
         match &sstable.segments {
             Some(segments) => {
                 let mut start = tokens.0;
                 for segment in segments.iter() {
-                    parts.push(Part {
-                        input,
-                        seeds: seeds(segment.first_key, segment.last_key),
-                        tokens: (start, segment.token_end),
-                        shares,
-                        rows: segment.rows,
-                    });
+                    let range = (start, segment.token_end);
+                    push(segment.first_key, segment.last_key, range, segment.rows);
                     start = segment.token_end;
                 }
             }
-            None => parts.push(Part {
-                input,
-                seeds: seeds(sstable.first_key, sstable.last_key),
-                tokens,
-                shares,
-                rows: sstable.rows,
-            }),
+            None => push(sstable.first_key, sstable.last_key, tokens, sstable.rows),
         }
     }
     parts
@@ -542,7 +566,10 @@ struct Piece {
 /// module doc), as consecutive pieces over the inputs' token span.
 fn profile(inputs: &[SSTable], ownership: f64) -> Vec<Piece> {
     let plain = inputs.iter().all(|sstable| {
-        sstable.token_range.is_none() && sstable.key_share.is_none() && sstable.segments.is_none()
+        sstable.token_range.is_none()
+            && sstable.key_share.is_none()
+            && sstable.segments.is_none()
+            && sstable.token_set.is_none()
     });
     let parts = parts_of(inputs);
     let disjoint = pairwise_disjoint(&parts);
@@ -572,7 +599,7 @@ fn profile(inputs: &[SSTable], ownership: f64) -> Vec<Piece> {
         .map(|part| {
             let keys = owned_keys(part.seeds, part.tokens, part.shares, ownership);
             if keys > 0.0 {
-                (part.rows as f64 / keys).min(1.0)
+                (part.rows / keys).min(1.0)
             } else {
                 1.0
             }
@@ -587,7 +614,7 @@ fn profile(inputs: &[SSTable], ownership: f64) -> Vec<Piece> {
             seeds: None,
         };
         let here: Vec<usize> = (0..parts.len())
-            .filter(|&i| parts[i].rows > 0 && within(widen(parts[i].tokens), widen(tokens)))
+            .filter(|&i| parts[i].rows > 0.0 && within(widen(parts[i].tokens), widen(tokens)))
             .collect();
         if disjoint {
             // No key is in two inputs: each part's rows spread over its
@@ -595,7 +622,7 @@ fn profile(inputs: &[SSTable], ownership: f64) -> Vec<Piece> {
             for &i in &here {
                 let part = &parts[i];
                 let share = (tokens.1 - tokens.0) as f64 / (part.tokens.1 - part.tokens.0) as f64;
-                piece.rows += part.rows as f64 * share;
+                piece.rows += part.rows * share;
                 piece.seeds = join(piece.seeds, seed_extent(part.seeds));
             }
             pieces.push(piece);
@@ -758,6 +785,49 @@ mod tests {
             job.chunk_written(chunk.output_bytes);
         }
         assert!(job.is_complete());
+    }
+
+    #[test]
+    fn streamed_inputs_of_disjoint_ring_slices_keep_every_row() {
+        use crate::token_set::TokenSet;
+        let tenth = KEY_SHARE_ONE / 10;
+        // Ten plans' SSTables, each every key of a tenth of the ring over
+        // the same seed range (a shard owning all of it): no key is in two.
+        let streamed: Vec<SSTable> = (0..10)
+            .map(|i| SSTable {
+                token_set: Some(TokenSet::from_slices(vec![(i * tenth, (i + 1) * tenth)])),
+                ..sstable(i + 1, 0, 999_999, 100_000)
+            })
+            .collect();
+        assert_eq!(distinct_rows(&streamed, 1.0), 1_000_000);
+        let mut job = CompactionJob::new(streamed.clone(), 20, 1, 1.0, 128 * 1024, 4);
+        run(&mut job);
+        let (outputs, _) = job.finish(SimTime::ZERO);
+        assert_eq!(outputs[0].rows, 1_000_000);
+        assert_eq!(
+            outputs[0].token_set.as_ref().map(TokenSet::width),
+            Some(10 * tenth),
+            "the output holds the union of the slices"
+        );
+        // Without their sets, the same SSTables look like ten samples of
+        // the whole key range and merge to 1 - 0.9^10 of it.
+        let plain: Vec<SSTable> = streamed
+            .iter()
+            .map(|s| SSTable {
+                token_set: None,
+                ..s.clone()
+            })
+            .collect();
+        assert_eq!(distinct_rows(&plain, 1.0), 651_322);
+        // Two copies of one slice (a plan streamed twice) are one.
+        let twice = [
+            streamed[3].clone(),
+            SSTable {
+                generation: 30,
+                ..streamed[3].clone()
+            },
+        ];
+        assert_eq!(distinct_rows(&twice, 1.0), 100_000);
     }
 
     #[test]
@@ -969,7 +1039,7 @@ mod tests {
             assert!(cells
                 .cells()
                 .iter()
-                .all(|(key, _)| (low..high).contains(&key_token(*key))));
+                .all(|(key, _)| (low..high).contains(&key_position(*key))));
             seen += cells.len();
         }
         assert_eq!(seen, 1000);

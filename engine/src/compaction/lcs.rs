@@ -76,7 +76,7 @@
 
 use crate::compaction::backlog::StcsBacklogTracker;
 use crate::compaction::stcs::{self, StcsOptions, MIB};
-use crate::sstable::{SSTable, KEY_SHARE_ONE};
+use crate::sstable::SSTable;
 
 /// Levels of the manifest (`leveled_manifest::MAX_LEVELS`, "log10(1000^3)").
 pub const MAX_LEVELS: usize = 9;
@@ -141,13 +141,11 @@ pub fn max_bytes_for_level(level: usize, sstable_size_bytes: u64) -> u64 {
     }
 }
 
-/// First and last token of an SSTable, inclusive: its `token_range`
-/// `[lo, hi)` as `(lo, hi - 1)`, the whole ring without one.
+/// First and last token of an SSTable, inclusive: its
+/// [`SSTable::token_extent`] `[lo, hi)` as `(lo, hi - 1)`.
 pub fn token_bounds(sstable: &SSTable) -> (u64, u64) {
-    match sstable.token_range {
-        Some((low, high)) => (low, high.saturating_sub(1).max(low)),
-        None => (0, KEY_SHARE_ONE - 1),
-    }
+    let (low, high) = sstable.token_extent();
+    (low, high.saturating_sub(1).max(low))
 }
 
 /// True if two inclusive token spans share a token.
@@ -762,6 +760,7 @@ impl LcsBacklogTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sstable::KEY_SHARE_ONE;
     use units::{SimDuration, SimTime};
 
     const SIZE: u64 = DEFAULT_SSTABLE_SIZE_MIB * MIB;

@@ -264,7 +264,7 @@ fn leveled_outputs_hold_the_rows_of_their_token_ranges_in_data_mode() {
         assert!(cells
             .cells()
             .iter()
-            .all(|(key, _)| (low..high).contains(&crate::read::key_token(*key))));
+            .all(|(key, _)| (low..high).contains(&crate::read::key_position(*key))));
         keys += cells.len();
     }
     assert!(keys > 0);

@@ -47,6 +47,7 @@ impl Shard {
                 level: 0,
                 token_range: None,
                 segments: None,
+                token_set: None,
             });
         }
         let share_end = slices.last().map_or(0, |&(_, end)| end);
@@ -163,6 +164,7 @@ impl Shard {
                             level,
                             token_range: Some((token_at(from), token_at(to))),
                             segments: None,
+                            token_set: None,
                         });
                     }
                 }

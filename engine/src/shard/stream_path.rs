@@ -49,6 +49,7 @@ use crate::streaming::{
     ranges_contain, ranges_fraction, StreamMode, FRAGMENT_BYTES, READ_AHEAD, RPC_IN_FLIGHT,
     STREAM_CREDIT_EVERY, STREAM_WINDOW,
 };
+use crate::token_set::TokenSet;
 
 /// Chunks a streaming memtable's flush keeps in flight.
 const FLUSH_WRITE_BEHIND: u32 = 4;
@@ -70,8 +71,14 @@ pub(super) struct Streams {
     inbound: BTreeMap<u32, InStream>,
     /// RPC mode: the streaming memtable being filled.
     memtable: Option<Memtable>,
+    /// RPC mode: which part of which plan's ranges the memtable being
+    /// filled holds, by plan.
+    memtable_plans: BTreeMap<u32, Portion>,
     /// RPC mode: the streaming memtable being flushed.
     flushing: Option<FlushJob>,
+    /// RPC mode: the slices of the ring the flushing memtable holds (`None`
+    /// if a plan's ranges were not known yet: any owned key).
+    flushing_set: Option<TokenSet>,
     /// RPC mode: flush the memtable even below its flush point (a plan
     /// ended and waits for its data to be on disk).
     force_flush: bool,
@@ -113,11 +120,32 @@ struct OutStream {
     population: Option<StreamedPopulation>,
 }
 
+/// The rows `[from, to)` of a plan (its rows in ring order) that a
+/// streaming memtable holds.
+#[derive(Debug)]
+struct Portion {
+    /// The plan's ranges and rows, once its start has arrived.
+    plan: Option<(TokenSet, u64)>,
+    from: u64,
+    to: u64,
+}
+
+impl Portion {
+    /// The slices of the ring these rows lie in, `None` if unknown.
+    fn token_set(&self) -> Option<TokenSet> {
+        let (set, rows) = self.plan.as_ref()?;
+        let fraction = |row: u64| row as f64 / (*rows).max(1) as f64;
+        Some(set.portion(fraction(self.from), fraction(self.to)))
+    }
+}
+
 /// One plan this shard receives.
 #[derive(Debug)]
 struct InStream {
     from: ShardAddress,
     keys: Option<(u64, u64)>,
+    /// The plan's ranges and rows, from its start.
+    plan: Option<(TokenSet, u64)>,
     /// `StreamData` messages taken in, and how many the sender sent (known
     /// at its `StreamEnd`).
     taken: u32,
@@ -193,6 +221,7 @@ impl Shard {
             "plan {plan} is already streaming from {:?}",
             self.config.address
         );
+        let token_set = TokenSet::of_ring_ranges(&ranges);
         let (rows, bytes, keys, cells, population) = if self.config.data_mode {
             let cells = self.cells_of(&ranges);
             let bytes = cells
@@ -204,7 +233,7 @@ impl Shard {
                 .map(|first| (first.0, cells[cells.len() - 1].0));
             (cells.len() as u64, bytes, keys, cells, None)
         } else {
-            let (rows, bytes, keys) = self.volume_of(&ranges);
+            let (rows, bytes, keys) = self.volume_of(&ranges, &token_set);
             let map = self.config.placement.replica_map();
             let mut wanted = std::collections::BTreeSet::new();
             for &(_, end) in ranges.iter() {
@@ -219,7 +248,15 @@ impl Shard {
                 Some(StreamedPopulation(Arc::new(population))),
             )
         };
-        self.send(to, Message::StreamStart { plan, keys });
+        self.send(
+            to,
+            Message::StreamStart {
+                plan,
+                keys,
+                token_set,
+                rows,
+            },
+        );
         self.streams.out.insert(
             plan,
             OutStream {
@@ -275,16 +312,24 @@ impl Shard {
     }
 
     /// Volume mode: the rows, bytes and key extent of this shard's data in
-    /// `ranges`: its share of what the shard holds, the ranges' share of
-    /// what its node owns.
-    fn volume_of(&self, ranges: &[(i64, i64)]) -> (u64, u64, Option<(u64, u64)>) {
+    /// `ranges` (`plan_set` as positions): of each SSTable with a token set,
+    /// the share of its set in the ranges; of the rest (spread over what
+    /// the node owns), the ranges' share of what the node owns.
+    fn volume_of(
+        &self,
+        ranges: &[(i64, i64)],
+        plan_set: &TokenSet,
+    ) -> (u64, u64, Option<(u64, u64)>) {
         let owned = self.config.placement.ownership()[self.config.address.node as usize];
         let share = if owned > 0.0 {
             (ranges_fraction(ranges) / owned).min(1.0)
         } else {
             0.0
         };
-        let (mut rows, mut bytes) = (0u64, 0u64);
+        // What is spread over the node's ranges, and what lies in token
+        // sets (its share computed apart).
+        let (mut spread_rows, mut spread_bytes) = (0u64, 0u64);
+        let (mut set_rows, mut set_bytes) = (0.0, 0.0);
         let mut keys: Option<(u64, u64)> = None;
         let mut extend = |first: u64, last: u64| {
             keys = Some(keys.map_or((first, last), |(low, high)| {
@@ -292,20 +337,33 @@ impl Shard {
             }));
         };
         for sstable in &self.sstables {
-            rows += sstable.rows;
-            bytes += sstable.data_bytes;
-            extend(sstable.first_key, sstable.last_key);
+            match &sstable.token_set {
+                None => {
+                    spread_rows += sstable.rows;
+                    spread_bytes += sstable.data_bytes;
+                    extend(sstable.first_key, sstable.last_key);
+                }
+                Some(set) => {
+                    let overlap = set.overlap_width(plan_set);
+                    if overlap > 0 {
+                        let share = overlap as f64 / set.width() as f64;
+                        set_rows += sstable.rows as f64 * share;
+                        set_bytes += sstable.data_bytes as f64 * share;
+                        extend(sstable.first_key, sstable.last_key);
+                    }
+                }
+            }
         }
         let memtables = std::iter::once(&self.active)
             .chain(&self.sealed)
             .chain(self.flushing.as_ref().map(FlushJob::memtable));
         for memtable in memtables.filter(|memtable| !memtable.is_empty()) {
-            rows += memtable.rows;
-            bytes += memtable.sstable_bytes;
+            spread_rows += memtable.rows;
+            spread_bytes += memtable.sstable_bytes;
             extend(memtable.first_key, memtable.last_key);
         }
-        let rows = (rows as f64 * share).round() as u64;
-        let bytes = (bytes as f64 * share).round() as u64;
+        let rows = (spread_rows as f64 * share + set_rows).round() as u64;
+        let bytes = (spread_bytes as f64 * share + set_bytes).round() as u64;
         if rows == 0 {
             return (0, 0, None);
         }
@@ -431,9 +489,18 @@ impl Shard {
             return;
         }
         match message {
-            Message::StreamStart { plan, keys } => {
+            Message::StreamStart {
+                plan,
+                keys,
+                token_set,
+                rows,
+            } => {
+                if let Some(portion) = self.streams.memtable_plans.get_mut(&plan) {
+                    portion.plan = Some((token_set.clone(), rows));
+                }
                 let stream = self.in_stream(plan, from);
                 stream.keys = keys;
+                stream.plan = Some((token_set, rows));
                 // Data that overtook the start on the network.
                 if let (Some((first, last)), Some(sstable)) = (keys, stream.sstable.as_mut()) {
                     sstable.first_key = sstable.first_key.min(first);
@@ -536,6 +603,7 @@ impl Shard {
         self.streams.inbound.entry(plan).or_insert(InStream {
             from,
             keys: None,
+            plan: None,
             taken: 0,
             sent: None,
             rows: 0,
@@ -604,9 +672,16 @@ impl Shard {
             return;
         }
         let (from, keys) = {
-            let stream = self.in_stream_of(plan);
+            let stream = self.streams.inbound.get_mut(&plan).expect("streaming in");
+            let before = stream.rows;
             stream.rows += u64::from(rows);
             stream.bytes += bytes;
+            let portion = self.streams.memtable_plans.entry(plan).or_insert(Portion {
+                plan: stream.plan.clone(),
+                from: before,
+                to: before,
+            });
+            portion.to = stream.rows;
             (stream.from, stream.keys)
         };
         let mut memtable = match self.streams.memtable.take() {
@@ -636,6 +711,12 @@ impl Shard {
             });
             if due {
                 let memtable = self.streams.memtable.take().expect("checked");
+                let portions = std::mem::take(&mut self.streams.memtable_plans);
+                self.streams.flushing_set = portions
+                    .values()
+                    .map(Portion::token_set)
+                    .reduce(|a, b| Some(a?.union(&b?)))
+                    .flatten();
                 self.streams.force_flush = false;
                 self.streams.flushes_started += 1;
                 let generation = self.next_sstable_generation;
@@ -662,7 +743,8 @@ impl Shard {
         };
         if job.is_complete() {
             let job = self.streams.flushing.take().expect("checked");
-            let (sstable, _) = job.finish(now);
+            let (mut sstable, _) = job.finish(now);
+            sstable.token_set = self.streams.flushing_set.take();
             self.add_streamed_sstable(now, sstable);
             self.streams.flushes_done += 1;
             self.finish_rpc_plans(now);
@@ -794,6 +876,7 @@ impl Shard {
         if !stream.ended || stream.serializing > 0 || stream.writes > 0 {
             return;
         }
+        let token_set = stream.plan.as_ref().map(|(set, _)| set.clone());
         if let Some(memtable) = stream
             .sstable
             .take()
@@ -813,6 +896,7 @@ impl Shard {
                 level: 0,
                 token_range: None,
                 segments: None,
+                token_set,
             };
             self.add_streamed_sstable(now, sstable);
         }

@@ -13,6 +13,7 @@ use crate::placement::{Placement, ShardAddress};
 use crate::ring::Replication;
 use crate::streaming::StreamMode;
 use crate::testing::{self, Outcome, Verdict};
+use crate::token_set::TokenSet;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -65,18 +66,25 @@ fn a_preloaded_range_arrives_whole_in_both_modes() {
         assert_eq!(plan, 7);
         assert_eq!(rows, 10_007, "{mode:?}");
         assert_eq!(bytes, held, "{mode:?}: every byte the sender held");
+        // One SSTable (stream mode) or several streaming-memtable flushes,
+        // which the receiver then compacts: each holds only slices of the
+        // streamed range, so no compaction takes two of them for overlapping
+        // samples of the keys, and every row and byte is kept.
         let landed: u64 = shards[1].sstables().iter().map(|s| s.data_bytes).sum();
-        match mode {
-            // One SSTable for the plan.
-            StreamMode::Stream => assert_eq!(landed, held, "in the receiver's SSTable"),
-            // Several streaming-memtable flushes, which the receiver then
-            // compacts; volume mode's compaction takes SSTables over the
-            // same key extent for overlapping samples of it and shrinks
-            // them (streamed SSTables carry no token range yet).
-            StreamMode::Rpc => assert!(
-                landed > held / 2 && landed <= held,
-                "in the receiver's SSTables: {landed} of {held}"
-            ),
+        let landed_rows: u64 = shards[1].sstables().iter().map(|s| s.rows).sum();
+        assert_eq!(landed, held, "{mode:?}: in the receiver's SSTables");
+        assert_eq!(landed_rows, 10_007, "{mode:?}");
+        let range = TokenSet::of_ring_ranges(&node_0_range(&shards));
+        for sstable in shards[1].sstables() {
+            let set = sstable
+                .token_set
+                .as_ref()
+                .expect("a streamed SSTable has a token set");
+            assert_eq!(
+                set.overlap_width(&range),
+                set.width(),
+                "{mode:?}: inside the range"
+            );
         }
         assert_eq!(shards[0].streamed_bytes().0, held);
         assert_eq!(shards[1].streamed_bytes().1, held);
