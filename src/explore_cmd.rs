@@ -21,7 +21,7 @@ const EXIT_CRASHED: u8 = 4;
 #[derive(Args)]
 pub struct ExploreArgs {
     /// The scenario file (TOML), in data mode; `[faults.random]` draws each
-    /// seed's faults.
+    /// seed's faults, `[actions.random]` its topology operations.
     scenario: PathBuf,
     /// How many seeds to run.
     #[arg(long, default_value_t = 100)]
@@ -134,13 +134,16 @@ fn print_table(reports: &[SeedReport]) {
         .find(|report| !report.checks.is_empty())
         .map(|report| report.checks.iter().map(|check| check.name).collect())
         .unwrap_or_default();
-    let mut header = format!("{:>8} {:>6}", "seed", "faults");
+    let mut header = format!("{:>8} {:>6} {:>7}", "seed", "faults", "actions");
     for name in &names {
         header.push_str(&format!("  {name:<34}"));
     }
     say(&header);
     for report in reports {
-        let mut line = format!("{:>8} {:>6}", report.seed, report.faults);
+        let mut line = format!(
+            "{:>8} {:>6} {:>7}",
+            report.seed, report.faults, report.actions
+        );
         if report.crash.is_some() {
             line.push_str("  CRASHED");
         }

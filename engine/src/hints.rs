@@ -326,6 +326,26 @@ impl HintsManager {
         lost
     }
 
+    /// Every hint not yet acknowledged, with its destination: what a node
+    /// that stops for good (it left the ring) takes with it. Scylla 3.0's
+    /// decommission does not stream its hints to other nodes
+    /// (`unbootstrap` only says it does).
+    pub fn unsent(&self) -> Vec<(u32, Hint)> {
+        let mut unsent = Vec::new();
+        for (node, endpoint) in self.endpoints.iter().enumerate() {
+            let node = node as u32;
+            unsent.extend(endpoint.open.iter().map(|hint| (node, *hint)));
+            for segment in &endpoint.segments {
+                unsent.extend(
+                    (0..segment.hints.len())
+                        .filter(|&index| !segment.is_acked(index))
+                        .map(|index| (node, segment.hints[index])),
+                );
+            }
+        }
+        unsent
+    }
+
     /// The setup.
     pub fn setup(&self) -> &HintsSetup {
         &self.setup

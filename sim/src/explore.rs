@@ -20,7 +20,19 @@
 //! coordinator held in memory (only a repair restores that replica), and
 //! in periodic commitlog mode the rows a crashed replica had acknowledged
 //! from its commitlog buffer (a QUORUM read may then miss them: the
-//! replica is one of RF - QUORUM lost for good for that write).
+//! replica is one of RF - QUORUM lost for good for that write); and the
+//! hints a node that left the ring held (Scylla 3.0 does not hand them
+//! on). So is what a topology change under faults leaves behind in Scylla
+//! 3.0 without a repair: a write a joining (pending) replica missed is
+//! hinted, and a hint replayed while that node is still pending goes to
+//! the natural replicas instead, so the new replica lacks it; and each
+//! range streams from one node, so a new owner that streamed it from a
+//! node lacking a version (owed a hint, or crash-lost) lacks it too.
+//!
+//! Topology operations (`[[action]]`, or `[actions.random]` drawn from the
+//! seed) run under the same checkers: after a bootstrap, decommission or
+//! removenode, every new owner must hold what was acknowledged, whether it
+//! came by streaming or as a pending replica's write.
 //!
 //! A run that panics is a crash, reported apart from a checker failure.
 
@@ -57,6 +69,8 @@ pub struct SeedReport {
     pub seed: u64,
     /// Faults in force over the run (written and drawn).
     pub faults: usize,
+    /// Topology operations in the script (written and drawn).
+    pub actions: usize,
     /// The checkers' verdicts (empty if the run crashed).
     pub checks: Vec<Checked>,
     /// The panic message, if the run crashed.
@@ -100,17 +114,20 @@ pub fn run_seed(
     )?;
     adjust(&mut plan);
     let faults = plan.faults.len();
+    let actions = plan.operations.len();
     let run = catch_unwind(AssertUnwindSafe(|| crate::cluster::run(plan, &mut |_| {})));
     Ok(match run {
         Ok(outcome) => SeedReport {
             seed,
             faults,
+            actions,
             checks: check(&outcome),
             crash: None,
         },
         Err(payload) => SeedReport {
             seed,
             faults,
+            actions,
             checks: Vec::new(),
             crash: Some(
                 payload

@@ -86,15 +86,192 @@ impl OperationKind {
 /// Every kind a scenario may name.
 const KINDS: &str = "add-node, decommission, removenode";
 
-/// How many nodes the scenario's `[[action]]` entries add, read from the
-/// sections alone: the faults need it (they may name added nodes) before
-/// the operations, which need the faults, can be resolved.
-pub fn added_nodes(scenario: &Scenario) -> u32 {
-    scenario
-        .actions
+/// How many nodes `sections` (the `[[action]]` entries, or the drawn
+/// ones) add, read from the sections alone: the faults need it (they may
+/// name added nodes) before the operations, which need the faults, can be
+/// resolved.
+pub fn added_nodes(sections: &[ActionSection]) -> u32 {
+    sections
         .iter()
         .filter(|section| section.kind == "add-node")
         .count() as u32
+}
+
+/// The run's faults and operations: the script written (`[[action]]`) or
+/// drawn from `seed` (`[actions.random]`, with the crashes its removenodes
+/// need, after the other faults); the faults first, since they may name
+/// the nodes the script adds and a removenode's node must be down by them.
+pub fn faults_and_operations(
+    scenario: &Scenario,
+    nodes: u32,
+    replication_factor: u32,
+    instance: &str,
+    seed: u64,
+    duration: Option<SimDuration>,
+) -> Result<(Vec<Fault>, Vec<Operation>), ScenarioError> {
+    let drawn = draw(scenario, nodes, replication_factor, seed, duration)?;
+    let sections = drawn
+        .as_ref()
+        .map_or(&scenario.actions[..], |drawn| &drawn.actions[..]);
+    let mut faults = crate::faults::resolve(
+        scenario,
+        nodes,
+        nodes + added_nodes(sections),
+        seed,
+        duration,
+    )?;
+    if let Some(drawn) = &drawn {
+        faults.extend(drawn.faults.iter().cloned());
+    }
+    let operations = resolve(
+        scenario,
+        sections,
+        drawn.is_some(),
+        nodes,
+        replication_factor,
+        instance,
+        &faults,
+    )?;
+    Ok((faults, operations))
+}
+
+/// What `[actions.random]` drew for one run: the script, and the crashes
+/// its removenodes need.
+#[derive(Clone, Debug, Default)]
+pub struct Drawn {
+    /// The operations, as `[[action]]` entries would write them.
+    pub actions: Vec<ActionSection>,
+    /// A crash without end of each removenode's node, before it.
+    pub faults: Vec<Fault>,
+}
+
+/// A drawn removenode's node crashes this long before the removenode (an
+/// operator sees it down, then removes it).
+pub const REMOVENODE_AFTER_CRASH: SimDuration = SimDuration::from_secs(10);
+
+/// The kinds `[actions.random]` draws from unless told.
+const RANDOM_KINDS: [&str; 2] = ["add-node", "decommission"];
+
+/// `[actions.random]`'s script for run seed `seed` (stream
+/// `actions/random`), on a cluster of `nodes` nodes at the start and a
+/// keyspace of `replication_factor`, over a run of `duration`: `count`
+/// start times drawn uniformly within `within` and sorted; at each, a kind
+/// drawn uniformly among the listed ones the cluster allows at that point
+/// (a decommission or removenode only while more than RF members remain),
+/// and for those the node, uniformly among the members. A removenode's
+/// node crashes for good at the drawn time and is removed
+/// [`REMOVENODE_AFTER_CRASH`] later (later times move up so that they do
+/// not decrease). `None` without the section.
+pub fn draw(
+    scenario: &Scenario,
+    nodes: u32,
+    replication_factor: u32,
+    seed: u64,
+    duration: Option<SimDuration>,
+) -> Result<Option<Drawn>, ScenarioError> {
+    use rand::RngExt;
+    let Some(section) = &scenario.random_actions else {
+        return Ok(None);
+    };
+    let section = &section.random;
+    let error =
+        |key: &str, reason: String| scenario.error(&format!("actions.random.{key}"), reason);
+    if !scenario.actions.is_empty() {
+        return Err(error(
+            "kinds",
+            "`[actions.random]` draws the whole script: remove the `[[action]]` entries, or this section".into(),
+        ));
+    }
+    let Some(duration) = duration else {
+        return Err(error(
+            "within",
+            "random actions need the run's `duration` to draw their times over".into(),
+        ));
+    };
+    let kinds: Vec<String> = match &section.kinds {
+        Some(kinds) if kinds.is_empty() => return Err(error("kinds", "names no kind".into())),
+        Some(kinds) => kinds.clone(),
+        None => RANDOM_KINDS.iter().map(|kind| kind.to_string()).collect(),
+    };
+    for kind in &kinds {
+        if !matches!(kind.as_str(), "add-node" | "decommission" | "removenode") {
+            return Err(error(
+                "kinds",
+                format!("unknown action kind `{kind}`; expected one of {KINDS}"),
+            ));
+        }
+    }
+    let count = section.count.unwrap_or(1);
+    if count == 0 {
+        return Err(error(
+            "count",
+            "draws no action; leave the section out".into(),
+        ));
+    }
+    let window = match section.within {
+        None => duration,
+        Some(within) if within.0 > SimDuration::ZERO && within.0 <= duration => within.0,
+        Some(within) => {
+            return Err(error(
+                "within",
+                format!("{} is not within the run's {}", within.0, duration),
+            ))
+        }
+    };
+    let mut rng = crate::rng::stream(seed, "actions/random");
+    let mut times: Vec<SimDuration> = (0..count)
+        // Whole milliseconds, so that the describe line reads them.
+        .map(|_| SimDuration::from_millis((rng.random::<f64>() * window.as_millis_f64()) as u64))
+        .collect();
+    times.sort_unstable();
+    let mut members: Vec<u32> = (0..nodes).collect();
+    let mut next_id = nodes;
+    let mut drawn = Drawn::default();
+    let mut earliest = SimDuration::ZERO;
+    for at in times {
+        let can_leave = members.len() as u32 > replication_factor;
+        let allowed: Vec<&str> = kinds
+            .iter()
+            .map(String::as_str)
+            .filter(|kind| *kind == "add-node" || can_leave)
+            .collect();
+        let Some(&kind) = allowed.get(rng.random_range(0..allowed.len().max(1))) else {
+            return Err(error(
+                "kinds",
+                format!(
+                    "none of {} can be drawn: {} members and replication factor {replication_factor} leave no node that may leave (add `add-node`)",
+                    kinds.join(", "),
+                    members.len()
+                ),
+            ));
+        };
+        let mut at = at.max(earliest);
+        let node = if kind == "add-node" {
+            next_id += 1;
+            members.push(next_id - 1);
+            None
+        } else {
+            let node = members.remove(rng.random_range(0..members.len()));
+            if kind == "removenode" {
+                drawn.faults.push(Fault {
+                    at,
+                    lasts: None,
+                    kind: FaultKind::Crash { nodes: vec![node] },
+                    drawn: true,
+                });
+                at = at + REMOVENODE_AFTER_CRASH;
+            }
+            Some(node)
+        };
+        earliest = at;
+        drawn.actions.push(ActionSection {
+            at: crate::scenario::HumanDuration(at),
+            kind: kind.to_string(),
+            node,
+            instance: None,
+        });
+    }
+    Ok(Some(drawn))
 }
 
 /// Every node id a run uses: the `nodes` it starts with and one per
@@ -130,24 +307,30 @@ pub fn describe(operations: &[Operation]) -> String {
     )
 }
 
-/// The scenario's `[[action]]` entries, in the order written, checked
-/// against a cluster that starts with `nodes` nodes of `instance` (the
-/// resolved `cluster.instance`), a keyspace of `replication_factor`, and
-/// the run's `faults` (a removenode's node must be down).
+/// The scenario's `[[action]]` entries in the order written, or those
+/// `[actions.random]` drew (`drawn`), checked against a cluster that
+/// starts with `nodes` nodes of `instance` (the resolved
+/// `cluster.instance`), a keyspace of `replication_factor`, and the run's
+/// `faults` (a removenode's node must be down).
 pub fn resolve(
     scenario: &Scenario,
+    sections: &[ActionSection],
+    drawn: bool,
     nodes: u32,
     replication_factor: u32,
     instance: &str,
     faults: &[Fault],
 ) -> Result<Vec<Operation>, ScenarioError> {
-    let mut operations: Vec<Operation> = Vec::with_capacity(scenario.actions.len());
+    let mut operations: Vec<Operation> = Vec::with_capacity(sections.len());
     // The members are `0..next_id` less those that left (with the action
     // that took each out).
     let mut next_id = nodes;
     let mut left: Vec<(u32, usize)> = Vec::new();
-    for (index, section) in scenario.actions.iter().enumerate() {
-        let field = |key: &str| format!("action[{index}].{key}");
+    for (index, section) in sections.iter().enumerate() {
+        let field = |key: &str| match drawn {
+            true => format!("actions.random (drawn action {index}, {key})"),
+            false => format!("action[{index}].{key}"),
+        };
         let error = |key: &str, reason: String| scenario.error(&field(key), reason);
         let at = section.at.0;
         let kind_name = section.kind.as_str();
@@ -315,18 +498,25 @@ mod tests {
 
     /// The faults and operations of `text` with replication factor `rf`.
     fn resolved(text: &str, rf: u32) -> Result<(Vec<Fault>, Vec<Operation>), String> {
+        resolved_with_seed(text, rf, 1)
+    }
+
+    /// The same, drawn from run seed `seed`.
+    fn resolved_with_seed(
+        text: &str,
+        rf: u32,
+        seed: u64,
+    ) -> Result<(Vec<Fault>, Vec<Operation>), String> {
         let scenario = scenario(text)?;
-        let faults = crate::faults::resolve(
+        faults_and_operations(
             &scenario,
             3,
-            3 + added_nodes(&scenario),
-            1,
+            rf,
+            "i3.large",
+            seed,
             Some(SimDuration::from_secs(3600)),
         )
-        .map_err(|error| error.to_string())?;
-        let operations =
-            resolve(&scenario, 3, rf, "i3.large", &faults).map_err(|error| error.to_string())?;
-        Ok((faults, operations))
+        .map_err(|error| error.to_string())
     }
 
     fn operations(text: &str, rf: u32) -> Result<Vec<Operation>, String> {
@@ -568,6 +758,84 @@ mod tests {
             ),
             "{}",
             plan.describe()
+        );
+    }
+
+    #[test]
+    fn random_actions_follow_the_seed_the_members_and_the_replication_factor() {
+        let section = "[actions.random]\nkinds = [\"add-node\", \"decommission\", \"removenode\"]\ncount = 4\nwithin = \"10m\"\n";
+        let mut kinds = std::collections::BTreeMap::new();
+        for seed in 1..=200 {
+            let (faults, script) = resolved_with_seed(section, 3, seed).unwrap();
+            assert_eq!(
+                script,
+                resolved_with_seed(section, 3, seed).unwrap().1,
+                "seed {seed}"
+            );
+            assert_eq!(script.len(), 4);
+            // Replayed as the script it is: never fewer than RF members,
+            // times in order within the window (a removenode's 10 s after).
+            let mut members: Vec<u32> = (0..3).collect();
+            let mut next = 3;
+            for (index, operation) in script.iter().enumerate() {
+                assert!(operation.at <= SimDuration::from_secs(600 + 10 * index as u64));
+                assert!(index == 0 || script[index - 1].at <= operation.at);
+                *kinds.entry(operation.kind.name()).or_insert(0) += 1;
+                match operation.kind {
+                    OperationKind::AddNode { node } => {
+                        assert_eq!(node, next);
+                        next += 1;
+                        members.push(node);
+                    }
+                    OperationKind::Decommission { node } | OperationKind::RemoveNode { node } => {
+                        members.retain(|&member| member != node);
+                        assert!(members.len() >= 3, "seed {seed}: {script:?}");
+                    }
+                }
+                if let OperationKind::RemoveNode { node } = operation.kind {
+                    assert!(faults.iter().any(|fault| fault.lasts.is_none()
+                        && fault.at + REMOVENODE_AFTER_CRASH == operation.at
+                        && fault.kind == FaultKind::Crash { nodes: vec![node] }));
+                }
+            }
+        }
+        // 3 nodes at RF 3: the first is always an add-node; then all
+        // three kinds come up.
+        assert!(kinds.values().all(|&count| count > 100), "{kinds:?}");
+        assert_ne!(
+            resolved_with_seed(section, 3, 1).unwrap().1,
+            resolved_with_seed(section, 3, 2).unwrap().1
+        );
+    }
+
+    #[test]
+    fn random_action_mistakes_are_one_line_errors() {
+        let error = |text: &str| resolved(text, 3).unwrap_err();
+        let cases = [
+            (
+                "kinds = [\"decommission\"]\n",
+                "field `actions.random.kinds`: none of decommission can be drawn: 3 members and replication factor 3 leave no node that may leave (add `add-node`)",
+            ),
+            (
+                "kinds = [\"grow\"]\n",
+                "field `actions.random.kinds`: unknown action kind `grow`; expected one of add-node, decommission, removenode",
+            ),
+            (
+                "count = 0\n",
+                "field `actions.random.count`: draws no action; leave the section out",
+            ),
+            (
+                "within = \"2h\"\n",
+                "field `actions.random.within`: 2h is not within the run's 1h",
+            ),
+        ];
+        for (text, expected) in cases {
+            let message = error(&format!("[actions.random]\n{text}"));
+            assert!(message.ends_with(expected), "{message}");
+        }
+        assert!(
+            error("[[action]]\nat = \"1m\"\nkind = \"add-node\"\n[actions.random]\n")
+                .contains("draws the whole script")
         );
     }
 }

@@ -273,21 +273,13 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         .duration
         .or(scenario.duration.map(|HumanDuration(duration)| duration));
     let seed = overrides.seed.or(scenario.seed).unwrap_or(1);
-    // Scripted faults may name the nodes `[[action]]` adds; a removenode
-    // needs the faults to know its node is down.
-    let faults = crate::faults::resolve(
-        scenario,
-        cluster.nodes,
-        cluster.nodes + crate::operations::added_nodes(scenario),
-        seed,
-        duration,
-    )?;
-    let operations = crate::operations::resolve(
+    let (faults, operations) = crate::operations::faults_and_operations(
         scenario,
         cluster.nodes,
         cluster.replication_factor,
         &cluster.instance,
-        &faults,
+        seed,
+        duration,
     )?;
     Ok(RunPlan {
         scenario: scenario.name.clone(),

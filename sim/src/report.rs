@@ -342,6 +342,13 @@ pub struct ConsistencySummary {
     /// have the field.
     #[serde(skip_serializing_if = "is_zero")]
     pub stale_after_crash_loss: u64,
+    /// Reads that returned less than what was acknowledged before them
+    /// because a topology change left a replica without it (it streamed
+    /// its range from a node that lacked the version, or the version's
+    /// hint was replayed while it was pending; not in `stale_reads`).
+    /// Only runs where it happened have the field.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stale_after_topology_change: u64,
     /// The first of them: `{"time_s", "key", "acknowledged", "returned"}`
     /// (timestamps; 0 returned: not found).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -350,7 +357,10 @@ pub struct ConsistencySummary {
     /// a fault): whether every replica of every acknowledged key holds its
     /// newest version (`keys`, `replicas_behind`, and the first key
     /// behind with its nodes; `replicas_lost_to_crashes`, in runs with
-    /// crashes, counts the replicas whose version a crash destroyed).
+    /// crashes, counts the replicas whose version a crash destroyed;
+    /// `replicas_missed_while_pending`, the replicas whose version's hint
+    /// was replayed while they were joining, which went to the natural
+    /// replicas instead).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<serde_json::Value>,
 }
@@ -510,6 +520,7 @@ impl Summary {
                     reads_checked: check.reads_checked,
                     stale_reads: check.stale_reads,
                     stale_after_crash_loss: check.stale_after_crash_loss,
+                    stale_after_topology_change: check.stale_after_topology_change,
                     first_stale_read: check.first_stale.map(|stale| {
                         serde_json::json!({
                             "time_s": stale.at.as_nanos() as f64 / 1e9,
@@ -529,6 +540,15 @@ impl Summary {
                         // Only runs with crashes have the field.
                         if replicas.lost_to_crashes > 0 {
                             json["replicas_lost_to_crashes"] = replicas.lost_to_crashes.into();
+                        }
+                        // Only runs where it happened have these fields.
+                        if replicas.missed_while_pending > 0 {
+                            json["replicas_missed_while_pending"] =
+                                replicas.missed_while_pending.into();
+                        }
+                        if replicas.streamed_from_stale > 0 {
+                            json["replicas_streamed_from_stale"] =
+                                replicas.streamed_from_stale.into();
                         }
                         json
                     }),

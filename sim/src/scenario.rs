@@ -104,6 +104,9 @@ pub struct Scenario {
     /// Topology operations, an operator's script (`crate::operations`).
     #[serde(rename = "action", default)]
     pub actions: Vec<ActionSection>,
+    /// Topology operations drawn from the seed (`[actions.random]`).
+    #[serde(rename = "actions", default)]
+    pub random_actions: Option<ActionsSection>,
     /// What published run this scenario reproduces (`twin validate`'s
     /// cases); no effect on the simulation.
     #[serde(default)]
@@ -562,6 +565,33 @@ pub struct ActionSection {
     /// accepted, so that a reader of the file sees what joins.
     #[serde(default)]
     pub instance: Option<InstanceChoice>,
+}
+
+/// `[actions]`: only `[actions.random]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActionsSection {
+    /// Operations drawn from the run's seed.
+    pub random: RandomActionsSection,
+}
+
+/// `[actions.random]`: `count` operations, each of a kind drawn from
+/// `kinds` among those the cluster allows at its point of the script, at
+/// times drawn uniformly within the first `within` of the run
+/// (`crate::operations::draw`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomActionsSection {
+    /// The kinds to draw from (default: add-node and decommission).
+    #[serde(default)]
+    pub kinds: Option<Vec<String>>,
+    /// Operations per run (default 1).
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// They start within this first part of the run (default: the whole
+    /// run).
+    #[serde(default)]
+    pub within: Option<HumanDuration>,
 }
 
 /// `[faults]`: only `[faults.random]` for now.

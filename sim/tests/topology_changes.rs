@@ -160,9 +160,10 @@ fn the_same_topology_script_and_seed_give_the_same_story() {
     assert_eq!(first.event_log.to_jsonl(), second.event_log.to_jsonl());
 }
 
-/// Three nodes with a preloaded table; node 3 is being added when node 1,
-/// one of its sources, crashes (`crashed`) for a minute.
-fn peer_crash(crashed: u32) -> String {
+/// Three nodes with a preloaded table; node 3 is being added when node
+/// `node` (1, one of its sources, or 3 itself) suffers `kind` (a crash, or
+/// a partition from every other node) for a minute.
+fn peer_fault(node: u32, kind: &str) -> String {
     format!(
         r#"
 name = "add-node-peer-crash"
@@ -196,16 +197,16 @@ node = 0
 [[fault]]
 at = "70s"
 for = "60s"
-nodes = [{crashed}]
-kind = "crash"
+nodes = [{node}]
+kind = "{kind}"
 "#
     )
 }
 
 #[test]
-fn a_streaming_peer_that_dies_fails_the_operation_and_says_why() {
-    for crashed in [1, 3] {
-        let text = peer_crash(crashed);
+fn a_streaming_peer_that_dies_or_is_cut_off_fails_the_operation_and_says_why() {
+    for (node, kind) in [(1, "crash"), (3, "crash"), (1, "partition")] {
+        let text = peer_fault(node, kind);
         let outcome = run(&text);
         let failed = endings(&outcome);
         let [What::ActionFailed {
@@ -217,7 +218,21 @@ fn a_streaming_peer_that_dies_fails_the_operation_and_says_why() {
         else {
             panic!("the add-node fails, nothing ends: {failed:?}");
         };
-        assert!(reason.contains(&format!("node {crashed} down")), "{reason}");
+        if kind == "crash" {
+            // The plan's peer (or the joining node itself) died: the
+            // operation fails as the process goes.
+            assert!(
+                reason.starts_with(&format!("node {node} crashed while it ")),
+                "{reason}"
+            );
+        } else {
+            // Cut off, it fails once the failure detector convicts.
+            assert!(
+                reason.contains(" failed: node 3 saw node 1 down")
+                    || reason.contains(" failed: node 1 saw node 3 down"),
+                "{reason}"
+            );
+        }
         // The joining node gave its tokens up; the decommission after it
         // never started (the script stopped).
         assert!(outcome.event_log.events().iter().any(|event| matches!(
@@ -381,9 +396,16 @@ fn continuous_streams_move_the_same_data_faster_than_an_rpc_per_partition() {
 }
 
 #[test]
-fn a_decommission_of_a_node_that_is_down_when_its_data_must_move_fails() {
-    let text = r#"
-name = "decommission-a-dead-node"
+fn a_decommission_fails_when_its_node_crashes_or_a_receiver_is_down_when_data_must_move() {
+    // Node 1 decommissions at 5 s; the crash at 10 s (RING_DELAY runs to
+    // 35 s) takes down node 1 itself, or node 2, which must receive.
+    for (crashed, expected) in [
+        (1, "node 1 crashed while it decommissioned"),
+        (2, "node 2, which must receive ranges, is down"),
+    ] {
+        let text = format!(
+            r#"
+name = "decommission-and-a-crash"
 seed = 2
 duration = "120s"
 
@@ -405,27 +427,29 @@ node = 1
 [[fault]]
 at = "10s"
 for = "60s"
-nodes = [1]
+nodes = [{crashed}]
 kind = "crash"
-"#;
-    let outcome = run(text);
-    let ends = endings(&outcome);
-    let [What::ActionFailed {
-        node: 1, reason, ..
-    }] = ends.as_slice()
-    else {
-        panic!("the decommission fails: {ends:?}");
-    };
-    assert_eq!(reason, "node 1, which must send ranges, is down");
-    // It stays in the ring: a normal member again.
-    assert!(outcome.event_log.events().iter().any(|event| matches!(
-        event.what,
-        What::TopologyChange {
-            node: 1,
-            state: "normal",
-            ..
-        }
-    )));
+"#
+        );
+        let outcome = run(&text);
+        let ends = endings(&outcome);
+        let [What::ActionFailed {
+            node: 1, reason, ..
+        }] = ends.as_slice()
+        else {
+            panic!("the decommission fails: {ends:?}");
+        };
+        assert_eq!(reason, expected);
+        // It stays in the ring: a normal member again.
+        assert!(outcome.event_log.events().iter().any(|event| matches!(
+            event.what,
+            What::TopologyChange {
+                node: 1,
+                state: "normal",
+                ..
+            }
+        )));
+    }
 }
 
 #[test]

@@ -32,6 +32,11 @@ pub(super) struct Handoff {
     sends: Slab<(u32, u32, u32)>,
     /// Work the manager asked for, kept between calls.
     work: Vec<HintsWork>,
+    /// Data mode: (key, node, timestamp) of the hints replayed while their
+    /// node was still pending for the key (joining, or gaining the range),
+    /// which went to the natural replicas instead: that node misses the
+    /// write until a repair (checkers count it apart).
+    pub(super) redirected_from_pending: Vec<(u64, u32, u64)>,
 }
 
 impl Handoff {
@@ -40,11 +45,29 @@ impl Handoff {
             manager,
             sends: Slab::new(),
             work: Vec::new(),
+            redirected_from_pending: Vec::new(),
         }
     }
 }
 
 impl Shard {
+    /// Data mode: (key, node, timestamp) of every hint this shard replayed
+    /// to the natural replicas because its node was still pending for the
+    /// key, in replay order (empty without hints or in volume mode).
+    pub fn hints_redirected_from_pending(&self) -> &[(u64, u32, u64)] {
+        self.handoff
+            .as_ref()
+            .map_or(&[], |handoff| &handoff.redirected_from_pending)
+    }
+
+    /// Every hint this shard holds that its replica has not acknowledged,
+    /// with the replica's node (see `HintsManager::unsent`).
+    pub fn unsent_hints(&self) -> Vec<(u32, crate::hints::Hint)> {
+        self.handoff
+            .as_ref()
+            .map_or_else(Vec::new, |handoff| handoff.manager.unsent())
+    }
+
     /// Writes a hint of the write of `key` for replica node `node`, unless
     /// the preset keeps none or the node has been down past the window.
     pub(super) fn hint(
@@ -148,11 +171,12 @@ impl Shard {
     }
 
     /// A hint is decoded: it goes to its replica as a write at ONE. If
-    /// its destination no longer replicates the key (the ring changed: a
-    /// join it was pending for was given up, or it left), it goes to every
-    /// current replica and waits for them all, as Scylla 3.0's hint sender
-    /// does (`send_one_mutation`: `mutate` at ALL when the endpoint is not
-    /// a natural one).
+    /// its destination is not a natural replica of the key (the ring
+    /// changed: a join it was pending for was given up, or it left; or it
+    /// is still pending, joining), it goes to every natural replica and
+    /// waits for them all, as Scylla 3.0's hint sender does
+    /// (`send_one_mutation`: `mutate` at ALL when the endpoint is not a
+    /// natural one). A pending destination thus misses the write.
     pub(super) fn send_hint(&mut self, now: SimTime, slot: u64, hint: Hint) {
         let handoff = self.handoff.as_ref().expect("hints are kept");
         let node = handoff.sends[slot as usize].0;
@@ -163,7 +187,19 @@ impl Shard {
             .position(|replica| replica.node == node)
         {
             Some(position) => (position, position + 1),
-            None => (0, count),
+            None => {
+                let token = crate::placement::key_token(hint.key);
+                if self.config.data_mode
+                    && self.config.placement.pending_nodes(token).contains(&node)
+                {
+                    self.handoff
+                        .as_mut()
+                        .expect("hints are kept")
+                        .redirected_from_pending
+                        .push((hint.key, node, hint.timestamp));
+                }
+                (0, count)
+            }
         };
         let targets = &replicas[first..last];
         let mutation = Mutation {

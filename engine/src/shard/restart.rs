@@ -60,6 +60,9 @@ pub(super) struct Durable {
     coordinator: crate::coordinator::Coordinator,
     /// The observer's counters.
     counters: Counters,
+    /// The checkers' record of hints replayed away from a pending node
+    /// (`Shard::hints_redirected_from_pending`), kept across lives.
+    redirected_from_pending: Vec<(u64, u32, u64)>,
     incarnation: u64,
 }
 
@@ -182,6 +185,7 @@ impl Shard {
             population: std::mem::take(&mut self.population),
             coordinator: self.coordinator.after_crash(),
             counters: self.counters(now),
+            redirected_from_pending: self.hints_redirected_from_pending().to_vec(),
             incarnation: self.incarnation + 1,
         };
         *self = Shard::reborn(self.config.clone(), now, &durable);
@@ -227,6 +231,7 @@ impl Shard {
         shard.coordinator = durable.coordinator.clone();
         if let (Some(handoff), Some(hints)) = (shard.handoff.as_mut(), &durable.hints) {
             handoff.manager = hints.clone();
+            handoff.redirected_from_pending = durable.redirected_from_pending.clone();
         }
         let counters = durable.counters;
         shard.flushes_completed = counters.flushes_completed;

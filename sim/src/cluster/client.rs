@@ -327,10 +327,52 @@ impl Simulation {
         self.nodes[node as usize].nic.receive(now, at, wire_bytes)
     }
 
-    /// A message that was lost: what it held in flight goes with it.
+    /// A message that was lost: what it held in flight goes with it. A
+    /// stream's message rides a TCP connection, which sends a lost segment
+    /// again after its retransmission timeout ([`TCP_RETRANSMIT`]) until it
+    /// gets through or the connection dies with one of its ends.
     pub(super) fn forget(&mut self, payload: Event) {
-        if let Event::GossipArrives { slot, .. } = payload {
-            self.gossip_in_flight.remove(slot as usize);
+        match payload {
+            Event::GossipArrives { slot, .. } => {
+                self.gossip_in_flight.remove(slot as usize);
+            }
+            Event::MessageArrives {
+                shard,
+                from,
+                message,
+            } if message.is_stream() => {
+                let at = self.kernel.now() + TCP_RETRANSMIT;
+                self.kernel.schedule_at(
+                    at,
+                    Event::StreamResend {
+                        shard,
+                        from,
+                        message,
+                    },
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// A lost stream message's retransmission is due: sent again if both
+    /// its ends still run.
+    pub(super) fn stream_resend(
+        &mut self,
+        now: SimTime,
+        shard: u32,
+        from: ShardAddress,
+        message: Message,
+    ) {
+        let (node, local) = self.locate(shard);
+        let running =
+            |node: u32| self.engines[node as usize].life() == engine::node::NodeLife::Running;
+        if running(from.node) && running(node as u32) {
+            let to = ShardAddress {
+                node: node as u32,
+                shard: local,
+            };
+            self.send_message(now, from, to, message);
         }
     }
 
@@ -413,16 +455,28 @@ impl Simulation {
             return;
         }
         let not_found = outcome == ReplyOutcome::NotFound;
+        // A stale read a topology change explains is counted apart.
+        let by_topology = match (in_flight.operation, outcome) {
+            (Operation::Read { key }, ReplyOutcome::Found { timestamp })
+                if timestamp < in_flight.read_floor =>
+            {
+                self.stale_by_topology(key, in_flight.read_floor)
+            }
+            (Operation::Read { key }, ReplyOutcome::NotFound) if in_flight.read_floor > 0 => {
+                self.stale_by_topology(key, in_flight.read_floor)
+            }
+            _ => false,
+        };
         if let Some(check) = &mut self.consistency {
             match (in_flight.operation, outcome) {
                 (Operation::Write { key, timestamp, .. }, _) => {
                     check.write_acknowledged(now, key, timestamp)
                 }
                 (Operation::Read { key }, ReplyOutcome::Found { timestamp }) => {
-                    check.read_answered(now, key, in_flight.read_floor, timestamp)
+                    check.read_answered(now, key, in_flight.read_floor, timestamp, by_topology)
                 }
                 (Operation::Read { key }, _) => {
-                    check.read_answered(now, key, in_flight.read_floor, 0)
+                    check.read_answered(now, key, in_flight.read_floor, 0, by_topology)
                 }
             }
         }

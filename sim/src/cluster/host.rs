@@ -15,6 +15,43 @@ impl Simulation {
         (state.node as usize, state.local)
     }
 
+    /// Sends `message` from shard `from` to shard `to`: a hop between
+    /// shards of one node, or over the nodes' NICs.
+    pub(super) fn send_message(
+        &mut self,
+        now: SimTime,
+        from: ShardAddress,
+        to: ShardAddress,
+        message: Message,
+    ) {
+        let destination = self.shard_index(to);
+        let wire_bytes = message.wire_bytes();
+        // Streaming's verbs go on a connection of their own
+        // (`get_rpc_client_idx` @3.0: index 2), which the NIC
+        // shares fairly with the requests' one; the flows after the
+        // nodes' and the clients'.
+        let flow = if message.is_stream() {
+            FlowId(self.nodes.len() as u32 + self.processes.len() as u32 + to.node)
+        } else {
+            FlowId(to.node)
+        };
+        let arrival = Event::MessageArrives {
+            shard: destination,
+            from,
+            message,
+        };
+        if to.node == from.node {
+            self.kernel.schedule_at(now + CROSS_SHARD_HOP, arrival);
+        } else {
+            let hardware = &mut self.nodes[from.node as usize];
+            let delivery = hardware
+                .nic
+                .send(now, flow, wire_bytes, arrival, &mut hardware.nic_rng);
+            let wakeup = hardware.nic.take_wakeup();
+            self.after_send(delivery, wakeup, Event::NodeNicWake { node: from.node });
+        }
+    }
+
     /// Schedules node `node`'s next timer, if it has one and none is
     /// queued at or before it (after a restart the node's timers start
     /// over).
@@ -293,33 +330,7 @@ impl Simulation {
                     node: node as u32,
                     shard: local,
                 };
-                let destination = self.shard_index(to);
-                let wire_bytes = message.wire_bytes();
-                // Streaming's verbs go on a connection of their own
-                // (`get_rpc_client_idx` @3.0: index 2), which the NIC
-                // shares fairly with the requests' one; the flows after the
-                // nodes' and the clients'.
-                let flow = if message.is_stream() {
-                    FlowId(self.nodes.len() as u32 + self.processes.len() as u32 + to.node)
-                } else {
-                    FlowId(to.node)
-                };
-                let arrival = Event::MessageArrives {
-                    shard: destination,
-                    from,
-                    message,
-                };
-                if to.node == from.node {
-                    self.kernel.schedule_at(now + CROSS_SHARD_HOP, arrival);
-                } else {
-                    let hardware = &mut self.nodes[from.node as usize];
-                    let delivery =
-                        hardware
-                            .nic
-                            .send(now, flow, wire_bytes, arrival, &mut hardware.nic_rng);
-                    let wakeup = hardware.nic.take_wakeup();
-                    self.after_send(delivery, wakeup, Event::NodeNicWake { node: from.node });
-                }
+                self.send_message(now, from, to, message);
             }
             Action::SetShares { group, shares } => {
                 // Scylla's controllers set the I/O class's shares with

@@ -64,8 +64,23 @@ impl Simulation {
     /// A decommissioned node's process stops: down for good, as a crash
     /// leaves it.
     pub(super) fn stop(&mut self, now: SimTime, node: u32) {
+        self.hints_gone_with(node);
         self.nodes[node as usize].crash_holds += 1;
         self.take_down(now, node);
+    }
+
+    /// `node` leaves for good (it stops after a decommission or a given-up
+    /// join, or a removenode takes it out while it is down): the hints it
+    /// holds, on disk or not, go with it.
+    pub(super) fn hints_gone_with(&mut self, node: u32) {
+        if let Some(check) = self.consistency.as_mut() {
+            let hints: Vec<(u32, engine::hints::Hint)> = self.engines[node as usize]
+                .shards()
+                .iter()
+                .flat_map(|shard| shard.unsent_hints())
+                .collect();
+            check.hints_gone(&hints);
+        }
     }
 
     /// `node`'s process dies now: off the network, its shards' work

@@ -116,6 +116,12 @@ pub use time_spent::{CpuTally, IoTally, Spans, TimeSpent};
 /// (hardware.md 6.3: 1-2 us; estimate).
 const CROSS_SHARD_HOP: SimDuration = SimDuration::from_micros(1);
 
+/// How long a TCP connection waits before it sends a lost segment again:
+/// Linux's minimum retransmission timeout (`TCP_RTO_MIN`, 200 ms), the
+/// timeout within a data centre's round trips (its exponential backoff
+/// across repeated losses is left out).
+const TCP_RETRANSMIT: SimDuration = SimDuration::from_millis(200);
+
 /// Bytes on the wire around a CQL request or response (frame and TCP/IP
 /// headers); an estimate.
 const MESSAGE_OVERHEAD_BYTES: u64 = 80;
@@ -184,6 +190,12 @@ enum Event {
         process: u32,
     },
     MessageArrives {
+        shard: u32,
+        from: ShardAddress,
+        message: Message,
+    },
+    /// A stream message lost on the network is sent again.
+    StreamResend {
         shard: u32,
         from: ShardAddress,
         message: Message,
@@ -1117,6 +1129,11 @@ impl Simulation {
                 from,
                 message,
             } => self.arrive(now, shard, Inbound::Message { from, message }),
+            Event::StreamResend {
+                shard,
+                from,
+                message,
+            } => self.stream_resend(now, shard, from, message),
             Event::JvmWake { shard } => {
                 let ShardCpu::Jvm {
                     node,
@@ -1214,7 +1231,8 @@ impl Simulation {
     /// enough for the hints to go (no write acknowledged and no fault in
     /// force for the last [`REPLICA_CHECK_QUIET`]): whether every replica of
     /// every acknowledged key holds its newest acknowledged version, but
-    /// for the versions a crash destroyed (counted apart).
+    /// for the versions a crash destroyed and those whose hint was replayed
+    /// while the replica was pending (counted apart).
     fn check_replicas(&mut self, end: SimTime) {
         let Some(check) = self.consistency.as_ref() else {
             return;
@@ -1227,14 +1245,32 @@ impl Simulation {
         {
             return;
         }
-        let Some(faults_end) =
-            crate::faults::latest_end(&self.plan.faults).map(|end| SimTime::ZERO + end)
+        // A node removed from the ring (a removenode's crashed node) may
+        // stay down to the end: it replicates nothing.
+        let ownership = self.placement.ownership();
+        let in_ring = |node: &u32| {
+            ownership
+                .get(*node as usize)
+                .is_some_and(|&owned| owned > 0.0)
+        };
+        let faults: Vec<crate::faults::Fault> = self
+            .plan
+            .faults
+            .iter()
+            .filter(|fault| fault.kind.nodes().iter().any(in_ring))
+            .cloned()
+            .collect();
+        let Some(faults_end) = crate::faults::latest_end(&faults).map(|end| SimTime::ZERO + end)
         else {
             return; // a fault lasts to the end
         };
         if end - check.last_write_at.max(faults_end) < REPLICA_CHECK_QUIET {
             return;
         }
+        let redirected = self.redirected_from_pending();
+        let Some(check) = self.consistency.as_ref() else {
+            return;
+        };
         let mut result = ReplicaCheck::default();
         let mut replicas = [ShardAddress { node: 0, shard: 0 }; engine::coordinator::MAX_REPLICAS];
         for (key, acknowledged) in check.acknowledged_sorted() {
@@ -1242,19 +1278,19 @@ impl Simulation {
             let count = self.placement.replicas(key, &mut replicas);
             let mut behind = Vec::new();
             for replica in &replicas[..count] {
-                if replica.shard >= self.simulated_shards {
+                let Some(held) = self.held_version(replica.node, key) else {
                     continue; // not simulated
-                }
-                let shard = &self.engines[replica.node as usize].shards()[replica.shard as usize];
-                let held = shard
-                    .local_version(key)
-                    .flatten()
-                    .map_or(0, |version| version.timestamp);
+                };
                 if held >= acknowledged {
                     continue;
                 }
+                let entry = (key, replica.node, acknowledged);
                 if check.lost_to_crash(key, replica.node, acknowledged) {
                     result.lost_to_crashes += 1;
+                } else if redirected.contains(&entry) {
+                    result.missed_while_pending += 1;
+                } else if check.streamed_stale_to(key, replica.node, acknowledged) {
+                    result.streamed_from_stale += 1;
                 } else {
                     behind.push(replica.node);
                 }
@@ -1267,6 +1303,52 @@ impl Simulation {
         if let Some(check) = self.consistency.as_mut() {
             check.replicas = Some(result);
         }
+    }
+
+    /// Data mode: the timestamp of the newest version of `key` node `node`
+    /// holds (0: none), `None` if the key's shard is not simulated.
+    pub(super) fn held_version(&self, node: u32, key: u64) -> Option<u64> {
+        let shard = self.placement.shard_of(engine::key_token(key));
+        if shard >= self.simulated_shards {
+            return None;
+        }
+        let shard = &self.engines[node as usize].shards()[shard as usize];
+        Some(
+            shard
+                .local_version(key)
+                .flatten()
+                .map_or(0, |version| version.timestamp),
+        )
+    }
+
+    /// Whether a topology change explains a read of `key` that missed
+    /// version `timestamp`: some node streamed it from a node that lacked
+    /// it, or a hint for it was replayed while its replica was pending.
+    pub(super) fn stale_by_topology(&self, key: u64, timestamp: u64) -> bool {
+        let Some(check) = self.consistency.as_ref() else {
+            return false;
+        };
+        check.row_streamed_stale(key, timestamp)
+            || self
+                .engines
+                .iter()
+                .flat_map(|node| node.shards())
+                .any(|shard| {
+                    shard
+                        .hints_redirected_from_pending()
+                        .iter()
+                        .any(|&(hinted, _, version)| hinted == key && version == timestamp)
+                })
+    }
+
+    /// (key, node, timestamp) of every hint a node replayed to the natural
+    /// replicas because its destination was still pending for the key.
+    fn redirected_from_pending(&self) -> std::collections::HashSet<(u64, u32, u64)> {
+        self.engines
+            .iter()
+            .flat_map(|node| node.shards())
+            .flat_map(|shard| shard.hints_redirected_from_pending().iter().copied())
+            .collect()
     }
 
     fn finish(mut self, wall_seconds: f64) -> RunOutcome {

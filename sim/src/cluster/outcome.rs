@@ -2,6 +2,7 @@
 //! whole run's metrics, per load and per shard, the time series, and data
 //! mode's consistency check.
 
+use std::collections::HashSet;
 use units::{SimDuration, SimTime};
 
 use super::{RunPlan, TimeSpent};
@@ -127,6 +128,16 @@ pub struct ConsistencyCheck {
     /// buffer: a QUORUM read that meets that node and one the write never
     /// reached may miss them (periodic mode's promise, not a bug).
     rows_lost_to_crashes: std::collections::HashSet<(u64, u64)>,
+    /// (key, node, timestamp) a node lacks because it streamed the key's
+    /// range from a node that lacked that version then.
+    streamed_stale: HashSet<(u64, u32, u64)>,
+    /// (key, timestamp) of the same.
+    rows_streamed_stale: HashSet<(u64, u64)>,
+    /// Reads that returned an older version than one acknowledged before
+    /// them, where a topology change left a replica without it (streamed
+    /// from a node that lacked it, or its hint replayed while it was
+    /// pending; not counted in `stale_reads`).
+    pub stale_after_topology_change: u64,
     /// Reads that returned an older version than one acknowledged before
     /// them, where a crash had destroyed that version on a replica (not
     /// counted in `stale_reads`).
@@ -155,9 +166,20 @@ pub struct ReplicaCheck {
     pub keys: u64,
     /// (key, replica node) pairs behind the newest acknowledged version.
     pub behind: u64,
-    /// Of the pairs behind, those whose version a crash destroyed (not
-    /// counted in `behind`): only a repair brings them back.
+    /// Of the pairs behind, those whose version a crash destroyed, or
+    /// whose hint a node that left the ring held (not counted in
+    /// `behind`): only a repair brings them back.
     pub lost_to_crashes: u64,
+    /// Of the pairs behind, those whose node was still pending for the key
+    /// (joining, or gaining its range) when the write's hint was replayed,
+    /// so the hint went to the natural replicas instead (Scylla 3.0's
+    /// hint sender; not counted in `behind`): only a repair brings them
+    /// back.
+    pub missed_while_pending: u64,
+    /// Of the pairs behind, those whose node streamed the key's range from
+    /// a node that lacked the version then (not counted in `behind`):
+    /// only a repair brings them back.
+    pub streamed_from_stale: u64,
     /// The first key behind (by key): the key, the version acknowledged
     /// and the nodes behind it.
     pub first: Option<(u64, u64, Vec<u32>)>,
@@ -175,10 +197,22 @@ impl ConsistencyCheck {
         self.last_write_at = now;
     }
 
-    pub(super) fn read_answered(&mut self, now: SimTime, key: u64, floor: u64, returned: u64) {
+    /// A read of `key` issued after `floor` was acknowledged returned
+    /// `returned`; `by_topology`: a topology change left a replica without
+    /// `floor` (the caller knows the engines' hint records).
+    pub(super) fn read_answered(
+        &mut self,
+        now: SimTime,
+        key: u64,
+        floor: u64,
+        returned: u64,
+        by_topology: bool,
+    ) {
         self.reads_checked += 1;
         if returned < floor && self.rows_lost_to_crashes.contains(&(key, floor)) {
             self.stale_after_crash_loss += 1;
+        } else if returned < floor && by_topology {
+            self.stale_after_topology_change += 1;
         } else if returned < floor {
             self.stale_reads += 1;
             self.first_stale.get_or_insert(StaleRead {
@@ -201,6 +235,45 @@ impl ConsistencyCheck {
                 self.lost_to_crashes.insert((*key, node, version.timestamp));
                 self.rows_lost_to_crashes.insert((*key, version.timestamp));
             }
+        }
+    }
+
+    /// A stream plan from a node that lacked `stale` (key, acknowledged
+    /// timestamp) of its ranges when it started (a hint owed to it, or a
+    /// crash had destroyed them) gives `target` a copy without them, which
+    /// nothing but a repair brings up to date.
+    pub(super) fn streamed_stale(&mut self, target: u32, stale: &[(u64, u64)]) {
+        for &(key, timestamp) in stale {
+            self.streamed_stale.insert((key, target, timestamp));
+            self.rows_streamed_stale.insert((key, timestamp));
+        }
+    }
+
+    /// Whether `node` lacks `key`'s version `timestamp` because it streamed
+    /// it from a node that lacked it.
+    pub(super) fn streamed_stale_to(&self, key: u64, node: u32, timestamp: u64) -> bool {
+        self.streamed_stale.contains(&(key, node, timestamp))
+    }
+
+    /// Whether some node streamed `key`'s version `timestamp` from a node
+    /// that lacked it.
+    pub(super) fn row_streamed_stale(&self, key: u64, timestamp: u64) -> bool {
+        self.rows_streamed_stale.contains(&(key, timestamp))
+    }
+
+    /// Every acknowledged key with its newest version, in no order.
+    pub(super) fn acknowledged(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.acknowledged
+            .iter()
+            .map(|(&key, &timestamp)| (key, timestamp))
+    }
+
+    /// A node stopped for good with `hints` (destination, hint) unsent:
+    /// their replicas miss those versions, as after a crash.
+    pub(super) fn hints_gone(&mut self, hints: &[(u32, engine::hints::Hint)]) {
+        for (destination, hint) in hints {
+            self.lost_to_crashes
+                .insert((hint.key, *destination, hint.timestamp));
         }
     }
 

@@ -51,6 +51,9 @@ pub(super) struct TopologyRun {
     replication: Replication,
     /// Operations whose time has come, waiting for the one before.
     waiting: VecDeque<u32>,
+    /// An operation failed: the script stops, and no later one starts
+    /// even when its time comes.
+    stopped: bool,
     current: Option<Current>,
     /// The next stream plan's id (unique within the run).
     next_plan: u32,
@@ -98,6 +101,7 @@ impl TopologyRun {
             metadata: TokenMetadata::new(ring),
             replication,
             waiting: VecDeque::new(),
+            stopped: false,
             current: None,
             next_plan: 0,
             rng: crate::rng::stream(seed, "topology"),
@@ -133,6 +137,9 @@ impl Simulation {
 
     /// Operation `index` is due: it runs once the one before it is done.
     pub(super) fn action_due(&mut self, now: SimTime, index: u32) {
+        if self.topology().stopped {
+            return;
+        }
         self.topology().waiting.push_back(index);
         self.next_action(now);
     }
@@ -171,6 +178,11 @@ impl Simulation {
                 self.restart_fault(now, node);
             }
             OperationKind::Decommission { node } => {
+                if self.engines[node as usize].life() != NodeLife::Running {
+                    // `nodetool decommission` runs on the node that leaves.
+                    self.fail_action(now, format!("node {node} is down: it cannot decommission"));
+                    return;
+                }
                 self.change(now, node, "leaving", |metadata| metadata.add_leaving(node));
                 self.ring_delay(now);
             }
@@ -227,18 +239,39 @@ impl Simulation {
         self.ring_delay(now);
     }
 
-    /// Node `node` crashed: if it is the node an add-node is booting, the
-    /// operation fails (it never announces its tokens).
+    /// Node `node` crashed. The operation under way fails if the node is
+    /// the one joining (booting: it never announces its tokens) or
+    /// leaving by decommission (the command ran on it), or sends or
+    /// receives one of the running plans (its stream sessions die with
+    /// the process; the restarted node is a new gossip generation, whose
+    /// peers fail their sessions with it).
     pub(super) fn topology_node_crashed(&mut self, now: SimTime, node: u32) {
-        let booting = self
-            .topology
-            .as_ref()
-            .and_then(|topology| topology.current.as_ref())
-            .is_some_and(|current| {
-                current.phase == Phase::Booting && current.kind == (OperationKind::AddNode { node })
-            });
-        if booting {
-            self.fail_action(now, format!("node {node} crashed while it booted"));
+        let Some(current) = self.topology.as_ref().and_then(|t| t.current.as_ref()) else {
+            return;
+        };
+        let reason = match current.kind {
+            OperationKind::AddNode { node: joining } if joining == node => {
+                Some(match current.phase {
+                    Phase::Booting => format!("node {node} crashed while it booted"),
+                    _ => format!("node {node} crashed while it joined"),
+                })
+            }
+            OperationKind::Decommission { node: leaving } if leaving == node => {
+                Some(format!("node {node} crashed while it decommissioned"))
+            }
+            _ => current
+                .plans
+                .values()
+                .find(|run| run.plan.source == node || run.plan.target == node)
+                .map(|run| {
+                    format!(
+                        "node {node} crashed while it streamed plan {} ({} to {})",
+                        run.plan.id, run.plan.source, run.plan.target
+                    )
+                }),
+        };
+        if let Some(reason) = reason {
+            self.fail_action(now, reason);
         }
     }
 
@@ -379,6 +412,7 @@ impl Simulation {
             );
         }
         for plan in started {
+            self.note_stale_source(&plan);
             for local in 0..simulated_shards {
                 self.engines[plan.source as usize].start_stream_out(
                     now,
@@ -393,6 +427,28 @@ impl Simulation {
                 });
                 self.drain(now, shard);
             }
+        }
+    }
+
+    /// Data mode: the acknowledged versions of `plan`'s ranges its source
+    /// lacks as the plan starts (a hint owed to it, or a crash destroyed
+    /// them) are versions its target will lack too (the checkers count
+    /// them apart: Scylla streams each range from one node, and only a
+    /// repair mends the copy).
+    fn note_stale_source(&mut self, plan: &Plan) {
+        let Some(check) = self.consistency.as_ref() else {
+            return;
+        };
+        let stale: Vec<(u64, u64)> = check
+            .acknowledged()
+            .filter(|&(key, _)| streaming::ranges_contain(&plan.ranges, engine::key_token(key)))
+            .filter(|&(key, acknowledged)| {
+                self.held_version(plan.source, key)
+                    .is_some_and(|held| held < acknowledged)
+            })
+            .collect();
+        if let Some(check) = self.consistency.as_mut() {
+            check.streamed_stale(plan.target, &stale);
         }
     }
 
@@ -485,9 +541,17 @@ impl Simulation {
                 }
             }
             OperationKind::Decommission { .. } | OperationKind::RemoveNode { .. } => {
-                self.change(now, node, "normal", |metadata| {
-                    metadata.cancel_leaving(node)
-                });
+                // A decommission of a node that is down never announced it.
+                if self
+                    .topology()
+                    .metadata
+                    .leaving()
+                    .any(|leaving| leaving == node)
+                {
+                    self.change(now, node, "normal", |metadata| {
+                        metadata.cancel_leaving(node)
+                    });
+                }
             }
         }
         self.event_log.record(
@@ -500,6 +564,7 @@ impl Simulation {
             },
         );
         // The script stops: no later operation runs.
+        self.topology().stopped = true;
         self.topology().waiting.clear();
         self.actions_unfinished = 0;
     }
@@ -525,6 +590,9 @@ impl Simulation {
                 if matches!(current.kind, OperationKind::Decommission { .. }) {
                     // Its work done, the node stops.
                     self.stop(now, node);
+                } else {
+                    // Removed while down, it never replays its hints.
+                    self.hints_gone_with(node);
                 }
             }
         }
