@@ -32,10 +32,17 @@ pub struct ExploreArgs {
     /// Runs at once (default: the machine's cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Set any scenario value (`KEY=VALUE`, as `twin run --set`).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
 }
 
 pub fn run(args: ExploreArgs) -> ExitCode {
-    let scenario = match sim::scenario::load(&args.scenario) {
+    let sets = match crate::parse_sets(&args.sets) {
+        Ok(sets) => sets,
+        Err(code) => return code,
+    };
+    let scenario = match sim::scenario::load_with(&args.scenario, &sets) {
         Ok(scenario) => scenario,
         Err(error) => {
             eprintln!("twin: {error}");
@@ -113,9 +120,10 @@ pub fn run(args: ExploreArgs) -> ExitCode {
             }
         }
         say(&format!(
-            "  replay: twin run {} --seed {}",
+            "  replay: twin run {} --seed {}{}",
             args.scenario.display(),
-            report.seed
+            report.seed,
+            crate::sets_for_shell(&sets)
         ));
     }
     if !crashed.is_empty() {

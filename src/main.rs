@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use sim::bench_hold::{run_hold, HoldConfig};
+use sim::overrides::Assignment;
 use sim::plan::{resolve, RunOverrides};
 use sim::report::{write_results, Summary};
 
@@ -50,6 +51,11 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Set any scenario value, as the file would spell its key:
+        /// `cluster.nodes=40`, `controller.compaction.points=[[0,50],[30,1000]]`,
+        /// `load[0].command=...` (may repeat; applied in order).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
     },
     /// Run the validation cases and print the scorecard against the published runs.
     Validate(validate_cmd::ValidateArgs),
@@ -101,6 +107,9 @@ enum BenchCommand {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Set any scenario value (`KEY=VALUE`, as `twin run --set`).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
     },
 }
 
@@ -113,7 +122,8 @@ fn main() -> ExitCode {
             out,
             duration,
             quiet,
-        } => run(scenario, seed, out, duration, quiet),
+            sets,
+        } => run(scenario, seed, out, duration, quiet, &sets),
         Command::Validate(args) => validate_cmd::run(args),
         Command::Explore(args) => explore_cmd::run(args),
         Command::Device { command } => device_cmd::run(command),
@@ -133,8 +143,9 @@ fn main() -> ExitCode {
                     scenario,
                     duration,
                     json,
+                    sets,
                 },
-        } => bench_cluster(scenario, duration, json),
+        } => bench_cluster(scenario, duration, json, &sets),
     }
 }
 
@@ -163,7 +174,32 @@ fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool) -> ExitCode {
+/// The `--set` arguments, parsed; a bad one is printed.
+pub(crate) fn parse_sets(sets: &[String]) -> Result<Vec<Assignment>, ExitCode> {
+    sets.iter()
+        .map(|set| Assignment::parse(set))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| {
+            eprintln!("twin: {error}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        })
+}
+
+/// ` --set 'KEY=VALUE'` for each assignment, quoted for a POSIX shell.
+pub(crate) fn sets_for_shell(sets: &[Assignment]) -> String {
+    sets.iter()
+        .map(|set| {
+            let text = format!("{}={}", set.key, set.text);
+            format!(" --set '{}'", text.replace('\'', "'\\''"))
+        })
+        .collect()
+}
+
+fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool, sets: &[String]) -> ExitCode {
+    let sets = match parse_sets(sets) {
+        Ok(sets) => sets,
+        Err(code) => return code,
+    };
     let duration = match duration
         .map(|text| units::parse_duration(&text))
         .transpose()
@@ -178,7 +214,8 @@ fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool) -> ExitCod
         seed: None,
         duration,
     };
-    let plan = match sim::scenario::load(&path).and_then(|scenario| resolve(&scenario, &overrides))
+    let plan = match sim::scenario::load_with(&path, &sets)
+        .and_then(|scenario| resolve(&scenario, &overrides))
     {
         Ok(plan) => plan,
         Err(error) => {
@@ -243,7 +280,12 @@ fn run(
     out: Option<PathBuf>,
     duration: Option<String>,
     quiet: bool,
+    sets: &[String],
 ) -> ExitCode {
+    let sets = match parse_sets(sets) {
+        Ok(sets) => sets,
+        Err(code) => return code,
+    };
     let duration = match duration
         .map(|text| units::parse_duration(&text))
         .transpose()
@@ -255,7 +297,8 @@ fn run(
         }
     };
     let overrides = RunOverrides { seed, duration };
-    let plan = match sim::scenario::load(&path).and_then(|scenario| resolve(&scenario, &overrides))
+    let plan = match sim::scenario::load_with(&path, &sets)
+        .and_then(|scenario| resolve(&scenario, &overrides))
     {
         Ok(plan) => plan,
         Err(error) => {
@@ -272,9 +315,10 @@ fn run(
     });
     say(&plan.describe());
     say(&format!(
-        "reproduce: twin run {} --seed {}",
+        "reproduce: twin run {} --seed {}{}",
         path.display(),
-        plan.seed
+        plan.seed,
+        sets_for_shell(&sets)
     ));
     for note in &plan.notes {
         say(&format!("note: {note}"));

@@ -47,12 +47,20 @@ pub struct ValidateArgs {
     /// List the cases and exit.
     #[arg(long)]
     list: bool,
+    /// Set a value in every scenario case (`KEY=VALUE`, as `twin run
+    /// --set`); the scorecard says so beside each case.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
 }
 
 /// Runs `twin validate`.
 #[allow(clippy::disallowed_methods)] // wall time for the scorecard's timings only
 pub fn run(args: ValidateArgs) -> ExitCode {
     let started = std::time::Instant::now();
+    let sets = match crate::parse_sets(&args.sets) {
+        Ok(sets) => sets,
+        Err(code) => return code,
+    };
     let mut cases = match discover(&args.scenarios) {
         Ok(cases) => cases,
         Err(error) => {
@@ -81,6 +89,18 @@ pub fn run(args: ValidateArgs) -> ExitCode {
     if !args.cases.is_empty() {
         cases.retain(|case| args.cases.iter().any(|id| id == case.id()));
     }
+    // `--set` applies to the cases that run.
+    let cases = match cases
+        .into_iter()
+        .map(|case| case.with_sets(&sets))
+        .collect::<Result<Vec<Case>, String>>()
+    {
+        Ok(cases) => cases,
+        Err(error) => {
+            eprintln!("twin validate: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     let baseline: Option<Scorecard> = match &args.require {
         None => None,
         Some(path) => match std::fs::read_to_string(path)

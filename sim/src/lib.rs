@@ -3,7 +3,8 @@
 //!
 //! - [`kernel`]: virtual time and the event queue;
 //! - [`rng`]: per-component random streams derived from the run seed;
-//! - [`scenario`]: strict parsing of scenario files;
+//! - [`scenario`]: strict parsing of scenario files; [`overrides`]: any
+//!   scenario value set from the command line (`--set`);
 //! - [`plan`]: resolving a scenario into a [`cluster::RunPlan`];
 //! - [`load`]: what cassandra-stress processes do;
 //! - [`faults`]: the fault timeline and what each fault does to the
@@ -28,6 +29,7 @@ pub mod kernel;
 pub mod load;
 pub mod metrics;
 pub mod operations;
+pub mod overrides;
 pub mod plan;
 pub mod preset;
 pub mod report;

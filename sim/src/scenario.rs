@@ -10,6 +10,7 @@
 //! The layout follows `design/SCENARIO.md`; sections that later issues add
 //! are rejected as unknown keys until the mechanisms behind them exist.
 
+use crate::overrides::Assignment;
 use std::fmt;
 use std::path::Path;
 
@@ -123,6 +124,8 @@ pub struct Source {
     pub file: String,
     /// The file's text.
     pub text: String,
+    /// The `--set` assignments applied over it, in order.
+    pub sets: Vec<Assignment>,
 }
 
 impl Scenario {
@@ -131,6 +134,14 @@ impl Scenario {
     /// (for a key of an inline table, `cluster.instance.memory`, the line
     /// of the table).
     pub fn error(&self, field: &str, reason: impl Into<String>) -> ScenarioError {
+        if let Some(set) = self.source.sets.iter().rev().find(|set| set.covers(field)) {
+            return ScenarioError {
+                file: self.source.file.clone(),
+                line: None,
+                field: Some(field.to_string()),
+                reason: format!("{} (from {set})", reason.into()),
+            };
+        }
         let line = locate(&self.source.text, field).or_else(|| {
             let (parent, _) = field.rsplit_once('.')?;
             locate(&self.source.text, parent)
@@ -752,6 +763,57 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     parse(&file, &text)
 }
 
+/// Reads a scenario file and applies `sets` over it
+/// (`crate::overrides`).
+pub fn load_with(path: &Path, sets: &[Assignment]) -> Result<Scenario, ScenarioError> {
+    with_sets(&load(path)?, sets)
+}
+
+/// `scenario` with `sets` applied over its file, parsed and checked again
+/// as a file would be; an error names the field and the `--set` that set
+/// it.
+pub fn with_sets(scenario: &Scenario, sets: &[Assignment]) -> Result<Scenario, ScenarioError> {
+    if sets.is_empty() {
+        return Ok(scenario.clone());
+    }
+    let file = scenario.source.file.clone();
+    let fail = |field: Option<String>, reason: String| ScenarioError {
+        file: file.clone(),
+        line: None,
+        field,
+        reason,
+    };
+    let mut table: toml::Table = toml::from_str(&scenario.source.text)
+        .map_err(|error| fail(None, error.message().to_string()))?;
+    for set in sets {
+        set.apply(&mut table).map_err(|reason| fail(None, reason))?;
+    }
+    let text = toml::to_string(&table).map_err(|error| fail(None, error.to_string()))?;
+    let mut changed = parse(&file, &text).map_err(|error| {
+        let by = error
+            .field
+            .as_deref()
+            .and_then(|field| sets.iter().rev().find(|set| set.covers(field)));
+        let with = match by {
+            Some(set) => format!("from {set}"),
+            None => format!(
+                "with {}",
+                sets.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        fail(error.field, format!("{} ({with})", error.reason))
+    })?;
+    changed.source = Source {
+        file,
+        text: scenario.source.text.clone(),
+        sets: scenario.source.sets.iter().chain(sets).cloned().collect(),
+    };
+    Ok(changed)
+}
+
 /// Parses scenario text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
@@ -789,6 +851,7 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     scenario.source = Source {
         file: file.to_string(),
         text: text.to_string(),
+        sets: Vec::new(),
     };
     validate(&scenario)?;
     Ok(scenario)

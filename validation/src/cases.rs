@@ -18,6 +18,7 @@
 //! With shard sampling, counts and rates are scaled back up to the whole
 //! cluster as `twin run` scales them.
 
+use sim::overrides::Assignment;
 use std::path::{Path, PathBuf};
 
 use hdrhistogram::serialization::Deserializer;
@@ -58,6 +59,23 @@ pub enum Case {
         /// Block size, bytes.
         block_bytes: u64,
     },
+}
+
+impl Case {
+    /// The case with `sets` applied to its scenario (a device case has
+    /// none: it is returned as it is).
+    pub fn with_sets(self, sets: &[Assignment]) -> Result<Case, String> {
+        match self {
+            Case::Scenario { id, path, scenario } => Ok(Case::Scenario {
+                scenario: Box::new(
+                    sim::scenario::with_sets(&scenario, sets).map_err(|e| e.to_string())?,
+                ),
+                id,
+                path,
+            }),
+            device => Ok(device),
+        }
+    }
 }
 
 impl Case {
@@ -226,6 +244,15 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
                 .map_err(|e| format!("{}: {e}", dir.display()))?;
             let warmup = warmup.unwrap_or(SimDuration::ZERO);
             let mut shortened = section.shortened.clone();
+            let sets = &scenario.source.sets;
+            if !sets.is_empty() {
+                let set: Vec<String> = sets.iter().map(ToString::to_string).collect();
+                let set = set.join(" ");
+                shortened = Some(match shortened {
+                    Some(text) => format!("{set}; {text}"),
+                    None => set,
+                });
+            }
             if let Some(seed) = options.seed {
                 let seeded = format!("--seed {seed}");
                 shortened = Some(match shortened {
