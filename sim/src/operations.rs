@@ -30,7 +30,7 @@
 
 use units::SimDuration;
 
-use crate::faults::{Fault, FaultKind};
+use crate::faults::{draw_window, Fault, FaultKind};
 use crate::scenario::{ActionSection, ClusterOverrides, Scenario, ScenarioError};
 
 /// One operation of the script.
@@ -208,16 +208,7 @@ pub fn draw(
             "draws no action; leave the section out".into(),
         ));
     }
-    let window = match section.within {
-        None => duration,
-        Some(within) if within.0 > SimDuration::ZERO && within.0 <= duration => within.0,
-        Some(within) => {
-            return Err(error(
-                "within",
-                format!("{} is not within the run's {}", within.0, duration),
-            ))
-        }
-    };
+    let window = draw_window(section.within, duration).map_err(|reason| error("within", reason))?;
     let mut rng = crate::rng::stream(seed, "actions/random");
     let mut times: Vec<SimDuration> = (0..count)
         // Whole milliseconds, so that the describe line reads them.

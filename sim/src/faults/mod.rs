@@ -378,6 +378,20 @@ const DRAWABLE_KINDS: [&str; 6] = [
     "slow-disk",
 ];
 
+/// The part of a run of `duration` that random draws keep to: `within`
+/// (`[faults.random]`, `[actions.random]`), which must lie in the run, or
+/// the whole run.
+pub(crate) fn draw_window(
+    within: Option<crate::scenario::HumanDuration>,
+    duration: SimDuration,
+) -> Result<SimDuration, String> {
+    match within {
+        None => Ok(duration),
+        Some(within) if within.0 > SimDuration::ZERO && within.0 <= duration => Ok(within.0),
+        Some(within) => Err(format!("{} is not within the run's {}", within.0, duration)),
+    }
+}
+
 /// `[faults.random]`'s schedule: per node, arrivals of a Poisson process
 /// of `per_node_hour` over the run (stream `faults/random`), each of a
 /// kind drawn uniformly from `kinds` and an exponential duration of mean
@@ -431,16 +445,7 @@ fn draw(
     if lasts == SimDuration::ZERO {
         return Err(error("lasts", "a fault lasts longer than 0s".into()));
     }
-    let window = match section.within {
-        None => duration,
-        Some(within) if within.0 > SimDuration::ZERO && within.0 <= duration => within.0,
-        Some(within) => {
-            return Err(error(
-                "within",
-                format!("{} is not within the run's {}", within.0, duration),
-            ))
-        }
-    };
+    let window = draw_window(section.within, duration).map_err(|reason| error("within", reason))?;
     let mut rng = crate::rng::stream(seed, "faults/random");
     let per_second = rate / 3600.0;
     let mut faults = Vec::new();
