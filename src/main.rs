@@ -15,6 +15,7 @@ use sim::report::{write_results, Summary};
 mod device_cmd;
 mod explore_cmd;
 mod instance_cmd;
+mod sweep_cmd;
 mod validate_cmd;
 
 /// Exit code for bad input (scenario file, flags).
@@ -62,6 +63,10 @@ enum Command {
     /// Run a data-mode scenario under many seeds and check every run
     /// (exit 3: a checker failed; 4: a run crashed).
     Explore(explore_cmd::ExploreArgs),
+    /// Run a scenario over every combination of some values
+    /// (`--set KEY=V1,V2,...`) and seeds, in parallel; write sweep.csv,
+    /// sweep.json and charts.
+    Sweep(sweep_cmd::SweepArgs),
     /// The NVMe device model on its own: fio-like sweeps, presets.
     Device {
         #[command(subcommand)]
@@ -126,6 +131,7 @@ fn main() -> ExitCode {
         } => run(scenario, seed, out, duration, quiet, &sets),
         Command::Validate(args) => validate_cmd::run(args),
         Command::Explore(args) => explore_cmd::run(args),
+        Command::Sweep(args) => sweep_cmd::run(args),
         Command::Device { command } => device_cmd::run(command),
         Command::Instance { command } => instance_cmd::run(command),
         Command::Bench {

@@ -40,11 +40,18 @@ const MAX_NODE_LINES: usize = 8;
 
 /// One chart: title, y-axis label, and named series of (seconds, value).
 struct Chart {
-    file: &'static str,
+    file: String,
     title: String,
-    y_label: &'static str,
+    x_label: String,
+    y_label: String,
     series: Vec<(String, Vec<(f64, f64)>)>,
+    /// A dot at every point (charts of a few points each, such as a
+    /// sweep's; time series are lines alone).
+    markers: bool,
 }
+
+/// The x axis of the charts of a run.
+const SIMULATED_SECONDS: &str = "simulated seconds";
 
 /// Makes the embedded font the `sans-serif` family plotters draws with
 /// (idempotent; every chart writer calls it first).
@@ -137,30 +144,46 @@ fn charts(series: &TimeSeries, ops: &[&str], nodes: u32, scenario: &str) -> Vec<
     );
     vec![
         Chart {
-            file: "throughput",
+            file: "throughput".into(),
             title: format!("{scenario}: throughput"),
-            y_label: "operations per second",
+            x_label: SIMULATED_SECONDS.into(),
+            y_label: "operations per second".into(),
+            markers: false,
             series: per_op("ops_per_s"),
         },
         Chart {
-            file: "latency",
+            file: "latency".into(),
             title: format!("{scenario}: p99 latency per interval"),
-            y_label: "milliseconds",
+            x_label: SIMULATED_SECONDS.into(),
+            y_label: "milliseconds".into(),
+            markers: false,
             series: per_op("p99_ms"),
         },
         Chart {
-            file: "compactions",
+            file: "compactions".into(),
             title: format!("{scenario}: running compactions"),
-            y_label: "compactions",
+            x_label: SIMULATED_SECONDS.into(),
+            y_label: "compactions".into(),
+            markers: false,
             series: node_lines(series, nodes, "compactions", "compactions"),
         },
         Chart {
-            file: "backlog",
+            file: "backlog".into(),
             title: format!("{scenario}: compaction backlog and controller shares"),
-            y_label: "backlog / shard memory; shares / 100",
+            x_label: SIMULATED_SECONDS.into(),
+            y_label: "backlog / shard memory; shares / 100".into(),
+            markers: false,
             series: backlog,
         },
     ]
+}
+
+/// Every x of a chart's points.
+fn all_x(chart: &Chart) -> impl Iterator<Item = f64> + '_ {
+    chart
+        .series
+        .iter()
+        .flat_map(|(_, points)| points.iter().map(|(x, _)| *x))
 }
 
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
@@ -169,17 +192,31 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Resu
     let all = chart.series.iter().flat_map(|(_, points)| points.iter());
     let (x_max, y_max) = all.fold((1.0f64, 0.0f64), |(x, y), (t, v)| (x.max(*t), y.max(*v)));
     let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
+    // A chart of dots spans its points, with room for the first and last;
+    // a time series starts at 0.
+    let x_min = if chart.markers {
+        let low = all_x(chart).fold(f64::INFINITY, f64::min);
+        let span = (x_max - low).max(1e-9);
+        (low - span * 0.05).max(if low >= 0.0 { 0.0 } else { f64::NEG_INFINITY })
+    } else {
+        0.0
+    };
+    let x_max = if chart.markers {
+        x_max + (x_max - x_min) * 0.05
+    } else {
+        x_max
+    };
     let mut context = ChartBuilder::on(&root)
         .caption(&chart.title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(80)
-        .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+        .build_cartesian_2d(x_min..x_max, 0f64..y_max)
         .map_err(error)?;
     context
         .configure_mesh()
-        .x_desc("simulated seconds")
-        .y_desc(chart.y_label)
+        .x_desc(chart.x_label.as_str())
+        .y_desc(chart.y_label.as_str())
         .y_label_formatter(&|value| human_number(*value))
         .label_style(("sans-serif", 13))
         .draw()
@@ -196,6 +233,15 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Resu
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
+        if chart.markers {
+            context
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|&point| Circle::new(point, 4, color.filled())),
+                )
+                .map_err(error)?;
+        }
     }
     if !chart.series.is_empty() {
         context
@@ -244,10 +290,35 @@ pub fn write_line_chart(
     register_font();
     std::fs::create_dir_all(dir)?;
     let chart = Chart {
-        file,
+        file: file.into(),
         title,
-        y_label,
+        x_label: SIMULATED_SECONDS.into(),
+        y_label: y_label.into(),
         series,
+        markers: false,
+    };
+    write_chart(dir, &chart)
+}
+
+/// Writes one chart of named series of (x, y) points, a dot at each, as
+/// `<dir>/<file>.png` and `.svg` (a metric against a swept value).
+pub fn write_xy_chart(
+    dir: &Path,
+    file: &str,
+    title: String,
+    x_label: &str,
+    y_label: &str,
+    series: Vec<(String, Vec<(f64, f64)>)>,
+) -> std::io::Result<()> {
+    register_font();
+    std::fs::create_dir_all(dir)?;
+    let chart = Chart {
+        file: file.into(),
+        title,
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        series,
+        markers: true,
     };
     write_chart(dir, &chart)
 }

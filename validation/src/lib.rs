@@ -6,6 +6,9 @@
 //! project's shared folder, which names the report each comes from. The
 //! 200K ops/s row of R5 is deliberately absent: it is kept aside as a blind
 //! check of the twin.
+//!
+//! [`sweep`] measures a scenario over a grid of `--set` values (`twin
+//! sweep`) the way [`cases`] measures the validation runs.
 
 #![warn(missing_docs)]
 
@@ -13,3 +16,4 @@ pub mod cases;
 pub mod charts;
 pub mod published;
 pub mod scorecard;
+pub mod sweep;
