@@ -15,6 +15,7 @@ use sim::report::{write_results, Summary};
 mod device_cmd;
 mod explore_cmd;
 mod instance_cmd;
+mod regress_cmd;
 mod sweep_cmd;
 mod validate_cmd;
 
@@ -67,6 +68,9 @@ enum Command {
     /// (`--set KEY=V1,V2,...`) and seeds, in parallel; write sweep.csv,
     /// sweep.json and charts.
     Sweep(sweep_cmd::SweepArgs),
+    /// Run a scenario over several seeds and compare its figures with a
+    /// stored baseline (exit 1: a figure regressed past its tolerance).
+    Regress(regress_cmd::RegressArgs),
     /// The NVMe device model on its own: fio-like sweeps, presets.
     Device {
         #[command(subcommand)]
@@ -132,6 +136,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate_cmd::run(args),
         Command::Explore(args) => explore_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
+        Command::Regress(args) => regress_cmd::run(args),
         Command::Device { command } => device_cmd::run(command),
         Command::Instance { command } => instance_cmd::run(command),
         Command::Bench {

@@ -8,12 +8,15 @@
 //! check of the twin.
 //!
 //! [`sweep`] measures a scenario over a grid of `--set` values (`twin
-//! sweep`) the way [`cases`] measures the validation runs.
+//! sweep`), and [`regress`] compares a scenario's figures over seeds with
+//! a stored baseline (`twin regress`), the way [`cases`] measures the
+//! validation runs.
 
 #![warn(missing_docs)]
 
 pub mod cases;
 pub mod charts;
 pub mod published;
+pub mod regress;
 pub mod scorecard;
 pub mod sweep;
