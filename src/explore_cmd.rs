@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use rayon::prelude::*;
 use sim::explore::{explorable, run_seed, SeedReport, Verdict};
 
-use crate::{run_pool, runs_progress, say, EXIT_BAD_INPUT};
+use crate::{run_each, run_pool, say, EXIT_BAD_INPUT};
 
 /// Exit code when a checker found its property broken.
 const EXIT_CHECKER_FAILED: u8 = 3;
@@ -71,24 +70,11 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     // hook would print it again, out of order, from its thread.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let bar = runs_progress(args.seeds, "seeds");
     let seeds: Vec<u64> = (args.first_seed..=last).collect();
-    let reports: Vec<Result<SeedReport, String>> = pool.install(|| {
-        seeds
-            .par_iter()
-            .map(|&seed| {
-                let report = run_seed(&scenario, seed, &|_| {}).map_err(|e| e.to_string());
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                }
-                report
-            })
-            .collect()
+    let reports: Vec<Result<SeedReport, String>> = run_each(&pool, &seeds, "seeds", |&seed| {
+        run_seed(&scenario, seed, &|_| {}).map_err(|e| e.to_string())
     });
     std::panic::set_hook(hook);
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
     let mut done = Vec::with_capacity(reports.len());
     for report in reports {
         match report {

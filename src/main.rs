@@ -392,6 +392,35 @@ fn run_pool(command: &str, jobs: Option<usize>) -> Result<(rayon::ThreadPool, us
         })
 }
 
+/// Runs `work` on every item in `pool`, in parallel across items, with a
+/// bar over them on stderr (`what` names them); the results keep the
+/// items' order.
+fn run_each<T: Sync, R: Send>(
+    pool: &rayon::ThreadPool,
+    items: &[T],
+    what: &str,
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    let bar = runs_progress(items.len() as u64, what);
+    let results = pool.install(|| {
+        items
+            .par_iter()
+            .map(|item| {
+                let result = work(item);
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                }
+                result
+            })
+            .collect()
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    results
+}
+
 /// A bar over `runs` simulations on stderr (`what` names them: cases,
 /// seeds), when stderr is a terminal.
 fn runs_progress(runs: u64, what: &str) -> Option<ProgressBar> {

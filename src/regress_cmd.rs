@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use rayon::prelude::*;
 use validation::regress::{baseline_of, compare, figures_of_seed, Baseline, Worse};
 
-use crate::{run_pool, runs_progress, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+use crate::{run_each, run_pool, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
 
 /// Exit code when a figure regressed.
 const EXIT_REGRESSED: u8 = 1;
@@ -113,23 +112,12 @@ pub fn run(args: RegressArgs) -> ExitCode {
         seeds[0],
         seeds[seeds.len() - 1]
     ));
-    let bar = runs_progress(seeds.len() as u64, "seeds");
-    let runs: Result<Vec<Vec<(&'static str, f64)>>, String> = pool.install(|| {
-        seeds
-            .par_iter()
-            .map(|&seed| {
-                let figures =
-                    figures_of_seed(&scenario, seed, warmup).map_err(|error| error.to_string());
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                }
-                figures
-            })
-            .collect()
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
+    let runs: Result<Vec<Vec<(&'static str, f64)>>, String> =
+        run_each(&pool, &seeds, "seeds", |&seed| {
+            figures_of_seed(&scenario, seed, warmup).map_err(|error| error.to_string())
+        })
+        .into_iter()
+        .collect();
     let runs = match runs {
         Ok(runs) => runs,
         Err(error) => return bad(error),

@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use rayon::prelude::*;
 use validation::sweep::{grid, run_point, write, Axis, Row, METRICS};
 
-use crate::{run_pool, runs_progress, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+use crate::{run_each, run_pool, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
 
 /// `twin sweep` flags.
 #[derive(Args)]
@@ -138,23 +137,9 @@ pub fn run(args: SweepArgs) -> ExitCode {
         seeds.len(),
         points.len()
     ));
-    let bar = runs_progress(points.len() as u64, "runs");
-    let rows: Vec<Result<Row, String>> = pool.install(|| {
-        points
-            .par_iter()
-            .map(|point| {
-                let row =
-                    run_point(&scenario, &axes, point, warmup).map_err(|error| error.to_string());
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                }
-                row
-            })
-            .collect()
+    let rows: Vec<Result<Row, String>> = run_each(&pool, &points, "runs", |point| {
+        run_point(&scenario, &axes, point, warmup).map_err(|error| error.to_string())
     });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
     let rows = match rows.into_iter().collect::<Result<Vec<Row>, String>>() {
         Ok(rows) => rows,
         Err(error) => return bad(error),
