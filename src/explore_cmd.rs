@@ -34,6 +34,22 @@ pub struct ExploreArgs {
     /// Set any scenario value (`KEY=VALUE`, as `twin run --set`).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// Run only slice I of N of the seeds and write a part for `twin
+    /// merge` into --out.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// With --shard: the folder the part goes to.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// What an explore's report needs besides the seeds' (a part's header).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Header {
+    /// The scenario as given on the command line.
+    scenario: String,
+    /// ` --set '...'` for the replay lines.
+    sets: String,
 }
 
 pub fn run(args: ExploreArgs) -> ExitCode {
@@ -56,22 +72,49 @@ pub fn run(args: ExploreArgs) -> ExitCode {
         eprintln!("twin explore: --seeds must be at least 1");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
+    let shard = match args.shard.as_deref().map(validation::shard::Shard::parse) {
+        None => None,
+        Some(Ok(shard)) => Some(shard),
+        Some(Err(error)) => {
+            eprintln!("twin explore: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let out = match (&shard, &args.out) {
+        (Some(_), Some(out)) => Some(out.clone()),
+        (Some(_), None) => {
+            eprintln!("twin explore: --shard writes a part: give the folder with --out");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+        (None, Some(_)) => {
+            eprintln!("twin explore: --out is where --shard writes its part; without --shard the report is printed");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+        (None, None) => None,
+    };
     let (pool, jobs) = match run_pool("explore", args.jobs) {
         Ok(pool) => pool,
         Err(code) => return code,
     };
     let last = args.first_seed.saturating_add(args.seeds - 1);
+    let all: Vec<u64> = (args.first_seed..=last).collect();
+    let mine: Vec<(usize, u64)> = all
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(index, _)| shard.is_none_or(|shard| shard.owns(*index)))
+        .collect();
     say(&format!(
-        "twin explore: {}, seeds {}..={last}, {jobs} at once",
+        "twin explore: {}, seeds {}..={last}{}, {jobs} at once",
         args.scenario.display(),
-        args.first_seed
+        args.first_seed,
+        shard.map_or(String::new(), |s| format!(" ({} in shard {s})", mine.len()))
     ));
     // A crashing run's panic message is reported in the table; the default
     // hook would print it again, out of order, from its thread.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let seeds: Vec<u64> = (args.first_seed..=last).collect();
-    let reports: Vec<Result<SeedReport, String>> = run_each(&pool, &seeds, "seeds", |&seed| {
+    let reports: Vec<Result<SeedReport, String>> = run_each(&pool, &mine, "seeds", |&(_, seed)| {
         run_seed(&scenario, seed, &|_| {}).map_err(|e| e.to_string())
     });
     std::panic::set_hook(hook);
@@ -85,7 +128,43 @@ pub fn run(args: ExploreArgs) -> ExitCode {
             }
         }
     }
-    print_table(&done);
+    let header = Header {
+        scenario: args.scenario.display().to_string(),
+        sets: crate::sets_for_shell(&sets),
+    };
+    if let (Some(shard), Some(out)) = (shard, out) {
+        let items: Vec<(usize, SeedReport)> =
+            mine.iter().map(|(index, _)| *index).zip(done).collect();
+        return match validation::shard::Part::new("explore", shard, all.len(), &header, items)
+            .and_then(|part| part.write(&out))
+        {
+            Ok(path) => {
+                say(&format!("part: {}", path.display()));
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("twin explore: {}: {error}", out.display());
+                ExitCode::from(crate::EXIT_ENVIRONMENT)
+            }
+        };
+    }
+    finish(&header, &done)
+}
+
+/// `twin merge` of an explore's parts: each item is a seed's report.
+pub fn merge(header: serde_json::Value, items: Vec<serde_json::Value>) -> Result<ExitCode, String> {
+    let header: Header = crate::merge_cmd::from_value(header, "header")?;
+    let reports = items
+        .into_iter()
+        .map(|item| crate::merge_cmd::from_value(item, "seed report"))
+        .collect::<Result<Vec<SeedReport>, String>>()?;
+    Ok(finish(&header, &reports))
+}
+
+/// Prints the table and the failures, and picks the exit code (a
+/// one-machine explore, or `twin merge` of its parts).
+fn finish(header: &Header, done: &[SeedReport]) -> ExitCode {
+    print_table(done);
     let crashed: Vec<&SeedReport> = done.iter().filter(|r| r.crash.is_some()).collect();
     let failed: Vec<&SeedReport> = done.iter().filter(|r| r.failed()).collect();
     say(&format!(
@@ -107,9 +186,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
         }
         say(&format!(
             "  replay: twin run {} --seed {}{}",
-            args.scenario.display(),
-            report.seed,
-            crate::sets_for_shell(&sets)
+            header.scenario, report.seed, header.sets
         ));
     }
     if !crashed.is_empty() {
@@ -126,7 +203,13 @@ fn print_table(reports: &[SeedReport]) {
     let names: Vec<&str> = reports
         .iter()
         .find(|report| !report.checks.is_empty())
-        .map(|report| report.checks.iter().map(|check| check.name).collect())
+        .map(|report| {
+            report
+                .checks
+                .iter()
+                .map(|check| check.name.as_str())
+                .collect()
+        })
         .unwrap_or_default();
     let mut header = format!("{:>8} {:>6} {:>7}", "seed", "faults", "actions");
     for name in &names {
@@ -159,7 +242,7 @@ fn print_table(reports: &[SeedReport]) {
                 .checks
                 .iter()
                 .filter_map(|check| match &check.verdict {
-                    Verdict::NotApplicable(why) => Some((check.name, why.as_str())),
+                    Verdict::NotApplicable(why) => Some((check.name.as_str(), why.as_str())),
                     _ => None,
                 })
         })

@@ -15,6 +15,8 @@ use sim::report::{write_results, Summary};
 mod device_cmd;
 mod explore_cmd;
 mod instance_cmd;
+mod merge_cmd;
+mod plan_cmd;
 mod regress_cmd;
 mod sweep_cmd;
 mod validate_cmd;
@@ -68,6 +70,13 @@ enum Command {
     /// (`--set KEY=V1,V2,...`) and seeds, in parallel; write sweep.csv,
     /// sweep.json and charts.
     Sweep(sweep_cmd::SweepArgs),
+    /// Find the cheapest cluster (preset, instance type, node count) that
+    /// meets a latency SLA at each target rate: capacity bounds, then
+    /// simulation near the boundary; write plan.json, plan.csv and a chart.
+    Plan(plan_cmd::PlanArgs),
+    /// Merge the parts that `--shard I/N` runs wrote into the outputs one
+    /// machine would have written.
+    Merge(merge_cmd::MergeArgs),
     /// Run a scenario over several seeds and compare its figures with a
     /// stored baseline (exit 1: a figure regressed past its tolerance).
     Regress(regress_cmd::RegressArgs),
@@ -137,6 +146,8 @@ fn main() -> ExitCode {
         Command::Explore(args) => explore_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
         Command::Regress(args) => regress_cmd::run(args),
+        Command::Plan(args) => plan_cmd::run(args),
+        Command::Merge(args) => merge_cmd::run(args),
         Command::Device { command } => device_cmd::run(command),
         Command::Instance { command } => instance_cmd::run(command),
         Command::Bench {

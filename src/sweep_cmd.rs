@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use validation::sweep::{grid, run_point, write, Axis, Row, METRICS};
+use validation::sweep::{grid, run_point, write, Axis, Point, Row, METRICS};
 
 use crate::{run_each, run_pool, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
 
@@ -43,6 +43,23 @@ pub struct SweepArgs {
     /// Runs at once (default: the machine's cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Run only slice I of N of the runs and write a part for `twin
+    /// merge` into --out.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+}
+
+/// What a sweep's outputs need besides its rows (a part's header).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Header {
+    scenario: String,
+    axes: Vec<Axis>,
+    seeds: Vec<u64>,
+    warmup_ns: u64,
+    charts: Vec<String>,
+    x: usize,
+    /// The results folder of the one-machine run (where a merge writes).
+    out: PathBuf,
 }
 
 pub fn run(args: SweepArgs) -> ExitCode {
@@ -118,26 +135,35 @@ pub fn run(args: SweepArgs) -> ExitCode {
             return bad(error.to_string());
         }
     }
+    let shard = match args.shard.as_deref().map(validation::shard::Shard::parse) {
+        None => None,
+        Some(Ok(shard)) => Some(shard),
+        Some(Err(error)) => return bad(error),
+    };
     let (pool, jobs) = match run_pool("sweep", args.jobs) {
         Ok(pool) => pool,
         Err(code) => return code,
     };
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stem = args
-            .scenario
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "run".into());
-        PathBuf::from("results").join(format!("sweep-{stem}"))
-    });
+    let stem = args
+        .scenario
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "run".into());
+    let default_out = PathBuf::from("results").join(format!("sweep-{stem}"));
+    let out = args.out.clone().unwrap_or_else(|| default_out.clone());
+    let mine: Vec<&Point> = points
+        .iter()
+        .filter(|point| shard.is_none_or(|shard| shard.owns(point.index)))
+        .collect();
     say(&format!(
-        "twin sweep: {}, {} point(s) x {} seed(s) = {} runs, {jobs} at once",
+        "twin sweep: {}, {} point(s) x {} seed(s) = {} runs{}, {jobs} at once",
         args.scenario.display(),
         points.len() / seeds.len(),
         seeds.len(),
-        points.len()
+        points.len(),
+        shard.map_or(String::new(), |s| format!(" ({} in shard {s})", mine.len()))
     ));
-    let rows: Vec<Result<Row, String>> = run_each(&pool, &points, "runs", |point| {
+    let rows: Vec<Result<Row, String>> = run_each(&pool, &mine, "runs", |point| {
         run_point(&scenario, &axes, point, warmup).map_err(|error| error.to_string())
     });
     let rows = match rows.into_iter().collect::<Result<Vec<Row>, String>>() {
@@ -147,21 +173,66 @@ pub fn run(args: SweepArgs) -> ExitCode {
     if axes.is_empty() && !charts.is_empty() {
         say("no swept key: no chart (give --set KEY=V1,V2,...)");
     }
-    let charted: &[String] = if axes.is_empty() { &[] } else { &charts };
-    if let Err(error) = write(
-        &out,
-        &scenario.name,
-        &axes,
-        &seeds,
-        warmup,
-        &rows,
-        charted,
+    let charted: Vec<String> = if axes.is_empty() { Vec::new() } else { charts };
+    let header = Header {
+        scenario: scenario.name.clone(),
+        axes,
+        seeds,
+        warmup_ns: warmup.as_nanos(),
+        charts: charted,
         x,
+        out: default_out,
+    };
+    if let Some(shard) = shard {
+        let items: Vec<(usize, Row)> = mine.iter().map(|point| point.index).zip(rows).collect();
+        return match validation::shard::Part::new("sweep", shard, points.len(), &header, items)
+            .and_then(|part| part.write(&out))
+        {
+            Ok(path) => {
+                say(&format!("part: {}", path.display()));
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("twin sweep: {}: {error}", out.display());
+                ExitCode::from(EXIT_ENVIRONMENT)
+            }
+        };
+    }
+    finish(&header, &rows, &out)
+}
+
+/// `twin merge` of a sweep's parts: each item is a run's row.
+pub fn merge(
+    header: serde_json::Value,
+    items: Vec<serde_json::Value>,
+    out: Option<PathBuf>,
+) -> Result<ExitCode, String> {
+    let header: Header = crate::merge_cmd::from_value(header, "header")?;
+    let rows = items
+        .into_iter()
+        .map(|item| crate::merge_cmd::from_value(item, "row"))
+        .collect::<Result<Vec<Row>, String>>()?;
+    let out = out.unwrap_or_else(|| header.out.clone());
+    Ok(finish(&header, &rows, &out))
+}
+
+/// Writes a sweep's outputs and prints its table (a one-machine sweep, or
+/// `twin merge` of its parts).
+fn finish(header: &Header, rows: &[Row], out: &std::path::Path) -> ExitCode {
+    if let Err(error) = write(
+        out,
+        &header.scenario,
+        &header.axes,
+        &header.seeds,
+        units::SimDuration::from_nanos(header.warmup_ns),
+        rows,
+        &header.charts,
+        header.x,
     ) {
         eprintln!("twin sweep: {}: {error}", out.display());
         return ExitCode::from(EXIT_ENVIRONMENT);
     }
-    print_table(&axes, &rows);
+    print_table(&header.axes, rows);
     say(&format!("results: {}", out.display()));
     ExitCode::SUCCESS
 }

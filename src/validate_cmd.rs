@@ -51,6 +51,20 @@ pub struct ValidateArgs {
     /// --set`); the scorecard says so beside each case.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// Run only slice I of N of the cases and write a part for `twin
+    /// merge` into --out (the scorecard, its charts, --json and --require
+    /// come with the merge).
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+}
+
+/// What the scorecard needs besides the cases' results (a part's header).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Header {
+    quick: bool,
+    out: PathBuf,
+    json: Option<PathBuf>,
+    require: Option<PathBuf>,
 }
 
 /// Runs `twin validate`.
@@ -114,6 +128,20 @@ pub fn run(args: ValidateArgs) -> ExitCode {
             }
         },
     };
+    let shard = match args.shard.as_deref().map(validation::shard::Shard::parse) {
+        None => None,
+        Some(Ok(shard)) => Some(shard),
+        Some(Err(error)) => {
+            eprintln!("twin validate: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let total = cases.len();
+    let mine: Vec<(usize, Case)> = cases
+        .into_iter()
+        .enumerate()
+        .filter(|(index, _)| shard.is_none_or(|shard| shard.owns(*index)))
+        .collect();
     let (pool, jobs) = match run_pool("validate", args.jobs) {
         Ok(pool) => pool,
         Err(code) => return code,
@@ -124,18 +152,18 @@ pub fn run(args: ValidateArgs) -> ExitCode {
         seed: args.seed,
     };
     say(&format!(
-        "twin validate: {} cases{}, {} at once; results in {}",
-        cases.len(),
+        "twin validate: {} cases{}{}, {} at once; results in {}",
+        mine.len(),
+        shard.map_or(String::new(), |s| format!(" of {total} in shard {s}")),
         if args.quick { " (--quick)" } else { "" },
         jobs,
         args.out.display()
     ));
-    let bar = runs_progress(cases.len() as u64, "cases");
+    let bar = runs_progress(mine.len() as u64, "cases");
     let log = Mutex::new(());
     let outcomes: Vec<Result<CaseResult, String>> = pool.install(|| {
-        cases
-            .par_iter()
-            .map(|case| {
+        mine.par_iter()
+            .map(|(_, case)| {
                 let result = run_case(case, &options);
                 let _guard = log.lock().unwrap_or_else(|e| e.into_inner());
                 let line = match &result {
@@ -169,14 +197,80 @@ pub fn run(args: ValidateArgs) -> ExitCode {
             }
         }
     }
-    let card = build(&results, args.quick, started.elapsed().as_secs_f64());
+    let header = Header {
+        quick: args.quick,
+        out: args.out.clone(),
+        json: args.json.clone(),
+        require: args.require.clone(),
+    };
+    if let Some(shard) = shard {
+        let items: Vec<(usize, CaseResult)> =
+            mine.iter().map(|(index, _)| *index).zip(results).collect();
+        return match validation::shard::Part::new("validate", shard, total, &header, items)
+            .and_then(|part| part.write(&args.out))
+        {
+            Ok(path) => {
+                say(&format!("part: {}", path.display()));
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("twin validate: {}: {error}", args.out.display());
+                ExitCode::from(EXIT_ENVIRONMENT)
+            }
+        };
+    }
+    finish(
+        &header,
+        &results,
+        baseline,
+        started.elapsed().as_secs_f64(),
+        &args.out,
+    )
+}
+
+/// `twin merge` of a validation's parts: each item is a case's result.
+/// The scorecard's wall time is the sum of the cases'.
+pub fn merge(
+    header: serde_json::Value,
+    items: Vec<serde_json::Value>,
+    out: Option<PathBuf>,
+) -> Result<ExitCode, String> {
+    let header: Header = crate::merge_cmd::from_value(header, "header")?;
+    let results = items
+        .into_iter()
+        .map(|item| crate::merge_cmd::from_value(item, "case result"))
+        .collect::<Result<Vec<CaseResult>, String>>()?;
+    let baseline = match &header.require {
+        None => None,
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+                .map_err(|error| format!("--require {}: {error}", path.display()))?,
+        ),
+    };
+    let wall = results.iter().map(|r| r.case.wall_seconds).sum();
+    let out = out.unwrap_or_else(|| header.out.clone());
+    Ok(finish(&header, &results, baseline, wall, &out))
+}
+
+/// Prints the scorecard, writes its charts and JSON, and checks it against
+/// the baseline (a one-machine validation, or `twin merge` of its parts).
+fn finish(
+    header: &Header,
+    results: &[CaseResult],
+    baseline: Option<Scorecard>,
+    wall_seconds: f64,
+    out: &std::path::Path,
+) -> ExitCode {
+    let card = build(results, header.quick, wall_seconds);
     say(card.to_text().trim_end());
-    if let Err(error) = validation::charts::write_all(&args.out.join("charts"), &card, &results) {
+    if let Err(error) = validation::charts::write_all(&out.join("charts"), &card, results) {
         eprintln!("twin validate: charts: {error}");
         return ExitCode::from(EXIT_ENVIRONMENT);
     }
-    say(&format!("charts: {}", args.out.join("charts").display()));
-    if let Some(path) = &args.json {
+    say(&format!("charts: {}", out.join("charts").display()));
+    if let Some(path) = &header.json {
         let written = serde_json::to_string_pretty(&card)
             .map_err(|e| e.to_string())
             .and_then(|text| {

@@ -92,6 +92,9 @@ pub struct Instance {
     pub memory_bytes: u64,
     /// Local NVMe drives (0 for EBS-only loaders).
     pub drives: u32,
+    /// Capacity of one drive, bytes (decimal, as the AWS pages and
+    /// hardware.md 1.1 give them: "8 x 1,900 GB"; 0 without drives).
+    pub drive_bytes: u64,
     /// The NVMe preset of one drive ([`NvmeProfile::by_name`]); `None` where
     /// no per-drive performance figures are published (the instance then
     /// has no data device unless a scenario names one).
@@ -128,6 +131,11 @@ impl Instance {
         } else {
             self.vcpus
         }
+    }
+
+    /// Bytes of local storage: every drive's capacity.
+    pub fn storage_bytes(&self) -> u64 {
+        u64::from(self.drives) * self.drive_bytes
     }
 
     /// The data device: a RAID-0 of the instance's drives, each its drive
@@ -357,6 +365,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(1525),
         // 1 x 475 GB; io_properties i3.large (hardware.md 1.3).
         drives: 1,
+        drive_bytes: 475_000_000_000,
         drive: Some("i3.large-nvme"),
         nic_gbps: 0.75,
         nic_burst_gbps: Some(10.0),
@@ -373,6 +382,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(3050),
         // 1 x 950 GB; io_properties i3.xlarge.
         drives: 1,
+        drive_bytes: 950_000_000_000,
         drive: Some("i3.xlarge-nvme"),
         nic_gbps: 1.25,
         nic_burst_gbps: Some(10.0),
@@ -388,6 +398,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(6100),
         // 1 x 1,900 GB; io_properties i3.ALL.
         drives: 1,
+        drive_bytes: 1_900_000_000_000,
         drive: Some("i3-nvme"),
         nic_gbps: 2.5,
         nic_burst_gbps: Some(10.0),
@@ -403,6 +414,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(12200),
         // 2 x 1,900 GB.
         drives: 2,
+        drive_bytes: 1_900_000_000_000,
         drive: Some("i3-nvme"),
         nic_gbps: 5.0,
         nic_burst_gbps: Some(10.0),
@@ -418,6 +430,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(24400),
         // 4 x 1,900 GB.
         drives: 4,
+        drive_bytes: 1_900_000_000_000,
         drive: Some("i3-nvme"),
         // "10 Gbps" (Scylla's aws_net_params.json lists 12.0).
         nic_gbps: 10.0,
@@ -434,6 +447,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(48800),
         // 8 x 1,900 GB.
         drives: 8,
+        drive_bytes: 1_900_000_000_000,
         drive: Some("i3-nvme"),
         nic_gbps: 25.0,
         nic_burst_gbps: None,
@@ -452,6 +466,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(51200),
         // 8 x 1,900 GB.
         drives: 8,
+        drive_bytes: 1_900_000_000_000,
         drive: Some("i3-nvme"),
         nic_gbps: 25.0,
         nic_burst_gbps: None,
@@ -470,6 +485,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(1600),
         // 1 x 1,250 GB; io_properties i3en.large.
         drives: 1,
+        drive_bytes: 1_250_000_000_000,
         drive: Some("i3en.large-nvme"),
         nic_gbps: 2.1,
         nic_burst_gbps: Some(25.0),
@@ -485,6 +501,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(3200),
         // 1 x 2,500 GB; io_properties i3en.xlarge.
         drives: 1,
+        drive_bytes: 2_500_000_000_000,
         drive: Some("i3en.xlarge-nvme"),
         nic_gbps: 4.2,
         nic_burst_gbps: Some(25.0),
@@ -500,6 +517,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(6400),
         // 2 x 2,500 GB; io_properties i3en.2xlarge (= i3en.xlarge per disk).
         drives: 2,
+        drive_bytes: 2_500_000_000_000,
         drive: Some("i3en.xlarge-nvme"),
         nic_gbps: 8.4,
         nic_burst_gbps: Some(25.0),
@@ -515,6 +533,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(9600),
         // 1 x 7,500 GB; io_properties i3en.ALL.
         drives: 1,
+        drive_bytes: 7_500_000_000_000,
         drive: Some("i3en-nvme"),
         nic_gbps: 12.5,
         nic_burst_gbps: Some(25.0),
@@ -530,6 +549,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(19200),
         // 2 x 7,500 GB.
         drives: 2,
+        drive_bytes: 7_500_000_000_000,
         drive: Some("i3en-nvme"),
         nic_gbps: 25.0,
         nic_burst_gbps: None,
@@ -545,6 +565,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(38400),
         // 4 x 7,500 GB.
         drives: 4,
+        drive_bytes: 7_500_000_000_000,
         drive: Some("i3en-nvme"),
         nic_gbps: 50.0,
         nic_burst_gbps: None,
@@ -560,6 +581,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(76800),
         // 8 x 7,500 GB.
         drives: 8,
+        drive_bytes: 7_500_000_000_000,
         drive: Some("i3en-nvme"),
         nic_gbps: 100.0,
         nic_burst_gbps: None,
@@ -577,6 +599,7 @@ pub const CATALOG: [Instance; 22] = [
         physical_cores: 48,
         memory_bytes: gib_x100(76800),
         drives: 8,
+        drive_bytes: 7_500_000_000_000,
         drive: Some("i3en-nvme"),
         nic_gbps: 100.0,
         nic_burst_gbps: None,
@@ -597,6 +620,7 @@ pub const CATALOG: [Instance; 22] = [
         physical_cores: 1,
         memory_bytes: gib_x100(375),
         drives: 0,
+        drive_bytes: 0,
         drive: None,
         // "Moderate".
         nic_gbps: 0.625,
@@ -612,6 +636,7 @@ pub const CATALOG: [Instance; 22] = [
         physical_cores: 2,
         memory_bytes: gib_x100(750),
         drives: 0,
+        drive_bytes: 0,
         drive: None,
         // "High".
         nic_gbps: 1.25,
@@ -627,6 +652,7 @@ pub const CATALOG: [Instance; 22] = [
         physical_cores: 4,
         memory_bytes: gib_x100(1500),
         drives: 0,
+        drive_bytes: 0,
         drive: None,
         // "High".
         nic_gbps: 2.5,
@@ -642,6 +668,7 @@ pub const CATALOG: [Instance; 22] = [
         physical_cores: 8,
         memory_bytes: gib_x100(3000),
         drives: 0,
+        drive_bytes: 0,
         drive: None,
         // "High", Intel 82599 VF; 5.0 baseline / 10 burst (hardware.md 1.1
         // and 6.1, AWS 2023 and N) [S].
@@ -659,6 +686,7 @@ pub const CATALOG: [Instance; 22] = [
         physical_cores: 18,
         memory_bytes: gib_x100(6000),
         drives: 0,
+        drive_bytes: 0,
         drive: None,
         // "10 Gbps".
         nic_gbps: 10.0,
@@ -681,6 +709,7 @@ pub const CATALOG: [Instance; 22] = [
         // max-io-requests=771), so there is no drive preset: a scenario
         // that runs a database on it names one.
         drives: 9,
+        drive_bytes: 3_200_000_000_000,
         drive: None,
         nic_gbps: 10.0,
         nic_burst_gbps: None,
@@ -703,6 +732,7 @@ pub const CATALOG: [Instance; 22] = [
         memory_bytes: gib_x100(12800),
         // RAID-0 of 2 x Optane P4800X (750 GB) [S].
         drives: 2,
+        drive_bytes: 750_000_000_000,
         drive: Some("optane-p4800x"),
         // 2 x 10 GbE bonded [S] = 20 Gbit/s [D].
         nic_gbps: 20.0,

@@ -43,7 +43,7 @@ use crate::plan::{resolve, RunOverrides};
 use crate::scenario::{Scenario, ScenarioError};
 
 /// What a checker found in one run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Verdict {
     /// The property held.
     Held,
@@ -54,16 +54,16 @@ pub enum Verdict {
 }
 
 /// One checker's verdict.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Checked {
     /// The checker's short name.
-    pub name: &'static str,
+    pub name: String,
     /// Its verdict.
     pub verdict: Verdict,
 }
 
 /// One seed's run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SeedReport {
     /// The seed.
     pub seed: u64,
@@ -144,11 +144,11 @@ pub fn run_seed(
 pub fn check(outcome: &RunOutcome) -> Vec<Checked> {
     vec![
         Checked {
-            name: "acknowledged-writes-read-back",
+            name: "acknowledged-writes-read-back".into(),
             verdict: acknowledged_writes_read_back(outcome),
         },
         Checked {
-            name: "replicas-hold-acknowledged-writes",
+            name: "replicas-hold-acknowledged-writes".into(),
             verdict: replicas_hold_acknowledged_writes(outcome),
         },
     ]

@@ -785,7 +785,10 @@ pub fn with_sets(scenario: &Scenario, sets: &[Assignment]) -> Result<Scenario, S
     };
     let mut table: toml::Table = toml::from_str(&scenario.source.text)
         .map_err(|error| fail(None, error.message().to_string()))?;
-    for set in sets {
+    // The file's text is kept as read, so the sets applied before are
+    // applied again under the new ones.
+    let all: Vec<Assignment> = scenario.source.sets.iter().chain(sets).cloned().collect();
+    for set in &all {
         set.apply(&mut table).map_err(|reason| fail(None, reason))?;
     }
     let text = toml::to_string(&table).map_err(|error| fail(None, error.to_string()))?;
@@ -793,12 +796,12 @@ pub fn with_sets(scenario: &Scenario, sets: &[Assignment]) -> Result<Scenario, S
         let by = error
             .field
             .as_deref()
-            .and_then(|field| sets.iter().rev().find(|set| set.covers(field)));
+            .and_then(|field| all.iter().rev().find(|set| set.covers(field)));
         let with = match by {
             Some(set) => format!("from {set}"),
             None => format!(
                 "with {}",
-                sets.iter()
+                all.iter()
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -809,7 +812,7 @@ pub fn with_sets(scenario: &Scenario, sets: &[Assignment]) -> Result<Scenario, S
     changed.source = Source {
         file,
         text: scenario.source.text.clone(),
-        sets: scenario.source.sets.iter().chain(sets).cloned().collect(),
+        sets: all,
     };
     Ok(changed)
 }
@@ -1028,6 +1031,19 @@ instance = "i3.2xlarge"
 name = "write"
 command = "cassandra-stress write n=1000"
 "#;
+
+    #[test]
+    fn sets_applied_in_steps_keep_the_earlier_ones() {
+        let base = parse("s.toml", GOOD).unwrap();
+        let set = |text: &str| Assignment::parse(text).unwrap();
+        let once = with_sets(&base, &[set("cluster.nodes=5")]).unwrap();
+        let twice = with_sets(&once, &[set("cluster.instance=i3.4xlarge")]).unwrap();
+        assert_eq!(twice.cluster.nodes, 5, "the first step's set survives");
+        assert_eq!(twice.source.sets.len(), 2);
+        // A later set of the same key wins.
+        let again = with_sets(&twice, &[set("cluster.nodes=7")]).unwrap();
+        assert_eq!(again.cluster.nodes, 7);
+    }
 
     fn error(text: &str) -> String {
         let message = parse("s.toml", text).unwrap_err().to_string();

@@ -146,7 +146,7 @@ pub fn discover(dir: &Path) -> Result<Vec<Case>, String> {
 }
 
 /// What running a case gave.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct CaseResult {
     /// The case as the scorecard lists it: id, run, scenario, how long,
     /// how shortened or sampled, wall time, results folder.
@@ -161,7 +161,7 @@ pub struct CaseResult {
 }
 
 /// Time series a case keeps for the scorecard's charts.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CaseSeries {
     /// (seconds, client ops/s of every op type).
     pub throughput: Vec<(f64, f64)>,

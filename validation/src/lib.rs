@@ -7,7 +7,8 @@
 //! 200K ops/s row of R5 is deliberately absent: it is kept aside as a blind
 //! check of the twin.
 //!
-//! [`sweep`] measures a scenario over a grid of `--set` values (`twin
+//! [`plan`] finds the cheapest cluster meeting a latency SLA (`twin
+//! plan`), [`sweep`] measures a scenario over a grid of `--set` values (`twin
 //! sweep`), and [`regress`] compares a scenario's figures over seeds with
 //! a stored baseline (`twin regress`), the way [`cases`] measures the
 //! validation runs.
@@ -16,7 +17,9 @@
 
 pub mod cases;
 pub mod charts;
+pub mod plan;
 pub mod published;
 pub mod regress;
 pub mod scorecard;
+pub mod shard;
 pub mod sweep;

@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sim::cluster::RunOutcome;
 use sim::overrides::{split_values, Assignment};
 use sim::plan::{resolve, RunOverrides};
@@ -24,7 +24,7 @@ use units::{SimDuration, SimTime};
 use crate::cases::measure;
 
 /// One swept key and its values, from `--set KEY=V1,V2,...`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Axis {
     /// The key.
     pub key: String,
@@ -112,7 +112,7 @@ pub fn scenario_of(
 }
 
 /// What one run measured, over the window after the warm-up.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The swept values, one per axis.
     pub values: Vec<String>,
@@ -133,7 +133,7 @@ pub struct Row {
 }
 
 /// One op type's figures in a [`Row`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpRow {
     /// `read` or `write`.
     pub op: String,

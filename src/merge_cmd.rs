@@ -1,0 +1,57 @@
+//! `twin merge`: the parts `--shard I/N` runs wrote (`validation::shard`),
+//! checked to be the whole of one run and handed to the code that writes
+//! that command's one-machine outputs, so the bytes are the same.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::{EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+
+/// `twin merge` flags.
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Part files, or folders holding `shard-*-of-*.json` parts.
+    #[arg(required = true)]
+    parts: Vec<PathBuf>,
+    /// Results folder (default: the one the one-machine run would use).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub fn run(args: MergeArgs) -> ExitCode {
+    let bad = |message: String| {
+        eprintln!("twin merge: {message}");
+        ExitCode::from(EXIT_BAD_INPUT)
+    };
+    let files = match validation::shard::part_files(&args.parts) {
+        Ok(files) => files,
+        Err(error) => return bad(error),
+    };
+    let (command, header, items) = match validation::shard::merge(&files) {
+        Ok(merged) => merged,
+        Err(error) => return bad(error),
+    };
+    let merged = match command.as_str() {
+        "sweep" => crate::sweep_cmd::merge(header, items, args.out),
+        "plan" => crate::plan_cmd::merge(header, items, args.out),
+        "validate" => crate::validate_cmd::merge(header, items, args.out),
+        "explore" => crate::explore_cmd::merge(header, items),
+        other => Err(format!(
+            "parts of `twin {other}`, which this twin cannot merge"
+        )),
+    };
+    merged.unwrap_or_else(|error| {
+        eprintln!("twin merge: {error}");
+        ExitCode::from(EXIT_ENVIRONMENT)
+    })
+}
+
+/// Reads a part's header or item as `T`.
+pub fn from_value<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+    what: &str,
+) -> Result<T, String> {
+    serde_json::from_value(value).map_err(|error| format!("a part's {what} does not read: {error}"))
+}
