@@ -1281,6 +1281,140 @@ mod tests {
         assert_eq!(format_rate(1_000_000.0), "1M");
     }
 
+    /// QUORUM writes of 1 KB rows on i3.large (2 shards): at 40K writes/s
+    /// the CPU floor rules out 3 and 4 nodes and 5 run at about 86%.
+    const SMALL: &str = r#"
+name = "plan-small"
+seed = 1
+duration = "12s"
+interval = "1s"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 3
+instance = "i3.large"
+
+[[load]]
+name = "write"
+processes = 1
+command = "cassandra-stress write no-warmup cl=QUORUM duration=60s -rate 'threads=200 limit=10000/s' -col 'size=FIXED(1024) n=FIXED(1)' -pop seq=1..100000000 -schema 'replication(factor=3)'"
+"#;
+
+    /// QUORUM reads at RF 3 of a table the row cache holds, on i3.large:
+    /// CPU-bound, so one node down leaves each survivor more to do.
+    const READS: &str = r#"
+name = "plan-reads"
+seed = 1
+duration = "10s"
+interval = "1s"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 3
+instance = "i3.large"
+
+[data]
+partitions = 1e6
+row_bytes = "1100B"
+state = "compacted"
+cache = "warm"
+
+[[load]]
+name = "read"
+processes = 1
+command = "cassandra-stress read no-warmup cl=QUORUM duration=90s -rate 'threads=200 limit=10000/s' -col 'size=FIXED(1024) n=FIXED(1)' -pop 'dist=uniform(1..1000000)' -schema 'replication(factor=3)'"
+"#;
+
+    fn spec_of(
+        text: &str,
+        target: f64,
+        sla: &str,
+        nodes: (u32, u32),
+        one_node_down: bool,
+    ) -> PlanSpec {
+        PlanSpec {
+            scenarios: vec![parse("plan-test.toml", text).unwrap()],
+            presets: Vec::new(),
+            instances: vec!["i3.large".into()],
+            nodes,
+            targets: vec![target],
+            sla: parse_sla(sla).unwrap(),
+            seed: 1,
+            duration: None,
+            warmup: SimDuration::from_secs(4),
+            one_node_down,
+            mtbf_days: 730.0,
+            mttr_days: 1.0,
+        }
+    }
+
+    /// The node count a chain's rows name the smallest for `target`.
+    fn answer(rows: &[PlanRow], target: f64) -> Option<u32> {
+        rows.iter()
+            .find(|row| row.smallest_for.contains(&target))
+            .map(|row| row.nodes)
+    }
+
+    #[test]
+    fn pruning_never_rules_out_a_count_that_simulation_says_meets_the_sla() {
+        let spec = spec_of(SMALL, 40_000.0, "write.p99<10ms", (3, 8), false);
+        let chain = &spec.chains()[0];
+        let rows = run_chain(&spec, chain, &|_| {}).unwrap();
+        let pruned: Vec<u32> = rows
+            .iter()
+            .filter(|row| row.status == "pruned")
+            .flat_map(|row| row.nodes..=row.nodes_to)
+            .collect();
+        assert!(
+            !pruned.is_empty(),
+            "the case must prune something: {rows:?}"
+        );
+        let base = &spec.scenarios[0];
+        let rates = PlanSpec::rate_sets(base, 40_000.0).unwrap();
+        // Simulate every count, pruned or not.
+        let mut meeting = Vec::new();
+        for nodes in 3..=8 {
+            let run = simulate(&spec, base, chain, nodes, &rates, 40_000.0, false).unwrap();
+            if run.meets_sla {
+                meeting.push(nodes);
+            }
+            assert!(
+                !(run.meets_sla && pruned.contains(&nodes)),
+                "{nodes} nodes were pruned but meet the SLA in simulation: {run:?}"
+            );
+        }
+        // The plan's answer is the smallest count that simulation says meets.
+        assert_eq!(
+            answer(&rows, 40_000.0),
+            meeting.first().copied(),
+            "rows {rows:?}, meeting {meeting:?}"
+        );
+    }
+
+    #[test]
+    fn one_node_down_fails_a_cluster_sized_without_headroom() {
+        let target = 100_000.0;
+        let spec = spec_of(READS, target, "read.p99<10ms", (3, 8), false);
+        let chain = &spec.chains()[0];
+        let rows = run_chain(&spec, chain, &|_| {}).unwrap();
+        let smallest = answer(&rows, target).expect("some count meets the SLA with every node up");
+        assert!(
+            smallest > 3,
+            "the case must need more than the fewest nodes: {rows:?}"
+        );
+        // The smallest count that meets it has no node to spare: with one
+        // down, the others take its share of the reads.
+        let base = &spec.scenarios[0];
+        let rates = PlanSpec::rate_sets(base, target).unwrap();
+        let down = simulate(&spec, base, chain, smallest, &rates, target, true).unwrap();
+        assert!(!down.meets_sla, "{smallest} nodes, one down: {down:?}");
+        // A plan that asks for one node down answers with more nodes.
+        let spec = spec_of(READS, target, "read.p99<10ms", (3, 8), true);
+        let rows = run_chain(&spec, chain, &|_| {}).unwrap();
+        let with_down = answer(&rows, target).expect("some count meets it with one node down");
+        assert!(with_down > smallest, "{with_down} vs {smallest}");
+    }
+
     #[test]
     fn the_search_finds_the_smallest_meeting_count_with_few_tries() {
         let candidates: Vec<u32> = (3..=64).collect();
