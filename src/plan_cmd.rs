@@ -346,7 +346,30 @@ pub fn run(args: PlanArgs) -> ExitCode {
         use rayon::prelude::*;
         pool.install(|| {
             mine.par_iter()
-                .map(|&index| run_chain(spec, &chains[index], &on_run))
+                .map(|&index| {
+                    let chain = &chains[index];
+                    let started = std::time::Instant::now();
+                    let rows = run_chain(spec, chain, &on_run);
+                    if bar.is_none() {
+                        // No terminal (a batch job's log): a line per
+                        // chain instead of the bar.
+                        eprintln!(
+                            "twin plan: {} / {} / {} done in {:.0} s ({})",
+                            spec.scenarios[chain.scenario].name,
+                            chain.preset,
+                            chain.instance,
+                            started.elapsed().as_secs_f64(),
+                            match &rows {
+                                Ok(rows) => format!(
+                                    "{} simulated",
+                                    rows.iter().filter(|row| row.status == "simulated").count()
+                                ),
+                                Err(_) => "failed".into(),
+                            }
+                        );
+                    }
+                    rows
+                })
                 .collect()
         })
     };
