@@ -72,13 +72,9 @@ pub fn run(args: ExploreArgs) -> ExitCode {
         eprintln!("twin explore: --seeds must be at least 1");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let shard = match args.shard.as_deref().map(validation::shard::Shard::parse) {
-        None => None,
-        Some(Ok(shard)) => Some(shard),
-        Some(Err(error)) => {
-            eprintln!("twin explore: {error}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+    let shard = match crate::merge_cmd::shard_arg("explore", args.shard.as_deref()) {
+        Ok(shard) => shard,
+        Err(code) => return code,
     };
     let out = match (&shard, &args.out) {
         (Some(_), Some(out)) => Some(out.clone()),
@@ -135,18 +131,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     if let (Some(shard), Some(out)) = (shard, out) {
         let items: Vec<(usize, SeedReport)> =
             mine.iter().map(|(index, _)| *index).zip(done).collect();
-        return match validation::shard::Part::new("explore", shard, all.len(), &header, items)
-            .and_then(|part| part.write(&out))
-        {
-            Ok(path) => {
-                say(&format!("part: {}", path.display()));
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("twin explore: {}: {error}", out.display());
-                ExitCode::from(crate::EXIT_ENVIRONMENT)
-            }
-        };
+        return crate::merge_cmd::write_part("explore", shard, all.len(), &header, items, &out);
     }
     finish(&header, &done)
 }
@@ -154,10 +139,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
 /// `twin merge` of an explore's parts: each item is a seed's report.
 pub fn merge(header: serde_json::Value, items: Vec<serde_json::Value>) -> Result<ExitCode, String> {
     let header: Header = crate::merge_cmd::from_value(header, "header")?;
-    let reports = items
-        .into_iter()
-        .map(|item| crate::merge_cmd::from_value(item, "seed report"))
-        .collect::<Result<Vec<SeedReport>, String>>()?;
+    let reports: Vec<SeedReport> = crate::merge_cmd::items_as(items, "seed report")?;
     Ok(finish(&header, &reports))
 }
 

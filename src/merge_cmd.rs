@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::{EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+use crate::{say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
 
 /// `twin merge` flags.
 #[derive(Args)]
@@ -54,4 +54,56 @@ pub fn from_value<T: serde::de::DeserializeOwned>(
     what: &str,
 ) -> Result<T, String> {
     serde_json::from_value(value).map_err(|error| format!("a part's {what} does not read: {error}"))
+}
+
+/// `--shard I/N` of `twin COMMAND`, parsed (`None` without the flag); a
+/// bad value is reported and ends the command.
+pub fn shard_arg(
+    command: &str,
+    text: Option<&str>,
+) -> Result<Option<validation::shard::Shard>, ExitCode> {
+    match text.map(validation::shard::Shard::parse) {
+        None => Ok(None),
+        Some(Ok(shard)) => Ok(Some(shard)),
+        Some(Err(error)) => {
+            eprintln!("twin {command}: {error}");
+            Err(ExitCode::from(EXIT_BAD_INPUT))
+        }
+    }
+}
+
+/// Writes slice `shard` of `twin COMMAND`'s `items_total` items (its
+/// `header` and its own `items`, numbered) into `out` as a part for `twin
+/// merge`, and says where.
+pub fn write_part<H: serde::Serialize, T: serde::Serialize>(
+    command: &str,
+    shard: validation::shard::Shard,
+    items_total: usize,
+    header: &H,
+    items: Vec<(usize, T)>,
+    out: &std::path::Path,
+) -> ExitCode {
+    match validation::shard::Part::new(command, shard, items_total, header, items)
+        .and_then(|part| part.write(out))
+    {
+        Ok(path) => {
+            say(&format!("part: {}", path.display()));
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("twin {command}: {}: {error}", out.display());
+            ExitCode::from(EXIT_ENVIRONMENT)
+        }
+    }
+}
+
+/// Every item of a merged run read as `T` (`what` names one in errors).
+pub fn items_as<T: serde::de::DeserializeOwned>(
+    items: Vec<serde_json::Value>,
+    what: &str,
+) -> Result<Vec<T>, String> {
+    items
+        .into_iter()
+        .map(|item| from_value(item, what))
+        .collect()
 }

@@ -278,6 +278,7 @@ fn check(args: &PlanArgs) -> Result<Checked, String> {
     })
 }
 
+#[allow(clippy::disallowed_methods)] // wall time for the progress lines only
 pub fn run(args: PlanArgs) -> ExitCode {
     let checked = match check(&args) {
         Ok(checked) => checked,
@@ -288,13 +289,9 @@ pub fn run(args: PlanArgs) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let shard = match args.shard.as_deref().map(validation::shard::Shard::parse) {
-        None => None,
-        Some(Ok(shard)) => Some(shard),
-        Some(Err(error)) => {
-            eprintln!("twin plan: {error}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+    let shard = match crate::merge_cmd::shard_arg("plan", args.shard.as_deref()) {
+        Ok(shard) => shard,
+        Err(code) => return code,
     };
     let (pool, jobs) = match run_pool("plan", args.jobs) {
         Ok(pool) => pool,
@@ -388,26 +385,18 @@ pub fn run(args: PlanArgs) -> ExitCode {
     }
     let header = PlanReport::header(spec, checked.sets.clone());
     if let Some(shard) = shard {
-        let part = validation::shard::Part::new(
+        let header = PartHeader {
+            plan: header,
+            out: checked.default_out.clone(),
+        };
+        return crate::merge_cmd::write_part(
             "plan",
             shard,
             chains.len(),
-            &PartHeader {
-                plan: header,
-                out: checked.default_out.clone(),
-            },
+            &header,
             chain_rows,
+            &checked.out,
         );
-        return match part.and_then(|part| part.write(&checked.out)) {
-            Ok(path) => {
-                say(&format!("part: {}", path.display()));
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("twin plan: {}: {error}", checked.out.display());
-                ExitCode::from(EXIT_ENVIRONMENT)
-            }
-        };
     }
     let rows = chain_rows.into_iter().flat_map(|(_, rows)| rows).collect();
     finish(header.with_rows(rows), &checked.out)
@@ -420,11 +409,8 @@ pub fn merge(
     out: Option<PathBuf>,
 ) -> Result<ExitCode, String> {
     let header: PartHeader = crate::merge_cmd::from_value(header, "header")?;
-    let mut rows = Vec::new();
-    for item in items {
-        let chain: Vec<PlanRow> = crate::merge_cmd::from_value(item, "chain")?;
-        rows.extend(chain);
-    }
+    let chains: Vec<Vec<PlanRow>> = crate::merge_cmd::items_as(items, "chain")?;
+    let rows = chains.into_iter().flatten().collect();
     Ok(finish(
         header.plan.with_rows(rows),
         &out.unwrap_or(header.out),

@@ -135,10 +135,9 @@ pub fn run(args: SweepArgs) -> ExitCode {
             return bad(error.to_string());
         }
     }
-    let shard = match args.shard.as_deref().map(validation::shard::Shard::parse) {
-        None => None,
-        Some(Ok(shard)) => Some(shard),
-        Some(Err(error)) => return bad(error),
+    let shard = match crate::merge_cmd::shard_arg("sweep", args.shard.as_deref()) {
+        Ok(shard) => shard,
+        Err(code) => return code,
     };
     let (pool, jobs) = match run_pool("sweep", args.jobs) {
         Ok(pool) => pool,
@@ -185,18 +184,7 @@ pub fn run(args: SweepArgs) -> ExitCode {
     };
     if let Some(shard) = shard {
         let items: Vec<(usize, Row)> = mine.iter().map(|point| point.index).zip(rows).collect();
-        return match validation::shard::Part::new("sweep", shard, points.len(), &header, items)
-            .and_then(|part| part.write(&out))
-        {
-            Ok(path) => {
-                say(&format!("part: {}", path.display()));
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("twin sweep: {}: {error}", out.display());
-                ExitCode::from(EXIT_ENVIRONMENT)
-            }
-        };
+        return crate::merge_cmd::write_part("sweep", shard, points.len(), &header, items, &out);
     }
     finish(&header, &rows, &out)
 }
@@ -208,10 +196,7 @@ pub fn merge(
     out: Option<PathBuf>,
 ) -> Result<ExitCode, String> {
     let header: Header = crate::merge_cmd::from_value(header, "header")?;
-    let rows = items
-        .into_iter()
-        .map(|item| crate::merge_cmd::from_value(item, "row"))
-        .collect::<Result<Vec<Row>, String>>()?;
+    let rows: Vec<Row> = crate::merge_cmd::items_as(items, "row")?;
     let out = out.unwrap_or_else(|| header.out.clone());
     Ok(finish(&header, &rows, &out))
 }

@@ -128,13 +128,9 @@ pub fn run(args: ValidateArgs) -> ExitCode {
             }
         },
     };
-    let shard = match args.shard.as_deref().map(validation::shard::Shard::parse) {
-        None => None,
-        Some(Ok(shard)) => Some(shard),
-        Some(Err(error)) => {
-            eprintln!("twin validate: {error}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+    let shard = match crate::merge_cmd::shard_arg("validate", args.shard.as_deref()) {
+        Ok(shard) => shard,
+        Err(code) => return code,
     };
     let total = cases.len();
     let mine: Vec<(usize, Case)> = cases
@@ -206,18 +202,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
     if let Some(shard) = shard {
         let items: Vec<(usize, CaseResult)> =
             mine.iter().map(|(index, _)| *index).zip(results).collect();
-        return match validation::shard::Part::new("validate", shard, total, &header, items)
-            .and_then(|part| part.write(&args.out))
-        {
-            Ok(path) => {
-                say(&format!("part: {}", path.display()));
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("twin validate: {}: {error}", args.out.display());
-                ExitCode::from(EXIT_ENVIRONMENT)
-            }
-        };
+        return crate::merge_cmd::write_part("validate", shard, total, &header, items, &args.out);
     }
     finish(
         &header,
@@ -236,10 +221,7 @@ pub fn merge(
     out: Option<PathBuf>,
 ) -> Result<ExitCode, String> {
     let header: Header = crate::merge_cmd::from_value(header, "header")?;
-    let results = items
-        .into_iter()
-        .map(|item| crate::merge_cmd::from_value(item, "case result"))
-        .collect::<Result<Vec<CaseResult>, String>>()?;
+    let results: Vec<CaseResult> = crate::merge_cmd::items_as(items, "case result")?;
     let baseline = match &header.require {
         None => None,
         Some(path) => Some(

@@ -79,6 +79,27 @@ command = "cassandra-stress write no-warmup cl=QUORUM duration=60s -rate 'thread
     path.to_string_lossy().into_owned()
 }
 
+/// Runs `args` on one machine and as `shards` slices merged by `twin
+/// merge`, in `dir`, and checks the two outputs are the same bytes.
+fn split_and_merge(dir: &Path, args: &[&str], shards: u32) {
+    let one = dir.join("one");
+    twin(&[args, &["--out", one.to_str().unwrap()]].concat());
+    let parts = dir.join("parts");
+    for i in 1..=shards {
+        let shard = format!("{i}/{shards}");
+        twin(&[args, &["--shard", &shard, "--out", parts.to_str().unwrap()]].concat());
+    }
+    let merged = dir.join("merged");
+    twin(&[
+        "merge",
+        parts.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    same_tree(&one, &merged);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn a_sweep_split_three_ways_merges_to_the_one_machine_sweep() {
     let dir = scratch("sweep");
@@ -93,28 +114,7 @@ fn a_sweep_split_three_ways_merges_to_the_one_machine_sweep() {
         "--jobs",
         "1",
     ];
-    let one = dir.join("one");
-    twin(&[&sweep[..], &["--out", one.to_str().unwrap()]].concat());
-    let parts = dir.join("parts");
-    for i in 1..=3 {
-        let shard = format!("{i}/3");
-        twin(
-            &[
-                &sweep[..],
-                &["--shard", &shard, "--out", parts.to_str().unwrap()],
-            ]
-            .concat(),
-        );
-    }
-    let merged = dir.join("merged");
-    twin(&[
-        "merge",
-        parts.to_str().unwrap(),
-        "--out",
-        merged.to_str().unwrap(),
-    ]);
-    same_tree(&one, &merged);
-    let _ = std::fs::remove_dir_all(&dir);
+    split_and_merge(&dir, &sweep, 3);
 }
 
 #[test]
@@ -137,26 +137,5 @@ fn a_plan_split_by_chain_merges_to_the_one_machine_plan() {
         "--jobs",
         "1",
     ];
-    let one = dir.join("one");
-    twin(&[&plan[..], &["--out", one.to_str().unwrap()]].concat());
-    let parts = dir.join("parts");
-    for i in 1..=2 {
-        let shard = format!("{i}/2");
-        twin(
-            &[
-                &plan[..],
-                &["--shard", &shard, "--out", parts.to_str().unwrap()],
-            ]
-            .concat(),
-        );
-    }
-    let merged = dir.join("merged");
-    twin(&[
-        "merge",
-        parts.to_str().unwrap(),
-        "--out",
-        merged.to_str().unwrap(),
-    ]);
-    same_tree(&one, &merged);
-    let _ = std::fs::remove_dir_all(&dir);
+    split_and_merge(&dir, &plan, 2);
 }
