@@ -245,8 +245,26 @@ fn finish(
     wall_seconds: f64,
     out: &std::path::Path,
 ) -> ExitCode {
-    let card = build(results, header.quick, wall_seconds);
+    let mut card = build(results, header.quick, wall_seconds);
     say(card.to_text().trim_end());
+    // R5's worked plan, stored by `twin plan` (validation/r5-plan/README.md).
+    let stored = std::path::Path::new(validation::plan_score::R5_PLAN);
+    if stored.exists() {
+        match std::fs::read_to_string(stored)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+        {
+            Ok(report) => {
+                card.plan = validation::plan_score::score(&report);
+                say("");
+                say(validation::plan_score::to_text(&card.plan).trim_end());
+            }
+            Err(error) => {
+                eprintln!("twin validate: {}: {error}", stored.display());
+                return ExitCode::from(EXIT_ENVIRONMENT);
+            }
+        }
+    }
     if let Err(error) = validation::charts::write_all(&out.join("charts"), &card, results) {
         eprintln!("twin validate: charts: {error}");
         return ExitCode::from(EXIT_ENVIRONMENT);

@@ -18,6 +18,7 @@
 pub mod cases;
 pub mod charts;
 pub mod plan;
+pub mod plan_score;
 pub mod published;
 pub mod regress;
 pub mod scorecard;

@@ -175,6 +175,10 @@ pub struct Scorecard {
     pub shapes: Vec<ShapeRow>,
     /// Counts.
     pub summary: Totals,
+    /// R5's plan against the report's clusters ([`crate::plan_score`]),
+    /// apart from the figures; empty where no stored plan was read.
+    #[serde(default)]
+    pub plan: Vec<crate::plan_score::PlanScoreRow>,
 }
 
 fn unit_name(unit: Unit) -> &'static str {
@@ -267,6 +271,7 @@ pub fn build(results: &[CaseResult], quick: bool, wall_seconds: f64) -> Scorecar
         comparisons,
         shapes,
         summary,
+        plan: Vec::new(),
     }
 }
 
