@@ -13,7 +13,9 @@
 //!    unless even an ideal cache must miss, no compaction, no flush),
 //!    random reads from disk (the fraction of reads an ideal cache of the
 //!    whole memory still misses, from the key distribution's popularity
-//!    curve), commitlog bandwidth and NIC bandwidth. Each floor is a lower
+//!    curve), commitlog bandwidth, NIC bandwidth, and memory (the bloom
+//!    filters and index summaries of the node's share of the table, which
+//!    both databases keep in memory). Each floor is a lower
 //!    bound on what the simulated node does, so a node count it prunes
 //!    (a floor at or above 100% of the resource) could not meet the SLA in
 //!    simulation either; a test checks this by simulating everything.
@@ -293,6 +295,11 @@ pub struct Floors {
     pub commitlog: f64,
     /// NIC receive bandwidth.
     pub nic: f64,
+    /// Memory: the bloom filters and index summaries of the node's share
+    /// of the preloaded table, which both Scylla and Cassandra keep in
+    /// memory (0 without a preloaded table).
+    #[serde(default)]
+    pub memory: f64,
 }
 
 impl Floors {
@@ -303,6 +310,7 @@ impl Floors {
             ("disk read IOPS", self.read_iops),
             ("commitlog bandwidth", self.commitlog),
             ("NIC bandwidth", self.nic),
+            ("memory", self.memory),
         ]
         .into_iter()
         .find(|(_, value)| *value >= 1.0)
@@ -377,11 +385,24 @@ pub fn floors(plan: &RunPlan) -> Floors {
         commitlog_bytes += per_node * write_fraction * rf * row_bytes;
         nic_bytes += per_node * write_fraction * rf * row_bytes;
     }
+    // What a node must hold in memory for the table on its disk: each
+    // SSTable's bloom filter and index summary (engine::sstable).
+    let memory = cluster.preload.as_ref().map_or(0.0, |preload| {
+        let format = if cluster.preset.is_cassandra() {
+            engine::sstable::SSTableFormat::CASSANDRA_STRESS
+        } else {
+            engine::sstable::SSTableFormat::SCYLLA_CASSANDRA_STRESS
+        };
+        let rows = (preload.partitions as f64 * rf as f64 / n).round() as u64;
+        let held = format.filter_bytes(rows) + format.summary_bytes(rows, rows * preload.row_bytes);
+        held as f64 / cluster.memory_per_node_bytes.max(1) as f64
+    });
     Floors {
         cpu: cpu_s / cores,
         read_iops: read_ios / cluster.device.read_iops,
         commitlog: commitlog_bytes / cluster.device.write_bytes_per_s,
         nic: nic_bytes / (cluster.nic_gbps * 1e9 / 8.0),
+        memory,
     }
 }
 
@@ -690,6 +711,7 @@ pub fn run_chain(
                 read_iops: round4(f.read_iops),
                 commitlog: round4(f.commitlog),
                 nic: round4(f.nic),
+                memory: round4(f.memory),
             }),
             on_demand_usd_per_year: cost(instance.and_then(|i| i.on_demand)),
             reserved_1y_usd_per_year: cost(instance.and_then(|i| i.reserved_1y)),
@@ -1424,6 +1446,46 @@ command = "cassandra-stress read no-warmup cl=QUORUM duration=90s -rate 'threads
         let rows = run_chain(&spec, chain, &|_| {}).unwrap();
         let with_down = answer(&rows, target).expect("some count meets it with one node down");
         assert!(with_down > smallest, "{with_down} vs {smallest}");
+    }
+
+    #[test]
+    fn a_table_whose_filters_outgrow_the_memory_is_pruned_for_memory() {
+        // 2e10 partitions of 20 B on 3 x i3en.large (16 GiB, 1.25 TB): the
+        // data fills a third of each disk, but the bloom filters alone
+        // (10 bits a partition, 25 GB) do not fit in memory.
+        let text = READS
+            .replace("instance = \"i3.large\"", "instance = \"i3en.large\"")
+            .replace("partitions = 1e6", "partitions = 2e10")
+            .replace("row_bytes = \"1100B\"", "row_bytes = \"20B\"")
+            .replace("uniform(1..1000000)", "uniform(1..20000000000)");
+        let plan = resolve(
+            &parse("memory.toml", &text).unwrap(),
+            &RunOverrides::default(),
+        )
+        .unwrap();
+        let (screen, fill) = fit(&plan);
+        assert!(
+            matches!(screen, Screen::Candidate(_)),
+            "the data fits the disks"
+        );
+        assert!(fill.unwrap() < 0.5, "{fill:?}");
+        let big = floors(&plan);
+        let filters = 2e10 * 10.0 / 8.0;
+        let memory = plan.cluster.memory_per_node_bytes as f64;
+        assert!(big.memory > filters / memory, "{big:?}");
+        assert!(
+            big.memory < filters / memory * 1.05,
+            "summaries are small: {big:?}"
+        );
+        assert_eq!(big.exceeded().map(|(resource, _)| resource), Some("memory"));
+        // A million 1,100-byte rows take a sliver of an i3.large's.
+        let plan = resolve(
+            &parse("reads.toml", READS).unwrap(),
+            &RunOverrides::default(),
+        )
+        .unwrap();
+        let small = floors(&plan).memory;
+        assert!(small > 0.0 && small < 0.01, "{small}");
     }
 
     #[test]
