@@ -358,7 +358,7 @@ pub fn run(args: PlanArgs) -> ExitCode {
                             started.elapsed().as_secs_f64(),
                             match &rows {
                                 Ok(rows) => format!(
-                                    "{} simulated",
+                                    "{} node count(s) simulated",
                                     rows.iter().filter(|row| row.status == "simulated").count()
                                 ),
                                 Err(_) => "failed".into(),
