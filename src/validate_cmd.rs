@@ -117,10 +117,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
     };
     let baseline: Option<Scorecard> = match &args.require {
         None => None,
-        Some(path) => match std::fs::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-        {
+        Some(path) => match read_json(path) {
             Ok(card) => Some(card),
             Err(error) => {
                 eprintln!("twin validate: --require {}: {error}", path.display());
@@ -213,6 +210,13 @@ pub fn run(args: ValidateArgs) -> ExitCode {
     )
 }
 
+/// A JSON file read as `T`.
+fn read_json<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Result<T, String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+}
+
 /// `twin merge` of a validation's parts: each item is a case's result.
 /// The scorecard's wall time is the sum of the cases'.
 pub fn merge(
@@ -225,10 +229,7 @@ pub fn merge(
     let baseline = match &header.require {
         None => None,
         Some(path) => Some(
-            std::fs::read_to_string(path)
-                .map_err(|e| e.to_string())
-                .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-                .map_err(|error| format!("--require {}: {error}", path.display()))?,
+            read_json(path).map_err(|error| format!("--require {}: {error}", path.display()))?,
         ),
     };
     let wall = results.iter().map(|r| r.case.wall_seconds).sum();
@@ -250,10 +251,7 @@ fn finish(
     // R5's worked plan, stored by `twin plan` (validation/r5-plan/README.md).
     let stored = std::path::Path::new(validation::plan_score::R5_PLAN);
     if stored.exists() {
-        match std::fs::read_to_string(stored)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-        {
+        match read_json(stored) {
             Ok(report) => {
                 card.plan = validation::plan_score::score(&report);
                 say("");
