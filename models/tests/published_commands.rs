@@ -1,7 +1,8 @@
 //! Every `cassandra-stress ...` command in the project's
 //! `shared/reference/published-runs.md` (when that file is beside the
 //! repository) parses, or, for the two R5 commands that carry
-//! `<placeholders>` in the report, is rejected naming the placeholder. The
+//! `<placeholders>` in the report, is rejected naming the placeholder; R6's
+//! `user profile=...` commands parse to `user` with their `ops(...)`. The
 //! exact settings of each are asserted by the fixture in the crate's unit
 //! tests; this guards against the reference drifting away from it.
 
@@ -23,10 +24,18 @@ fn every_published_command_parses_or_names_its_placeholder() {
             continue;
         }
         if piece.starts_with("cassandra-stress user ") {
-            // R6's `user profile=...` commands wait for the user-profiles
-            // issue; until then they are refused, naming the command.
-            let error = parse(piece).expect_err("user profiles are not parsed yet");
-            assert!(error.to_string().contains("user"), "{piece}: {error}");
+            let command = parse(piece)
+                .unwrap_or_else(|error| panic!("R6 command does not parse: {piece}: {error}"));
+            match command.operation {
+                models::cassandra_stress::Operation::User { profile, ops, .. } => {
+                    assert_eq!(profile, "size_based_load_intel.yaml", "{piece}");
+                    assert!(
+                        ops.len() == 1 && ["insert", "getdata"].contains(&ops[0].0.as_str()),
+                        "{piece}: {ops:?}"
+                    );
+                }
+                other => panic!("{piece}: parsed as {other:?}"),
+            }
             user_profiles += 1;
             continue;
         }
@@ -43,5 +52,5 @@ fn every_published_command_parses_or_names_its_placeholder() {
         }
     }
     assert_eq!(commands, 5, "published-runs.md holds five c-s commands");
-    assert!(user_profiles > 0, "and R6's user-profile commands");
+    assert_eq!(user_profiles, 7, "and R6's seven user-profile commands");
 }

@@ -28,6 +28,9 @@
 //! Every process runs the command as written: K processes with `n=N` perform
 //! K x N operations, as K copies of c-s would.
 
+use std::sync::Arc;
+
+use models::cassandra_stress::profile::UserProfile;
 use models::distribution::{KeyDistribution, SequentialKeys, SizeDistribution};
 use rand::{Rng, RngExt};
 use units::{SimDuration, SimTime};
@@ -77,31 +80,44 @@ impl KeySource {
     }
 }
 
-/// Columns of each row written: count and size distributions (`-col`).
+/// The columns of each row written.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ColumnPlan {
-    /// Columns per row.
-    pub count: SizeDistribution,
-    /// Bytes per column value.
-    pub size: SizeDistribution,
+pub enum ColumnPlan {
+    /// A predefined command's `-col n=DIST size=DIST`: a column count,
+    /// then a size per column.
+    Columns {
+        /// Columns per row.
+        count: SizeDistribution,
+        /// Bytes per column value.
+        size: SizeDistribution,
+    },
+    /// A user profile's table (`user profile=`): each row's clustering and
+    /// regular columns, sized by type and `columnspec`.
+    Profile(Arc<UserProfile>),
 }
 
 impl ColumnPlan {
-    /// Bytes of column values in one row: a column count drawn, then a size
-    /// per column, as c-s generates rows.
+    /// Bytes of column values in one row, drawn as c-s generates rows.
     pub fn sample_value_bytes<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
-        match (&self.count, &self.size) {
-            (SizeDistribution::Fixed(count), SizeDistribution::Fixed(size)) => count * size,
-            (count, size) => {
+        match self {
+            ColumnPlan::Columns {
+                count: SizeDistribution::Fixed(count),
+                size: SizeDistribution::Fixed(size),
+            } => count * size,
+            ColumnPlan::Columns { count, size } => {
                 let columns = count.sample(rng);
                 (0..columns).map(|_| size.sample(rng)).sum()
             }
+            ColumnPlan::Profile(profile) => profile.sample_row_bytes(rng),
         }
     }
 
     /// Expected bytes of column values per row.
     pub fn mean_value_bytes(&self) -> f64 {
-        self.count.mean() * self.size.mean()
+        match self {
+            ColumnPlan::Columns { count, size } => count.mean() * size.mean(),
+            ColumnPlan::Profile(profile) => profile.mean_row_bytes(),
+        }
     }
 }
 
@@ -326,14 +342,20 @@ impl LoadPlan {
             StartPlan::At(at) => format!("starts at {at}"),
             StartPlan::After(index) => format!("starts after load #{index}"),
         };
+        let columns = match &self.columns {
+            ColumnPlan::Columns { count, size } => format!("{count} x {size} B columns"),
+            ColumnPlan::Profile(profile) => format!(
+                "table {} rows of {:.0} B on average",
+                profile.table.name,
+                profile.mean_row_bytes()
+            ),
+        };
         format!(
-            "{} ({} x {rate} on {}, {}, {} x {} B columns, {keys}, {stop}, {start}, {})",
+            "{} ({} x {rate} on {}, {}, {columns}, {keys}, {stop}, {start}, {})",
             self.name,
             self.processes,
             self.loader,
             self.operation.name(),
-            self.columns.count,
-            self.columns.size,
             match self.routing {
                 Routing::TokenAware => "token-aware",
                 Routing::ShardAware => "shard-aware",
@@ -539,12 +561,12 @@ mod tests {
     fn column_bytes_are_drawn_per_column() {
         use rand::SeedableRng;
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
-        let fixed = ColumnPlan {
+        let fixed = ColumnPlan::Columns {
             count: SizeDistribution::Fixed(5),
             size: SizeDistribution::Fixed(34),
         };
         assert_eq!(fixed.sample_value_bytes(&mut rng), 170);
-        let uniform = ColumnPlan {
+        let uniform = ColumnPlan::Columns {
             count: SizeDistribution::Fixed(2),
             size: SizeDistribution::Uniform { min: 10, max: 20 },
         };

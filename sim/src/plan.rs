@@ -6,6 +6,10 @@
 //! reported: the plan's `describe()` line is printed at the start of a run,
 //! and `notes` lists options accepted but without effect on the simulation.
 
+use std::sync::Arc;
+
+use models::cassandra_stress::cql::QueryShape;
+use models::cassandra_stress::profile::{self as user_profiles, UserProfile};
 use models::cassandra_stress::{self, Operation, Population, Rate, ReplicationStrategy, Stop};
 use models::instance::{self, seastar_reserved_memory_bytes, Instance};
 use units::SimDuration;
@@ -116,10 +120,13 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
             field: "data.compaction".to_string(),
         });
     let mut loads = Vec::with_capacity(scenario.loads.len());
+    // A user profile's `chunk_length_in_kb`, when its table gives one.
+    let mut profile_chunk_kb: Option<u64> = None;
     for (index, section) in scenario.loads.iter().enumerate() {
         let field = format!("load[{index}].command");
-        let command = cassandra_stress::parse(&section.command)
+        let mut command = cassandra_stress::parse(&section.command)
             .map_err(|error| scenario.error(&field, error.to_string()))?;
+        let profile = user_profile(scenario, &field, &mut command, &mut profile_chunk_kb)?;
         if !command.ignored_options.is_empty() {
             notes.push(format!(
                 "load `{}`: {} accepted but do not affect the simulation",
@@ -137,7 +144,11 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
             if explicit != *rf {
                 return Err(scenario.error(
                     &field,
-                    format!("replication(factor={explicit}) differs from the keyspace's {rf} (set by {origin}); c-s creates keyspace1 once and does not alter it"),
+                    if profile.is_some() {
+                        format!("the profile's keyspace_definition gives replication_factor {explicit}, which differs from the keyspace's {rf} (set by {origin}); the twin simulates one keyspace")
+                    } else {
+                        format!("replication(factor={explicit}) differs from the keyspace's {rf} (set by {origin}); c-s creates keyspace1 once and does not alter it")
+                    },
                 ));
             }
         }
@@ -216,7 +227,7 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
                 ));
             }
         }
-        let load = resolve_load(scenario, &field, section, &command, &loads)?;
+        let load = resolve_load(scenario, &field, section, &command, profile, &loads)?;
         loads.push(load);
     }
     cluster.row_cache = resolve_row_cache(scenario, &cluster, &loads)?;
@@ -242,8 +253,12 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         }
     }
     check_sampled_populations(scenario, &cluster, &loads)?;
-    cluster.compression_chunk_bytes =
-        resolve_compression_chunk(scenario, &cluster, table_compression.and_then(|(c, _)| c))?;
+    cluster.compression_chunk_bytes = resolve_compression_chunk(
+        scenario,
+        &cluster,
+        table_compression.and_then(|(c, _)| c),
+        profile_chunk_kb,
+    )?;
     if let Some(table) = &table_compaction {
         cluster.compaction = resolve_compaction(scenario, cluster.preset, table, &mut notes)?;
     }
@@ -531,11 +546,13 @@ fn resolve_compression_chunk(
     scenario: &Scenario,
     cluster: &ClusterPlan,
     compression: Option<cassandra_stress::Compression>,
+    profile_chunk_kb: Option<u64>,
 ) -> Result<Option<u64>, ScenarioError> {
     let chunk_kb = scenario
         .table
         .as_ref()
-        .and_then(|table| table.chunk_length_in_kb);
+        .and_then(|table| table.chunk_length_in_kb)
+        .or(profile_chunk_kb);
     let Some(_) = compression else {
         if chunk_kb.is_some() {
             return Err(scenario.error(
@@ -1452,15 +1469,151 @@ fn engine_consistency(level: cassandra_stress::ConsistencyLevel) -> engine::Cons
     }
 }
 
+/// A `user` command's profile: read from its path (relative to the
+/// scenario file), checked against the command's `ops(...)`, and its
+/// keyspace and table settings put where a predefined command's `-schema`
+/// puts them (`replication(...)`, `compaction(...)`, `compression=`), so
+/// the keyspace and table checks below treat both alike. `None` for the
+/// predefined commands.
+fn user_profile(
+    scenario: &Scenario,
+    field: &str,
+    command: &mut cassandra_stress::StressCommand,
+    chunk_kb: &mut Option<u64>,
+) -> Result<Option<Arc<UserProfile>>, ScenarioError> {
+    let Operation::User {
+        profile: path, ops, ..
+    } = &command.operation
+    else {
+        return Ok(None);
+    };
+    let scenario_dir = std::path::Path::new(&scenario.source.file)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    let full = scenario_dir.join(path);
+    let shown = full.display().to_string();
+    let text = std::fs::read_to_string(&full).map_err(|error| {
+        scenario.error(field, format!("profile `{shown}` cannot be read: {error} (profile= is relative to the scenario file)"))
+    })?;
+    let profile = user_profiles::parse_profile(&text, &shown)
+        .map_err(|error| scenario.error(field, error.to_string()))?;
+    let names = profile.operation_names();
+    for (name, _) in ops {
+        if !names.contains(name) {
+            return Err(scenario.error(
+                field,
+                format!("ops(...) names `{name}`, which is not an operation of {shown}: accepted are {}", names.join(", ")),
+            ));
+        }
+    }
+    // What the engine cannot run yet, refused by name.
+    if let Some(&index) = profile
+        .table
+        .clustering
+        .iter()
+        .find(|&&index| profile.columns[index].cluster.range().1 > 1)
+    {
+        let column = &profile.columns[index];
+        return Err(scenario.error(
+            field,
+            format!(
+                "{shown}: clustering column `{}` has cluster: {}, so partitions hold many rows ({:.1} on average); the twin simulates partitions of one row so far",
+                column.definition.name,
+                column.cluster,
+                profile.mean_rows_per_partition()
+            ),
+        ));
+    }
+    if profile.insert.partitions.range().1 > 1 {
+        return Err(scenario.error(
+            field,
+            format!(
+                "{shown}: insert.partitions is {}: batches over several partitions are not simulated by the twin; use fixed(1)",
+                profile.insert.partitions
+            ),
+        ));
+    }
+    if let Some(keyspace) = &profile.keyspace_definition {
+        command.replication_factor = Some(keyspace.replication_factor);
+        command.replication_strategy = Some(if keyspace.network_topology {
+            ReplicationStrategy::NetworkTopologyStrategy
+        } else {
+            ReplicationStrategy::SimpleStrategy
+        });
+    }
+    if let Some((class, options)) = &profile.table.compaction {
+        command.compaction = Some(match class.to_ascii_lowercase().as_str() {
+            "sizetieredcompactionstrategy" => cassandra_stress::CompactionStrategy::SizeTiered,
+            "leveledcompactionstrategy" => cassandra_stress::CompactionStrategy::Leveled,
+            _ => {
+                return Err(scenario.error(
+                    field,
+                    format!("{shown}: table_definition: compaction class `{class}` is not simulated by the twin: accepted are SizeTieredCompactionStrategy and LeveledCompactionStrategy"),
+                ))
+            }
+        });
+        command.compaction_options = options.clone();
+    }
+    match &profile.table.compression {
+        None | Some(None) => {}
+        Some(Some((class, chunk))) => {
+            command.compression = Some(
+                cassandra_stress::Compression::from_class_name(class).ok_or_else(|| {
+                    scenario.error(
+                        field,
+                        format!("{shown}: table_definition: compression class `{class}` is not modelled: accepted are LZ4Compressor, SnappyCompressor, DeflateCompressor"),
+                    )
+                })?,
+            );
+            if chunk.is_some() {
+                *chunk_kb = *chunk;
+            }
+        }
+    }
+    Ok(Some(Arc::new(profile)))
+}
+
 fn resolve_load(
     scenario: &Scenario,
     field: &str,
     section: &crate::scenario::LoadSection,
     command: &cassandra_stress::StressCommand,
+    profile: Option<Arc<UserProfile>>,
     earlier: &[LoadPlan],
 ) -> Result<LoadPlan, ScenarioError> {
     let fail = |reason: String| Err(scenario.error(field, reason));
     let operation = match &command.operation {
+        Operation::User {
+            ops, clustering, ..
+        } => {
+            let profile = profile
+                .as_ref()
+                .expect("a user command has its profile read");
+            // Inserts and the queries that write are writes; the rest read.
+            let weight = |writes: bool| -> f64 {
+                ops.iter()
+                    .filter(|(name, _)| {
+                        let is_write = name == "insert"
+                            || profile
+                                .query(name)
+                                .is_some_and(|q| q.shape == QueryShape::Write);
+                        is_write == writes
+                    })
+                    .map(|(_, weight)| weight)
+                    .sum()
+            };
+            let (write_weight, read_weight) = (weight(true), weight(false));
+            if read_weight == 0.0 {
+                OpMix::Only(OpKind::Write)
+            } else if write_weight == 0.0 {
+                OpMix::Only(OpKind::Read)
+            } else {
+                OpMix::Mixed {
+                    write_fraction: write_weight / (write_weight + read_weight),
+                    clustering: clustering.clone(),
+                }
+            }
+        }
         Operation::Write => OpMix::Only(OpKind::Write),
         Operation::Read => OpMix::Only(OpKind::Read),
         Operation::Mixed {
@@ -1485,19 +1638,25 @@ fn resolve_load(
             return fail("c-s's automatic thread search (no `-rate threads=N`) is not simulated: its result depends on when throughput stops improving, which a twin should report rather than pick; give `-rate threads=N`".into())
         }
     };
-    let columns = ColumnPlan {
-        count: command.columns.count,
-        size: command.columns.size,
+    let largest_row = match &profile {
+        None => command
+            .columns
+            .count
+            .range()
+            .end()
+            .saturating_mul(*command.columns.size.range().end()),
+        Some(profile) => profile.largest_row_bytes(),
     };
-    if columns
-        .count
-        .range()
-        .end()
-        .saturating_mul(*columns.size.range().end())
-        > u64::from(u32::MAX)
-    {
+    if largest_row > u64::from(u32::MAX) {
         return fail("rows of more than 4 GiB of column values are not supported".into());
     }
+    let columns = match profile {
+        None => ColumnPlan::Columns {
+            count: command.columns.count,
+            size: command.columns.size,
+        },
+        Some(profile) => ColumnPlan::Profile(profile),
+    };
     let keys = match &command.population {
         Population::Sequential { first, last, wrap: true } => KeyPlan::Sequential { first: *first, last: *last },
         Population::Sequential { wrap: false, .. } => {

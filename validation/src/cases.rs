@@ -372,6 +372,19 @@ pub fn measure(outcome: &RunOutcome, from: SimTime) -> Vec<(String, f64)> {
         "achieved throughput".into(),
         total_ops as f64 * scale / seconds,
     ));
+    // What the coordinators measured, over the whole run (the servers keep
+    // whole-run histograms): R6's headline is server-side.
+    for (name, histogram) in ["read", "write"].into_iter().zip(outcome.server.totals()) {
+        if histogram.is_empty() {
+            continue;
+        }
+        for (label, quantile) in [("p50", 0.5), ("p95", 0.95), ("p99", 0.99), ("p99.9", 0.999)] {
+            measured.push((
+                format!("server {name} latency {label}"),
+                histogram.value_at_quantile(quantile) as f64 / 1000.0,
+            ));
+        }
+    }
     if let Some(load) = server_load(outcome, from) {
         measured.push(("server load".into(), load * 100.0));
     }

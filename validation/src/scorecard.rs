@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cases::CaseResult;
 use crate::published::{
-    Comparison, Figure, Kind, Shape, ShapeKind, Unit, COMPARISONS, FIGURES, REPORTS, SHAPES,
+    Bound, Comparison, Figure, Kind, Shape, ShapeKind, Unit, COMPARISONS, FIGURES, REPORTS, SHAPES,
 };
 
 /// Status of a figure that was simulated.
@@ -71,6 +71,10 @@ pub struct FigureRow {
     pub relative_error: Option<f64>,
     /// Largest relative error that passes.
     pub tolerance: f64,
+    /// The report gives a bound ("below `published`"): the figure passes
+    /// below it, whatever its relative error.
+    #[serde(default)]
+    pub below: bool,
     /// Whether it passes.
     pub pass: Option<bool>,
     /// `simulated`, `not run`, or what it needs.
@@ -330,6 +334,7 @@ fn figure_row(figure: &Figure, results: &[CaseResult]) -> FigureRow {
         simulated: None,
         relative_error: None,
         tolerance: figure.kind.tolerance(),
+        below: figure.bound == Bound::Below,
         pass: None,
         status: NOT_RUN.into(),
         source: source_of(figure.run),
@@ -342,7 +347,10 @@ fn figure_row(figure: &Figure, results: &[CaseResult]) -> FigureRow {
         let error = (value - figure.value) / figure.value;
         row.simulated = Some(round_sig(value));
         row.relative_error = Some((error * 1000.0).round() / 1000.0);
-        row.pass = Some(error.abs() <= row.tolerance);
+        row.pass = Some(match figure.bound {
+            Bound::Value => error.abs() <= row.tolerance,
+            Bound::Below => value < figure.value,
+        });
         row.status = SIMULATED.into();
     } else {
         row.status = NOT_MEASURED.into();
@@ -437,7 +445,11 @@ impl Scorecard {
                 f.run,
                 f.setup,
                 f.figure,
-                human(f.published, &f.unit),
+                if f.below {
+                    format!("< {}", human(f.published, &f.unit))
+                } else {
+                    human(f.published, &f.unit)
+                },
                 simulated,
                 error,
                 pass

@@ -1,13 +1,18 @@
 //! cassandra-stress (c-s) command lines: the load a scenario describes, as
 //! users paste it from a benchmark report.
 //!
-//! [`parse`] reads one legacy "predefined" c-s command (`write`, `read`,
-//! `mixed`), with or without the leading `cassandra-stress`, and returns a
-//! [`StressCommand`] with every c-s default filled in explicitly:
+//! [`parse`] reads one c-s command, a "predefined" one (`write`, `read`,
+//! `mixed`) or `user profile=FILE.yaml ops(NAME=W,...)`, with or without
+//! the leading `cassandra-stress`, and returns a [`StressCommand`] with
+//! every c-s default filled in explicitly:
 //! - the command's own parameters: `n=`, `duration=` (`s`/`m`/`h`),
 //!   `err<`/`n>`/`n<` (c-s's run-until-stable mode, the default when neither
 //!   `n=` nor `duration=` is given), `no-warmup`, `cl=`, `keysize=`, and for
-//!   `mixed` `ratio(write=W,read=R)` and `clustering=DIST`;
+//!   `mixed` `ratio(write=W,read=R)` and `clustering=DIST`; for `user`
+//!   `profile=PATH`, `ops(NAME=W,...)` and `clustering=DIST` (the profile
+//!   itself is read by the caller, who knows what the path is relative to,
+//!   with [`profile::parse_profile`]; `-schema` and `-col` are refused with
+//!   `user`, whose profile sets both);
 //! - `-schema replication(factor=N)` (or `strategy=NetworkTopologyStrategy`
 //!   with one `DC=N`) and `compaction(strategy=...)`;
 //! - `-rate threads=N [limit=R/s | throttle=R/s | fixed=R/s]` and
@@ -43,8 +48,8 @@
 //!   measured from the actual start; `fixed=R/s` is open loop, each operation
 //!   having an intended start `start + i/R` and latency measured from it
 //!   (coordinated-omission corrected); threads still cap the concurrency.
-//! - `-pop` absent: `seq=1..N` for `write`, `dist=gaussian(1..N)` for `read`
-//!   and `mixed`, with N = `n=` when given, else 1,000,000 (c-s uses the
+//! - `-pop` absent: `seq=1..N` for `write`, `dist=gaussian(1..N)` for `read`,
+//!   `mixed` and `user`, with N = `n=` when given, else 1,000,000 (c-s uses the
 //!   same 1M default for `duration=` runs). `seq` wraps unless `no-wrap`.
 //! - `-col` absent: `n=FIXED(5) size=FIXED(34)`; key size 10 bytes.
 //! - `cl=` absent: `LOCAL_ONE` (c-s 3.x; older 2.x builds used `ONE`).
@@ -71,7 +76,7 @@
 //! ([`Rate::Auto`] with `stop_at_saturation: false`); `-pop` with no
 //! parameters is `dist=gaussian(1..N)` even for `write`.
 //!
-//! Left out: the `user` (YAML profile), `counter_write`, `counter_read`,
+//! Left out: the `counter_write`, `counter_read`,
 //! `help`, `print` and `legacy` commands; the old `-key populate=`/`-key
 //! dist=` syntax; `-col names=` lists other than as a column count,
 //! `-pop read-lookback=`; non-FIXED/UNIFORM column size distributions; the
@@ -96,9 +101,13 @@
 //! `StressAction.java` for what `-rate` does at run time;
 //! `scylla-mechanisms.md` section 9 for the summary.
 
+pub mod cql;
 mod parser;
+pub mod profile;
 mod tokenize;
 
+#[cfg(test)]
+mod profile_tests;
 #[cfg(test)]
 mod tests;
 
@@ -228,10 +237,25 @@ pub enum Operation {
         /// `GAUSSIAN(1..10)`).
         clustering: KeyDistribution,
     },
+    /// `user profile=FILE ops(NAME=W,...)`: the operations of a YAML
+    /// profile ([`profile`]), which the caller reads (the path is relative
+    /// to where the command came from).
+    User {
+        /// `profile=`, as written.
+        profile: String,
+        /// `ops(...)`: each operation's name (`insert` or a query of the
+        /// profile) and weight, in the order given.
+        ops: Vec<(String, f64)>,
+        /// `clustering=`: run lengths of one operation (default
+        /// `GAUSSIAN(1..10)`).
+        clustering: KeyDistribution,
+    },
 }
 
 impl Operation {
-    /// The fraction of operations that are reads.
+    /// The fraction of operations that are reads; for `user`, the share of
+    /// the operations other than `insert` (whether a query writes is the
+    /// profile's to say).
     pub fn read_fraction(&self) -> f64 {
         match self {
             Operation::Write => 0.0,
@@ -241,6 +265,16 @@ impl Operation {
                 read_weight,
                 ..
             } => read_weight / (write_weight + read_weight),
+            // Which operations read is in the profile.
+            Operation::User { ops, .. } => {
+                let total: f64 = ops.iter().map(|(_, w)| w).sum();
+                let inserts: f64 = ops
+                    .iter()
+                    .filter(|(name, _)| name == "insert")
+                    .map(|(_, w)| w)
+                    .sum();
+                1.0 - inserts / total
+            }
         }
     }
 
@@ -250,6 +284,7 @@ impl Operation {
             Operation::Write => "write",
             Operation::Read => "read",
             Operation::Mixed { .. } => "mixed",
+            Operation::User { .. } => "user",
         }
     }
 }

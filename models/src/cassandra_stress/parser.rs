@@ -15,7 +15,7 @@ use crate::distribution::{
     parse_bounds, parse_whole, KeyDistribution, SizeDistribution, DEFAULT_GAUSSIAN_STDVRNG,
 };
 
-const ACCEPTED_COMMANDS: &str = "write (or insert), read, mixed";
+const ACCEPTED_COMMANDS: &str = "write (or insert), read, mixed, user";
 const ACCEPTED_OPTIONS: &str =
     "-schema, -rate, -col, -pop, -errors, -mode, -node, -log, -port, -transport";
 /// Options accepted and recorded as not affecting the simulation.
@@ -166,6 +166,7 @@ enum Command {
     Write,
     Read,
     Mixed,
+    User,
 }
 
 /// Options gathered from the command's own parameters.
@@ -181,6 +182,8 @@ struct CommandParams {
     key_size: Option<(u32, String)>,
     ratio: Option<((f64, f64), String)>,
     clustering: Option<(KeyDistribution, String)>,
+    profile: Option<(String, String)>,
+    ops: Option<(Vec<(String, f64)>, String)>,
     truncate: Option<((), String)>,
     serial_cl: Option<((), String)>,
     add: Option<((), String)>,
@@ -291,6 +294,30 @@ impl Parser {
                     clustering,
                 }
             }
+            Command::User => {
+                let profile = cmd.profile.as_ref().map(|(path, _)| path.clone()).ok_or_else(|| {
+                    StressError::new(
+                        first,
+                        "`user` needs profile=FILE.yaml: the YAML profile with the table and its queries",
+                    )
+                })?;
+                let ops = cmd.ops.as_ref().map(|(ops, _)| ops.clone()).ok_or_else(|| {
+                    StressError::new(
+                        first,
+                        "`user` needs ops(NAME=W,...): which of the profile's operations to run (insert and its queries) and their weights, e.g. ops(insert=1,getdata=2)",
+                    )
+                })?;
+                let clustering = match &cmd.clustering {
+                    Some((d, _)) => d.clone(),
+                    None => KeyDistribution::gaussian_stdvrng(1, 10, DEFAULT_GAUSSIAN_STDVRNG)
+                        .unwrap_or(KeyDistribution::Fixed(1)),
+                };
+                Operation::User {
+                    profile,
+                    ops,
+                    clustering,
+                }
+            }
         };
 
         let mut result = StressCommand {
@@ -328,7 +355,7 @@ impl Parser {
                     last: population_size,
                     wrap: true,
                 },
-                Command::Read | Command::Mixed => {
+                Command::Read | Command::Mixed | Command::User => {
                     Population::Distribution(default_gaussian(population_size))
                 }
             },
@@ -338,6 +365,19 @@ impl Parser {
         };
 
         for (key, key_token, option_params) in options {
+            if command == Command::User && (key == "-schema" || key == "-col") {
+                return Err(StressError::new(
+                    key_token,
+                    format!(
+                        "`{key_token}` does not apply to `user`: the profile's {} sets it",
+                        if key == "-schema" {
+                            "keyspace_definition and table_definition"
+                        } else {
+                            "columnspec"
+                        }
+                    ),
+                ));
+            }
             match key.as_str() {
                 "-schema" => self.schema(option_params, &mut result)?,
                 "-rate" => result.rate = rate(option_params)?,
@@ -457,7 +497,20 @@ impl Parser {
             } else if command == Command::Mixed && group_args(t, "ratio").is_some() {
                 let ratio = mixed_ratio(t, group_args(t, "ratio").unwrap_or_default())?;
                 set_once(&mut p.ratio, ratio, t)?;
-            } else if let (Command::Mixed, Some(v)) = (command, strip_prefix_ci(t, "clustering=")) {
+            } else if let (Command::User, Some(v)) = (command, strip_prefix_ci(t, "profile=")) {
+                if v.is_empty() {
+                    return Err(StressError::new(
+                        t,
+                        "`profile=` names no file: give profile=FILE.yaml",
+                    ));
+                }
+                set_once(&mut p.profile, v.to_string(), t)?;
+            } else if command == Command::User && group_args(t, "ops").is_some() {
+                let ops = user_ops(t, group_args(t, "ops").unwrap_or_default())?;
+                set_once(&mut p.ops, ops, t)?;
+            } else if let (Command::Mixed | Command::User, Some(v)) =
+                (command, strip_prefix_ci(t, "clustering="))
+            {
                 let dist = key_distribution(t, v)?;
                 if *dist.range().start() == 0 {
                     return Err(StressError::new(
@@ -467,10 +520,10 @@ impl Parser {
                 }
                 set_once(&mut p.clustering, dist, t)?;
             } else {
-                let mixed_extra = if command == Command::Mixed {
-                    ", ratio(write=W,read=R), clustering=DIST"
-                } else {
-                    ""
+                let mixed_extra = match command {
+                    Command::Mixed => ", ratio(write=W,read=R), clustering=DIST",
+                    Command::User => ", profile=FILE, ops(NAME=W,...), clustering=DIST",
+                    _ => "",
                 };
                 return Err(StressError::new(
                     t,
@@ -725,8 +778,9 @@ fn parse_command_word(word: &str) -> Result<Command, StressError> {
         "write" | "insert" => Ok(Command::Write),
         "read" => Ok(Command::Read),
         "mixed" => Ok(Command::Mixed),
+        "user" => Ok(Command::User),
         "counter_write" | "counterwrite" | "counter_add" | "counteradd" | "counter_read" | "counterread"
-        | "counter_get" | "counterget" | "user" | "help" | "print" | "legacy" | "version" => Err(StressError::new(
+        | "counter_get" | "counterget" | "help" | "print" | "legacy" | "version" => Err(StressError::new(
             word,
             format!("the c-s command `{word}` is not supported by the twin: accepted commands are {ACCEPTED_COMMANDS}"),
         )),
@@ -783,6 +837,49 @@ fn mixed_ratio(token: &str, inner: &str) -> Result<(f64, f64), StressError> {
         ));
     }
     Ok((write, read))
+}
+
+/// `ops(NAME=W,...)` of `user`: each operation's weight (c-s
+/// `OptionAnyProbabilities`: any names, non-negative weights). Whether the
+/// names are the profile's is checked once the profile is read.
+fn user_ops(token: &str, inner: &str) -> Result<Vec<(String, f64)>, StressError> {
+    let usage = "expected ops(NAME=W,...) naming insert or the profile's queries, e.g. ops(insert=1,getdata=2)";
+    if inner.is_empty() {
+        return Err(StressError::new(token, format!("empty `{token}`: {usage}")));
+    }
+    let mut ops: Vec<(String, f64)> = Vec::new();
+    for item in inner.split(',') {
+        let (name, value) = item
+            .split_once('=')
+            .filter(|(name, value)| !name.is_empty() && !value.is_empty())
+            .ok_or_else(|| {
+                StressError::new(token, format!("invalid `{item}` in `{token}`: {usage}"))
+            })?;
+        let weight: f64 = value
+            .parse()
+            .ok()
+            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| {
+                StressError::new(
+                    token,
+                    format!("invalid weight `{value}` for `{name}` in `{token}`: {usage}"),
+                )
+            })?;
+        if ops.iter().any(|(seen, _)| seen == name) {
+            return Err(StressError::new(
+                token,
+                format!("`{name}` is given twice in `{token}`"),
+            ));
+        }
+        ops.push((name.to_string(), weight));
+    }
+    if ops.iter().all(|(_, weight)| *weight == 0.0) {
+        return Err(StressError::new(
+            token,
+            format!("`{token}` gives no operation a non-zero weight: {usage}"),
+        ));
+    }
+    Ok(ops)
 }
 
 /// `replication(factor=N[,strategy=S][,dc=N])` to a replication factor and

@@ -841,7 +841,6 @@ fn malformed_commands() {
     );
     let err = rejects("cassandra-stress frobnicate n=10", "frobnicate");
     assert!(err.message().contains("write"));
-    rejects("user profile=x.yaml ops(insert=1)", "user");
     rejects("counter_write n=10", "counter_write");
     rejects("read n=10 -pop dist=zipf(1..10)", "dist=zipf(1..10)");
     rejects(

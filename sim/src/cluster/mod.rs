@@ -1552,7 +1552,7 @@ mod tests {
                     limit_ops_per_s: None,
                 },
                 operation: OpMix::Only(OpKind::Write),
-                columns: ColumnPlan {
+                columns: ColumnPlan::Columns {
                     count: SizeDistribution::Fixed(1),
                     size: SizeDistribution::Fixed(1024),
                 },
@@ -1739,7 +1739,7 @@ mod workload_tests {
             processes: 1,
             rate,
             operation: OpMix::Only(OpKind::Write),
-            columns: ColumnPlan {
+            columns: ColumnPlan::Columns {
                 count: SizeDistribution::Fixed(1),
                 size: SizeDistribution::Fixed(100),
             },

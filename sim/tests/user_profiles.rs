@@ -1,0 +1,247 @@
+//! `cassandra-stress user profile=FILE ops(...)` loads: the profile is read
+//! relative to the scenario file, its operations become the load's op mix,
+//! its rows the values written, its keyspace and table the cluster's; what
+//! the twin cannot run yet is refused in one line naming the file and the
+//! construct.
+
+use std::path::{Path, PathBuf};
+
+use sim::load::{ColumnPlan, OpKind, OpMix};
+use sim::plan::{resolve, RunOverrides};
+
+const KV: &str = include_str!("../../scenarios/profiles/size_based_load_intel.yaml");
+const WIDE: &str = include_str!("../../scenarios/profiles/wide-partition.yaml");
+
+/// A directory of its own for one test's files.
+fn dir(test: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("twin-user-profiles-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(dir.join("profiles")).unwrap();
+    dir
+}
+
+fn scenario(dir: &Path, profile_text: &str, command: &str, data: &str) -> sim::scenario::Scenario {
+    std::fs::write(dir.join("profiles/p.yaml"), profile_text).unwrap();
+    let text = format!(
+        r#"
+name = "user"
+seed = 3
+duration = "2s"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 3
+instance = "i3.2xlarge"
+
+[cluster.overrides]
+shards = 2
+
+{data}
+
+[[load]]
+name = "user"
+processes = 2
+command = "{command}"
+"#
+    );
+    let file = dir.join("scenario.toml");
+    sim::scenario::parse(&file.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn resolved(
+    dir: &Path,
+    profile_text: &str,
+    command: &str,
+) -> Result<sim::cluster::RunPlan, String> {
+    resolve(
+        &scenario(dir, profile_text, command, ""),
+        &RunOverrides::default(),
+    )
+    .map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_shipped_r6_scenarios_resolve_and_run_their_profile() {
+    for path in [
+        "../scenarios/validation/r6-scylla-write-5k.toml",
+        "../scenarios/validation/r6-scylla-read-5k.toml",
+    ] {
+        let scenario = sim::scenario::load(Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
+        let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plan.cluster.replication_factor, 3, "the profile's keyspace");
+        let load = &plan.loads[0];
+        match &load.columns {
+            ColumnPlan::Profile(profile) => {
+                assert_eq!(profile.table.name, "kv");
+                assert_eq!(profile.mean_row_bytes(), 5120.0);
+            }
+            other => panic!("{path}: {other:?}"),
+        }
+        let expected = if path.contains("write") {
+            OpKind::Write
+        } else {
+            OpKind::Read
+        };
+        assert_eq!(load.operation, OpMix::Only(expected), "{path}");
+        assert!(
+            load.describe().contains("table kv rows of 5120 B"),
+            "{}",
+            load.describe()
+        );
+    }
+}
+
+#[test]
+fn a_profile_write_stores_its_rows_bytes() {
+    let dir = dir("bytes");
+    let command = "user profile=profiles/p.yaml ops(insert=1) no-warmup cl=ONE n=2000 -pop seq=1..2000 -rate threads=10 limit=1000/s";
+    let small = resolved(&dir, &KV.replace("fixed(1024)", "fixed(100)"), command).unwrap();
+    let large = resolved(&dir, &KV.replace("fixed(1024)", "fixed(10000)"), command).unwrap();
+    let written = |plan: sim::cluster::RunPlan| {
+        let outcome = sim::cluster::run(plan, &mut |_| {});
+        assert_eq!(outcome.ops[0].count, 4000, "2 processes x n=2000");
+        let column = outcome
+            .timeseries
+            .columns
+            .iter()
+            .position(|c| c == "node0_memtable_bytes")
+            .unwrap();
+        outcome.timeseries.rows.last().unwrap()[column]
+            .parse::<f64>()
+            .unwrap()
+    };
+    let (small, large) = (written(small), written(large));
+    // 4000 rows at RF 3 on 3 nodes: every node holds every row; the
+    // memtable grows by the value plus a fixed per-row footprint.
+    let per_row = (large - small) / 4000.0;
+    assert!(
+        (per_row - 9900.0).abs() < 100.0,
+        "memtable bytes per row apart: {per_row}"
+    );
+}
+
+#[test]
+fn ops_weights_give_the_mix_and_queries_that_write_count_as_writes() {
+    let dir = dir("mix");
+    let profile = KV.replace(
+        "queries:\n",
+        "queries:\n  put:\n    cql: UPDATE kv SET value = ? WHERE key = ?\n",
+    );
+    let plan = resolved(&dir, &profile, "user profile=profiles/p.yaml ops(insert=1,getdata=6,put=1) cl=ONE duration=2s -rate threads=10").unwrap();
+    match &plan.loads[0].operation {
+        OpMix::Mixed { write_fraction, .. } => assert_eq!(*write_fraction, 0.25),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_profiles_table_sets_compaction_and_compression() {
+    let dir = dir("table");
+    let profile = KV.replace(
+        "  );\n",
+        "  ) WITH compaction = {'class': 'LeveledCompactionStrategy'} AND compression = {'class': 'LZ4Compressor', 'chunk_length_in_kb': 16};\n",
+    );
+    let plan = resolved(
+        &dir,
+        &profile,
+        "user profile=profiles/p.yaml ops(getdata=1) cl=ONE duration=2s -rate threads=10",
+    )
+    .unwrap();
+    assert!(
+        format!("{:?}", plan.cluster.compaction).contains("Leveled"),
+        "{:?}",
+        plan.cluster.compaction
+    );
+    assert_eq!(plan.cluster.compression_chunk_bytes, Some(16 * 1024));
+}
+
+#[test]
+fn what_cannot_run_is_refused_naming_file_and_construct() {
+    let dir = dir("errors");
+    let run = "cl=ONE duration=2s -rate threads=10";
+    let cases: Vec<(String, String, &str)> = vec![
+        (
+            KV.into(),
+            format!("user profile=profiles/missing.yaml ops(insert=1) {run}"),
+            "missing.yaml` cannot be read",
+        ),
+        (
+            KV.into(),
+            format!("user profile=profiles/p.yaml ops(insert=1,getdat=1) {run}"),
+            "`getdat`, which is not an operation of",
+        ),
+        (
+            KV.into(),
+            format!("user profile=profiles/p.yaml ops(insert=1,getdat=1) {run}"),
+            "accepted are insert, getdata",
+        ),
+        (
+            WIDE.into(),
+            format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
+            "clustering column `at` has cluster: uniform(1..1000)",
+        ),
+        (
+            KV.replace("partitions: fixed(1)", "partitions: uniform(1..10)"),
+            format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
+            "batches over several partitions",
+        ),
+        (
+            KV.replace("'replication_factor': 3", "'replication_factor': 5"),
+            format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
+            "replication factor 5",
+        ),
+        (
+            KV.replace("size: fixed(1024)", "size: fixed(x)"),
+            format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
+            "`columnspec[1].size`",
+        ),
+        (
+            KV.replace(
+                "  );\n",
+                "  ) WITH compaction = {'class': 'TimeWindowCompactionStrategy'};\n",
+            ),
+            format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
+            "TimeWindowCompactionStrategy",
+        ),
+    ];
+    for (profile, command, needle) in cases {
+        let error = resolved(&dir, &profile, &command).unwrap_err();
+        assert!(error.contains(needle), "{command}: {error}");
+        assert!(
+            error.contains("scenario.toml"),
+            "names the scenario: {error}"
+        );
+        assert!(!error.contains('\n'), "{error}");
+    }
+    // A profile whose keyspace's factor differs from [data]'s.
+    let conflict = scenario(
+        &dir,
+        KV,
+        &format!("user profile=profiles/p.yaml ops(getdata=1) {run}"),
+        "[data]\npartitions = 1e6\nrow_bytes = \"1100B\"\nreplication_factor = 2\n",
+    );
+    let error = resolve(&conflict, &RunOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("differs from the keyspace's 2"), "{error}");
+}
+
+#[test]
+fn a_user_load_is_deterministic() {
+    let dir = dir("determinism");
+    let command = "user profile=profiles/p.yaml ops(insert=1,getdata=1) cl=QUORUM duration=2s -pop dist=uniform(1..5000) -rate threads=10 limit=2000/s";
+    let run = || {
+        let plan = resolved(
+            &dir,
+            &KV.replace("fixed(1024)", "uniform(100..2000)"),
+            command,
+        )
+        .unwrap();
+        let outcome = sim::cluster::run(plan, &mut |_| {});
+        (
+            outcome.timeseries.to_csv(),
+            outcome.ops.iter().map(|op| op.count).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(run(), run());
+}
