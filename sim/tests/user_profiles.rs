@@ -245,3 +245,60 @@ fn a_user_load_is_deterministic() {
     };
     assert_eq!(run(), run());
 }
+
+#[test]
+fn every_r6_command_as_published_runs_with_the_key_value_profile() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/reference/published-runs.md"
+    );
+    let Ok(reference) = std::fs::read_to_string(path) else {
+        println!("{path} not found; R6's published commands not run");
+        return;
+    };
+    let dir = dir("r6");
+    // The commands name the profile bare: it sits beside the scenario.
+    std::fs::write(dir.join("size_based_load_intel.yaml"), KV).unwrap();
+    let commands: Vec<&str> = reference
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|piece| piece.starts_with("cassandra-stress user "))
+        .collect();
+    assert_eq!(commands.len(), 7, "R6's seven user-profile commands");
+    for command in commands {
+        let escaped = command.replace('\\', "\\\\").replace('"', "\\\"");
+        let text = format!(
+            r#"
+name = "r6"
+seed = 1
+duration = "1s"
+
+[cluster]
+preset = "scylla-2.1"
+nodes = 3
+instance = "optane-r6"
+simulated_shards_per_node = 1
+
+[data]
+partitions = 600e6
+row_bytes = "1100B"
+replication_factor = 3
+
+[[load]]
+name = "r6"
+command = "{escaped}"
+"#
+        );
+        let file = dir.join("r6.toml");
+        let scenario = sim::scenario::parse(&file.display().to_string(), &text)
+            .unwrap_or_else(|e| panic!("{command}: {e}"));
+        let plan = resolve(&scenario, &RunOverrides::default())
+            .unwrap_or_else(|e| panic!("{command}: {e}"));
+        let outcome = sim::cluster::run(plan, &mut |_| {});
+        let done: u64 = outcome.ops.iter().map(|op| op.count).sum();
+        let failed: u64 = outcome.ops.iter().map(|op| op.errors).sum();
+        assert!(done > 1000, "{command}: {done} operations in 1 s");
+        assert_eq!(failed, 0, "{command}");
+    }
+}
