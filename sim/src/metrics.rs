@@ -238,14 +238,17 @@ impl ServerLatencies {
     }
 
     /// The p99 of reads and of writes since the last call, in ms (`None`
-    /// for an op with none), then starts the next interval.
-    pub fn take_interval_p99_ms(&mut self) -> [Option<f64>; 2] {
+    /// for an op with none), then starts the next interval; the interval
+    /// joins the run-long totals if `into_totals` (false for a warm-up).
+    pub fn take_interval_p99_ms(&mut self, into_totals: bool) -> [Option<f64>; 2] {
         self.ops.each_mut().map(|op| {
             let p99 = (!op.interval.is_empty())
                 .then(|| op.interval.value_at_quantile(0.99) as f64 / 1000.0);
-            op.total
-                .add(&op.interval)
-                .expect("server histograms share their bounds");
+            if into_totals {
+                op.total
+                    .add(&op.interval)
+                    .expect("server histograms share their bounds");
+            }
             op.interval.reset();
             p99
         })
@@ -281,12 +284,17 @@ mod server_tests {
             node.record(false, SimDuration::from_millis(ms));
         }
         node.record(true, SimDuration::from_micros(300));
-        let [read, write] = node.take_interval_p99_ms();
+        let [read, write] = node.take_interval_p99_ms(true);
         let read = read.expect("reads were recorded");
         assert!((98.0..=100.0).contains(&read), "read p99 {read}");
         let write = write.expect("a write was recorded");
         assert!((0.297..=0.303).contains(&write), "2 digits: {write}");
-        assert_eq!(node.take_interval_p99_ms(), [None, None], "reset");
+        assert_eq!(node.take_interval_p99_ms(true), [None, None], "reset");
+        // A warm-up interval stays out of the totals.
+        let mut warming = ServerLatencies::default();
+        warming.record(false, SimDuration::from_millis(50));
+        assert!(warming.take_interval_p99_ms(false)[0].is_some());
+        assert!(warming.totals()[0].is_empty());
         let mut cluster = ServerLatencies::default();
         cluster.merge_totals(&node);
         cluster.merge_totals(&node);

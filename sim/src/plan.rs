@@ -310,6 +310,7 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         cluster,
         loads,
         notes,
+        server_totals_from: SimDuration::ZERO,
     })
 }
 

@@ -223,7 +223,7 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
             } else {
                 (None, section.warmup.map(|d| d.0))
             };
-            let plan = resolve(
+            let mut plan = resolve(
                 scenario,
                 &RunOverrides {
                     seed: options.seed,
@@ -231,6 +231,7 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
                 },
             )
             .map_err(|e: ScenarioError| e.to_string())?;
+            plan.server_totals_from = warmup.unwrap_or(SimDuration::ZERO);
             let sampled = plan.cluster.sampled().then(|| {
                 format!(
                     "{} of {} shards per node",
@@ -372,8 +373,8 @@ pub fn measure(outcome: &RunOutcome, from: SimTime) -> Vec<(String, f64)> {
         "achieved throughput".into(),
         total_ops as f64 * scale / seconds,
     ));
-    // What the coordinators measured, over the whole run (the servers keep
-    // whole-run histograms): R6's headline is server-side.
+    // What the coordinators measured, after the warm-up
+    // (`RunPlan::server_totals_from`): R6's headline is server-side.
     for (name, histogram) in ["read", "write"].into_iter().zip(outcome.server.totals()) {
         if histogram.is_empty() {
             continue;

@@ -100,8 +100,8 @@ impl Simulation {
             hardware.cache_at_last_tick = (cache_hits, cache_lookups);
             interval.cache_hits = cache_hits - hits_before;
             interval.cache_lookups = cache_lookups - lookups_before;
-            [interval.server_read_p99_ms, interval.server_write_p99_ms] =
-                self.server[node].take_interval_p99_ms();
+            [interval.server_read_p99_ms, interval.server_write_p99_ms] = self.server[node]
+                .take_interval_p99_ms(now > SimTime::ZERO + self.plan.server_totals_from);
             let (out_before, in_before) =
                 std::mem::replace(&mut hardware.stream_bytes_at_last_tick, streamed);
             interval.stream_sent_bytes = streamed.0 - out_before;

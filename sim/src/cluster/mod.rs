@@ -1570,6 +1570,7 @@ mod tests {
                 consistency: engine::ConsistencyLevel::One,
             }],
             notes: Vec::new(),
+            server_totals_from: SimDuration::ZERO,
             faults: Vec::new(),
             operations: Vec::new(),
         }
@@ -1727,6 +1728,7 @@ mod workload_tests {
             cluster: test_cluster(1, 1, 1024 * 1024 * 1024, costs, false),
             loads: vec![load("only", rate, stop, StartPlan::At(SimDuration::ZERO))],
             notes: Vec::new(),
+            server_totals_from: SimDuration::ZERO,
             faults: Vec::new(),
             operations: Vec::new(),
         }

@@ -338,4 +338,9 @@ pub struct RunPlan {
     /// Things the user should know about how the scenario was read (e.g.
     /// options accepted without effect on the simulation).
     pub notes: Vec<String>,
+    /// The coordinators' run-long latency histograms (`summary.json`'s
+    /// `server_latency_ms`) take the intervals that end after this: zero
+    /// counts the whole run; `twin validate` leaves a case's warm-up out,
+    /// as it does from the client's figures.
+    pub server_totals_from: SimDuration,
 }
