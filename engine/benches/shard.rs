@@ -80,6 +80,7 @@ impl Driver {
         let key = self.key();
         let timestamp = self.next;
         self.run(Operation::Write {
+            rows: 1,
             key,
             value_bytes: 300,
             timestamp,
@@ -88,7 +89,7 @@ impl Driver {
 
     fn read(&mut self) {
         let key = self.key();
-        self.run(Operation::Read { key });
+        self.run(Operation::read(key));
     }
 }
 

@@ -24,21 +24,53 @@ pub struct TaskId(pub u64);
 /// What a client asks of the node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
-    /// Write one partition: `key` with `value_bytes` of column data.
+    /// Write rows of one partition: `key` with `value_bytes` of column
+    /// data in `rows` rows.
     Write {
         /// The partition key (c-s seeds keys by number).
         key: u64,
-        /// Bytes of column values in the row.
+        /// Bytes of column values in the rows written.
         value_bytes: u32,
         /// The write's timestamp, microseconds (client-assigned, as the
         /// Java driver c-s uses assigns them); the newest wins on reads.
         timestamp: u64,
+        /// Rows written (1 for c-s's predefined schema; a user profile's
+        /// insert writes `select` of a partition's rows): each carries the
+        /// memtable's and the SSTable's per-row footprint.
+        rows: u32,
     },
-    /// Read one partition by key.
+    /// Read one partition by key, or the first `limit_bytes` of it.
     Read {
         /// The partition key.
         key: u64,
+        /// Bytes of the partition the read takes from each SSTable and
+        /// memtable holding it: [`WHOLE_PARTITION`], or what a `LIMIT` or
+        /// a clustering restriction selects.
+        limit_bytes: u32,
     },
+}
+
+/// [`Operation::Read::limit_bytes`] of a read of whole partitions.
+pub const WHOLE_PARTITION: u32 = u32::MAX;
+
+impl Operation {
+    /// A read of the whole partition `key`.
+    pub fn read(key: u64) -> Operation {
+        Operation::Read {
+            key,
+            limit_bytes: WHOLE_PARTITION,
+        }
+    }
+
+    /// A write of one row of `value_bytes` to partition `key`.
+    pub fn write(key: u64, value_bytes: u32, timestamp: u64) -> Operation {
+        Operation::Write {
+            key,
+            value_bytes,
+            timestamp,
+            rows: 1,
+        }
+    }
 }
 
 /// A request from a client, as the coordinator receives it.
@@ -339,6 +371,8 @@ pub enum Message {
         /// The write's timestamp (a read repair writes the newest version
         /// back with its own).
         timestamp: u64,
+        /// Rows written.
+        rows: u32,
     },
     /// The replica applied the write (`MUTATION_DONE`).
     WriteResponse {
@@ -360,6 +394,8 @@ pub enum Message {
         key: u64,
         /// Only the digest of the result is wanted.
         digest: bool,
+        /// The read's slice ([`Operation::Read::limit_bytes`]).
+        limit_bytes: u32,
     },
     /// The replica's answer: the row (for a data request) and the digest
     /// of what it found.

@@ -117,6 +117,8 @@ pub struct Mutation {
     pub value_bytes: u32,
     /// The write's timestamp.
     pub timestamp: u64,
+    /// Rows written.
+    pub rows: u32,
 }
 
 /// An operation that reached its deadline, as [`Coordinator::expire`]
@@ -174,6 +176,9 @@ enum ReadPhase {
 struct ReadOp {
     client: RequestId,
     key: u64,
+    /// The read's slice, for the requests it sends later (speculation,
+    /// full data).
+    limit_bytes: u32,
     opened_at: SimTime,
     /// A replica not contacted, for a speculative retry.
     spare: Option<ShardAddress>,
@@ -484,14 +489,17 @@ impl Coordinator {
         })
     }
 
-    /// Opens a read of `key` sent to `contacted` (data from the first,
-    /// digests from the rest), answered after `block_for` of them; `spare`
-    /// is the replica a speculative retry would ask.
+    /// Opens a read of `key` (its first `limit_bytes`, as
+    /// `Operation::Read` slices it) sent to `contacted` (data from the
+    /// first, digests from the rest), answered after `block_for` of them;
+    /// `spare` is the replica a speculative retry would ask.
+    #[allow(clippy::too_many_arguments)]
     pub fn open_read(
         &mut self,
         now: SimTime,
         client: RequestId,
         key: u64,
+        limit_bytes: u32,
         contacted: &[ShardAddress],
         block_for: u32,
         spare: Option<ShardAddress>,
@@ -503,6 +511,7 @@ impl Coordinator {
         self.insert(Op::Read(ReadOp {
             client,
             key,
+            limit_bytes,
             opened_at: now,
             spare,
             speculated: false,
@@ -569,9 +578,9 @@ impl Coordinator {
         Some((spare, read.data.is_some()))
     }
 
-    /// The key of open read `id`.
-    pub fn read_key(&self, id: u64) -> Option<u64> {
-        self.read_op(id).map(|read| read.key)
+    /// The key of open read `id` and its slice.
+    pub fn read_key(&self, id: u64) -> Option<(u64, u32)> {
+        self.read_op(id).map(|read| (read.key, read.limit_bytes))
     }
 
     /// A read is answered at `now`: its latency feeds the percentile.
@@ -839,6 +848,7 @@ impl Coordinator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::action::WHOLE_PARTITION;
 
     const NOW: SimTime = SimTime::ZERO;
 
@@ -846,6 +856,7 @@ mod tests {
         key: 4,
         value_bytes: 100,
         timestamp: 7,
+        rows: 1,
     };
 
     fn replica(node: u32) -> ShardAddress {
@@ -897,8 +908,24 @@ mod tests {
         let replica = |node| ShardAddress { node, shard: 0 };
         let mut coordinator = Coordinator::default();
         let contacted = [replica(0), replica(1)];
-        let first = coordinator.open_read(NOW, RequestId(1), 7, &contacted, 2, Some(replica(2)));
-        let second = coordinator.open_read(NOW, RequestId(2), 8, &contacted, 2, Some(replica(2)));
+        let first = coordinator.open_read(
+            NOW,
+            RequestId(1),
+            7,
+            WHOLE_PARTITION,
+            &contacted,
+            2,
+            Some(replica(2)),
+        );
+        let second = coordinator.open_read(
+            NOW,
+            RequestId(2),
+            8,
+            WHOLE_PARTITION,
+            &contacted,
+            2,
+            Some(replica(2)),
+        );
         coordinator.arm_speculation(at(5), first);
         // A shorter delay armed later waits for the read queued before it.
         coordinator.arm_speculation(at(3), second);
@@ -977,7 +1004,15 @@ mod tests {
             timestamp: 5,
             value_bytes: 100,
         });
-        let id = coordinator.open_read(NOW, RequestId(1), 42, &[replica(0), replica(1)], 2, None);
+        let id = coordinator.open_read(
+            NOW,
+            RequestId(1),
+            42,
+            WHOLE_PARTITION,
+            &[replica(0), replica(1)],
+            2,
+            None,
+        );
         // The digest arrives before the data: still waiting.
         assert_eq!(
             coordinator.read_answered(NOW, id, replica(1), None, digest_of(row)),
@@ -1000,7 +1035,15 @@ mod tests {
         let contacted = [replica(0), replica(1)];
         // The data replica answers; the digest replica is slow: the spare is
         // asked for a digest.
-        let id = coordinator.open_read(NOW, RequestId(1), 42, &contacted, 2, Some(replica(2)));
+        let id = coordinator.open_read(
+            NOW,
+            RequestId(1),
+            42,
+            WHOLE_PARTITION,
+            &contacted,
+            2,
+            Some(replica(2)),
+        );
         assert_eq!(
             coordinator.read_answered(NOW, id, replica(0), Some(row), digest_of(row)),
             Next::Wait
@@ -1024,7 +1067,15 @@ mod tests {
         let p99 = coordinator.read_latency.percentile(later, 99.0).unwrap();
         assert!((3_000_000..3_600_000).contains(&p99.as_nanos()), "{p99:?}");
         // The data replica is the slow one: the spare is asked for data.
-        let id = coordinator.open_read(NOW, RequestId(2), 43, &contacted, 2, Some(replica(2)));
+        let id = coordinator.open_read(
+            NOW,
+            RequestId(2),
+            43,
+            WHOLE_PARTITION,
+            &contacted,
+            2,
+            Some(replica(2)),
+        );
         assert_eq!(
             coordinator.read_answered(NOW, id, replica(1), None, digest_of(row)),
             Next::Wait
@@ -1036,7 +1087,7 @@ mod tests {
         );
         // Answered reads, and reads without a spare, never speculate.
         assert_eq!(coordinator.speculate(id), None);
-        let id = coordinator.open_read(NOW, RequestId(3), 44, &contacted, 2, None);
+        let id = coordinator.open_read(NOW, RequestId(3), 44, WHOLE_PARTITION, &contacted, 2, None);
         assert_eq!(coordinator.speculate(id), None);
     }
 
@@ -1052,7 +1103,7 @@ mod tests {
             value_bytes: 120,
         });
         let contacted = [replica(0), replica(1)];
-        let id = coordinator.open_read(NOW, RequestId(3), 7, &contacted, 2, None);
+        let id = coordinator.open_read(NOW, RequestId(3), 7, WHOLE_PARTITION, &contacted, 2, None);
         assert_eq!(
             coordinator.read_answered(NOW, id, replica(0), Some(old), digest_of(old)),
             Next::Wait
@@ -1095,6 +1146,7 @@ mod tests {
             NOW,
             RequestId(4),
             1,
+            WHOLE_PARTITION,
             &[replica(0), replica(1), replica(2)],
             2,
             None,
@@ -1128,7 +1180,7 @@ mod tests {
         });
         // A read-repair-chance read: all three asked, answered at two.
         let contacted = [replica(0), replica(1), replica(2)];
-        let id = coordinator.open_read(NOW, RequestId(8), 4, &contacted, 2, None);
+        let id = coordinator.open_read(NOW, RequestId(8), 4, WHOLE_PARTITION, &contacted, 2, None);
         assert_eq!(
             coordinator.read_answered(NOW, id, replica(0), Some(new), digest_of(new)),
             Next::Wait

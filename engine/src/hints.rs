@@ -50,6 +50,8 @@ pub struct Hint {
     pub timestamp: u64,
     /// Bytes of column values.
     pub value_bytes: u32,
+    /// Rows the write held.
+    pub rows: u32,
     /// Bytes the hint takes in the log (the mutation and its entry header).
     pub bytes: u32,
 }
@@ -626,6 +628,7 @@ mod tests {
             key,
             timestamp: key,
             value_bytes: 300,
+            rows: 1,
             bytes: 1000,
         }
     }

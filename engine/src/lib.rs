@@ -93,7 +93,7 @@ pub mod topology;
 
 pub use action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,
-    Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
+    Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId, WHOLE_PARTITION,
 };
 pub use commitlog::SyncMode;
 pub use config::{ShardConfig, ShardSeeds};

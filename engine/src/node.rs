@@ -519,7 +519,7 @@ mod tests {
     /// until it is answered.
     fn request(node: &mut Node, now: SimTime, id: u64, operation: Operation) {
         let key = match operation {
-            Operation::Write { key, .. } | Operation::Read { key } => key,
+            Operation::Write { key, .. } | Operation::Read { key, .. } => key,
         };
         let owner = node.shards[0].config().placement.owner(key).shard;
         let request = ClientRequest {
@@ -560,6 +560,7 @@ mod tests {
         for &key in on_0.iter().chain(&on_1) {
             id += 1;
             let write = Operation::Write {
+                rows: 1,
                 key,
                 value_bytes: 100,
                 timestamp: id,
@@ -570,7 +571,7 @@ mod tests {
         // hit), shard 1 once (misses): 10 hits in 30 lookups.
         for &key in on_0.iter().chain(&on_0).chain(&on_1) {
             id += 1;
-            request(&mut node, now, id, Operation::Read { key });
+            request(&mut node, now, id, Operation::read(key));
         }
         // Early: nothing is published.
         node.handle_node_timeout(now);

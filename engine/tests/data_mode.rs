@@ -190,12 +190,13 @@ impl Harness {
                 key,
                 value_bytes,
                 timestamp,
+                ..
             } => {
                 let version = (timestamp, value_bytes);
                 self.written.entry(key).or_default().push(version);
                 Outstanding::Write { key, version }
             }
-            Operation::Read { key } => Outstanding::Read {
+            Operation::Read { key, .. } => Outstanding::Read {
                 key,
                 floor: self.acknowledged.get(&key).copied(),
             },
@@ -240,12 +241,13 @@ impl Harness {
                 let timestamp = self.next_timestamp;
                 self.next_timestamp += 1;
                 self.submit(Operation::Write {
+                    rows: 1,
                     key,
                     value_bytes,
                     timestamp,
                 })
             }
-            Step::Read { key } => self.submit(Operation::Read { key }),
+            Step::Read { key } => self.submit(Operation::read(key)),
             Step::Complete(position) => self.complete(position),
             Step::Drain => self.drain(),
             Step::Crash => self.crash(),
@@ -288,7 +290,7 @@ proptest! {
         prop_assert!(harness.outstanding.is_empty(), "every request is answered");
         // Quiescent: every key reads exactly the model's newest version.
         for key in 0..48 {
-            harness.submit(Operation::Read { key })?;
+            harness.submit(Operation::read(key))?;
             harness.drain()?;
         }
         prop_assert!(harness.outstanding.is_empty());
@@ -308,7 +310,7 @@ proptest! {
         }
         harness.drain()?;
         for key in 0..48 {
-            harness.submit(Operation::Read { key })?;
+            harness.submit(Operation::read(key))?;
             harness.drain()?;
         }
         prop_assert!(harness.outstanding.is_empty());
@@ -343,7 +345,7 @@ fn a_long_run_flushes_compacts_and_still_agrees() {
     assert!(stats.flushes_completed >= 20, "{stats:?}");
     assert!(stats.compactions_completed >= 5, "{stats:?}");
     for key in 0..220 {
-        harness.submit(Operation::Read { key }).unwrap();
+        harness.submit(Operation::read(key)).unwrap();
         harness.drain().unwrap();
     }
     // Reads after quiescence return exactly the newest acknowledged

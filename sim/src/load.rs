@@ -30,6 +30,7 @@
 
 use std::sync::Arc;
 
+use models::cassandra_stress::cql::QueryShape;
 use models::cassandra_stress::profile::UserProfile;
 use models::distribution::{KeyDistribution, SequentialKeys, SizeDistribution};
 use rand::{Rng, RngExt};
@@ -92,11 +93,86 @@ pub enum ColumnPlan {
         size: SizeDistribution,
     },
     /// A user profile's table (`user profile=`): each row's clustering and
-    /// regular columns, sized by type and `columnspec`.
-    Profile(Arc<UserProfile>),
+    /// regular columns, sized by type and `columnspec`; how many rows an
+    /// insert writes and a query reads.
+    Profile(Arc<ProfileRows>),
+}
+
+/// A user profile as a load runs it: the table, and the load's writing and
+/// reading operations with their `ops(...)` weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProfileRows {
+    /// The profile.
+    pub profile: UserProfile,
+    /// Writing operations: `None` the profile's `insert` (its `select`
+    /// share of a partition's rows), `Some` a query that writes one row.
+    pub writes: Vec<(Option<QueryShape>, f64)>,
+    /// Reading queries.
+    pub reads: Vec<(QueryShape, f64)>,
+}
+
+/// Draws one of `choices` by weight (no draw when there is one).
+fn by_weight<'a, T, R: Rng + ?Sized>(choices: &'a [(T, f64)], rng: &mut R) -> &'a T {
+    if choices.len() == 1 {
+        return &choices[0].0;
+    }
+    let total: f64 = choices.iter().map(|(_, weight)| weight).sum();
+    let mut draw = rng.random::<f64>() * total;
+    for (choice, weight) in choices {
+        if draw < *weight {
+            return choice;
+        }
+        draw -= weight;
+    }
+    &choices[choices.len() - 1].0
 }
 
 impl ColumnPlan {
+    /// One write to partition `key`: its bytes of column values and its
+    /// rows, drawn as c-s generates them (a predefined command writes one
+    /// row; a profile's insert writes its `select` share of the
+    /// partition's rows, at least one).
+    pub fn sample_write<R: Rng + ?Sized>(&self, key: u64, rng: &mut R) -> (u64, u32) {
+        match self {
+            ColumnPlan::Columns { .. } => (self.sample_value_bytes(rng), 1),
+            ColumnPlan::Profile(rows) => {
+                let profile = &rows.profile;
+                let written = match by_weight(&rows.writes, rng) {
+                    Some(_) => 1,
+                    None => {
+                        let partition = profile.rows_in_partition(key);
+                        let share = profile.insert.select.sample(rng);
+                        ((share * partition as f64).round() as u64).clamp(1, partition)
+                    }
+                };
+                let bytes = (0..written).map(|_| profile.sample_row_bytes(rng)).sum();
+                (bytes, u32::try_from(written).unwrap_or(u32::MAX))
+            }
+        }
+    }
+
+    /// The slice a read of partition `key` takes
+    /// ([`engine::Operation::Read`]'s `limit_bytes`): the whole partition
+    /// for a predefined command, or for a profile's query the rows it
+    /// selects at the table's mean row bytes (whole when it selects every
+    /// row).
+    pub fn sample_read_limit<R: Rng + ?Sized>(&self, key: u64, rng: &mut R) -> u32 {
+        match self {
+            ColumnPlan::Columns { .. } => engine::WHOLE_PARTITION,
+            ColumnPlan::Profile(rows) => {
+                let profile = &rows.profile;
+                let shape = by_weight(&rows.reads, rng);
+                let selected = profile.rows_selected(shape, key, rng);
+                if selected >= profile.rows_in_partition(key) {
+                    engine::WHOLE_PARTITION
+                } else {
+                    let bytes = (selected as f64 * profile.mean_row_bytes()).ceil();
+                    (bytes as u64).clamp(1, u64::from(u32::MAX - 1)) as u32
+                }
+            }
+        }
+    }
+
     /// Bytes of column values in one row, drawn as c-s generates rows.
     pub fn sample_value_bytes<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         match self {
@@ -108,7 +184,7 @@ impl ColumnPlan {
                 let columns = count.sample(rng);
                 (0..columns).map(|_| size.sample(rng)).sum()
             }
-            ColumnPlan::Profile(profile) => profile.sample_row_bytes(rng),
+            ColumnPlan::Profile(rows) => rows.profile.sample_row_bytes(rng),
         }
     }
 
@@ -116,7 +192,7 @@ impl ColumnPlan {
     pub fn mean_value_bytes(&self) -> f64 {
         match self {
             ColumnPlan::Columns { count, size } => count.mean() * size.mean(),
-            ColumnPlan::Profile(profile) => profile.mean_row_bytes(),
+            ColumnPlan::Profile(rows) => rows.profile.mean_row_bytes(),
         }
     }
 }
@@ -344,10 +420,11 @@ impl LoadPlan {
         };
         let columns = match &self.columns {
             ColumnPlan::Columns { count, size } => format!("{count} x {size} B columns"),
-            ColumnPlan::Profile(profile) => format!(
-                "table {} rows of {:.0} B on average",
-                profile.table.name,
-                profile.mean_row_bytes()
+            ColumnPlan::Profile(rows) => format!(
+                "table {} rows of {:.0} B on average, {:.1} rows a partition",
+                rows.profile.table.name,
+                rows.profile.mean_row_bytes(),
+                rows.profile.mean_rows_per_partition()
             ),
         };
         format!(

@@ -19,7 +19,8 @@ use crate::cluster::{
     TableStart, TopologyPlan,
 };
 use crate::load::{
-    ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, RatePlan, Routing, StartPlan, StopPlan,
+    ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, ProfileRows, RatePlan, Routing, StartPlan,
+    StopPlan,
 };
 use crate::preset::Preset;
 use crate::scenario::{
@@ -1507,20 +1508,12 @@ fn user_profile(
             ));
         }
     }
-    // What the engine cannot run yet, refused by name.
-    if let Some(&index) = profile
-        .table
-        .clustering
-        .iter()
-        .find(|&&index| profile.columns[index].cluster.range().1 > 1)
-    {
-        let column = &profile.columns[index];
+    // What the engine cannot run, refused by name.
+    if !profile.single_row_partitions() && resolve_fidelity(scenario)? {
         return Err(scenario.error(
             field,
             format!(
-                "{shown}: clustering column `{}` has cluster: {}, so partitions hold many rows ({:.1} on average); the twin simulates partitions of one row so far",
-                column.definition.name,
-                column.cluster,
+                "{shown}: partitions of many rows ({:.1} on average) run in volume mode only: data mode keeps one version a partition; set `[fidelity] mode = \"volume\"`",
                 profile.mean_rows_per_partition()
             ),
         ));
@@ -1656,7 +1649,25 @@ fn resolve_load(
             count: command.columns.count,
             size: command.columns.size,
         },
-        Some(profile) => ColumnPlan::Profile(profile),
+        Some(profile) => {
+            let Operation::User { ops, .. } = &command.operation else {
+                unreachable!("a profile comes with a user command");
+            };
+            let mut writes = Vec::new();
+            let mut reads = Vec::new();
+            for (name, weight) in ops.iter().filter(|(_, weight)| *weight > 0.0) {
+                match profile.query(name).map(|query| &query.shape) {
+                    None => writes.push((None, *weight)),
+                    Some(QueryShape::Write) => writes.push((Some(QueryShape::Write), *weight)),
+                    Some(shape) => reads.push((shape.clone(), *weight)),
+                }
+            }
+            ColumnPlan::Profile(Arc::new(ProfileRows {
+                profile: UserProfile::clone(&profile),
+                writes,
+                reads,
+            }))
+        }
     };
     let keys = match &command.population {
         Population::Sequential { first, last, wrap: true } => KeyPlan::Sequential { first: *first, last: *last },

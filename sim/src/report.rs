@@ -199,6 +199,8 @@ pub struct IoTimeSummary {
     pub device_us: f64,
     /// Mean wait in the I/O scheduler before dispatch, microseconds.
     pub queue_us: f64,
+    /// Mean bytes an I/O moves.
+    pub bytes_per_request: f64,
 }
 
 impl TimeSpentSummary {
@@ -239,6 +241,7 @@ impl TimeSpentSummary {
                                 tally.device.started.max(1),
                             ),
                             queue_us: mean_us(tally.queued.total_ns(end), requests),
+                            bytes_per_request: round3(tally.bytes as f64 / requests as f64),
                         },
                     )
                 })

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sim::load::{ColumnPlan, OpKind, OpMix};
 use sim::plan::{resolve, RunOverrides};
+use sim::report::Summary;
 
 const KV: &str = include_str!("../../scenarios/profiles/size_based_load_intel.yaml");
 const WIDE: &str = include_str!("../../scenarios/profiles/wide-partition.yaml");
@@ -71,9 +72,9 @@ fn the_shipped_r6_scenarios_resolve_and_run_their_profile() {
         assert_eq!(plan.cluster.replication_factor, 3, "the profile's keyspace");
         let load = &plan.loads[0];
         match &load.columns {
-            ColumnPlan::Profile(profile) => {
-                assert_eq!(profile.table.name, "kv");
-                assert_eq!(profile.mean_row_bytes(), 5120.0);
+            ColumnPlan::Profile(rows) => {
+                assert_eq!(rows.profile.table.name, "kv");
+                assert_eq!(rows.profile.mean_row_bytes(), 5120.0);
             }
             other => panic!("{path}: {other:?}"),
         }
@@ -176,11 +177,6 @@ fn what_cannot_run_is_refused_naming_file_and_construct() {
             "accepted are insert, getdata",
         ),
         (
-            WIDE.into(),
-            format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
-            "clustering column `at` has cluster: uniform(1..1000)",
-        ),
-        (
             KV.replace("partitions: fixed(1)", "partitions: uniform(1..10)"),
             format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
             "batches over several partitions",
@@ -213,6 +209,17 @@ fn what_cannot_run_is_refused_naming_file_and_construct() {
         );
         assert!(!error.contains('\n'), "{error}");
     }
+    // Many-row partitions run in volume mode only.
+    let data_mode = scenario(
+        &dir,
+        WIDE,
+        &format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
+        "[fidelity]\nmode = \"data\"\n",
+    );
+    let error = resolve(&data_mode, &RunOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("run in volume mode only"), "{error}");
     // A profile whose keyspace's factor differs from [data]'s.
     let conflict = scenario(
         &dir,
@@ -301,4 +308,107 @@ command = "{escaped}"
         assert!(done > 1000, "{command}: {done} operations in 1 s");
         assert_eq!(failed, 0, "{command}");
     }
+}
+
+/// A table of 1,000-row partitions (a 4-byte clustering key and a 100-byte
+/// blob a row), read by key alone, by key and row, or the first 10 rows.
+const THOUSAND_ROWS: &str = r#"
+keyspace: wide
+keyspace_definition: |
+  CREATE KEYSPACE wide WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+table: t
+table_definition: |
+  CREATE TABLE t (key bigint, c int, value blob, PRIMARY KEY (key, c));
+columnspec:
+  - name: c
+    cluster: fixed(1000)
+  - name: value
+    size: fixed(100)
+insert:
+  partitions: fixed(1)
+  select: fixed(1)/100
+queries:
+  partition:
+    cql: SELECT * FROM t WHERE key = ?
+  row:
+    cql: SELECT * FROM t WHERE key = ? AND c = ?
+  first10:
+    cql: SELECT * FROM t WHERE key = ? LIMIT 10
+  since:
+    cql: SELECT * FROM t WHERE key = ? AND c >= ?
+"#;
+
+/// Mean bytes of query I/O per read, from `summary.json`'s `time_spent`.
+fn query_bytes_per_read(dir: &Path, query: &str) -> f64 {
+    let command = format!("user profile=profiles/p.yaml ops({query}=1) cl=ONE duration=2s -pop dist=uniform(1..1000000) -rate threads=8 limit=500/s");
+    let plan = resolve(
+        &scenario(
+            dir,
+            THOUSAND_ROWS,
+            &command,
+            "[data]\npartitions = 1e6\nrow_bytes = \"104000B\"\nreplication_factor = 1\ncache = \"cold\"\n",
+        ),
+        &RunOverrides::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let summary = Summary::of(&outcome);
+    let json = serde_json::to_value(&summary).unwrap();
+    let query_io = &json["time_spent"]["io"]["query"];
+    let bytes =
+        query_io["requests"].as_f64().unwrap() * query_io["bytes_per_request"].as_f64().unwrap();
+    bytes / outcome.ops[0].count as f64
+}
+
+#[test]
+fn reading_one_row_of_a_thousand_row_partition_reads_less_than_all_of_it() {
+    let dir = dir("thousand");
+    let whole = query_bytes_per_read(&dir, "partition");
+    let row = query_bytes_per_read(&dir, "row");
+    let first10 = query_bytes_per_read(&dir, "first10");
+    let since = query_bytes_per_read(&dir, "since");
+    println!(
+        "bytes a read: whole {whole:.0}, row {row:.0}, first 10 {first10:.0}, since {since:.0}"
+    );
+    // The whole partition: its 104 KB and an index page; one row or ten:
+    // an index page and a data page.
+    assert!(whole > 100_000.0, "whole partition: {whole} B a read");
+    assert!(row < 10_000.0, "one row: {row} B a read");
+    assert!(first10 < 10_000.0, "LIMIT 10: {first10} B a read");
+    // `c >= ?` from a row drawn among 1,000: half the partition on average.
+    assert!(
+        since > 0.35 * whole && since < 0.65 * whole,
+        "since: {since} against {whole}"
+    );
+}
+
+#[test]
+fn a_wide_insert_writes_its_select_share_of_the_partition() {
+    let dir = dir("wide-insert");
+    // select fixed(1)/100 of 1,000 rows: 10 rows of 104 bytes an insert.
+    let command = "user profile=profiles/p.yaml ops(insert=1) no-warmup cl=ONE n=1000 -pop seq=1..1000 -rate threads=10 limit=1000/s";
+    let plan = resolved(&dir, THOUSAND_ROWS, command).unwrap();
+    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let summary = serde_json::to_value(Summary::of(&outcome)).unwrap();
+    let written = summary["ops"]["write"]["count"].as_f64().unwrap();
+    assert_eq!(written, 2000.0, "2 processes x n=1000");
+    // RF 1 over 3 nodes: the cluster's memtables hold every insert's 10
+    // rows: 1,040 bytes of values and 10 rows' footprint each.
+    let total: f64 = outcome
+        .timeseries
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| name.ends_with("_memtable_bytes"))
+        .map(|(index, _)| {
+            outcome.timeseries.rows.last().unwrap()[index]
+                .parse::<f64>()
+                .unwrap()
+        })
+        .sum();
+    let per_insert = total / written;
+    assert!(
+        (per_insert - (8.0 + 1040.0 + 10.0 * 1000.0)).abs() < 50.0,
+        "memtable bytes an insert: {per_insert}"
+    );
 }

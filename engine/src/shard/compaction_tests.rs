@@ -28,6 +28,7 @@ fn write_all(
             ClientRequest {
                 id: RequestId(key),
                 operation: Operation::Write {
+                    rows: 1,
                     key,
                     value_bytes: 1024,
                     timestamp: 1,

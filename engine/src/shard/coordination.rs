@@ -97,6 +97,7 @@ impl Shard {
                 key,
                 value_bytes,
                 timestamp,
+                rows,
             } => {
                 let origin = Origin::Peer {
                     from,
@@ -111,17 +112,23 @@ impl Shard {
                             key,
                             value_bytes,
                             timestamp,
+                            rows,
                         },
                     },
                 );
             }
-            Message::ReadRequest { id, key, digest } => {
+            Message::ReadRequest {
+                id,
+                key,
+                digest,
+                limit_bytes,
+            } => {
                 let origin = Origin::Peer { from, id, digest };
                 self.execute(
                     now,
                     Request {
                         origin,
-                        operation: Operation::Read { key },
+                        operation: Operation::Read { key, limit_bytes },
                     },
                 );
             }
@@ -196,7 +203,7 @@ impl Shard {
     pub(super) fn coordinate(&mut self, now: SimTime, request: ClientRequest) {
         let mut replicas = [self.config.address; MAX_REPLICAS];
         let key = match request.operation {
-            Operation::Write { key, .. } | Operation::Read { key } => key,
+            Operation::Write { key, .. } | Operation::Read { key, .. } => key,
         };
         let mut placed = self.config.placement.replicas(key, &mut replicas);
         let mut block_for = request
@@ -260,11 +267,13 @@ impl Shard {
                 key,
                 value_bytes,
                 timestamp,
+                rows,
             } => {
                 let mutation = Mutation {
                     key,
                     value_bytes,
                     timestamp,
+                    rows,
                 };
                 let id = self
                     .coordinator
@@ -275,13 +284,13 @@ impl Shard {
                     id,
                 );
                 for &replica in replicas.iter() {
-                    self.send_write(now, replica, id, key, value_bytes, timestamp);
+                    self.send_write(now, replica, id, mutation);
                 }
                 for &replica in &down[..down_count] {
-                    self.hint(now, replica.node, key, value_bytes, timestamp);
+                    self.hint(now, replica.node, mutation);
                 }
             }
-            Operation::Read { key } => {
+            Operation::Read { key, limit_bytes } => {
                 // The coordinator's own copy first (the snitch's closest).
                 if let Some(position) = replicas.iter().position(|r| *r == self.config.address) {
                     replicas[..=position].rotate_right(1);
@@ -296,6 +305,7 @@ impl Shard {
                     now,
                     request.id,
                     key,
+                    limit_bytes,
                     &replicas[..contacted],
                     block_for,
                     spare,
@@ -316,7 +326,7 @@ impl Shard {
                     }
                 }
                 for (position, &replica) in replicas[..contacted].iter().enumerate() {
-                    self.send_read(now, replica, id, key, position > 0);
+                    self.send_read(now, replica, id, key, limit_bytes, position > 0);
                 }
             }
         }
@@ -379,16 +389,21 @@ impl Shard {
         now: SimTime,
         replica: ShardAddress,
         id: u64,
-        key: u64,
-        value_bytes: u32,
-        timestamp: u64,
+        mutation: Mutation,
     ) {
+        let Mutation {
+            key,
+            value_bytes,
+            timestamp,
+            rows,
+        } = mutation;
         if replica == self.config.address {
             let origin = Origin::Local { id, digest: false };
             let operation = Operation::Write {
                 key,
                 value_bytes,
                 timestamp,
+                rows,
             };
             self.execute(now, Request { origin, operation });
         } else {
@@ -397,6 +412,7 @@ impl Shard {
                 key,
                 value_bytes,
                 timestamp,
+                rows,
             };
             self.send(replica, message);
         }
@@ -408,14 +424,20 @@ impl Shard {
         replica: ShardAddress,
         id: u64,
         key: u64,
+        limit_bytes: u32,
         digest: bool,
     ) {
         if replica == self.config.address {
             let origin = Origin::Local { id, digest };
-            let operation = Operation::Read { key };
+            let operation = Operation::Read { key, limit_bytes };
             self.execute(now, Request { origin, operation });
         } else {
-            let message = Message::ReadRequest { id, key, digest };
+            let message = Message::ReadRequest {
+                id,
+                key,
+                digest,
+                limit_bytes,
+            };
             self.send(replica, message);
         }
     }
@@ -446,8 +468,9 @@ impl Shard {
                 replicas,
                 count,
             } => {
+                let (_, limit_bytes) = self.coordinator.read_key(id).expect("an open read");
                 for &replica in &replicas[..usize::from(count)] {
-                    self.send_read(now, replica, id, key, false);
+                    self.send_read(now, replica, id, key, limit_bytes, false);
                 }
             }
             Next::Repair {
@@ -456,15 +479,17 @@ impl Shard {
                 replicas,
                 count,
             } => {
+                // The newest version written back as one mutation; a
+                // version does not keep its rows, so a repair carries one
+                // row's footprint (exact for one-row partitions).
+                let mutation = Mutation {
+                    key,
+                    value_bytes: version.value_bytes,
+                    timestamp: version.timestamp,
+                    rows: 1,
+                };
                 for &replica in &replicas[..usize::from(count)] {
-                    self.send_write(
-                        now,
-                        replica,
-                        id,
-                        key,
-                        version.value_bytes,
-                        version.timestamp,
-                    );
+                    self.send_write(now, replica, id, mutation);
                 }
             }
         }

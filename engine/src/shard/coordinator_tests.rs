@@ -35,6 +35,7 @@ fn a_shard_forwards_requests_for_keys_it_does_not_own_and_relays_the_answer() {
         ClientRequest {
             id: RequestId(7),
             operation: Operation::Write {
+                rows: 1,
                 key,
                 value_bytes: 100,
                 timestamp: 1,
@@ -64,7 +65,7 @@ fn a_shard_forwards_requests_for_keys_it_does_not_own_and_relays_the_answer() {
         now,
         ClientRequest {
             id: RequestId(8),
-            operation: Operation::Read { key },
+            operation: Operation::read(key),
             consistency: ConsistencyLevel::One,
         },
     );
@@ -132,7 +133,7 @@ pub(super) fn read_at_one(shards: &mut [Shard; 3], node: usize, now: SimTime) ->
         now,
         ClientRequest {
             id: RequestId(1000),
-            operation: Operation::Read { key: 77 },
+            operation: Operation::read(77),
             consistency: ConsistencyLevel::One,
         },
     );
@@ -149,6 +150,7 @@ fn a_quorum_write_reaches_every_replica_and_the_client_hears_once() {
         ClientRequest {
             id: RequestId(5),
             operation: Operation::Write {
+                rows: 1,
                 key: 77,
                 value_bytes: 100,
                 timestamp: 1,
@@ -180,7 +182,7 @@ fn a_quorum_read_asks_one_replica_for_data_and_one_for_a_digest() {
     let now = SimTime::from_nanos(1);
     let read = |id| ClientRequest {
         id: RequestId(id),
-        operation: Operation::Read { key: 77 },
+        operation: Operation::read(77),
         consistency: ConsistencyLevel::Quorum,
     };
     shards[2].handle_client_request(now, read(1));
@@ -262,6 +264,7 @@ fn requests_landing_on_connection_shards_are_relayed_to_the_owners_and_answered(
         let owner = placement.owner(key);
         let coordinator = (owner.node * 4 + (owner.shard + 1) % 4) as usize;
         let write = Operation::Write {
+            rows: 1,
             key,
             value_bytes: 100,
             timestamp: key,
@@ -330,7 +333,7 @@ fn requests_landing_on_connection_shards_are_relayed_to_the_owners_and_answered(
             now,
             ClientRequest {
                 id: RequestId(1000 + key),
-                operation: Operation::Read { key },
+                operation: Operation::read(key),
                 consistency: ConsistencyLevel::Quorum,
             },
         );
@@ -363,6 +366,7 @@ fn diverged_replicas_are_found_by_digests_repaired_by_the_read_and_equal_after()
         consistency,
     };
     let write = |timestamp| Operation::Write {
+        rows: 1,
         key: 77,
         value_bytes: 100,
         timestamp,
@@ -380,6 +384,7 @@ fn diverged_replicas_are_found_by_digests_repaired_by_the_read_and_equal_after()
             key: 77,
             value_bytes: 100,
             timestamp: 5,
+            rows: 1,
         },
     );
     drive_three(&mut shards, now);
@@ -390,10 +395,7 @@ fn diverged_replicas_are_found_by_digests_repaired_by_the_read_and_equal_after()
     // A CL=ALL read compares three digests: the mismatch sends it to
     // full data reads, the newest version wins and goes back to nodes
     // 0 and 1 before the client hears.
-    shards[0].handle_client_request(
-        now,
-        request(2, Operation::Read { key: 77 }, ConsistencyLevel::All),
-    );
+    shards[0].handle_client_request(now, request(2, Operation::read(77), ConsistencyLevel::All));
     let (replies, _) = drive_three(&mut shards, now);
     assert_eq!(replies.len(), 1);
     assert_eq!(replies[0].status, newest);
@@ -406,7 +408,7 @@ fn diverged_replicas_are_found_by_digests_repaired_by_the_read_and_equal_after()
     // And a QUORUM read finds the digests equal: no new repair.
     shards[1].handle_client_request(
         now,
-        request(20, Operation::Read { key: 77 }, ConsistencyLevel::Quorum),
+        request(20, Operation::read(77), ConsistencyLevel::Quorum),
     );
     let (replies, _) = drive_three(&mut shards, now);
     assert_eq!(replies[0].status, newest);
@@ -437,6 +439,7 @@ fn a_replica_found_behind_after_the_answer_is_repaired_in_the_background() {
                 key: 77,
                 value_bytes: 100,
                 timestamp: 5,
+                rows: 1,
             },
         );
     }
@@ -447,7 +450,7 @@ fn a_replica_found_behind_after_the_answer_is_repaired_in_the_background() {
         now,
         ClientRequest {
             id: RequestId(9),
-            operation: Operation::Read { key: 77 },
+            operation: Operation::read(77),
             consistency: ConsistencyLevel::Quorum,
         },
     );
@@ -541,7 +544,7 @@ fn reads_asking_node_1(heat_weighted_balancing: bool) -> (u32, u64) {
             now,
             ClientRequest {
                 id: RequestId(key),
-                operation: Operation::Read { key },
+                operation: Operation::read(key),
                 consistency: ConsistencyLevel::Quorum,
             },
         );
@@ -578,6 +581,7 @@ fn a_coordinator_answers_timeout_when_replicas_are_silent() {
         ClientRequest {
             id: RequestId(9),
             operation: Operation::Write {
+                rows: 1,
                 key: 77,
                 value_bytes: 100,
                 timestamp: 1,

@@ -70,14 +70,13 @@ impl Shard {
 
     /// Writes a hint of the write of `key` for replica node `node`, unless
     /// the preset keeps none or the node has been down past the window.
-    pub(super) fn hint(
-        &mut self,
-        now: SimTime,
-        node: u32,
-        key: u64,
-        value_bytes: u32,
-        timestamp: u64,
-    ) {
+    pub(super) fn hint(&mut self, now: SimTime, node: u32, mutation: Mutation) {
+        let Mutation {
+            key,
+            value_bytes,
+            timestamp,
+            rows,
+        } = mutation;
         let Some(handoff) = self.handoff.as_mut() else {
             return;
         };
@@ -90,6 +89,7 @@ impl Shard {
             key,
             timestamp,
             value_bytes,
+            rows,
             bytes: bytes as u32,
         };
         let task = self.new_task(TaskPurpose::HintWrite { node, hint });
@@ -206,6 +206,7 @@ impl Shard {
             key: hint.key,
             value_bytes: hint.value_bytes,
             timestamp: hint.timestamp,
+            rows: hint.rows,
         };
         let id = self.coordinator.open_write(
             RequestId(HINT_REPLAY | slot),
@@ -219,7 +220,7 @@ impl Shard {
             id,
         );
         for &replica in &replicas[first..last] {
-            self.send_write(now, replica, id, hint.key, hint.value_bytes, hint.timestamp);
+            self.send_write(now, replica, id, mutation);
         }
     }
 

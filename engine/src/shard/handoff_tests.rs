@@ -27,6 +27,7 @@ fn write(id: u64, timestamp: u64) -> ClientRequest {
     ClientRequest {
         id: RequestId(id),
         operation: Operation::Write {
+            rows: 1,
             key: 77,
             value_bytes: VALUE_BYTES,
             timestamp,

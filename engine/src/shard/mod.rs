@@ -782,7 +782,7 @@ impl Shard {
     /// consistency level is met.
     pub fn handle_client_request(&mut self, now: SimTime, request: ClientRequest) {
         let key = match request.operation {
-            Operation::Write { key, .. } | Operation::Read { key } => key,
+            Operation::Write { key, .. } | Operation::Read { key, .. } => key,
         };
         let rf = self.config.replication_factor;
         if rf == 1 && self.config.placement.owner(key) == self.config.address {
@@ -845,7 +845,7 @@ impl Shard {
                     self.start_write(request);
                 }
             }
-            Operation::Read { key } => {
+            Operation::Read { key, .. } => {
                 let cached = self.row_cache_lookup(key);
                 let ownership = self.config.key_ownership_fraction;
                 let passes = |sstable: &SSTable| read::bloom_filter_passes(sstable, key, ownership);
@@ -924,6 +924,9 @@ impl Shard {
                 version,
                 generation,
             } => {
+                // The index is the whole partition's; the data read is the
+                // slice (a wide partition's promoted index finds it).
+                let row_bytes = self.sliced(read, row_bytes);
                 let bytes = read::data_read_bytes(row_bytes, self.config.compression_chunk_bytes);
                 if self.page_cache_hit(read, generation, bytes) {
                     self.parse_data(read, row_bytes, version);
@@ -1115,13 +1118,7 @@ impl Shard {
                     count,
                 } => {
                     for &node in &nodes[..usize::from(count)] {
-                        self.hint(
-                            now,
-                            node,
-                            mutation.key,
-                            mutation.value_bytes,
-                            mutation.timestamp,
-                        );
+                        self.hint(now, node, mutation);
                     }
                 }
             }
@@ -1131,8 +1128,8 @@ impl Shard {
             self.pump_hints(now);
         }
         while let Some((id, replica, digest)) = self.coordinator.next_speculation(now) {
-            let key = self.coordinator.read_key(id).expect("an open read");
-            self.send_read(now, replica, id, key, digest);
+            let (key, limit_bytes) = self.coordinator.read_key(id).expect("an open read");
+            self.send_read(now, replica, id, key, limit_bytes, digest);
         }
         // Reads answered already will not speculate and closed operations
         // will not time out: their entries go, so the shard wakes only for

@@ -10,6 +10,16 @@ use crate::{page_cache, read, row_cache};
 use units::SimTime;
 
 impl Shard {
+    /// The bytes read `read` takes of a partition of `row_bytes` in one
+    /// SSTable: all of it, or the slice its `LIMIT` or clustering
+    /// restriction selects.
+    pub(super) fn sliced(&self, read: u32, row_bytes: u64) -> u64 {
+        match self.reads[read as usize].request.operation {
+            Operation::Read { limit_bytes, .. } => row_bytes.min(u64::from(limit_bytes)),
+            Operation::Write { .. } => unreachable!("a read's slot holds a read"),
+        }
+    }
+
     /// One SSTable's row of read `read` is in memory (from disk or the page
     /// cache): decode it.
     pub(super) fn parse_data(&mut self, read: u32, row_bytes: u64, version: ReadResult) {
@@ -74,7 +84,7 @@ impl Shard {
         let Some(page_bytes) = self.config.page_cache.as_ref().map(|s| s.config.page_bytes) else {
             return false;
         };
-        let Operation::Read { key } = self.reads[read as usize].request.operation else {
+        let Operation::Read { key, .. } = self.reads[read as usize].request.operation else {
             unreachable!("a read's lookup");
         };
         self.ensure_page_cache();
@@ -106,7 +116,7 @@ impl Shard {
         cached: bool,
         bloom: Option<BloomPasses>,
     ) {
-        let Operation::Read { key } = request.operation else {
+        let Operation::Read { key, .. } = request.operation else {
             unreachable!("a read task carries a read");
         };
         let ownership = self.config.key_ownership_fraction;
@@ -187,9 +197,11 @@ impl Shard {
         self.reads_completed += 1;
         // A read that went to the SSTables populates the cache with the row
         // it found (a hit was counted already; populating it is a no-op).
-        if let (Some(cache), Operation::Read { key }) = (&mut self.row_cache, request.operation) {
+        if let (Some(cache), Operation::Read { key, limit_bytes }) =
+            (&mut self.row_cache, request.operation)
+        {
             if let Some(version) = result {
-                cache.populate(key, 8 + u64::from(version.value_bytes));
+                cache.populate(key, 8 + u64::from(version.value_bytes.min(limit_bytes)));
             }
         }
         self.respond_read(now, request.origin, result);

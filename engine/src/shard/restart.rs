@@ -157,6 +157,7 @@ impl Shard {
                             key: mutation.key,
                             timestamp: mutation.timestamp,
                             value_bytes: mutation.value_bytes,
+                            rows: mutation.rows,
                             bytes: 0,
                         },
                     ));

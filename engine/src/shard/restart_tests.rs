@@ -27,6 +27,7 @@ fn write(key: u64) -> ClientRequest {
     ClientRequest {
         id: RequestId(key),
         operation: Operation::Write {
+            rows: 1,
             key,
             value_bytes: 1000,
             timestamp: key + 1,

@@ -110,6 +110,7 @@ fn data_mode_streams_the_newest_version_of_every_row_of_the_range() {
                     ClientRequest {
                         id: RequestId(id as u64 * 2 + timestamp),
                         operation: Operation::Write {
+                            rows: 1,
                             key,
                             value_bytes: 100 + timestamp as u32,
                             timestamp,

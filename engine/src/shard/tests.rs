@@ -27,6 +27,7 @@ fn write(id: u64, key: u64) -> ClientRequest {
     ClientRequest {
         id: RequestId(id),
         operation: Operation::Write {
+            rows: 1,
             key,
             value_bytes: 1024,
             timestamp: 1,
@@ -289,7 +290,7 @@ fn reads_find_rows_in_memtables_and_sstables_with_one_index_and_one_data_read_ea
             now,
             ClientRequest {
                 id: RequestId(id),
-                operation: Operation::Read { key },
+                operation: Operation::read(key),
                 consistency: ConsistencyLevel::One,
             },
         );

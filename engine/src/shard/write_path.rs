@@ -96,6 +96,7 @@ impl Shard {
             key,
             value_bytes,
             timestamp,
+            rows,
         } = request.operation
         else {
             unreachable!("only writes take the write path");
@@ -118,8 +119,11 @@ impl Shard {
                 value_bytes,
             },
         );
-        let memory_bytes = row_bytes + self.config.memtable_row_overhead_bytes;
-        let sstable_bytes = row_bytes + self.config.sstable_row_overhead_bytes;
+        // Each row carries the memtable's and the SSTable's per-row
+        // footprint.
+        let rows = u64::from(rows.max(1));
+        let memory_bytes = row_bytes + rows * self.config.memtable_row_overhead_bytes;
+        let sstable_bytes = row_bytes + rows * self.config.sstable_row_overhead_bytes;
         self.active
             .insert(key, memory_bytes, sstable_bytes, segment);
         self.writes_completed += 1;

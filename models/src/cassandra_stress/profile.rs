@@ -28,10 +28,13 @@
 //! What the twin takes from it: the table's partition key size, each row's
 //! bytes (clustering and regular columns, by type: text and blobs their
 //! `size`, fixed-width types their width, collections `size` elements), the
-//! rows of a partition (drawn per partition from the partition's seed, so
-//! every write and read of a partition sees the same count, as c-s seeds
-//! its clustering distributions), what each insert writes and what each
-//! query reads ([`cql::QueryShape`]). A column's `population` is read and
+//! rows of a partition (one `cluster` draw per clustering column, their
+//! product, drawn from the partition's seed, so every write and read of a
+//! partition sees the same count, as c-s seeds its clustering
+//! distributions; c-s draws each level per parent row, which keeps the
+//! mean and narrows nothing the twin uses), what each insert writes (its
+//! `select` share of the rows) and what each query reads
+//! ([`cql::QueryShape`], [`UserProfile::rows_selected`]). A column's `population` is read and
 //! checked but does not change the load: the twin draws partitions from
 //! `-pop`, and values are not stored.
 //!
@@ -513,17 +516,59 @@ impl UserProfile {
     /// `cluster` draw per clustering column, seeded by the partition (so
     /// the same partition always has the same rows). At least 1.
     pub fn rows_in_partition(&self, seed: u64) -> u64 {
+        self.level_counts(seed).fold(1u64, u64::saturating_mul)
+    }
+
+    /// Each clustering level's count of values for the partition whose
+    /// seed is `seed`, outermost first (`rows_in_partition` is their
+    /// product).
+    fn level_counts(&self, seed: u64) -> impl Iterator<Item = u64> + '_ {
         self.table
             .clustering
             .iter()
             .enumerate()
-            .map(|(level, &index)| {
+            .map(move |(level, &index)| {
                 self.columns[index]
                     .cluster
                     .for_seed(seed, CLUSTER_SALT ^ level as u64)
                     .max(1)
             })
-            .fold(1u64, u64::saturating_mul)
+    }
+
+    /// Rows a query of `shape` selects in the partition whose seed is
+    /// `seed`, before its `LIMIT`: the rows under its `=` prefix of
+    /// clustering columns (bound from an existing row, so the prefix
+    /// matches), and with a range on the next column, those from a bound
+    /// drawn among that column's values to the end. Then capped by the
+    /// `LIMIT`. A write-shaped query gives 1.
+    pub fn rows_selected<R: Rng + ?Sized>(
+        &self,
+        shape: &QueryShape,
+        seed: u64,
+        rng: &mut R,
+    ) -> u64 {
+        let QueryShape::Select {
+            clustering_equal,
+            clustering_range,
+            limit,
+        } = shape
+        else {
+            return 1;
+        };
+        let counts: Vec<u64> = self.level_counts(seed).collect();
+        let below = |from: usize| {
+            counts[from.min(counts.len())..]
+                .iter()
+                .fold(1u64, |rows, &count| rows.saturating_mul(count))
+        };
+        let selected = match (clustering_range, counts.get(*clustering_equal)) {
+            (true, Some(&values)) => {
+                let bound = rng.random_range(1..=values);
+                (values - bound + 1).saturating_mul(below(clustering_equal + 1))
+            }
+            _ => below(*clustering_equal),
+        };
+        limit.map_or(selected, |limit| selected.min(limit))
     }
 
     /// The expected rows of a partition.

@@ -589,3 +589,45 @@ fn profile_errors_name_the_file_the_key_and_what_is_accepted() {
     let error = parse_profile(&missing, "kv.yaml").unwrap_err();
     assert_eq!(error.key(), "table_definition");
 }
+
+#[test]
+fn queries_select_the_rows_their_restrictions_and_limit_give() {
+    let p = profile(EXAMPLE_FORM);
+    let mut rng = Pcg64Mcg::seed_from_u64(3);
+    let select = |equal, range, limit| QueryShape::Select {
+        clustering_equal: equal,
+        clustering_range: range,
+        limit,
+    };
+    for seed in 1..200u64 {
+        let rows = p.rows_in_partition(seed);
+        assert_eq!(
+            p.rows_selected(&select(0, false, None), seed, &mut rng),
+            rows
+        );
+        assert_eq!(
+            p.rows_selected(&select(0, false, Some(100)), seed, &mut rng),
+            rows.min(100)
+        );
+        // `date = ?` leaves the lval level (uniform(1..4)) below it.
+        let under_date = p.rows_selected(&select(1, false, None), seed, &mut rng);
+        assert!(
+            (1..=4).contains(&under_date) && rows.is_multiple_of(under_date),
+            "{rows} {under_date}"
+        );
+        // Every clustering column restricted: one row.
+        assert_eq!(p.rows_selected(&select(6, false, None), seed, &mut rng), 1);
+        assert_eq!(p.rows_selected(&QueryShape::Write, seed, &mut rng), 1);
+    }
+    // `date >= ?`: from a date drawn among the partition's, half on average.
+    let (mut ranged, mut whole) = (0u64, 0u64);
+    for seed in 1..20_000u64 {
+        ranged += p.rows_selected(&select(0, true, None), seed, &mut rng);
+        whole += p.rows_in_partition(seed);
+    }
+    let share = ranged as f64 / whole as f64;
+    assert!(
+        (share - 0.52).abs() < 0.03,
+        "a range reads {share} of the rows"
+    );
+}

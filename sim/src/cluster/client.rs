@@ -160,9 +160,12 @@ impl Simulation {
             process.keys.next(&mut process.rng)
         };
         let kind = process.mix.next(&load.operation, &mut process.rng);
-        let value_bytes = match kind {
-            OpKind::Write => load.columns.sample_value_bytes(&mut process.rng) as u32,
-            OpKind::Read => 0,
+        let (value_bytes, rows) = match kind {
+            OpKind::Write => {
+                let (bytes, rows) = load.columns.sample_write(key, &mut process.rng);
+                (bytes as u32, rows)
+            }
+            OpKind::Read => (0, 0),
         };
         let load_op = self.loads[load_index]
             .kinds
@@ -185,9 +188,13 @@ impl Simulation {
                     key,
                     value_bytes,
                     timestamp,
+                    rows,
                 }
             }
-            OpKind::Read => Operation::Read { key },
+            OpKind::Read => Operation::Read {
+                key,
+                limit_bytes: load.columns.sample_read_limit(key, &mut process.rng),
+            },
         };
         let read_floor = self
             .consistency
@@ -222,7 +229,7 @@ impl Simulation {
             Operation::Write {
                 key, value_bytes, ..
             } => (key, value_bytes),
-            Operation::Read { key } => (key, 0),
+            Operation::Read { key, .. } => (key, 0),
         };
         let bytes = MESSAGE_OVERHEAD_BYTES + 8 + u64::from(value_bytes);
         let deadline = now + self.plan.loads[process.load as usize].client_timeout;
@@ -457,12 +464,12 @@ impl Simulation {
         let not_found = outcome == ReplyOutcome::NotFound;
         // A stale read a topology change explains is counted apart.
         let by_topology = match (in_flight.operation, outcome) {
-            (Operation::Read { key }, ReplyOutcome::Found { timestamp })
+            (Operation::Read { key, .. }, ReplyOutcome::Found { timestamp })
                 if timestamp < in_flight.read_floor =>
             {
                 self.stale_by_topology(key, in_flight.read_floor)
             }
-            (Operation::Read { key }, ReplyOutcome::NotFound) if in_flight.read_floor > 0 => {
+            (Operation::Read { key, .. }, ReplyOutcome::NotFound) if in_flight.read_floor > 0 => {
                 self.stale_by_topology(key, in_flight.read_floor)
             }
             _ => false,
@@ -472,10 +479,10 @@ impl Simulation {
                 (Operation::Write { key, timestamp, .. }, _) => {
                     check.write_acknowledged(now, key, timestamp)
                 }
-                (Operation::Read { key }, ReplyOutcome::Found { timestamp }) => {
+                (Operation::Read { key, .. }, ReplyOutcome::Found { timestamp }) => {
                     check.read_answered(now, key, in_flight.read_floor, timestamp, by_topology)
                 }
-                (Operation::Read { key }, _) => {
+                (Operation::Read { key, .. }, _) => {
                     check.read_answered(now, key, in_flight.read_floor, 0, by_topology)
                 }
             }

@@ -315,7 +315,9 @@ impl Simulation {
                     bytes: io.bytes,
                 };
                 let state = &mut self.shards[shard as usize];
-                state.time_spent.io[io.class.index()].queued.start(now);
+                let tally = &mut state.time_spent.io[io.class.index()];
+                tally.queued.start(now);
+                tally.bytes += io.bytes;
                 state.io_queue.queue(
                     self.plan.cluster.io.class_of(io.class),
                     direction,

@@ -1654,6 +1654,7 @@ mod tests {
             request: ClientRequest {
                 id: attempt_id(0, serial),
                 operation: Operation::Write {
+                    rows: 1,
                     key,
                     value_bytes: 1024,
                     timestamp: 1,

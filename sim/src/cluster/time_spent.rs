@@ -62,6 +62,8 @@ pub struct IoTally {
     pub queued: Spans,
     /// Dispatched to completed.
     pub device: Spans,
+    /// Bytes asked for.
+    pub bytes: u64,
 }
 
 /// Where the work of a run spent its time: per kind of engine CPU work (in
@@ -84,6 +86,7 @@ impl TimeSpent {
         for (mine, theirs) in self.io.iter_mut().zip(&other.io) {
             mine.queued.merge(&theirs.queued);
             mine.device.merge(&theirs.device);
+            mine.bytes += theirs.bytes;
         }
     }
 }
