@@ -11,8 +11,9 @@
 //!   `mixed` `ratio(write=W,read=R)` and `clustering=DIST`; for `user`
 //!   `profile=PATH`, `ops(NAME=W,...)` and `clustering=DIST` (the profile
 //!   itself is read by the caller, who knows what the path is relative to,
-//!   with [`profile::parse_profile`]; `-schema` and `-col` are refused with
-//!   `user`, whose profile sets both);
+//!   with [`profile::parse_profile`]; `-schema` and `-col` are checked and
+//!   then listed as without effect with `user`, as c-s parses and then
+//!   ignores them there: the profile sets both);
 //! - `-schema replication(factor=N)` (or `strategy=NetworkTopologyStrategy`
 //!   with one `DC=N`) and `compaction(strategy=...)`;
 //! - `-rate threads=N [limit=R/s | throttle=R/s | fixed=R/s]` and

@@ -366,17 +366,22 @@ impl Parser {
 
         for (key, key_token, option_params) in options {
             if command == Command::User && (key == "-schema" || key == "-col") {
-                return Err(StressError::new(
-                    key_token,
-                    format!(
-                        "`{key_token}` does not apply to `user`: the profile's {} sets it",
-                        if key == "-schema" {
-                            "keyspace_definition and table_definition"
-                        } else {
-                            "columnspec"
-                        }
-                    ),
-                ));
+                // c-s parses them with `user` and then takes the keyspace,
+                // table and columns from the profile: checked, then listed
+                // as without effect.
+                let mut scratch = result.clone();
+                if key == "-schema" {
+                    self.schema(option_params, &mut scratch)?;
+                } else {
+                    self.columns(option_params)?;
+                }
+                let mut text = key_token.to_string();
+                for p in option_params {
+                    text.push(' ');
+                    text.push_str(p);
+                }
+                self.ignored.push(format!("{text} (the profile sets it)"));
+                continue;
             }
             match key.as_str() {
                 "-schema" => self.schema(option_params, &mut result)?,

@@ -221,6 +221,20 @@ fn ops_parse_in_every_quoting_people_paste() {
 }
 
 #[test]
+fn schema_and_col_are_checked_then_left_to_the_profile() {
+    let command = user("user profile=p.yaml ops(insert=1) n=10 -schema 'replication(factor=3)' -col n=fixed(2) -rate threads=4");
+    assert_eq!(command.replication_factor, None);
+    assert_eq!(command.columns, ColumnSpec::default());
+    assert_eq!(
+        command.ignored_options,
+        vec![
+            "-schema replication(factor=3) (the profile sets it)".to_string(),
+            "-col n=fixed(2) (the profile sets it)".to_string()
+        ]
+    );
+}
+
+#[test]
 fn user_commands_are_refused_in_one_line_naming_what() {
     for (command, needle) in [
         ("user ops(insert=1) n=10", "profile=FILE.yaml"),
@@ -230,12 +244,8 @@ fn user_commands_are_refused_in_one_line_naming_what() {
         ("user profile=p.yaml ops(insert=1,insert=2) n=10", "twice"),
         ("user profile=p.yaml ops(insert=0) n=10", "no operation"),
         (
-            "user profile=p.yaml ops(insert=1) n=10 -schema replication(factor=3)",
-            "keyspace_definition",
-        ),
-        (
-            "user profile=p.yaml ops(insert=1) n=10 -col n=fixed(1)",
-            "columnspec",
+            "user profile=p.yaml ops(insert=1) n=10 -schema replication(factor=x)",
+            "factor",
         ),
         (
             "user profile=p.yaml ops(insert=1) ratio(write=1) n=10",
