@@ -1492,7 +1492,8 @@ fn user_profile(
     let scenario_dir = std::path::Path::new(&scenario.source.file)
         .parent()
         .unwrap_or(std::path::Path::new(""));
-    let full = scenario_dir.join(path);
+    // c-s also takes a file URI (`profile=file:///path/to/profile.yaml`).
+    let full = scenario_dir.join(path.strip_prefix("file://").unwrap_or(path));
     let shown = full.display().to_string();
     let text = std::fs::read_to_string(&full).map_err(|error| {
         scenario.error(field, format!("profile `{shown}` cannot be read: {error} (profile= is relative to the scenario file)"))

@@ -412,3 +412,20 @@ fn a_wide_insert_writes_its_select_share_of_the_partition() {
         "memtable bytes an insert: {per_insert}"
     );
 }
+
+#[test]
+fn a_file_uri_profile_is_read_as_its_path() {
+    let dir = dir("uri");
+    std::fs::write(dir.join("profiles/p.yaml"), KV).unwrap();
+    let absolute = dir.join("profiles/p.yaml");
+    let command = format!(
+        "user profile=file://{} ops(getdata=1) cl=ONE duration=2s -rate threads=4 -graph file=run.html title=run",
+        absolute.display()
+    );
+    let plan = resolved(&dir, KV, &command).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        plan.notes.iter().any(|note| note.contains("-graph")),
+        "{:?}",
+        plan.notes
+    );
+}

@@ -105,6 +105,11 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
         } else if "(),;.=<>?*{}:[]+-!".contains(c) {
             chars.next();
             tokens.push(Token::Symbol(c));
+        } else if c == '$' {
+            return Err(
+                "a `$`: a template placeholder such as ${table_name} left unfilled? Write the name"
+                    .into(),
+            );
         } else {
             return Err(format!("an unexpected character `{c}`"));
         }
@@ -1025,6 +1030,10 @@ mod tests {
             ),
             ("CREATE TABLE t (k int, v text)", "PRIMARY KEY"),
             ("CREATE TABLE t (k int, v text, PRIMARY KEY (x))", "`x`"),
+            (
+                "CREATE TABLE ks.${table_name} (k int PRIMARY KEY)",
+                "placeholder",
+            ),
         ] {
             let error = table_definition(text).unwrap_err();
             assert!(error.contains(needle), "{text}: {error}");

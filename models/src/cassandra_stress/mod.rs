@@ -20,7 +20,7 @@
 //!   `-rate auto threads>=N threads<=N`;
 //! - `-col size=DIST n=DIST`, `-pop seq=a..b [no-wrap]` / `-pop dist=DIST`;
 //! - `-errors retries=N ignore`;
-//! - `-mode`, `-node`, `-log`, `-port`, `-transport`, which do not change
+//! - `-mode`, `-node`, `-log`, `-port`, `-transport`, `-graph`, which do not change
 //!   the simulated load: accepted and listed in
 //!   [`StressCommand::ignored_options`] for the caller to report.
 //!
@@ -82,7 +82,7 @@
 //! dist=` syntax; `-col names=` lists other than as a column count,
 //! `-pop read-lookback=`; non-FIXED/UNIFORM column size distributions; the
 //! EXTREME/QEXTREME distributions; multi-datacenter replication; c-s options
-//! other than those above (`-graph`, `-sendto`, `-tokenrange`, `-insert`,
+//! other than those above (`-sendto`, `-tokenrange`, `-insert`,
 //! ...), which are errors. `limit=` versus `throttle=` differ in c-s only in
 //! the rate limiter implementation; both map to [`Rate::ClosedLoop`].
 //!

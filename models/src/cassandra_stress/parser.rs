@@ -17,9 +17,9 @@ use crate::distribution::{
 
 const ACCEPTED_COMMANDS: &str = "write (or insert), read, mixed, user";
 const ACCEPTED_OPTIONS: &str =
-    "-schema, -rate, -col, -pop, -errors, -mode, -node, -log, -port, -transport";
+    "-schema, -rate, -col, -pop, -errors, -mode, -node, -log, -port, -transport, -graph";
 /// Options accepted and recorded as not affecting the simulation.
-const IGNORED_OPTIONS: [&str; 5] = ["-mode", "-node", "-log", "-port", "-transport"];
+const IGNORED_OPTIONS: [&str; 6] = ["-mode", "-node", "-log", "-port", "-transport", "-graph"];
 
 /// Tokenizes `command` and parses the parameters.
 pub(super) fn parse_command(command: &str) -> Result<StressCommand, StressError> {

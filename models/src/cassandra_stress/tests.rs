@@ -837,7 +837,7 @@ fn malformed_commands() {
     let err = rejects("cassandra-stress write n=10 -foo bar", "-foo");
     assert_eq!(
         err.message(),
-        "unknown option `-foo`: accepted options are -schema, -rate, -col, -pop, -errors, -mode, -node, -log, -port, -transport"
+        "unknown option `-foo`: accepted options are -schema, -rate, -col, -pop, -errors, -mode, -node, -log, -port, -transport, -graph"
     );
     let err = rejects("cassandra-stress frobnicate n=10", "frobnicate");
     assert!(err.message().contains("write"));
