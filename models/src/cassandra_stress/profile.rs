@@ -189,10 +189,13 @@ impl ProfileDistribution {
             "qextreme" | "qextr" => Err(format!(
                 "`{spec}`: the quantized extreme distribution is not modelled by the twin; accepted are {ACCEPTED}"
             )),
-            _ => spec
+            "fixed" | "uniform" | "gaussian" | "gauss" | "normal" | "norm" | "exp" => spec
                 .parse::<KeyDistribution>()
                 .map(ProfileDistribution::Key)
-                .map_err(|e| format!("{e}; a profile accepts {ACCEPTED}")),
+                .map_err(|e| e.to_string()),
+            _ => Err(format!(
+                "`{spec}` is not a distribution a profile takes: accepted are {ACCEPTED}"
+            )),
         }
     }
 

@@ -473,7 +473,7 @@ fn profile_errors_name_the_file_the_key_and_what_is_accepted() {
         (
             R6_PROFILE.replace("size: fixed(1024)", "size: zipf(1..10)"),
             "columnspec[1].size",
-            "unknown distribution",
+            "not a distribution a profile takes",
         ),
         (
             R6_PROFILE.replace("size: fixed(1024)", "size: 1024"),
