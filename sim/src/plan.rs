@@ -1482,7 +1482,7 @@ fn user_profile(
     field: &str,
     command: &mut cassandra_stress::StressCommand,
     chunk_kb: &mut Option<u64>,
-) -> Result<Option<Arc<UserProfile>>, ScenarioError> {
+) -> Result<Option<UserProfile>, ScenarioError> {
     let Operation::User {
         profile: path, ops, ..
     } = &command.operation
@@ -1565,7 +1565,7 @@ fn user_profile(
             }
         }
     }
-    Ok(Some(Arc::new(profile)))
+    Ok(Some(profile))
 }
 
 fn resolve_load(
@@ -1573,7 +1573,7 @@ fn resolve_load(
     field: &str,
     section: &crate::scenario::LoadSection,
     command: &cassandra_stress::StressCommand,
-    profile: Option<Arc<UserProfile>>,
+    profile: Option<UserProfile>,
     earlier: &[LoadPlan],
 ) -> Result<LoadPlan, ScenarioError> {
     let fail = |reason: String| Err(scenario.error(field, reason));
@@ -1664,7 +1664,7 @@ fn resolve_load(
                 }
             }
             ColumnPlan::Profile(Arc::new(ProfileRows {
-                profile: UserProfile::clone(&profile),
+                profile,
                 writes,
                 reads,
             }))
