@@ -31,8 +31,9 @@
 //! rows of a partition (one `cluster` draw per clustering column, their
 //! product, drawn from the partition's seed, so every write and read of a
 //! partition sees the same count, as c-s seeds its clustering
-//! distributions; c-s draws each level per parent row, which keeps the
-//! mean and narrows nothing the twin uses), what each insert writes (its
+//! distributions; c-s draws each level per parent row: the same mean, a
+//! narrower spread than one draw a level shared by its parents), what
+//! each insert writes (its
 //! `select` share of the rows) and what each query reads
 //! ([`cql::QueryShape`], [`UserProfile::rows_selected`]). A column's `population` is read and
 //! checked but does not change the load: the twin draws partitions from
