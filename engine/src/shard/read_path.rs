@@ -197,6 +197,8 @@ impl Shard {
         self.reads_completed += 1;
         // A read that went to the SSTables populates the cache with the row
         // it found (a hit was counted already; populating it is a no-op).
+        // The entry's bytes are the version's (for a wide partition its
+        // newest write's, not every row read), within the read's slice.
         if let (Some(cache), Operation::Read { key, limit_bytes }) =
             (&mut self.row_cache, request.operation)
         {
