@@ -39,13 +39,16 @@ pub enum Operation {
         /// memtable's and the SSTable's per-row footprint.
         rows: u32,
     },
-    /// Read one partition by key, or the first `limit_bytes` of it.
+    /// Read one partition by key, or the rows of it a query selects.
     Read {
         /// The partition key.
         key: u64,
-        /// Bytes of the partition the read takes from each SSTable and
-        /// memtable holding it: [`WHOLE_PARTITION`], or what a `LIMIT` or
-        /// a clustering restriction selects.
+        /// Bytes of the partition the read selects: [`WHOLE_PARTITION`]
+        /// (all of it, whatever it holds: one row, its newest version), or
+        /// the rows a profile's query selects (what its `LIMIT` or
+        /// clustering restriction leaves, at the table's mean row size).
+        /// Each SSTable holding the partition is read for at most this
+        /// much, and a found answer carries it.
         limit_bytes: u32,
     },
 }

@@ -151,24 +151,22 @@ impl ColumnPlan {
         }
     }
 
-    /// The slice a read of partition `key` takes
-    /// ([`engine::Operation::Read`]'s `limit_bytes`): the whole partition
-    /// for a predefined command, or for a profile's query the rows it
-    /// selects at the table's mean row bytes (whole when it selects every
-    /// row).
+    /// What a read of partition `key` selects ([`engine::Operation::Read`]'s
+    /// `limit_bytes`): the whole partition for a predefined command or a
+    /// profile of one-row partitions, or for a profile's query of wide
+    /// partitions the rows it selects at the table's mean row bytes.
     pub fn sample_read_limit<R: Rng + ?Sized>(&self, key: u64, rng: &mut R) -> u32 {
         match self {
             ColumnPlan::Columns { .. } => engine::WHOLE_PARTITION,
             ColumnPlan::Profile(rows) => {
                 let profile = &rows.profile;
                 let shape = by_weight(&rows.reads, rng);
-                let selected = profile.rows_selected(shape, key, rng);
-                if selected >= profile.rows_in_partition(key) {
-                    engine::WHOLE_PARTITION
-                } else {
-                    let bytes = (selected as f64 * profile.mean_row_bytes()).ceil();
-                    (bytes as u64).clamp(1, u64::from(u32::MAX - 1)) as u32
+                if profile.single_row_partitions() {
+                    return engine::WHOLE_PARTITION;
                 }
+                let selected = profile.rows_selected(shape, key, rng);
+                let bytes = (selected as f64 * profile.mean_row_bytes()).ceil();
+                (bytes as u64).clamp(1, u64::from(u32::MAX - 1)) as u32
             }
         }
     }

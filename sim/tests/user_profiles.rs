@@ -338,8 +338,9 @@ queries:
     cql: SELECT * FROM t WHERE key = ? AND c >= ?
 "#;
 
-/// Mean bytes of query I/O per read, from `summary.json`'s `time_spent`.
-fn query_bytes_per_read(dir: &Path, query: &str) -> f64 {
+/// Mean bytes of query I/O per read, from `summary.json`'s `time_spent`,
+/// and mean bytes the nodes sent per read (the answers, on the NICs).
+fn query_bytes_per_read(dir: &Path, query: &str) -> (f64, f64) {
     let command = format!("user profile=profiles/p.yaml ops({query}=1) cl=ONE duration=2s -pop dist=uniform(1..1000000) -rate threads=8 limit=500/s");
     let plan = resolve(
         &scenario(
@@ -357,24 +358,49 @@ fn query_bytes_per_read(dir: &Path, query: &str) -> f64 {
     let query_io = &json["time_spent"]["io"]["query"];
     let bytes =
         query_io["requests"].as_f64().unwrap() * query_io["bytes_per_request"].as_f64().unwrap();
-    bytes / outcome.ops[0].count as f64
+    let sent_mb: f64 = outcome
+        .timeseries
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| name.ends_with("_nic_tx_mb_per_s"))
+        .flat_map(|(index, _)| {
+            outcome
+                .timeseries
+                .rows
+                .iter()
+                .map(move |row| row[index].parse::<f64>().unwrap())
+        })
+        .sum();
+    let reads = outcome.ops[0].count as f64;
+    (bytes / reads, sent_mb * 1e6 / reads)
 }
 
 #[test]
 fn reading_one_row_of_a_thousand_row_partition_reads_less_than_all_of_it() {
     let dir = dir("thousand");
-    let whole = query_bytes_per_read(&dir, "partition");
-    let row = query_bytes_per_read(&dir, "row");
-    let first10 = query_bytes_per_read(&dir, "first10");
-    let since = query_bytes_per_read(&dir, "since");
+    let (whole, whole_sent) = query_bytes_per_read(&dir, "partition");
+    let (row, row_sent) = query_bytes_per_read(&dir, "row");
+    let (first10, first10_sent) = query_bytes_per_read(&dir, "first10");
+    let (since, _) = query_bytes_per_read(&dir, "since");
     println!(
-        "bytes a read: whole {whole:.0}, row {row:.0}, first 10 {first10:.0}, since {since:.0}"
+        "bytes a read: whole {whole:.0}, row {row:.0}, first 10 {first10:.0}, since {since:.0}; sent: whole {whole_sent:.0}, row {row_sent:.0}, first 10 {first10_sent:.0}"
     );
     // The whole partition: its 104 KB and an index page; one row or ten:
     // an index page and a data page.
     assert!(whole > 100_000.0, "whole partition: {whole} B a read");
     assert!(row < 10_000.0, "one row: {row} B a read");
     assert!(first10 < 10_000.0, "LIMIT 10: {first10} B a read");
+    // The answers: the partition's 104 KB, one row's 104 B, ten rows'.
+    assert!(
+        whole_sent > 100_000.0,
+        "whole partition sent: {whole_sent} B a read"
+    );
+    assert!(row_sent < 1_000.0, "one row sent: {row_sent} B a read");
+    assert!(
+        first10_sent > row_sent + 800.0 && first10_sent < 3_000.0,
+        "ten rows sent: {first10_sent} B a read"
+    );
     // `c >= ?` from a row drawn among 1,000: half the partition on average.
     assert!(
         since > 0.35 * whole && since < 0.65 * whole,

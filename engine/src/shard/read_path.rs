@@ -2,8 +2,10 @@
 //! data, through Cassandra's page cache where there is one) and the reply.
 
 use super::{unit, BloomPasses, IoPurpose, PendingRead, Request, Shard, TaskPurpose};
-use crate::action::{Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup};
-use crate::coordinator::ReadResult;
+use crate::action::{
+    Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup, WHOLE_PARTITION,
+};
+use crate::coordinator::{ReadResult, RowVersion};
 use crate::page_cache::PageCache;
 use crate::row_cache::RowCache;
 use crate::{page_cache, read, row_cache};
@@ -195,16 +197,24 @@ impl Shard {
 
     pub(super) fn reply_read(&mut self, now: SimTime, request: Request, result: ReadResult) {
         self.reads_completed += 1;
-        // A read that went to the SSTables populates the cache with the row
+        let Operation::Read { key, limit_bytes } = request.operation else {
+            unreachable!("a read's reply");
+        };
+        // The answer: the version found, carrying the bytes the read
+        // selected when it names them (a profile's query of a wide
+        // partition: the rows merged from every fragment), else the
+        // version's own (one row, the newest write).
+        let result = match result {
+            Some(version) if limit_bytes != WHOLE_PARTITION => Some(RowVersion {
+                value_bytes: limit_bytes,
+                ..version
+            }),
+            other => other,
+        };
+        // A read that went to the SSTables populates the cache with what
         // it found (a hit was counted already; populating it is a no-op).
-        // The entry's bytes are the version's (for a wide partition its
-        // newest write's, not every row read), within the read's slice.
-        if let (Some(cache), Operation::Read { key, limit_bytes }) =
-            (&mut self.row_cache, request.operation)
-        {
-            if let Some(version) = result {
-                cache.populate(key, 8 + u64::from(version.value_bytes.min(limit_bytes)));
-            }
+        if let (Some(cache), Some(version)) = (&mut self.row_cache, result) {
+            cache.populate(key, 8 + u64::from(version.value_bytes));
         }
         self.respond_read(now, request.origin, result);
     }
