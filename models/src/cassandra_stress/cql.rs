@@ -216,6 +216,20 @@ impl Cursor {
         }
     }
 
+    /// `CREATE <kind> [IF NOT EXISTS]`, `kinds` the kind's keywords
+    /// (`what` names it in the error).
+    fn create(&mut self, kinds: &[&str], what: &str) -> Result<(), String> {
+        self.expect_keyword("create")?;
+        if !kinds.iter().any(|kind| self.eat_keyword(kind)) {
+            return Err(format!("expected `CREATE {what}` {}", self.found()));
+        }
+        if self.eat_keyword("if") {
+            self.expect_keyword("not")?;
+            self.expect_keyword("exists")?;
+        }
+        Ok(())
+    }
+
     /// Skips an optional trailing `;`, then demands the end.
     fn finish(&mut self) -> Result<(), String> {
         self.eat_symbol(';');
@@ -267,6 +281,15 @@ impl Cursor {
     }
 }
 
+/// The short class name (`LZ4Compressor` of
+/// `org.apache.cassandra.io.compress.LZ4Compressor`) under the first of
+/// `keys` an option map gives.
+fn class_in(map: &[(String, String)], keys: &[&str]) -> Option<String> {
+    map.iter()
+        .find(|(key, _)| keys.contains(&key.as_str()))
+        .map(|(_, value)| value.rsplit('.').next().unwrap_or(value).to_string())
+}
+
 /// A keyspace's replication, from `CREATE KEYSPACE`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyspaceDefinition {
@@ -283,14 +306,7 @@ pub struct KeyspaceDefinition {
 /// [AND durable_writes = ...]`.
 pub fn keyspace_definition(text: &str) -> Result<KeyspaceDefinition, String> {
     let mut cursor = Cursor::new(text)?;
-    cursor.expect_keyword("create")?;
-    if !(cursor.eat_keyword("keyspace") || cursor.eat_keyword("schema")) {
-        return Err(format!("expected `CREATE KEYSPACE` {}", cursor.found()));
-    }
-    if cursor.eat_keyword("if") {
-        cursor.expect_keyword("not")?;
-        cursor.expect_keyword("exists")?;
-    }
+    cursor.create(&["keyspace", "schema"], "KEYSPACE")?;
     let name = cursor.identifier("the keyspace's name")?;
     cursor.expect_keyword("with")?;
     let mut replication = None;
@@ -314,10 +330,7 @@ pub fn keyspace_definition(text: &str) -> Result<KeyspaceDefinition, String> {
     }
     cursor.finish()?;
     let replication = replication.ok_or("the keyspace has no `replication = {...}`".to_string())?;
-    let class = replication
-        .iter()
-        .find(|(key, _)| key == "class")
-        .map(|(_, value)| value.rsplit('.').next().unwrap_or(value).to_string())
+    let class = class_in(&replication, &["class"])
         .ok_or("the replication map has no 'class'".to_string())?;
     let whole = |key: &str, value: &str| {
         value.parse::<u32>().map_err(|_| {
@@ -524,14 +537,7 @@ const HARMLESS_TABLE_OPTIONS: [&str; 8] = [
 /// (...)) [WITH options]`.
 pub fn table_definition(text: &str) -> Result<TableDefinition, String> {
     let mut cursor = Cursor::new(text)?;
-    cursor.expect_keyword("create")?;
-    if !(cursor.eat_keyword("table") || cursor.eat_keyword("columnfamily")) {
-        return Err(format!("expected `CREATE TABLE` {}", cursor.found()));
-    }
-    if cursor.eat_keyword("if") {
-        cursor.expect_keyword("not")?;
-        cursor.expect_keyword("exists")?;
-    }
+    cursor.create(&["table", "columnfamily"], "TABLE")?;
     let name = cursor.qualified_name("the table's name")?;
     cursor.expect_symbol('(')?;
     let mut columns: Vec<ColumnDefinition> = Vec::new();
@@ -641,10 +647,7 @@ pub fn table_definition(text: &str) -> Result<TableDefinition, String> {
                 match option.as_str() {
                     "compaction" => {
                         let map = cursor.option_map()?;
-                        let class = map
-                            .iter()
-                            .find(|(key, _)| key == "class")
-                            .map(|(_, value)| value.rsplit('.').next().unwrap_or(value).to_string())
+                        let class = class_in(&map, &["class"])
                             .ok_or("compaction = {...} has no 'class'".to_string())?;
                         let rest = map.into_iter().filter(|(key, _)| key != "class").collect();
                         table.compaction = Some((class, rest));
@@ -661,10 +664,7 @@ pub fn table_definition(text: &str) -> Result<TableDefinition, String> {
                         if disabled {
                             table.compression = Some(None);
                         } else {
-                            let class = map
-                                .iter()
-                                .find(|(key, _)| key == "class" || key == "sstable_compression")
-                                .map(|(_, value)| value.rsplit('.').next().unwrap_or(value).to_string())
+                            let class = class_in(&map, &["class", "sstable_compression"])
                                 .ok_or("compression = {...} has no 'class'".to_string())?;
                             let chunk = map
                                 .iter()

@@ -859,6 +859,25 @@ fn columnspec(
     Ok(columns)
 }
 
+/// A key holding a mapping: `None` when absent or empty, else the mapping,
+/// or an error naming `key` and what it should hold (`expected`).
+fn optional_mapping<'a>(
+    value: Option<&'a Value>,
+    key: &str,
+    expected: &str,
+    file: &str,
+) -> Result<Option<&'a serde_yaml_ng::Mapping>, ProfileError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Mapping(map)) => Ok(Some(map)),
+        Some(other) => Err(ProfileError::new(
+            file,
+            key,
+            format!("expected {expected}, found {}", describe(other)),
+        )),
+    }
+}
+
 fn insert_spec(value: Option<&Value>, file: &str) -> Result<InsertSpec, ProfileError> {
     let mut spec = InsertSpec {
         partitions: ProfileDistribution::parse("fixed(1)").expect("parses"),
@@ -866,38 +885,25 @@ fn insert_spec(value: Option<&Value>, file: &str) -> Result<InsertSpec, ProfileE
         row_population: RatioDistribution::parse("fixed(1)/1").expect("parses"),
         batch_type: BatchType::Logged,
     };
-    let map = match value {
-        None | Some(Value::Null) => return Ok(spec),
-        Some(Value::Mapping(map)) => map,
-        Some(other) => {
-            return Err(ProfileError::new(
-                file,
-                "insert",
-                format!(
-                    "expected partitions, select and batchtype, found {}",
-                    describe(other)
-                ),
-            ))
-        }
+    let Some(map) = optional_mapping(value, "insert", "partitions, select and batchtype", file)?
+    else {
+        return Ok(spec);
     };
     for (key, value) in map {
         let key = key.as_str().unwrap_or_default().to_ascii_lowercase();
         let field = format!("insert.{key}");
+        let ratio = || {
+            RatioDistribution::parse(&distribution_text(value, &field, file)?)
+                .map_err(|e| ProfileError::new(file, &field, e))
+        };
         match key.as_str() {
             "partitions" => {
                 spec.partitions =
                     ProfileDistribution::parse(&distribution_text(value, &field, file)?)
                         .map_err(|e| ProfileError::new(file, &field, e))?;
             }
-            "select" | "visits" => {
-                spec.select = RatioDistribution::parse(&distribution_text(value, &field, file)?)
-                    .map_err(|e| ProfileError::new(file, &field, e))?;
-            }
-            "row-population" => {
-                spec.row_population =
-                    RatioDistribution::parse(&distribution_text(value, &field, file)?)
-                        .map_err(|e| ProfileError::new(file, &field, e))?;
-            }
+            "select" | "visits" => spec.select = ratio()?,
+            "row-population" => spec.row_population = ratio()?,
             "batchtype" => {
                 let text = match value {
                     Value::String(text) => text.to_ascii_uppercase(),
@@ -945,19 +951,14 @@ fn queries(
     table: &TableDefinition,
     file: &str,
 ) -> Result<Vec<ProfileQuery>, ProfileError> {
-    let map = match value {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Mapping(map)) => map,
-        Some(other) => {
-            return Err(ProfileError::new(
-                file,
-                "queries",
-                format!(
-                    "expected named queries (name: {{cql: ..., fields: samerow}}), found {}",
-                    describe(other)
-                ),
-            ))
-        }
+    let Some(map) = optional_mapping(
+        value,
+        "queries",
+        "named queries (name: {cql: ..., fields: samerow})",
+        file,
+    )?
+    else {
+        return Ok(Vec::new());
     };
     let mut queries = Vec::new();
     for (name, value) in map {
