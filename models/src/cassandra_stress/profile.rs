@@ -796,16 +796,13 @@ fn columnspec(
                 "size" | "population" | "cluster" => {
                     specs.push((key.clone(), distribution_text(value, &field, file)?));
                 }
-                // c-s 3.x also reads these; they shape values the twin
-                // does not store.
-                "identity" => {
-                    specs.push(("population".into(), distribution_text(value, &field, file)?))
+                _ => {
+                    return Err(ProfileError::new(
+                        file,
+                        &field,
+                        "unknown key: accepted are name, size, population and cluster",
+                    ))
                 }
-                _ => return Err(ProfileError::new(
-                    file,
-                    &field,
-                    "unknown key: accepted are name, size, population (or identity) and cluster",
-                )),
             }
         }
         let name = name.ok_or_else(|| ProfileError::new(file, &here, "has no `name`"))?;
@@ -902,7 +899,7 @@ fn insert_spec(value: Option<&Value>, file: &str) -> Result<InsertSpec, ProfileE
                     ProfileDistribution::parse(&distribution_text(value, &field, file)?)
                         .map_err(|e| ProfileError::new(file, &field, e))?;
             }
-            "select" | "visits" => spec.select = ratio()?,
+            "select" => spec.select = ratio()?,
             "row-population" => spec.row_population = ratio()?,
             "batchtype" => {
                 let text = match value {

@@ -511,6 +511,21 @@ fn profile_errors_name_the_file_the_key_and_what_is_accepted() {
             "table_definition",
             "frozen",
         ),
+        // c-s 3.11 knows neither key in a profile (`visits` is its
+        // `-insert` option, `identity` no name of a column's population).
+        (
+            R6_PROFILE.replace("select: fixed(1)/1", "visits: fixed(1)"),
+            "insert.visits",
+            "unknown key",
+        ),
+        (
+            R6_PROFILE.replace(
+                "    population: uniform(1..600M)",
+                "    identity: uniform(1..600M)",
+            ),
+            "columnspec[0].identity",
+            "unknown key",
+        ),
         (
             R6_PROFILE.replace("batchtype: UNLOGGED", "batchtype: SOMETIMES"),
             "insert.batchtype",
