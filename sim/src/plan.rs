@@ -1560,8 +1560,16 @@ fn user_profile(
                     )
                 })?,
             );
-            if chunk.is_some() {
-                *chunk_kb = *chunk;
+            if let Some(kb) = *chunk {
+                match *chunk_kb {
+                    Some(earlier) if earlier != kb => {
+                        return Err(scenario.error(
+                            field,
+                            format!("{shown}: table_definition: chunk_length_in_kb {kb} differs from the table's {earlier} (set by an earlier load's profile); the twin simulates one table"),
+                        ))
+                    }
+                    _ => *chunk_kb = Some(kb),
+                }
             }
         }
     }

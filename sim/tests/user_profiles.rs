@@ -455,3 +455,36 @@ fn a_file_uri_profile_is_read_as_its_path() {
         plan.notes
     );
 }
+
+#[test]
+fn two_profiles_of_one_table_must_agree_on_its_chunk_length() {
+    let dir = dir("chunks");
+    let with_chunk = |kb: u32| {
+        KV.replace(
+            "  );\n",
+            &format!("  ) WITH compression = {{'class': 'LZ4Compressor', 'chunk_length_in_kb': {kb}}};\n"),
+        )
+    };
+    std::fs::write(dir.join("profiles/other.yaml"), with_chunk(16)).unwrap();
+    let mut scenario_text = String::new();
+    let base = scenario(
+        &dir,
+        &with_chunk(4),
+        "user profile=profiles/p.yaml ops(insert=1) cl=ONE duration=2s -rate threads=4",
+        "",
+    );
+    scenario_text.push_str(&base.source.text);
+    scenario_text.push_str(
+        "\n[[load]]\nname = \"other\"\ncommand = \"user profile=profiles/other.yaml ops(getdata=1) cl=ONE duration=2s -rate threads=4\"\n",
+    );
+    let file = dir.join("scenario.toml");
+    let both = sim::scenario::parse(&file.display().to_string(), &scenario_text)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let error = resolve(&both, &RunOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("chunk_length_in_kb 16 differs from the table's 4"),
+        "{error}"
+    );
+}

@@ -870,13 +870,15 @@ fn user_ops(token: &str, inner: &str) -> Result<Vec<(String, f64)>, StressError>
                     format!("invalid weight `{value}` for `{name}` in `{token}`: {usage}"),
                 )
             })?;
-        if ops.iter().any(|(seen, _)| seen == name) {
+        // c-s looks operations up lower-cased (`StressProfile.getQuery`).
+        let name = name.to_ascii_lowercase();
+        if ops.iter().any(|(seen, _)| *seen == name) {
             return Err(StressError::new(
                 token,
                 format!("`{name}` is given twice in `{token}`"),
             ));
         }
-        ops.push((name.to_string(), weight));
+        ops.push((name, weight));
     }
     if ops.iter().all(|(_, weight)| *weight == 0.0) {
         return Err(StressError::new(

@@ -1028,7 +1028,8 @@ fn queries(
         let shape = cql::query(&cql_text, table)
             .map_err(|e| ProfileError::new(file, &format!("{here}.cql"), e))?;
         queries.push(ProfileQuery {
-            name,
+            // c-s keys its queries lower-cased, as it looks them up.
+            name: name.to_ascii_lowercase(),
             cql: cql_text.trim().to_string(),
             fields,
             shape,

@@ -208,6 +208,11 @@ fn ops_parse_in_every_quoting_people_paste() {
             other => panic!("{command}: {other:?}"),
         }
     }
+    // c-s looks operations up lower-cased.
+    match user("user profile=p.yaml ops(Insert=1,GetData=2) n=10").operation {
+        Operation::User { ops, .. } => assert_eq!(ops, expected),
+        other => panic!("{other:?}"),
+    }
     let weighted = user("user profile=p.yaml ops(insert=0.5,q=1.5) clustering=fixed(1) n=10");
     assert_eq!(
         weighted.operation,
@@ -300,6 +305,9 @@ fn r6_profile_is_a_key_value_table() {
         }
     );
     assert_eq!(getdata.fields, Fields::SameRow);
+    // Query names are keyed lower-cased, as c-s keys them.
+    let upper = profile(&R6_PROFILE.replace("  getdata:", "  GetData:"));
+    assert!(upper.query("getdata").is_some());
 }
 
 #[test]
