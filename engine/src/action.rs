@@ -256,10 +256,13 @@ pub enum CpuWork {
         /// Input bytes merged by this step.
         bytes: u64,
     },
-    /// Serialize `bytes` of memtable into SSTable format during a flush.
+    /// Serialize `rows` rows (`bytes` of SSTable data) into SSTable format
+    /// during a flush.
     FlushSerialize {
         /// Bytes written by this step.
         bytes: u64,
+        /// Rows (partitions) in them.
+        rows: u64,
     },
     /// Hash a read result for a digest read (md5 before Scylla 2.2,
     /// xxHash64 from 2.2): on a replica asked for a digest, and on the
@@ -291,6 +294,8 @@ pub enum CpuWork {
     StreamRead {
         /// Bytes read and frozen by this step.
         bytes: u64,
+        /// Rows (partitions) in them.
+        rows: u64,
     },
     /// A streaming receiver before 3.0: apply `rows` streamed partitions
     /// of `bytes` in all to the streaming memtable (no commitlog).
@@ -592,7 +597,7 @@ mod tests {
             CpuWork::CrossShardMessage,
             CpuWork::Coordinate,
             CpuWork::CompactionMerge { bytes: 1 },
-            CpuWork::FlushSerialize { bytes: 1 },
+            CpuWork::FlushSerialize { bytes: 1, rows: 1 },
             CpuWork::Digest { bytes: 1 },
             CpuWork::HintWrite { bytes: 1 },
             CpuWork::HintSend { bytes: 1 },
@@ -600,7 +605,7 @@ mod tests {
                 entries: 1,
                 bytes: 1,
             },
-            CpuWork::StreamRead { bytes: 1 },
+            CpuWork::StreamRead { bytes: 1, rows: 1 },
             CpuWork::StreamApply { rows: 1, bytes: 1 },
         ];
         let mut indexes: Vec<usize> = work.iter().map(CpuWork::index).collect();

@@ -33,8 +33,14 @@ pub struct FlushJob {
 /// The next thing a flush wants done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlushStep {
-    /// Serialize this many bytes on the CPU.
-    Serialize(u64),
+    /// Serialize a chunk on the CPU.
+    Serialize {
+        /// SSTable bytes of the chunk.
+        bytes: u64,
+        /// The memtable's rows in it (its share by bytes, cumulatively, so
+        /// the chunks' rows add up to the memtable's).
+        rows: u64,
+    },
     /// Nothing to start now: wait for a completion.
     Wait,
 }
@@ -78,7 +84,11 @@ impl FlushJob {
             return FlushStep::Wait;
         }
         self.serializing = true;
-        FlushStep::Serialize(self.chunk_bytes.min(total - self.serialized_bytes))
+        let bytes = self.chunk_bytes.min(total - self.serialized_bytes);
+        let rows_upto =
+            |b: u64| (u128::from(self.memtable.rows) * u128::from(b) / u128::from(total)) as u64;
+        let rows = rows_upto(self.serialized_bytes + bytes) - rows_upto(self.serialized_bytes);
+        FlushStep::Serialize { bytes, rows }
     }
 
     /// A chunk of `bytes` was serialized: it is ready to be written.
@@ -147,14 +157,26 @@ mod tests {
         let mut memtable = Memtable::new(1);
         memtable.insert(1, 1000, 250, 0);
         let mut job = FlushJob::new(memtable, 7, 100, 2);
-        assert_eq!(job.next_step(), FlushStep::Serialize(100));
+        assert_eq!(
+            job.next_step(),
+            FlushStep::Serialize {
+                bytes: 100,
+                rows: 0
+            }
+        );
         assert_eq!(
             job.next_step(),
             FlushStep::Wait,
             "one chunk serializes at a time"
         );
         job.serialized(100);
-        assert_eq!(job.next_step(), FlushStep::Serialize(100));
+        assert_eq!(
+            job.next_step(),
+            FlushStep::Serialize {
+                bytes: 100,
+                rows: 0
+            }
+        );
         job.serialized(100);
         assert_eq!(
             job.next_step(),
@@ -165,8 +187,8 @@ mod tests {
         assert_eq!(job.written_memory_bytes(), 400);
         assert_eq!(
             job.next_step(),
-            FlushStep::Serialize(50),
-            "the last chunk is short"
+            FlushStep::Serialize { bytes: 50, rows: 1 },
+            "the last chunk is short, and holds the row's end"
         );
         job.serialized(50);
         job.written(100);
@@ -179,5 +201,24 @@ mod tests {
             (7, 250, 1)
         );
         assert_eq!(memtable.id, 1);
+    }
+
+    #[test]
+    fn the_chunks_rows_add_up_to_the_memtables() {
+        let mut memtable = Memtable::new(1);
+        for key in 0..7 {
+            memtable.insert(key, 1000, 333, 0);
+        }
+        let mut job = FlushJob::new(memtable, 1, 128, 1);
+        let (mut bytes, mut rows) = (0, 0);
+        while let FlushStep::Serialize { bytes: b, rows: r } = job.next_step() {
+            assert!(r <= b.div_ceil(333), "{r} rows in {b} bytes");
+            bytes += b;
+            rows += r;
+            job.serialized(b);
+            job.written(b);
+        }
+        assert_eq!((bytes, rows), (7 * 333, 7));
+        assert!(job.is_complete());
     }
 }

@@ -71,7 +71,15 @@
 //!   point, 278 us, comes out at 259 us, -7%); xxHash64 1 us and 0.23 ms
 //!   give 0.78 us + 0.219 ns/B (64 KiB: 15.1 us vs 14 us, +8%). Scylla 2.1
 //!   hashes with MD5, 2.2 and later with xxHash64. Measured, not fitted.
-//! - `flush_ns_per_byte`: serializing memtable rows into SSTable format.
+//! - `flush_ns_per_row` + `flush_ns_per_byte`: serializing memtable rows
+//!   into SSTable format. Per row: encoding each cell's name, flags,
+//!   timestamp and length (ka/la format) and the partition's header and
+//!   index entry; per byte: copying the values into the output buffer,
+//!   LZ4-compressing its chunks and checksumming them, ~1 ns/B \[E\]. The
+//!   sum is the earlier single price of 5 ns/B for a cassandra-stress
+//!   default row (five 34-byte cells, 242 bytes in an SSTable), so the
+//!   runs of small rows are unchanged; a row of one 5 KB blob (R6) costs
+//!   ~1.2 ns/B instead of 5: mostly a copy.
 //! - `compaction_ns_per_byte`: reading, merging and re-encoding SSTable data
 //!   in a compaction (per byte of input; small rows make it per-row work in
 //!   truth, which the per-byte price folds in for the row sizes of the
@@ -91,7 +99,9 @@ pub struct CostTable {
     pub write_request_ns: u64,
     /// CPU per byte of mutation applied.
     pub write_ns_per_byte: f64,
-    /// CPU per byte of memtable flushed.
+    /// CPU per row (partition) of memtable flushed.
+    pub flush_ns_per_row: u64,
+    /// CPU per byte of memtable flushed (SSTable bytes).
     pub flush_ns_per_byte: f64,
     /// Fixed CPU of one read on a replica (lookups).
     pub read_request_ns: u64,
@@ -152,6 +162,7 @@ impl CostTable {
             name: "cassandra-3.11",
             write_request_ns: ns(s.write_request_ns),
             write_ns_per_byte: f * s.write_ns_per_byte,
+            flush_ns_per_row: ns(s.flush_ns_per_row),
             flush_ns_per_byte: f * s.flush_ns_per_byte,
             read_request_ns: ns(s.read_request_ns),
             read_ns_per_sstable: ns(s.read_ns_per_sstable),
@@ -180,7 +191,8 @@ impl CostTable {
             cross_shard_ns: 1_500,
             write_request_ns: 50_200,
             write_ns_per_byte: 2.0,
-            flush_ns_per_byte: 5.0,
+            flush_ns_per_row: FLUSH_NS_PER_ROW,
+            flush_ns_per_byte: FLUSH_NS_PER_BYTE,
             read_request_ns: 15_000,
             read_ns_per_sstable: 1_000,
             index_parse_ns: 136_000,
@@ -249,20 +261,29 @@ impl CostTable {
         )
     }
 
-    /// CPU time for a streaming reader to decode `bytes` of SSTable rows
-    /// and freeze them into fragments to send: a read's decoding per byte
-    /// plus a flush's serialization per byte (no new constant).
-    pub fn stream_read(&self, bytes: u64) -> SimDuration {
-        SimDuration::from_nanos(
-            (bytes as f64 * (self.data_ns_per_byte + self.flush_ns_per_byte)) as u64,
-        )
+    /// CPU time for a streaming reader to decode `rows` partitions of SSTable
+    /// rows (`bytes`) and freeze them into fragments to send: a read's
+    /// decoding per byte plus a flush's serialization (no new constant).
+    pub fn stream_read(&self, bytes: u64, rows: u64) -> SimDuration {
+        SimDuration::from_nanos((bytes as f64 * self.data_ns_per_byte) as u64)
+            + self.flush_serialize(bytes, rows)
     }
 
-    /// CPU time to serialize `bytes` of memtable during a flush.
-    pub fn flush_serialize(&self, bytes: u64) -> SimDuration {
-        SimDuration::from_nanos((bytes as f64 * self.flush_ns_per_byte) as u64)
+    /// CPU time to serialize `rows` rows of memtable, `bytes` of SSTable
+    /// data, during a flush.
+    pub fn flush_serialize(&self, bytes: u64, rows: u64) -> SimDuration {
+        SimDuration::from_nanos(
+            rows * self.flush_ns_per_row + (bytes as f64 * self.flush_ns_per_byte) as u64,
+        )
     }
 }
+
+/// A flush's price per byte: copy, LZ4 compression and checksum \[E\].
+const FLUSH_NS_PER_BYTE: f64 = 1.0;
+/// A flush's price per row: what the earlier single price, 5 ns/B, gave a
+/// cassandra-stress default row of 242 SSTable bytes, less its bytes' part:
+/// (5 - 1) x 242 ns, ~190 ns for each of its five cells \[E\].
+const FLUSH_NS_PER_ROW: u64 = 968;
 
 /// MD5 digest cost: fixed part (see the module doc; measured, not fitted).
 const MD5_FIXED_NS: u64 = 10_100;
@@ -292,5 +313,23 @@ mod tests {
                 "xxhash {bytes} B: {x} us vs {xxhash_us}"
             );
         }
+    }
+
+    #[test]
+    fn a_small_row_flushes_at_the_old_single_price_and_a_blob_mostly_as_a_copy() {
+        let costs = CostTable::scylla();
+        let ns_per_byte = |row_bytes: u64| {
+            let rows = 1000;
+            costs.flush_serialize(rows * row_bytes, rows).as_nanos() as f64
+                / (rows * row_bytes) as f64
+        };
+        // cassandra-stress's default row: 8 + 5 x 34 bytes, 64 of overhead.
+        assert!(
+            (ns_per_byte(242) - 5.0).abs() < 0.01,
+            "{}",
+            ns_per_byte(242)
+        );
+        // R6's 5 KB blob.
+        assert!(ns_per_byte(8 + 5120 + 64) < 1.25, "{}", ns_per_byte(5192));
     }
 }

@@ -36,7 +36,7 @@ pub fn price(costs: &CostTable, work: CpuWork) -> SimDuration {
         } => costs.data_parse(row_bytes, decompress_bytes),
         CpuWork::ReceiveMessage { bytes } => costs.message_receive(bytes),
         CpuWork::CrossShardMessage => costs.cross_shard(),
-        CpuWork::FlushSerialize { bytes } => costs.flush_serialize(bytes),
+        CpuWork::FlushSerialize { bytes, rows } => costs.flush_serialize(bytes, rows),
         CpuWork::Digest { bytes } => costs.digest(bytes),
         // Freezing a mutation into the hint log, and decoding it back, is
         // the RPC layer's (de)serialization of a message its size (the
@@ -59,7 +59,7 @@ pub fn price(costs: &CostTable, work: CpuWork) -> SimDuration {
         // read decodes a row (its per-byte part; the fixed part is a
         // lookup's and its cache fill's) and freezes them as a flush
         // serializes memtable rows.
-        CpuWork::StreamRead { bytes } => costs.stream_read(bytes),
+        CpuWork::StreamRead { bytes, rows } => costs.stream_read(bytes, rows),
         // Applying a streamed partition to the streaming memtable is a
         // write's mutation apply and memtable insert, without commitlog:
         // priced as a write of the partition (an upper bound, as for
@@ -308,7 +308,10 @@ mod tests {
         },
         CpuWork::ReceiveMessage { bytes: 1100 },
         CpuWork::CrossShardMessage,
-        CpuWork::FlushSerialize { bytes: 1 << 20 },
+        CpuWork::FlushSerialize {
+            bytes: 1 << 20,
+            rows: 4333,
+        },
         CpuWork::Digest { bytes: 1024 },
         CpuWork::HintWrite { bytes: 400 },
         CpuWork::HintSend { bytes: 400 },
@@ -316,7 +319,10 @@ mod tests {
             entries: 100,
             bytes: 100_000,
         },
-        CpuWork::StreamRead { bytes: 1 << 17 },
+        CpuWork::StreamRead {
+            bytes: 1 << 17,
+            rows: 32,
+        },
         CpuWork::StreamApply {
             rows: 32,
             bytes: 1 << 17,
@@ -357,7 +363,7 @@ mod tests {
             Stage::Compaction
         );
         assert_eq!(
-            stage_of(CpuWork::StreamRead { bytes: 1 }),
+            stage_of(CpuWork::StreamRead { bytes: 1, rows: 1 }),
             Stage::Compaction
         );
         let allocating: Vec<bool> = WORK.iter().map(|work| allocates_on_jvm(*work)).collect();

@@ -459,11 +459,15 @@ impl Shard {
         };
         out.reads_in_flight -= 1;
         out.freezing += 1;
+        // The chunk's share of the plan's partitions, for the per-row part
+        // of freezing them (a price only: it need not add up exactly).
+        let rows = ((u128::from(bytes) * u128::from(out.rows) + u128::from(out.bytes) / 2)
+            / u128::from(out.bytes.max(1))) as u64;
         let task = self.new_task(TaskPurpose::StreamFrozen { plan, bytes });
         self.actions.push_back(Action::RunCpu(CpuTask {
             id: task,
             group: SchedulingGroup::Streaming,
-            work: CpuWork::StreamRead { bytes },
+            work: CpuWork::StreamRead { bytes, rows },
         }));
     }
 
@@ -536,7 +540,10 @@ impl Shard {
                                 bytes,
                                 cells,
                             },
-                            CpuWork::FlushSerialize { bytes },
+                            CpuWork::FlushSerialize {
+                                bytes,
+                                rows: u64::from(rows),
+                            },
                         )
                     }
                 };
@@ -751,12 +758,12 @@ impl Shard {
             self.maybe_flush_streamed(now);
             return;
         }
-        if let FlushStep::Serialize(bytes) = job.next_step() {
+        if let FlushStep::Serialize { bytes, rows } = job.next_step() {
             let task = self.new_task(TaskPurpose::StreamFlushSerialize { bytes });
             self.actions.push_back(Action::RunCpu(CpuTask {
                 id: task,
                 group: SchedulingGroup::Streaming,
-                work: CpuWork::FlushSerialize { bytes },
+                work: CpuWork::FlushSerialize { bytes, rows },
             }));
         }
     }

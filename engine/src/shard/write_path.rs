@@ -230,12 +230,12 @@ impl Shard {
             }
             return;
         }
-        if let FlushStep::Serialize(bytes) = job.next_step() {
+        if let FlushStep::Serialize { bytes, rows } = job.next_step() {
             let task = self.new_task(TaskPurpose::FlushSerialize { bytes });
             self.actions.push_back(Action::RunCpu(CpuTask {
                 id: task,
                 group: SchedulingGroup::Memtable,
-                work: CpuWork::FlushSerialize { bytes },
+                work: CpuWork::FlushSerialize { bytes, rows },
             }));
         }
     }
