@@ -10,6 +10,11 @@
 //! single-cell rows: the higher timestamp wins, and on equal timestamps the
 //! larger value (here: more value bytes), Cassandra's `Cells.reconcile`.
 //!
+//! A partition of many rows (a user profile's clustering columns) is one
+//! cell too, its version the newest write to it: replicas compare
+//! partitions whole, not the rows a read selects, and the rows' sizes are
+//! the volume summary's (`ShardConfig::partition_bytes`).
+//!
 //! The flush logic, the compaction picker, the backlog and the controllers
 //! never look at the rows: they see the same sizes in both modes. Only the
 //! read path asks the rows which structures hold a key and what they return.

@@ -104,6 +104,13 @@ pub struct ShardConfig {
     /// is compressed: a read then reads and decompresses whole chunks.
     /// `None`: uncompressed (c-s's default schema).
     pub compression_chunk_bytes: Option<u64>,
+    /// Tables whose partitions hold many rows (a user profile's clustering
+    /// columns): a whole partition's SSTable bytes, on average. Each write
+    /// stores the rows it draws, so a partition's fragments in different
+    /// SSTables hold different rows and a merge keeps their union, at most
+    /// the whole partition; a streamed partition in data mode is a whole
+    /// one. `None`: one row a partition, which a merge keeps the newest of.
+    pub partition_bytes: Option<u64>,
     /// The table's compaction strategy and its options (size-tiered by
     /// default; leveled from c-s's `-schema compaction(strategy=...)`).
     pub compaction: CompactionStrategy,
@@ -191,6 +198,11 @@ impl Default for ShardSeeds {
     }
 }
 
+/// SSTable data bytes per row beyond key and values
+/// ([`ShardConfig::sstable_row_overhead_bytes`]'s default: one cell's name,
+/// flags, timestamp and length in the ka/la format).
+pub const SSTABLE_ROW_OVERHEAD_BYTES: u64 = 64;
+
 impl ShardConfig {
     /// Scylla 2.x defaults for a shard with `memory_bytes` of memory.
     pub fn scylla_defaults(memory_bytes: u64) -> ShardConfig {
@@ -200,7 +212,7 @@ impl ShardConfig {
             throttle_fraction: 0.225,
             virtual_dirty_soft_limit: 0.6,
             memtable_row_overhead_bytes: 1_000,
-            sstable_row_overhead_bytes: 64,
+            sstable_row_overhead_bytes: SSTABLE_ROW_OVERHEAD_BYTES,
             sstable_format: SSTableFormat::SCYLLA_CASSANDRA_STRESS,
             commitlog_segment_bytes: 32 * MIB,
             commitlog_buffer_bytes: 128 * 1024,
@@ -220,6 +232,7 @@ impl ShardConfig {
             hints: None,
             broken_replica_selection: false,
             compression_chunk_bytes: None,
+            partition_bytes: None,
             compaction: CompactionStrategy::default(),
             compaction_enforce_min_threshold: false,
             compaction_chunk_bytes: 128 * 1024,

@@ -254,6 +254,7 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         }
     }
     check_sampled_populations(scenario, &cluster, &loads)?;
+    cluster.partition_bytes = resolve_partition_bytes(&cluster, &loads, &mut notes);
     cluster.compression_chunk_bytes = resolve_compression_chunk(
         scenario,
         &cluster,
@@ -572,6 +573,39 @@ fn resolve_compression_chunk(
         ));
     }
     Ok(Some(kb * 1024))
+}
+
+/// A table of many-row partitions (a user profile's clustering columns):
+/// a whole partition's SSTable bytes, which caps what a merge of its
+/// fragments keeps (`engine::ShardConfig::partition_bytes`). `[data]`'s
+/// `row_bytes` is a whole partition when the table is preloaded; else the
+/// profile's mean rows with their values and footprint. `None` for
+/// one-row partitions.
+fn resolve_partition_bytes(
+    cluster: &ClusterPlan,
+    loads: &[LoadPlan],
+    notes: &mut Vec<String>,
+) -> Option<u64> {
+    let (load, rows) = loads.iter().find_map(|load| match &load.columns {
+        ColumnPlan::Profile(rows) if !rows.profile.single_row_partitions() => Some((load, rows)),
+        _ => None,
+    })?;
+    let mean_rows = rows.profile.mean_rows_per_partition();
+    let per_row = rows.profile.mean_row_bytes() + engine::config::SSTABLE_ROW_OVERHEAD_BYTES as f64;
+    let from_profile = (8.0 + mean_rows * per_row).round() as u64;
+    let Some(preload) = &cluster.preload else {
+        return Some(from_profile);
+    };
+    let ratio = preload.row_bytes as f64 / from_profile as f64;
+    if !(0.8..=1.25).contains(&ratio) {
+        notes.push(format!(
+            "load `{}`: its profile's partitions take ~{} in an SSTable ({mean_rows:.1} rows of {per_row:.0} B with their footprint); [data] row_bytes says {}, which is what merges keep of a whole partition",
+            load.name,
+            units::format_bytes(from_profile),
+            units::format_bytes(preload.row_bytes),
+        ));
+    }
+    Some(preload.row_bytes)
 }
 
 /// `[table] speculative_retry`, parsed as CQL writes it: `NONE`,
@@ -1237,6 +1271,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         row_cache: None,
         page_cache: None,
         compression_chunk_bytes: None,
+        partition_bytes: None,
         network_latency: scenario
             .network
             .as_ref()
@@ -1510,15 +1545,6 @@ fn user_profile(
         }
     }
     // What the engine cannot run, refused by name.
-    if !profile.single_row_partitions() && resolve_fidelity(scenario)? {
-        return Err(scenario.error(
-            field,
-            format!(
-                "{shown}: partitions of many rows ({:.1} on average) run in volume mode only: data mode keeps one version a partition; set `[fidelity] mode = \"volume\"`",
-                profile.mean_rows_per_partition()
-            ),
-        ));
-    }
     if profile.insert.partitions.range().1 > 1 {
         return Err(scenario.error(
             field,

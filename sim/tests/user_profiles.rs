@@ -209,17 +209,6 @@ fn what_cannot_run_is_refused_naming_file_and_construct() {
         );
         assert!(!error.contains('\n'), "{error}");
     }
-    // Many-row partitions run in volume mode only.
-    let data_mode = scenario(
-        &dir,
-        WIDE,
-        &format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
-        "[fidelity]\nmode = \"data\"\n",
-    );
-    let error = resolve(&data_mode, &RunOverrides::default())
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("run in volume mode only"), "{error}");
     // A profile whose keyspace's factor differs from [data]'s.
     let conflict = scenario(
         &dir,
@@ -486,5 +475,144 @@ fn two_profiles_of_one_table_must_agree_on_its_chunk_length() {
     assert!(
         error.contains("chunk_length_in_kb 16 differs from the table's 4"),
         "{error}"
+    );
+}
+
+/// A hundred-row table at RF 3, each insert writing a whole partition.
+fn hundred_rows_rf3() -> String {
+    THOUSAND_ROWS
+        .replace("'replication_factor': 1", "'replication_factor': 3")
+        .replace("cluster: fixed(1000)", "cluster: fixed(100)")
+        .replace("select: fixed(1)/100", "select: fixed(1)/1")
+}
+
+/// Inserts 4,000 whole partitions at QUORUM over 4 s, then reads them at
+/// QUORUM for 4 s (whole partitions and single rows), in `mode`, with
+/// `fault` (TOML) added; memory is small so the memtables flush.
+fn wide_run(test: &str, mode: &str, fault: &str) -> serde_json::Value {
+    let dir = dir(test);
+    std::fs::write(dir.join("profiles/p.yaml"), hundred_rows_rf3()).unwrap();
+    let text = format!(
+        r#"
+name = "wide-{mode}"
+seed = 5
+duration = "9s"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 3
+instance = "i3.large"
+
+[cluster.overrides]
+shards = 2
+memory = "3GB"
+
+[fidelity]
+mode = "{mode}"
+
+[[load]]
+name = "insert"
+processes = 1
+command = "user profile=profiles/p.yaml ops(insert=1) cl=QUORUM n=4000 -pop seq=1..4000 -rate threads=20 limit=1000/s"
+
+[[load]]
+name = "read"
+processes = 1
+start = "5s"
+command = "user profile=profiles/p.yaml ops(partition=1,row=1) cl=QUORUM duration=4s -pop dist=uniform(1..4000) -rate threads=8 limit=500/s"
+{fault}
+"#
+    );
+    let file = dir.join("scenario.toml");
+    let scenario =
+        sim::scenario::parse(&file.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"));
+    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plan.cluster.data_mode, mode == "data");
+    // 100 rows of 4 + 100 bytes, each with its 64 bytes of footprint.
+    assert_eq!(plan.cluster.partition_bytes, Some(8 + 100 * (104 + 64)));
+    let outcome = sim::cluster::run(plan, &mut |_| {});
+    serde_json::to_value(Summary::of(&outcome)).unwrap()
+}
+
+#[test]
+fn data_mode_stores_and_reads_many_row_partitions_as_volume_mode_sizes_them() {
+    let data = wide_run("wide-data", "data", "");
+    let volume = wide_run("wide-volume", "volume", "");
+    for summary in [&data, &volume] {
+        let reads = &summary["loads"]["read"]["ops"]["read"];
+        assert!(reads["count"].as_u64().unwrap() > 1500, "{reads}");
+        assert_eq!(summary["loads"]["insert"]["ops"]["write"]["count"], 4000);
+    }
+    // Data mode finds every partition written; volume mode's key density
+    // estimate (`engine::read::Population`) misses about one in a hundred.
+    assert_eq!(data["loads"]["read"]["ops"]["read"]["not_found"], 0);
+    assert!(
+        volume["loads"]["read"]["ops"]["read"]["not_found"]
+            .as_u64()
+            .unwrap()
+            < 40
+    );
+    // Replicas that took the same writes agree: no digest mismatch.
+    assert_eq!(
+        data["coordinator"]["digest_mismatches"], 0,
+        "{}",
+        data["coordinator"]
+    );
+    // The two modes size the partitions alike: the reads' I/O per request
+    // and the flushed data are within a few percent of each other.
+    let per_request = |summary: &serde_json::Value| {
+        summary["time_spent"]["io"]["query"]["bytes_per_request"]
+            .as_f64()
+            .unwrap()
+    };
+    let (d, v) = (per_request(&data), per_request(&volume));
+    println!("query bytes a request: data {d:.0}, volume {v:.0}");
+    assert!(
+        d > 4_000.0 && (d / v - 1.0).abs() < 0.05,
+        "data {d} volume {v}"
+    );
+}
+
+#[test]
+fn data_mode_repairs_the_rows_a_cut_replica_missed_in_wide_partitions() {
+    let fault = r#"
+[[fault]]
+at = "1s"
+for = "2s"
+nodes = [2]
+kind = "partition"
+"#;
+    let summary = wide_run("wide-cut", "data", fault);
+    let coordinator = &summary["coordinator"];
+    println!("{coordinator}");
+    assert!(
+        coordinator["digest_mismatches"].as_u64().unwrap() > 0,
+        "{coordinator}"
+    );
+    assert!(
+        coordinator["read_repairs"].as_u64().unwrap() > 0,
+        "{coordinator}"
+    );
+    // Determinism under the fault: the same bytes again.
+    let again = wide_run("wide-cut-again", "data", fault);
+    assert_eq!(summary, again);
+}
+
+#[test]
+fn the_shipped_wide_profile_resolves_in_data_mode_with_its_whole_partition_size() {
+    let dir = dir("wide-shipped");
+    let data_mode = scenario(
+        &dir,
+        WIDE,
+        "user profile=profiles/p.yaml ops(insert=1,day=1) cl=ONE duration=2s -rate threads=10",
+        "[fidelity]\nmode = \"data\"\n",
+    );
+    let plan = resolve(&data_mode, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(plan.cluster.data_mode);
+    // 500.5 rows of ~112 bytes of values, each with 64 bytes of footprint.
+    let whole = plan.cluster.partition_bytes.unwrap() as f64;
+    assert!(
+        (whole / (8.0 + 500.5 * 176.0) - 1.0).abs() < 0.02,
+        "{whole}"
     );
 }

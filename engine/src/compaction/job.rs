@@ -88,6 +88,28 @@ pub struct ChunkRead {
 }
 
 impl CompactionJob {
+    /// A job whose table's partitions hold many rows, `partition_bytes` a
+    /// whole one (`None`: one row each, as [`CompactionJob::new`] takes
+    /// them). A partition's fragments hold the rows their writes drew, so
+    /// the merge keeps their union, which is at most the whole partition:
+    /// the output is the inputs' bytes (fragments of few rows seldom hold
+    /// the same ones) capped at a whole partition for each partition out
+    /// (fragments merged into a partition already whole add nothing).
+    /// Called before [`CompactionJob::into_level`], which cuts the output.
+    pub fn with_partition_bytes(mut self, partition_bytes: Option<u64>) -> CompactionJob {
+        if let Some(whole) = partition_bytes {
+            assert!(
+                self.read_submitted_bytes == 0 && self.max_output_bytes.is_none(),
+                "sized before it starts or is cut"
+            );
+            self.output_bytes = self
+                .input_bytes
+                .min(self.output_rows.saturating_mul(whole))
+                .max(1);
+        }
+        self
+    }
+
     /// A job merging `inputs` into one level-0 SSTable of generation
     /// `output_generation` (size-tiered; [`CompactionJob::into_level`]
     /// makes it a leveled one); `weight` is its concurrency slot
@@ -785,6 +807,40 @@ mod tests {
             job.chunk_written(chunk.output_bytes);
         }
         assert!(job.is_complete());
+    }
+
+    #[test]
+    fn fragments_of_wide_partitions_merge_into_their_union_capped_at_the_whole() {
+        let whole_bytes = 50_000;
+        // Every partition of keys 0..1000 whole (50 KB each), and 10-row
+        // fragments (500 B) of 200 of them written since.
+        let whole = SSTable::for_test(1, 1000 * whole_bytes, 1000, 0, 999);
+        let fragments = SSTable::for_test(2, 200 * 500, 200, 0, 999);
+        let merge = |inputs: Vec<SSTable>, wide: Option<u64>| {
+            let mut job =
+                CompactionJob::new(inputs, 9, 1, 1.0, 128 * 1024, 4).with_partition_bytes(wide);
+            run(&mut job);
+            let (outputs, _) = job.finish(SimTime::ZERO);
+            (outputs[0].rows, outputs[0].data_bytes)
+        };
+        // The fragments add rows the whole partitions already hold.
+        assert_eq!(
+            merge(vec![whole.clone(), fragments.clone()], Some(whole_bytes)),
+            (1000, 1000 * whole_bytes)
+        );
+        // Taken as one-row partitions the merge would keep one version of
+        // each key, and lose most of the rows: the case this sizing is for.
+        let (_, as_rows) = merge(vec![whole, fragments], None);
+        assert!(as_rows < 1000 * whole_bytes * 9 / 10, "{as_rows}");
+        // Fragments of the same partitions (each key in both) hold
+        // different rows: their union is their sum while below the whole.
+        let other = SSTable::for_test(3, 200 * 500, 200, 0, 199);
+        let same = SSTable::for_test(4, 200 * 500, 200, 0, 199);
+        assert_eq!(
+            merge(vec![other.clone(), same.clone()], Some(whole_bytes)),
+            (200, 400 * 500)
+        );
+        assert_eq!(merge(vec![other, same], None), (200, 200 * 500));
     }
 
     #[test]

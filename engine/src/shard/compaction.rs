@@ -52,6 +52,7 @@ impl Shard {
             self.config.compaction_chunk_bytes,
             self.config.compaction_chunks_in_flight,
         )
+        .with_partition_bytes(self.config.partition_bytes)
     }
 
     /// Registers `job` (its outputs take their generations) and starts

@@ -279,9 +279,13 @@ impl Shard {
         self.input_done();
     }
 
-    /// Bytes a row of `version` takes in the stream (its SSTable row).
+    /// Bytes a row of `version` takes in the stream (its SSTable row); a
+    /// partition of many rows streams whole (data mode keeps its newest
+    /// write's version, not its rows).
     fn streamed_row_bytes(&self, version: RowVersion) -> u64 {
-        8 + u64::from(version.value_bytes) + self.config.sstable_row_overhead_bytes
+        self.config.partition_bytes.unwrap_or_else(|| {
+            8 + u64::from(version.value_bytes) + self.config.sstable_row_overhead_bytes
+        })
     }
 
     /// Data mode: the newest version of every row this shard holds in

@@ -74,6 +74,9 @@ pub struct ClusterPlan {
     pub data_mode: bool,
     /// The table's compression chunk, if it is compressed.
     pub compression_chunk_bytes: Option<u64>,
+    /// A table of many-row partitions (a user profile's): a whole
+    /// partition's SSTable bytes on average (`engine::ShardConfig`'s).
+    pub partition_bytes: Option<u64>,
     /// The table's `speculative_retry`.
     pub speculative_retry: engine::speculation::SpeculativeRetry,
     /// The chance a coordinated read asks every replica: the larger of the
