@@ -87,6 +87,23 @@ pub struct ClientRequest {
     pub consistency: ConsistencyLevel,
 }
 
+/// A batch of writes to several partitions, as one client request (a
+/// cassandra-stress user profile's insert with `partitions` above one):
+/// its coordinator writes every part and answers once each has met the
+/// consistency level ([`crate::shard`]'s batch module).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchRequest {
+    /// Echoed in the reply.
+    pub id: RequestId,
+    /// One write per partition ([`Operation::Write`]), at least one.
+    pub parts: Arc<[Operation]>,
+    /// A LOGGED batch: a batch of several partitions goes to the batchlog
+    /// of up to two other nodes first. UNLOGGED: straight to the replicas.
+    pub logged: bool,
+    /// How many replicas of each part must answer.
+    pub consistency: ConsistencyLevel,
+}
+
 /// How a request ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplyStatus {
@@ -394,6 +411,18 @@ pub enum Message {
         /// relaying it).
         replica: u32,
     },
+    /// A batch's coordinator stores the whole batch in this node's batchlog
+    /// (`system.batchlog`), or removes it once every part is written.
+    BatchlogWrite {
+        /// The coordinator's id, echoed in a [`Message::WriteResponse`]
+        /// (a removal is not answered).
+        id: u64,
+        /// Bytes of the batchlog mutation: the batch's parts, or a
+        /// removal's tombstone.
+        bytes: u32,
+        /// The removal, sent without waiting once the batch is written.
+        remove: bool,
+    },
     /// A coordinator asks the replica for a row, or for its digest.
     ReadRequest {
         /// The coordinator's id.
@@ -496,6 +525,7 @@ impl Message {
         match &mut message {
             Message::WriteRequest { id: own, .. }
             | Message::WriteResponse { id: own, .. }
+            | Message::BatchlogWrite { id: own, .. }
             | Message::ReadRequest { id: own, .. }
             | Message::ReadResponse { id: own, .. } => *own = id,
             Message::StreamStart { .. }
@@ -520,6 +550,7 @@ impl Message {
                 } => 16 + result.map_or(0, |version| u64::from(version.value_bytes)),
                 Message::ReadResponse { data: None, .. } => DIGEST_BYTES,
                 Message::WriteResponse { .. } => 0,
+                Message::BatchlogWrite { bytes, .. } => 16 + u64::from(bytes),
                 Message::StreamData { bytes, .. } => 8 + u64::from(bytes),
                 Message::StreamStart { .. } => 24,
                 Message::StreamAck { .. } => 8,

@@ -184,6 +184,8 @@ pub struct ShardSeeds {
     pub page_cache: u64,
     /// Which connection's shard a message to another node lands on.
     pub landing: u64,
+    /// Which nodes keep a LOGGED batch's batchlog.
+    pub batchlog: u64,
 }
 
 impl Default for ShardSeeds {
@@ -194,6 +196,7 @@ impl Default for ShardSeeds {
             row_cache: 0x726F_7763_6163_6865,
             page_cache: 0x7061_6765_6361_6368,
             landing: 0x6C61_6E64_696E_6721,
+            batchlog: 0x6261_7463_686C_6F67,
         }
     }
 }

@@ -92,8 +92,9 @@ pub mod token_set;
 pub mod topology;
 
 pub use action::{
-    Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,
-    Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId, WHOLE_PARTITION,
+    Action, BatchRequest, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind,
+    IoRequest, Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
+    WHOLE_PARTITION,
 };
 pub use commitlog::SyncMode;
 pub use config::{ShardConfig, ShardSeeds};
@@ -102,6 +103,7 @@ pub use messaging::Landing;
 pub use node::Node;
 pub use placement::{key_token, Placement, ShardAddress};
 pub use shard::{
-    CrashLoss, HintsSummary, MergePhases, PreloadState, Shard, ShardStats, MERGE_TIERS,
+    CrashLoss, HintsSummary, MergePhases, PreloadState, Shard, ShardStats, BATCH_PART,
+    MAX_BATCH_PARTS, MERGE_TIERS,
 };
 pub use units::{SimDuration, SimTime};

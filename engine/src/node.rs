@@ -37,7 +37,7 @@
 
 use units::SimTime;
 
-use crate::action::{Action, ClientRequest, IoId, Message, TaskId};
+use crate::action::{Action, BatchRequest, ClientRequest, IoId, Message, TaskId};
 use crate::config::ShardConfig;
 use crate::gossip::{GossipMessage, GossipOutput, Gossiper};
 use crate::heat::{self, HitRateTracker};
@@ -288,6 +288,12 @@ impl Node {
     #[inline]
     pub fn handle_client_request(&mut self, now: SimTime, shard: u32, request: ClientRequest) {
         self.shards[shard as usize].handle_client_request(now, request);
+    }
+
+    /// A client's batch reaches `shard` ([`Shard::handle_batch_request`]).
+    #[inline]
+    pub fn handle_batch_request(&mut self, now: SimTime, shard: u32, batch: BatchRequest) {
+        self.shards[shard as usize].handle_batch_request(now, batch);
     }
 
     /// A message from `from` reaches `shard` ([`Shard::handle_message`]).

@@ -17,9 +17,11 @@ pub enum TimerKind {
     /// Compaction reads held back by the throughput limit
     /// (`compaction_throughput_mb_per_sec`) may go.
     CompactionThrottle = 3,
+    /// The earliest LOGGED batch still waiting for its batchlog times out.
+    BatchlogDeadline = 4,
 }
 
-const TIMER_KINDS: usize = 4;
+const TIMER_KINDS: usize = 5;
 
 impl TimerKind {
     const ALL: [TimerKind; TIMER_KINDS] = [
@@ -27,6 +29,7 @@ impl TimerKind {
         TimerKind::CompactionController,
         TimerKind::FlushController,
         TimerKind::CompactionThrottle,
+        TimerKind::BatchlogDeadline,
     ];
 }
 

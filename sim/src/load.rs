@@ -128,27 +128,54 @@ fn by_weight<'a, T, R: Rng + ?Sized>(choices: &'a [(T, f64)], rng: &mut R) -> &'
 }
 
 impl ColumnPlan {
-    /// One write to partition `key`: its bytes of column values and its
-    /// rows, drawn as c-s generates them (a predefined command writes one
-    /// row; a profile's insert writes its `select` share of the
-    /// partition's rows, at least one).
-    pub fn sample_write<R: Rng + ?Sized>(&self, key: u64, rng: &mut R) -> (u64, u32) {
+    /// One write to partition `key`: its bytes of column values, its rows,
+    /// and for a profile's insert whose `partitions` can exceed one the
+    /// number of partitions its batch spans (else 1), drawn as c-s
+    /// generates them (a predefined command writes one row; a profile's
+    /// insert writes its `select` share of the partition's rows, at least
+    /// one). The batch's other partitions: [`ColumnPlan::sample_insert`].
+    pub fn sample_write<R: Rng + ?Sized>(&self, key: u64, rng: &mut R) -> (u64, u32, u32) {
         match self {
-            ColumnPlan::Columns { .. } => (self.sample_value_bytes(rng), 1),
+            ColumnPlan::Columns { .. } => (self.sample_value_bytes(rng), 1, 1),
             ColumnPlan::Profile(rows) => {
                 let profile = &rows.profile;
-                let written = match by_weight(&rows.writes, rng) {
-                    Some(_) => 1,
+                match by_weight(&rows.writes, rng) {
+                    Some(_) => (profile.sample_row_bytes(rng), 1, 1),
                     None => {
-                        let partition = profile.rows_in_partition(key);
-                        let share = profile.insert.select.sample(rng);
-                        ((share * partition as f64).round() as u64).clamp(1, partition)
+                        let (bytes, written) = self.sample_insert(key, rng);
+                        let partitions = &profile.insert.partitions;
+                        let batch = if partitions.range().1 > 1 {
+                            let drawn = partitions.sample(rng).max(1);
+                            u32::try_from(drawn).unwrap_or(u32::MAX)
+                        } else {
+                            1
+                        };
+                        (bytes, written, batch)
                     }
-                };
-                let bytes = (0..written).map(|_| profile.sample_row_bytes(rng)).sum();
-                (bytes, u32::try_from(written).unwrap_or(u32::MAX))
+                }
             }
         }
+    }
+
+    /// A profile insert's rows of partition `key` (its `select` share of
+    /// them, at least one) and their bytes of column values.
+    pub fn sample_insert<R: Rng + ?Sized>(&self, key: u64, rng: &mut R) -> (u64, u32) {
+        let ColumnPlan::Profile(rows) = self else {
+            unreachable!("only a profile's insert spans partitions");
+        };
+        let profile = &rows.profile;
+        let partition = profile.rows_in_partition(key);
+        let share = profile.insert.select.sample(rng);
+        let written = ((share * partition as f64).round() as u64).clamp(1, partition);
+        let bytes = (0..written).map(|_| profile.sample_row_bytes(rng)).sum();
+        (bytes, u32::try_from(written).unwrap_or(u32::MAX))
+    }
+
+    /// Whether a profile's batches over several partitions are LOGGED
+    /// (`insert: batchtype`).
+    pub fn logged_batches(&self) -> bool {
+        matches!(self, ColumnPlan::Profile(rows)
+            if rows.profile.insert.batch_type == models::cassandra_stress::profile::BatchType::Logged)
     }
 
     /// What a read of partition `key` selects ([`engine::Operation::Read`]'s

@@ -1545,12 +1545,13 @@ fn user_profile(
         }
     }
     // What the engine cannot run, refused by name.
-    if profile.insert.partitions.range().1 > 1 {
+    if profile.insert.partitions.range().1 > engine::MAX_BATCH_PARTS as u64 {
         return Err(scenario.error(
             field,
             format!(
-                "{shown}: insert.partitions is {}: batches over several partitions are not simulated by the twin; use fixed(1)",
-                profile.insert.partitions
+                "{shown}: `insert.partitions` is {}: a batch of the twin holds at most {} partitions",
+                profile.insert.partitions,
+                engine::MAX_BATCH_PARTS
             ),
         ));
     }

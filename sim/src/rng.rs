@@ -68,6 +68,7 @@ pub fn shard_seeds(seed: u64, node: u32, shard: u32) -> engine::ShardSeeds {
         row_cache: named("row-cache"),
         page_cache: named("page-cache"),
         landing: named("landing"),
+        batchlog: named("batchlog"),
     }
 }
 

@@ -177,9 +177,9 @@ fn what_cannot_run_is_refused_naming_file_and_construct() {
             "accepted are insert, getdata",
         ),
         (
-            KV.replace("partitions: fixed(1)", "partitions: uniform(1..10)"),
+            KV.replace("partitions: fixed(1)", "partitions: uniform(1..100000)"),
             format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
-            "batches over several partitions",
+            "a batch of the twin holds at most 65535 partitions",
         ),
         (
             KV.replace("'replication_factor': 3", "'replication_factor': 5"),
@@ -615,4 +615,113 @@ fn the_shipped_wide_profile_resolves_in_data_mode_with_its_whole_partition_size(
         (whole / (8.0 + 500.5 * 176.0) - 1.0).abs() < 0.02,
         "{whole}"
     );
+}
+
+/// The key/value profile with inserts batching `partitions` partitions
+/// as `batchtype`.
+fn batched(partitions: &str, batchtype: &str) -> String {
+    KV.replace("partitions: fixed(1)", &format!("partitions: {partitions}"))
+        .replace("batchtype: UNLOGGED", &format!("batchtype: {batchtype}"))
+}
+
+/// Runs `profile`'s inserts (`insert_command`) and then, from 3 s, QUORUM
+/// reads over the keys written; RF 3 on three nodes, in `mode`.
+fn batch_run(test: &str, profile: &str, mode: &str, insert_command: &str) -> serde_json::Value {
+    let dir = dir(test);
+    std::fs::write(dir.join("profiles/p.yaml"), profile).unwrap();
+    let text = format!(
+        r#"
+name = "batches"
+seed = 11
+duration = "5s"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 3
+instance = "i3.large"
+
+[fidelity]
+mode = "{mode}"
+
+[[load]]
+name = "insert"
+processes = 1
+command = "{insert_command}"
+
+[[load]]
+name = "read"
+processes = 1
+start = "3s"
+command = "user profile=profiles/p.yaml ops(getdata=1) cl=QUORUM duration=2s -pop dist=uniform(1..3000) -rate threads=8 limit=1000/s"
+"#
+    );
+    let file = dir.join("scenario.toml");
+    let scenario =
+        sim::scenario::parse(&file.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"));
+    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let outcome = sim::cluster::run(plan, &mut |_| {});
+    serde_json::to_value(Summary::of(&outcome)).unwrap()
+}
+
+#[test]
+fn an_insert_over_several_partitions_writes_each_as_one_batch() {
+    // 1,000 batches of three partitions: keys 1..3000, every one written
+    // (data mode: every QUORUM read finds its key).
+    let command = "user profile=profiles/p.yaml ops(insert=1) cl=QUORUM n=1000 -pop seq=1..3000 -rate threads=10 limit=500/s";
+    let summary = batch_run(
+        "batch-data",
+        &batched("fixed(3)", "UNLOGGED"),
+        "data",
+        command,
+    );
+    let writes = &summary["loads"]["insert"]["ops"]["write"];
+    assert_eq!(writes["count"], 1000, "one operation a batch: {writes}");
+    assert_eq!(writes["errors"], 0);
+    let reads = &summary["loads"]["read"]["ops"]["read"];
+    assert!(reads["count"].as_u64().unwrap() > 1500, "{reads}");
+    assert_eq!(reads["not_found"], 0, "every part written: {reads}");
+    assert_eq!(summary["coordinator"]["digest_mismatches"], 0);
+    // Determinism.
+    let again = batch_run(
+        "batch-data-again",
+        &batched("fixed(3)", "UNLOGGED"),
+        "data",
+        command,
+    );
+    assert_eq!(summary, again);
+}
+
+#[test]
+fn a_logged_batch_pays_its_batchlog_round_before_its_writes() {
+    let command = "user profile=profiles/p.yaml ops(insert=1) cl=QUORUM n=1000 -pop seq=1..3000 -rate threads=10 limit=500/s";
+    let write = |batchtype: &str| {
+        let summary = batch_run(
+            &format!("batch-{batchtype}"),
+            &batched("uniform(2..4)", batchtype),
+            "volume",
+            command,
+        );
+        let writes = summary["loads"]["insert"]["ops"]["write"].clone();
+        assert_eq!(writes["count"], 1000, "{writes}");
+        assert_eq!(writes["errors"], 0, "{writes}");
+        let cpu = summary["time_spent"]["cpu"]["write_request"]["tasks"]
+            .as_u64()
+            .unwrap();
+        (writes["latency_ms"]["mean"].as_f64().unwrap(), cpu, summary)
+    };
+    let (unlogged, unlogged_writes, _) = write("UNLOGGED");
+    let (logged, logged_writes, summary) = write("LOGGED");
+    println!(
+        "write mean: UNLOGGED {unlogged} ms, LOGGED {logged} ms; write steps {unlogged_writes} / {logged_writes}; {}",
+        summary["time_spent"]["cpu"]
+    );
+    // The batchlog round comes first: a LOGGED batch waits for two more
+    // nodes' writes before its own.
+    assert!(
+        logged > unlogged + 0.1,
+        "LOGGED {logged} ms, UNLOGGED {unlogged} ms"
+    );
+    // The same parts (the same draws), and per batch two batchlog writes
+    // and their two removals on the batchlog nodes.
+    assert_eq!(logged_writes, unlogged_writes + 4 * 1000);
 }

@@ -6,7 +6,7 @@
 use super::{deadline, unit, Origin, Request, Shard, TaskPurpose};
 use crate::action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, Message, Operation, ReplyStatus,
-    SchedulingGroup,
+    RequestId, SchedulingGroup,
 };
 use crate::coordinator::{digest_of, DeadlineKind, Mutation, Next, ReadResult, MAX_REPLICAS};
 use crate::heat;
@@ -92,6 +92,7 @@ impl Shard {
             return;
         }
         match message {
+            message @ Message::BatchlogWrite { .. } => self.batchlog_received(now, from, message),
             Message::WriteRequest {
                 id,
                 key,
@@ -144,6 +145,9 @@ impl Shard {
                     shard,
                 };
                 self.send(coordinator, message);
+            }
+            Message::WriteResponse { id, .. } if Shard::is_batchlog_ack(id) => {
+                self.batchlog_acked(now, id)
             }
             Message::WriteResponse { id, replica, .. } => {
                 let next = self.coordinator.write_acked(now, id, replica);
@@ -248,10 +252,7 @@ impl Shard {
             live
         };
         if (count as u32) < block_for {
-            self.actions.push_back(Action::Reply(ClientReply {
-                id: request.id,
-                status: ReplyStatus::Unavailable,
-            }));
+            self.reply_client(now, request.id, ReplyStatus::Unavailable);
             return;
         }
         let (count, block_for) = if self.config.broken_replica_selection
@@ -442,6 +443,17 @@ impl Shard {
         }
     }
 
+    /// Answers a coordinated write or read: its client, or the batch it is
+    /// a part of.
+    pub(super) fn reply_client(&mut self, now: SimTime, id: RequestId, status: ReplyStatus) {
+        if id.0 & super::BATCH_PART != 0 {
+            self.batch_part_done(now, id, status);
+        } else {
+            self.actions
+                .push_back(Action::Reply(ClientReply { id, status }));
+        }
+    }
+
     /// Carries out what the coordinator decided for operation `id`.
     pub(super) fn act(&mut self, now: SimTime, id: u64, next: Next) {
         match next {
@@ -449,10 +461,7 @@ impl Shard {
             Next::Written(request) if request.0 & super::HINT_REPLAY != 0 => {
                 self.hint_replayed(now, request, true)
             }
-            Next::Written(client) => self.actions.push_back(Action::Reply(ClientReply {
-                id: client,
-                status: ReplyStatus::Written,
-            })),
+            Next::Written(client) => self.reply_client(now, client, ReplyStatus::Written),
             Next::Read(client, result) => self.actions.push_back(Action::Reply(ClientReply {
                 id: client,
                 status: match result {

@@ -50,8 +50,8 @@ use slab::Slab;
 use units::{SimDuration, SimTime};
 
 use crate::action::{
-    Action, ClientReply, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest,
-    Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
+    Action, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest, Message, Operation,
+    ReplyStatus, RequestId, SchedulingGroup, TaskId,
 };
 use crate::commitlog::{BufferWrite, Commitlog};
 use crate::compaction::job::{ChunkRead, CompactionJob};
@@ -89,6 +89,15 @@ enum TaskPurpose {
     Read(Request, bool, Option<BloomPasses>),
     /// Coordinate a client request: send it to its replicas.
     Coordinate(ClientRequest),
+    /// Coordinate batch `0` (its slot): to the batchlog or the replicas.
+    CoordinateBatch(u32),
+    /// A batchlog write (or removal) from a batch's coordinator is built.
+    BatchlogWrite {
+        from: ShardAddress,
+        id: u64,
+        bytes: u32,
+        remove: bool,
+    },
     /// A replica hashes its read result for a digest request.
     DigestForReplica {
         origin: Origin,
@@ -434,6 +443,11 @@ pub struct Shard {
     /// of the node owns and passed to it (`messaging`): who asked and under
     /// which id, by the relay id (`RELAYED` | slot) the owner answers to.
     relays: Slab<(ShardAddress, u64)>,
+    /// Batches of several partitions this shard coordinates.
+    batches: batch::Batches,
+    /// Batchlog entries waiting for a commitlog buffer: (coordinator, id,
+    /// bytes, removal).
+    batchlog_waiting: VecDeque<(ShardAddress, u64, u32, bool)>,
     reads: Slab<PendingRead>,
     /// A read's SSTable lookups while it is being sent to the disk, kept
     /// between reads so a read allocates nothing.
@@ -604,6 +618,8 @@ impl Shard {
             commitlog,
             tasks: Slab::new(),
             relays: Slab::new(),
+            batches: batch::Batches::default(),
+            batchlog_waiting: VecDeque::new(),
             ios: Slab::new(),
             reads: Slab::new(),
             lookups: Vec::new(),
@@ -899,6 +915,13 @@ impl Shard {
                 self.execute_read(now, request, cached, bloom)
             }
             TaskPurpose::Coordinate(request) => self.coordinate(now, request),
+            TaskPurpose::CoordinateBatch(slot) => self.start_batch(now, slot),
+            TaskPurpose::BatchlogWrite {
+                from,
+                id,
+                bytes,
+                remove,
+            } => self.log_batchlog(now, from, id, bytes, remove),
             TaskPurpose::HintWrite { node, hint } => self.hint_serialized(now, node, hint),
             TaskPurpose::HintSend { slot, hint } => self.send_hint(now, slot, hint),
             TaskPurpose::Receive { from, message } => self.receive(now, from, message),
@@ -1029,6 +1052,7 @@ impl Shard {
                 }
                 self.submit_commitlog_writes();
                 self.resume_commitlog_waiters(now);
+                self.resume_batchlog_waiters(now);
             }
             IoPurpose::FlushWrite { bytes } => {
                 self.flushing
@@ -1107,10 +1131,7 @@ impl Shard {
                     self.hint_replayed(now, request, false)
                 }
                 Expired::Unanswered(request) => {
-                    self.actions.push_back(Action::Reply(ClientReply {
-                        id: request,
-                        status: ReplyStatus::Timeout,
-                    }))
+                    self.reply_client(now, request, ReplyStatus::Timeout)
                 }
                 Expired::Unacknowledged {
                     mutation,
@@ -1159,6 +1180,7 @@ impl Shard {
                     );
                 }
                 TimerKind::CompactionThrottle => self.release_throttled_compaction_reads(now),
+                TimerKind::BatchlogDeadline => self.batchlog_deadlines_passed(now),
                 TimerKind::CommitlogSync => {
                     self.commitlog.sync();
                     self.submit_commitlog_writes();
@@ -1248,6 +1270,7 @@ impl Shard {
             );
             let sealed: u64 = self.sealed.iter().map(|m| m.memory_bytes).sum();
             assert_eq!(sealed, self.sealed_memory_bytes);
+            self.batches.check_invariants();
         }
     }
 }
@@ -1256,6 +1279,7 @@ impl Shard {
 /// ([`crate::config::ShardSeeds`]).
 struct Draws {
     landing: Pcg64Mcg,
+    batchlog: Pcg64Mcg,
     read_repair: Pcg64Mcg,
     heat: Pcg64Mcg,
     row_cache: Pcg64Mcg,
@@ -1266,6 +1290,7 @@ impl Draws {
     fn new(seeds: &crate::config::ShardSeeds) -> Draws {
         Draws {
             landing: Pcg64Mcg::seed_from_u64(seeds.landing),
+            batchlog: Pcg64Mcg::seed_from_u64(seeds.batchlog),
             read_repair: Pcg64Mcg::seed_from_u64(seeds.read_repair),
             heat: Pcg64Mcg::seed_from_u64(seeds.heat),
             row_cache: Pcg64Mcg::seed_from_u64(seeds.row_cache),
@@ -1303,6 +1328,10 @@ fn mutation_bytes(value_bytes: u32) -> u64 {
     8 + u64::from(value_bytes) + 24
 }
 
+mod batch;
+#[cfg(test)]
+mod batch_tests;
+pub use batch::{BATCH_PART, MAX_BATCH_PARTS};
 mod compaction;
 mod coordination;
 mod handoff;

@@ -34,7 +34,8 @@
 //! distributions; c-s draws each level per parent row: the same mean, a
 //! narrower spread than one draw a level shared by its parents), what
 //! each insert writes (its
-//! `select` share of the rows) and what each query reads
+//! `select` share of the rows of each of its `partitions`, a batch when
+//! there are several, LOGGED or not by `batchtype`) and what each query reads
 //! ([`cql::QueryShape`], [`UserProfile::rows_selected`]). A column's `population` is read and
 //! checked but does not change the load: the twin draws partitions from
 //! `-pop`, and values are not stored.

@@ -131,42 +131,60 @@ impl Simulation {
         }
     }
 
+    /// The next key of process `process_index`'s population (with shard
+    /// sampling, the next that falls on a simulated shard: the others'
+    /// keys are the load the scaled-down rate leaves out).
+    fn draw_key(&mut self, process_index: u32) -> u64 {
+        let process = &mut self.processes[process_index as usize];
+        if self.simulated_shards >= self.plan.cluster.shards_per_node {
+            return process.keys.next(&mut process.rng);
+        }
+        let mut rejected = 0u32;
+        loop {
+            let key = process.keys.next(&mut process.rng);
+            if self.placement.shard_of(engine::key_token(key)) < self.simulated_shards {
+                return key;
+            }
+            rejected += 1;
+            assert!(
+                rejected < 1_000_000,
+                "load `{}`: a million keys in a row fell on shards that are not simulated",
+                self.plan.loads[process.load as usize].name
+            );
+        }
+    }
+
     pub(super) fn send_request(
         &mut self,
         now: SimTime,
         process_index: u32,
         measured_from: SimTime,
     ) {
+        let load_index = self.processes[process_index as usize].load as usize;
+        let key = self.draw_key(process_index);
         let process = &mut self.processes[process_index as usize];
-        let load_index = process.load as usize;
         let load = &self.plan.loads[load_index];
-        let key = if self.simulated_shards < self.plan.cluster.shards_per_node {
-            // Sampling: keys of shards that are not simulated are the other
-            // shards' load, which the scaled-down rate leaves out.
-            let mut rejected = 0u32;
-            loop {
-                let key = process.keys.next(&mut process.rng);
-                if self.placement.shard_of(engine::key_token(key)) < self.simulated_shards {
-                    break key;
-                }
-                rejected += 1;
-                assert!(
-                    rejected < 1_000_000,
-                    "load `{}`: a million keys in a row fell on shards that are not simulated",
-                    load.name
-                );
-            }
-        } else {
-            process.keys.next(&mut process.rng)
-        };
         let kind = process.mix.next(&load.operation, &mut process.rng);
-        let (value_bytes, rows) = match kind {
+        let (value_bytes, rows, batch) = match kind {
             OpKind::Write => {
-                let (bytes, rows) = load.columns.sample_write(key, &mut process.rng);
-                (bytes as u32, rows)
+                let (bytes, rows, batch) = load.columns.sample_write(key, &mut process.rng);
+                (bytes as u32, rows, batch)
             }
-            OpKind::Read => (0, 0),
+            OpKind::Read => (0, 0, 1),
         };
+        // A batch's other partitions: keys drawn from the load's population
+        // after the first, each with its insert's rows.
+        let extra: Vec<(u64, u32, u32)> = (1..batch)
+            .map(|_| {
+                let key = self.draw_key(process_index);
+                let process = &mut self.processes[process_index as usize];
+                let load = &self.plan.loads[load_index];
+                let (bytes, rows) = load.columns.sample_insert(key, &mut process.rng);
+                (key, bytes as u32, rows)
+            })
+            .collect();
+        let process = &mut self.processes[process_index as usize];
+        let load = &self.plan.loads[load_index];
         let load_op = self.loads[load_index]
             .kinds
             .iter()
@@ -196,6 +214,25 @@ impl Simulation {
                 limit_bytes: load.columns.sample_read_limit(key, &mut process.rng),
             },
         };
+        // A batch's parts share its timestamp, as a `BATCH` statement's.
+        let batch = match operation {
+            Operation::Write { timestamp, .. } if !extra.is_empty() => {
+                let parts: Arc<[Operation]> = std::iter::once(operation)
+                    .chain(
+                        extra
+                            .iter()
+                            .map(|&(key, value_bytes, rows)| Operation::Write {
+                                key,
+                                value_bytes,
+                                timestamp,
+                                rows,
+                            }),
+                    )
+                    .collect();
+                Some((parts, load.columns.logged_batches()))
+            }
+            _ => None,
+        };
         let read_floor = self
             .consistency
             .as_ref()
@@ -210,6 +247,7 @@ impl Simulation {
                 serial: 0,
                 attempt: 0,
                 operation,
+                batch,
                 read_floor,
                 at_coordinator: SimTime::ZERO,
             },
@@ -219,9 +257,10 @@ impl Simulation {
     /// Sends one attempt of an operation and arms its client timeout.
     pub(super) fn transmit(&mut self, now: SimTime, mut attempt: InFlight) {
         attempt.serial = self.next_request_serial;
-        self.next_request_serial = self.next_request_serial.wrapping_add(1);
+        self.next_request_serial = self.next_request_serial.wrapping_add(1) & SERIAL_MASK;
         let serial = attempt.serial;
         let operation = attempt.operation;
+        let batch = attempt.batch.clone();
         let process_index = attempt.process;
         let slot = self.in_flight.insert(attempt) as u32;
         let process = &mut self.processes[process_index as usize];
@@ -231,7 +270,20 @@ impl Simulation {
             } => (key, value_bytes),
             Operation::Read { key, .. } => (key, 0),
         };
-        let bytes = MESSAGE_OVERHEAD_BYTES + 8 + u64::from(value_bytes);
+        let bytes = match &batch {
+            // A batch's frame carries every part.
+            Some((parts, _)) => {
+                MESSAGE_OVERHEAD_BYTES
+                    + parts
+                        .iter()
+                        .map(|part| match *part {
+                            Operation::Write { value_bytes, .. } => 8 + u64::from(value_bytes),
+                            Operation::Read { .. } => unreachable!("a batch's parts are writes"),
+                        })
+                        .sum::<u64>()
+            }
+            None => MESSAGE_OVERHEAD_BYTES + 8 + u64::from(value_bytes),
+        };
         let deadline = now + self.plan.loads[process.load as usize].client_timeout;
         process.timeouts.push_back((deadline, slot, serial));
         if !process.timeout_check_armed {
@@ -245,13 +297,25 @@ impl Simulation {
         }
         let shard = self.target_shard(process_index, key);
         let node = self.shards[shard as usize].node;
-        let request = Event::RequestArrives {
-            shard,
-            request: ClientRequest {
-                id: attempt_id(slot, serial),
-                operation,
-                consistency: self.plan.loads[self.processes[process_index as usize].load as usize]
-                    .consistency,
+        let consistency =
+            self.plan.loads[self.processes[process_index as usize].load as usize].consistency;
+        let request = match batch {
+            Some((parts, logged)) => Event::BatchArrives {
+                shard,
+                batch: BatchRequest {
+                    id: attempt_id(slot, serial),
+                    parts,
+                    logged,
+                    consistency,
+                },
+            },
+            None => Event::RequestArrives {
+                shard,
+                request: ClientRequest {
+                    id: attempt_id(slot, serial),
+                    operation,
+                    consistency,
+                },
             },
         };
         // One connection (flow) per node, as the driver's pools.
@@ -302,7 +366,7 @@ impl Simulation {
                 let node = self.shards[shard as usize].node;
                 self.receive_between_nodes(now, at, wire_bytes, from.node, node)
             }
-            Event::RequestArrives { shard, .. } => {
+            Event::RequestArrives { shard, .. } | Event::BatchArrives { shard, .. } => {
                 let node = self.shards[shard as usize].node;
                 self.nodes[node as usize].nic.receive(now, at, wire_bytes)
             }
@@ -474,6 +538,14 @@ impl Simulation {
             }
             _ => false,
         };
+        if let (Some(check), Some((parts, _))) = (&mut self.consistency, &in_flight.batch) {
+            // Every part of a batch was acknowledged with it.
+            for part in &parts[1..] {
+                if let Operation::Write { key, timestamp, .. } = *part {
+                    check.write_acknowledged(now, key, timestamp);
+                }
+            }
+        }
         if let Some(check) = &mut self.consistency {
             match (in_flight.operation, outcome) {
                 (Operation::Write { key, timestamp, .. }, _) => {

@@ -145,7 +145,12 @@ impl Simulation {
     /// periods (idle, it polls all the time), else at its next poll.
     pub(super) fn arrive(&mut self, now: SimTime, shard: u32, inbound: Inbound) {
         let state = &mut self.shards[shard as usize];
-        if !state.up && matches!(inbound, Inbound::Request(_) | Inbound::Message { .. }) {
+        if !state.up
+            && matches!(
+                inbound,
+                Inbound::Request(_) | Inbound::Batch(_) | Inbound::Message { .. }
+            )
+        {
             // A dead process takes nothing off its connections.
             return;
         }
@@ -171,6 +176,13 @@ impl Simulation {
                     self.in_flight[slot as usize].at_coordinator = now;
                 }
                 self.engines[node].handle_client_request(now, local, request);
+            }
+            Inbound::Batch(batch) => {
+                let (slot, serial) = attempt_of(batch.id);
+                if self.live_attempt(slot, serial) {
+                    self.in_flight[slot as usize].at_coordinator = now;
+                }
+                self.engines[node].handle_batch_request(now, local, batch);
             }
             Inbound::Message { from, message } => {
                 self.engines[node].handle_message(now, local, from, message);

@@ -125,7 +125,7 @@ impl Simulation {
                     state.io_queue.complete(cost);
                 }
                 Inbound::Timer => state.timer_in_inbox = false,
-                Inbound::Request(_) | Inbound::Message { .. } => {}
+                Inbound::Request(_) | Inbound::Batch(_) | Inbound::Message { .. } => {}
             }
         }
         // What its tasks sent this period never leaves.

@@ -63,11 +63,12 @@
 //! `crate::bridge`.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Instant;
 
 use engine::{
-    Action, ClientRequest, IoKind, MergePhases, Message, Operation, Placement, PreloadState,
-    ReplyStatus, RequestId, ShardAddress, ShardConfig, TaskId,
+    Action, BatchRequest, ClientRequest, IoKind, MergePhases, Message, Operation, Placement,
+    PreloadState, ReplyStatus, RequestId, ShardAddress, ShardConfig, TaskId,
 };
 use models::io_scheduler::{FairQueue, IoCost};
 use models::jvm::{JvmNode, ALLOCATION_PER_OPERATION_BYTES};
@@ -172,6 +173,11 @@ enum Event {
     RequestArrives {
         shard: u32,
         request: ClientRequest,
+    },
+    /// A batch of writes to several partitions (one client request).
+    BatchArrives {
+        shard: u32,
+        batch: BatchRequest,
     },
     ReplyArrives {
         process: u32,
@@ -360,6 +366,8 @@ struct ShardState {
 enum Inbound {
     /// A client's request, read off its connection.
     Request(ClientRequest),
+    /// A client's batch, read off its connection.
+    Batch(BatchRequest),
     /// A message from another node, or another shard of this one.
     Message {
         from: ShardAddress,
@@ -475,6 +483,9 @@ struct InFlight {
     /// 0 for the first try.
     attempt: u8,
     operation: Operation,
+    /// A batch over several partitions (`operation` is its first part):
+    /// every part, and whether it is LOGGED.
+    batch: Option<(Arc<[Operation]>, bool)>,
     /// Data mode, reads: the newest version of the key acknowledged when
     /// the read was issued (see `ConsistencyCheck`).
     read_floor: u64,
@@ -483,8 +494,14 @@ struct InFlight {
     at_coordinator: SimTime,
 }
 
+/// Serials of attempts wrap at 30 bits: a client's request id leaves bits
+/// 62 and 63 to the engine's own requests (`engine::BATCH_PART`,
+/// `engine::shard::HINT_REPLAY`).
+const SERIAL_MASK: u32 = (1 << 30) - 1;
+
 /// The engine's id of the attempt in in-flight `slot` numbered `serial`.
 fn attempt_id(slot: u32, serial: u32) -> RequestId {
+    debug_assert!(serial <= SERIAL_MASK);
     RequestId((u64::from(serial) << 32) | u64::from(slot))
 }
 
@@ -1108,6 +1125,9 @@ impl Simulation {
             Event::OpenLoopArrival { process } => self.open_loop_arrival(now, process),
             Event::RequestArrives { shard, request } => {
                 self.arrive(now, shard, Inbound::Request(request));
+            }
+            Event::BatchArrives { shard, batch } => {
+                self.arrive(now, shard, Inbound::Batch(batch));
             }
             Event::ReplyArrives {
                 request, outcome, ..
