@@ -37,7 +37,7 @@ pub struct RegressArgs {
     #[arg(long)]
     first_seed: Option<u64>,
     /// Simulated time at the start left out of the figures, e.g. 60s
-    /// (default: the baseline's, else none).
+    /// (default: the baseline's, also when refreshing it; else none).
     #[arg(long)]
     warmup: Option<String>,
     /// Runs at once (default: the machine's cores).
@@ -87,12 +87,19 @@ pub fn run(args: RegressArgs) -> ExitCode {
             Err(error) => return bad(format!("--baseline {}: {error}", args.baseline.display())),
         }
     };
-    // Without --warmup, the baseline's.
+    // Without --warmup, the baseline's: the one compared with, or the one
+    // being refreshed (a refresh keeps the warm-up it was written with).
+    let refreshed = || -> Option<f64> {
+        let text = std::fs::read_to_string(&args.baseline).ok()?;
+        Some(serde_json::from_str::<Baseline>(&text).ok()?.warmup_s)
+    };
     let warmup = warmup
         .or_else(|| {
             stored
                 .as_ref()
-                .map(|stored| units::SimDuration::from_secs_f64(stored.warmup_s))
+                .map(|stored| stored.warmup_s)
+                .or_else(|| args.update_baseline.then(refreshed).flatten())
+                .map(units::SimDuration::from_secs_f64)
         })
         .unwrap_or(units::SimDuration::ZERO);
     let first = args.first_seed.or(scenario.seed).unwrap_or(1);
