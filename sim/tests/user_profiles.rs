@@ -490,8 +490,6 @@ fn hundred_rows_rf3() -> String {
 /// QUORUM for 4 s (whole partitions and single rows), in `mode`, with
 /// `fault` (TOML) added; memory is small so the memtables flush.
 fn wide_run(test: &str, mode: &str, fault: &str) -> serde_json::Value {
-    let dir = dir(test);
-    std::fs::write(dir.join("profiles/p.yaml"), hundred_rows_rf3()).unwrap();
     let text = format!(
         r#"
 name = "wide-{mode}"
@@ -523,13 +521,26 @@ command = "user profile=profiles/p.yaml ops(partition=1,row=1) cl=QUORUM duratio
 {fault}
 "#
     );
-    let file = dir.join("scenario.toml");
-    let scenario =
-        sim::scenario::parse(&file.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = plan_of_text(test, &hundred_rows_rf3(), &text);
     assert_eq!(plan.cluster.data_mode, mode == "data");
     // 100 rows of 4 + 100 bytes, each with its 64 bytes of footprint.
     assert_eq!(plan.cluster.partition_bytes, Some(8 + 100 * (104 + 64)));
+    summary_of_run(plan)
+}
+
+/// The plan of scenario `text` in a directory of test `test`'s own, its
+/// `profiles/p.yaml` holding `profile`.
+fn plan_of_text(test: &str, profile: &str, text: &str) -> sim::cluster::RunPlan {
+    let dir = dir(test);
+    std::fs::write(dir.join("profiles/p.yaml"), profile).unwrap();
+    let file = dir.join("scenario.toml");
+    let scenario =
+        sim::scenario::parse(&file.display().to_string(), text).unwrap_or_else(|e| panic!("{e}"));
+    resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `plan`; its summary as `summary.json` has it.
+fn summary_of_run(plan: sim::cluster::RunPlan) -> serde_json::Value {
     let outcome = sim::cluster::run(plan, &mut |_| {});
     serde_json::to_value(Summary::of(&outcome)).unwrap()
 }
@@ -627,8 +638,6 @@ fn batched(partitions: &str, batchtype: &str) -> String {
 /// Runs `profile`'s inserts (`insert_command`) and then, from 3 s, QUORUM
 /// reads over the keys written; RF 3 on three nodes, in `mode`.
 fn batch_run(test: &str, profile: &str, mode: &str, insert_command: &str) -> serde_json::Value {
-    let dir = dir(test);
-    std::fs::write(dir.join("profiles/p.yaml"), profile).unwrap();
     let text = format!(
         r#"
 name = "batches"
@@ -655,12 +664,7 @@ start = "3s"
 command = "user profile=profiles/p.yaml ops(getdata=1) cl=QUORUM duration=2s -pop dist=uniform(1..3000) -rate threads=8 limit=1000/s"
 "#
     );
-    let file = dir.join("scenario.toml");
-    let scenario =
-        sim::scenario::parse(&file.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
-    let outcome = sim::cluster::run(plan, &mut |_| {});
-    serde_json::to_value(Summary::of(&outcome)).unwrap()
+    summary_of_run(plan_of_text(test, profile, &text))
 }
 
 #[test]

@@ -59,6 +59,16 @@ const REMOVE_BYTES: u32 = 64;
 /// The largest batch: its parts must number fewer than `1 << PART_BITS`.
 pub const MAX_BATCH_PARTS: usize = (1 << PART_BITS) - 1;
 
+/// A batchlog write or removal a batchlog node handles: who sent it, the id
+/// its answer carries, its bytes, whether it is the removal (unanswered).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BatchlogEntry {
+    from: ShardAddress,
+    id: u64,
+    bytes: u32,
+    remove: bool,
+}
+
 /// One batch this shard coordinates.
 #[derive(Debug)]
 pub(super) struct PendingBatch {
@@ -88,9 +98,19 @@ pub(super) struct Batches {
     /// write timeout): (deadline, slot, serial); stale entries are skipped.
     deadlines: VecDeque<(SimTime, u32, u32)>,
     next_serial: u32,
+    /// Batchlog entries this node keeps, waiting for a commitlog buffer.
+    waiting: VecDeque<BatchlogEntry>,
 }
 
 impl Batches {
+    /// Whether the batch in `slot` numbered `serial` is still there and
+    /// waiting for its batchlog.
+    fn waiting_for_batchlog(&self, slot: u32, serial: u32) -> bool {
+        self.pending
+            .get(slot as usize)
+            .is_some_and(|batch| batch.serial == serial && !batch.writing)
+    }
+
     /// Batches being coordinated.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
@@ -244,12 +264,12 @@ impl Shard {
         let Message::BatchlogWrite { id, bytes, remove } = message else {
             unreachable!("a batchlog message");
         };
-        let task = self.new_task(TaskPurpose::BatchlogWrite {
+        let task = self.new_task(TaskPurpose::BatchlogWrite(BatchlogEntry {
             from,
             id,
             bytes,
             remove,
-        });
+        }));
         self.actions.push_back(Action::RunCpu(CpuTask {
             id: task,
             group: SchedulingGroup::Statement,
@@ -261,34 +281,25 @@ impl Shard {
 
     /// A batchlog mutation is built: append it to the commitlog (or wait
     /// for a buffer, behind the writes waiting already) and answer a write.
-    pub(super) fn log_batchlog(
-        &mut self,
-        now: SimTime,
-        from: ShardAddress,
-        id: u64,
-        bytes: u32,
-        remove: bool,
-    ) {
-        if !self.waiting_for_commitlog.is_empty() || !self.batchlog_waiting.is_empty() {
-            self.batchlog_waiting.push_back((from, id, bytes, remove));
-            return;
-        }
-        if !self.append_batchlog(now, from, id, bytes, remove) {
-            self.batchlog_waiting.push_back((from, id, bytes, remove));
+    pub(super) fn log_batchlog(&mut self, now: SimTime, entry: BatchlogEntry) {
+        let queued = !self.waiting_for_commitlog.is_empty() || !self.batches.waiting.is_empty();
+        if queued || !self.append_batchlog(now, entry) {
+            self.batches.waiting.push_back(entry);
         }
     }
 
     /// Appends a batchlog entry; false if the commitlog has no buffer free.
-    fn append_batchlog(
-        &mut self,
-        now: SimTime,
-        from: ShardAddress,
-        id: u64,
-        bytes: u32,
-        remove: bool,
-    ) -> bool {
-        let entry = u64::from(bytes) + ENTRY_OVERHEAD_BYTES;
-        match self.commitlog.append(entry) {
+    fn append_batchlog(&mut self, now: SimTime, entry: BatchlogEntry) -> bool {
+        let BatchlogEntry {
+            from,
+            id,
+            bytes,
+            remove,
+        } = entry;
+        match self
+            .commitlog
+            .append(u64::from(bytes) + ENTRY_OVERHEAD_BYTES)
+        {
             Append::Accepted { .. } => {}
             Append::MustWait => return false,
         }
@@ -310,11 +321,11 @@ impl Shard {
 
     /// Batchlog entries waiting for a commitlog buffer go in order.
     pub(super) fn resume_batchlog_waiters(&mut self, now: SimTime) {
-        while let Some(&(from, id, bytes, remove)) = self.batchlog_waiting.front() {
-            if !self.append_batchlog(now, from, id, bytes, remove) {
+        while let Some(&entry) = self.batches.waiting.front() {
+            if !self.append_batchlog(now, entry) {
                 break;
             }
-            self.batchlog_waiting.pop_front();
+            self.batches.waiting.pop_front();
         }
     }
 
@@ -415,12 +426,7 @@ impl Shard {
                 break;
             }
             self.batches.deadlines.pop_front();
-            let waiting = self
-                .batches
-                .pending
-                .get(slot as usize)
-                .is_some_and(|batch| batch.serial == serial && !batch.writing);
-            if waiting {
+            if self.batches.waiting_for_batchlog(slot, serial) {
                 self.finish_batch(now, slot, ReplyStatus::Timeout);
             }
         }
@@ -431,12 +437,7 @@ impl Shard {
     /// batchlog (entries of batches past that phase are dropped first).
     fn arm_batchlog_deadline(&mut self) {
         while let Some(&(_, slot, serial)) = self.batches.deadlines.front() {
-            let waiting = self
-                .batches
-                .pending
-                .get(slot as usize)
-                .is_some_and(|batch| batch.serial == serial && !batch.writing);
-            if waiting {
+            if self.batches.waiting_for_batchlog(slot, serial) {
                 break;
             }
             self.batches.deadlines.pop_front();

@@ -92,12 +92,7 @@ enum TaskPurpose {
     /// Coordinate batch `0` (its slot): to the batchlog or the replicas.
     CoordinateBatch(u32),
     /// A batchlog write (or removal) from a batch's coordinator is built.
-    BatchlogWrite {
-        from: ShardAddress,
-        id: u64,
-        bytes: u32,
-        remove: bool,
-    },
+    BatchlogWrite(batch::BatchlogEntry),
     /// A replica hashes its read result for a digest request.
     DigestForReplica {
         origin: Origin,
@@ -443,11 +438,9 @@ pub struct Shard {
     /// of the node owns and passed to it (`messaging`): who asked and under
     /// which id, by the relay id (`RELAYED` | slot) the owner answers to.
     relays: Slab<(ShardAddress, u64)>,
-    /// Batches of several partitions this shard coordinates.
+    /// Batches of several partitions this shard coordinates, and the
+    /// batchlog entries it keeps for other coordinators.
     batches: batch::Batches,
-    /// Batchlog entries waiting for a commitlog buffer: (coordinator, id,
-    /// bytes, removal).
-    batchlog_waiting: VecDeque<(ShardAddress, u64, u32, bool)>,
     reads: Slab<PendingRead>,
     /// A read's SSTable lookups while it is being sent to the disk, kept
     /// between reads so a read allocates nothing.
@@ -619,7 +612,6 @@ impl Shard {
             tasks: Slab::new(),
             relays: Slab::new(),
             batches: batch::Batches::default(),
-            batchlog_waiting: VecDeque::new(),
             ios: Slab::new(),
             reads: Slab::new(),
             lookups: Vec::new(),
@@ -916,12 +908,7 @@ impl Shard {
             }
             TaskPurpose::Coordinate(request) => self.coordinate(now, request),
             TaskPurpose::CoordinateBatch(slot) => self.start_batch(now, slot),
-            TaskPurpose::BatchlogWrite {
-                from,
-                id,
-                bytes,
-                remove,
-            } => self.log_batchlog(now, from, id, bytes, remove),
+            TaskPurpose::BatchlogWrite(entry) => self.log_batchlog(now, entry),
             TaskPurpose::HintWrite { node, hint } => self.hint_serialized(now, node, hint),
             TaskPurpose::HintSend { slot, hint } => self.send_hint(now, slot, hint),
             TaskPurpose::Receive { from, message } => self.receive(now, from, message),
