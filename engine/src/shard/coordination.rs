@@ -292,9 +292,14 @@ impl Shard {
                 }
             }
             Operation::Read { key, limit_bytes } => {
-                // The coordinator's own copy first (the snitch's closest).
-                if let Some(position) = replicas.iter().position(|r| *r == self.config.address) {
-                    replicas[..=position].rotate_right(1);
+                // The coordinator's node's own replica first, swapped to
+                // the front (`get_live_sorted_endpoints` @2.1-3.0 puts the
+                // local address first whatever the snitch; Ec2Snitch, the
+                // AMI's, sorts it first too); on this node it is the key's
+                // owner shard, not necessarily this one.
+                let node = self.config.address.node;
+                if let Some(position) = replicas.iter().position(|r| r.node == node) {
+                    replicas.swap(0, position);
                 }
                 let all = unit(&mut self.draws.read_repair) < self.config.read_repair_chance;
                 let contacted = if all { count } else { block_for as usize };
@@ -334,7 +339,7 @@ impl Shard {
     }
 
     /// Heat-weighted balancing (`heat`): puts `k` replicas drawn by their
-    /// cache temperature first (this shard's own first among them), when
+    /// cache temperature first (this node's own first among them), when
     /// every replica's rate is known and they differ enough.
     pub(super) fn order_by_heat(&mut self, now: SimTime, replicas: &mut [ShardAddress], k: usize) {
         let count = replicas.len();
@@ -364,11 +369,11 @@ impl Shard {
             copy
         };
         let mut position = 0;
-        // The picked ones first, this shard's own replica leading; then the
+        // The picked ones first, this node's own replica leading; then the
         // rest in their order (the first of them is the spare).
         let own = picked[..picked_count]
             .iter()
-            .position(|&index| original[index] == self.config.address);
+            .position(|&index| original[index].node == self.config.address.node);
         if let Some(own) = own {
             picked[..=own].rotate_right(1);
         }

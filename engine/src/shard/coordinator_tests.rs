@@ -562,10 +562,12 @@ fn heat_weighted_balancing_sends_reads_to_the_warm_replica() {
     let (with, balanced) = reads_asking_node_1(true);
     let (without, unbalanced) = reads_asking_node_1(false);
     // Shares 1 : 10 : 1.1 clip to 1/K = 0.5 for node 1: it is in every
-    // pick. Without balancing the coordinator's own copy and the next
-    // replica in ring order are asked: node 1 in two reads of three.
+    // pick. Without balancing the coordinator's own copy, swapped to the
+    // front of the ring order, and the replica then second are asked
+    // (ring orders 0 1 2, 1 2 0 and 2 0 1 become 0 1 2, 0 2 1 and 0 2 1):
+    // node 1 in one read of three.
     assert!(with >= 295, "{with} of 300 with balancing");
-    assert!((150..250).contains(&without), "{without} of 300 without");
+    assert!((60..140).contains(&without), "{without} of 300 without");
     assert!(
         balanced >= 295 && unbalanced == 0,
         "{balanced} {unbalanced}"
