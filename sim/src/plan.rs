@@ -254,7 +254,7 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         }
     }
     check_sampled_populations(scenario, &cluster, &loads)?;
-    cluster.partition_bytes = resolve_partition_bytes(&cluster, &loads, &mut notes);
+    cluster.partition_bytes = resolve_partition_bytes(scenario, &cluster, &loads, &mut notes)?;
     cluster.compression_chunk_bytes = resolve_compression_chunk(
         scenario,
         &cluster,
@@ -580,24 +580,48 @@ fn resolve_compression_chunk(
 /// fragments keeps (`engine::ShardConfig::partition_bytes`). `[data]`'s
 /// `row_bytes` is a whole partition when the table is preloaded; else the
 /// profile's mean rows with their values and footprint. `None` for
-/// one-row partitions.
+/// one-row partitions. Loads whose profiles size the table's partitions
+/// more than a quarter apart are refused: the table has one size.
 fn resolve_partition_bytes(
+    scenario: &Scenario,
     cluster: &ClusterPlan,
     loads: &[LoadPlan],
     notes: &mut Vec<String>,
-) -> Option<u64> {
-    let (load, rows) = loads.iter().find_map(|load| match &load.columns {
-        ColumnPlan::Profile(rows) if !rows.profile.single_row_partitions() => Some((load, rows)),
-        _ => None,
-    })?;
-    let mean_rows = rows.profile.mean_rows_per_partition();
-    let per_row = rows.profile.mean_row_bytes() + engine::config::SSTABLE_ROW_OVERHEAD_BYTES as f64;
-    let from_profile = (8.0 + mean_rows * per_row).round() as u64;
-    let Some(preload) = &cluster.preload else {
-        return Some(from_profile);
+) -> Result<Option<u64>, ScenarioError> {
+    // (load index, load, mean rows, bytes a row with its footprint, whole).
+    let mut wide = loads
+        .iter()
+        .enumerate()
+        .filter_map(|(index, load)| match &load.columns {
+            ColumnPlan::Profile(rows) if !rows.profile.single_row_partitions() => {
+                let mean_rows = rows.profile.mean_rows_per_partition();
+                let per_row = rows.profile.mean_row_bytes()
+                    + engine::config::SSTABLE_ROW_OVERHEAD_BYTES as f64;
+                let whole = (8.0 + mean_rows * per_row).round() as u64;
+                Some((index, load, mean_rows, per_row, whole))
+            }
+            _ => None,
+        });
+    let Some((_, load, mean_rows, per_row, from_profile)) = wide.next() else {
+        return Ok(None);
     };
-    let ratio = preload.row_bytes as f64 / from_profile as f64;
-    if !(0.8..=1.25).contains(&ratio) {
+    let apart = |a: u64, b: u64| !(0.8..=1.25).contains(&(a as f64 / b as f64));
+    if let Some((index, other, .., whole)) = wide.find(|&(.., whole)| apart(whole, from_profile)) {
+        return Err(scenario.error(
+            &format!("load[{index}].command"),
+            format!(
+                "load `{}`'s profile gives the table partitions of ~{} in an SSTable, load `{}`'s ~{}: one table has one partition size",
+                other.name,
+                units::format_bytes(whole),
+                load.name,
+                units::format_bytes(from_profile),
+            ),
+        ));
+    }
+    let Some(preload) = &cluster.preload else {
+        return Ok(Some(from_profile));
+    };
+    if apart(preload.row_bytes, from_profile) {
         notes.push(format!(
             "load `{}`: its profile's partitions take ~{} in an SSTable ({mean_rows:.1} rows of {per_row:.0} B with their footprint); [data] row_bytes says {}, which is what merges keep of a whole partition",
             load.name,
@@ -605,7 +629,7 @@ fn resolve_partition_bytes(
             units::format_bytes(preload.row_bytes),
         ));
     }
-    Some(preload.row_bytes)
+    Ok(Some(preload.row_bytes))
 }
 
 /// `[table] speculative_retry`, parsed as CQL writes it: `NONE`,

@@ -478,6 +478,37 @@ fn two_profiles_of_one_table_must_agree_on_its_chunk_length() {
     );
 }
 
+#[test]
+fn two_profiles_of_one_table_must_agree_on_its_partition_size() {
+    let dir = dir("partition-sizes");
+    // The same wide table, its partitions 1,000 rows in one profile and 10
+    // in the other.
+    let ten_rows = THOUSAND_ROWS.replace("cluster: fixed(1000)", "cluster: fixed(10)");
+    std::fs::write(dir.join("profiles/other.yaml"), ten_rows).unwrap();
+    let base = scenario(
+        &dir,
+        THOUSAND_ROWS,
+        "user profile=profiles/p.yaml ops(insert=1) cl=ONE duration=2s -rate threads=4",
+        "",
+    );
+    let text = format!(
+        "{}\n[[load]]\nname = \"other\"\ncommand = \"user profile=profiles/other.yaml ops(row=1) cl=ONE duration=2s -rate threads=4\"\n",
+        base.source.text
+    );
+    let file = dir.join("scenario.toml");
+    let both =
+        sim::scenario::parse(&file.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"));
+    let error = resolve(&both, &RunOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("load[1].command"), "{error}");
+    assert!(
+        error.contains("one table has one partition size"),
+        "{error}"
+    );
+    assert!(!error.contains('\n'), "{error}");
+}
+
 /// A hundred-row table at RF 3, each insert writing a whole partition.
 fn hundred_rows_rf3() -> String {
     THOUSAND_ROWS
