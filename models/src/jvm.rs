@@ -229,25 +229,31 @@ pub struct G1Params {
     /// Heap (`-Xmx`): 48 GB, the heap hardware.md 4.4's model is for
     /// (3.11's auto-size would give 8 GB, section 4.1).
     pub heap_bytes: u64,
-    /// Eden: 4 GiB. Section 4.4 says "eden several GB" with young pauses
-    /// every 2-10 s at 0.5-2 GB/s of allocation \[E\]; 4 GiB gives 4 s at
-    /// 1 GiB/s. It is 8 % of the heap, inside G1's adaptive range
-    /// (`G1NewSizePercent` 5 to `G1MaxNewSizePercent` 60, JDK 8 defaults
-    /// from memory \[R\]).
+    /// Eden: 8 GiB, **fitted** with the young-pause median (below) to the
+    /// four R5 Cassandra p99.9 latencies (validation/CALIBRATION.md, JVM).
+    /// G1 sizes the young generation to its pause goal: it grows eden while
+    /// the pauses it predicts stay under `MaxGCPauseMillis` (500 ms here),
+    /// so a lenient goal gives a larger eden and longer, rarer pauses than
+    /// section 4.4's proposal (4 GiB, medians 80-150 ms), which is an
+    /// estimate it says to calibrate against benchmark tails. 8 GiB is 17 %
+    /// of the heap, inside G1's adaptive range (`G1NewSizePercent` 5 to
+    /// `G1MaxNewSizePercent` 60, JDK 8 defaults from memory \[R\]); at R5
+    /// 300K's ~500 MB/s a node collects every ~16 s.
     pub eden_bytes: u64,
     /// Cap on young pauses, `-XX:MaxGCPauseMillis=500` (hardware.md 4.1,
     /// \[S\] jvm.options; 4.4 bounds young pauses by it).
     pub max_young_pause: SimDuration,
-    /// Young-pause median with an empty old generation: 60 ms \[E\]. The
-    /// median is `young_median_base + young_median_per_old_occupancy x
-    /// old bytes / heap` (a fixed part for roots and eden evacuation, a
-    /// part for remembered sets and cards that grows with the old
-    /// generation); with the defaults the old generation cycles between 30
-    /// and 45 % of the heap, so medians are 96-114 ms, inside section 4.4's
-    /// 80-150 ms.
+    /// Young-pause median with an empty old generation: 135 ms, **fitted**
+    /// with `eden_bytes` (section 4.4's shape, 60 ms + 120 ms x occupancy,
+    /// scaled by 2.25). The median is `young_median_base +
+    /// young_median_per_old_occupancy x old bytes / heap` (a fixed part for
+    /// roots and eden evacuation, a part for remembered sets and cards that
+    /// grows with the old generation); the old generation cycles between 30
+    /// and 45 % of the heap, so medians are 216-257 ms and most p99s reach
+    /// the 500-ms cap.
     pub young_median_base: SimDuration,
     /// Young-pause median growth from an empty to a full old generation:
-    /// 120 ms \[E\] (see `young_median_base`).
+    /// 270 ms, fitted (see `young_median_base`).
     pub young_median_per_old_occupancy: SimDuration,
     /// Young-pause p99 over median: 3.5 \[E\], from section 4.4's median
     /// 80-150 ms and p99 300-500 ms (ratios 3.3-3.75); sets the lognormal's
@@ -255,8 +261,8 @@ pub struct G1Params {
     pub young_p99_over_median: f64,
     /// Fraction of eden a young collection promotes to the old generation:
     /// 5 % \[E\], sized so mixed collections come every 1-5 minutes as
-    /// section 4.4 proposes (with the defaults: every 37 young pauses,
-    /// 2.5 min at 1 GiB/s). Old-generation growth is mostly on-heap
+    /// section 4.4 proposes (with the defaults: every 18 young pauses,
+    /// 2.4 min at 1 GiB/s). Old-generation growth is mostly on-heap
     /// memtables (`memtable_allocation_type: heap_buffers`, section 4.4).
     pub promoted_fraction: f64,
     /// Old generation after a mixed or full collection, as a fraction of
@@ -293,10 +299,10 @@ impl G1Params {
         const GIB: u64 = 1 << 30;
         G1Params {
             heap_bytes: 48 * GIB,
-            eden_bytes: 4 * GIB,
+            eden_bytes: 8 * GIB,
             max_young_pause: SimDuration::from_millis(500),
-            young_median_base: SimDuration::from_millis(60),
-            young_median_per_old_occupancy: SimDuration::from_millis(120),
+            young_median_base: SimDuration::from_millis(135),
+            young_median_per_old_occupancy: SimDuration::from_millis(270),
             young_p99_over_median: 3.5,
             promoted_fraction: 0.05,
             old_live_fraction: 0.30,
@@ -1254,7 +1260,7 @@ mod tests {
                 "{name}: {earliest:?}..{latest:?}"
             );
         }
-        // A node left at the start of its cycle collects first at 4 s.
+        // A node left at the start of its cycle collects first at 8 s.
         let mut fresh = node(
             16,
             StageThreads::cassandra_3_11(16, 1),
@@ -1263,13 +1269,13 @@ mod tests {
         );
         assert_eq!(fresh.heap_used_bytes().0, 0);
         let mut rng = Pcg64Mcg::seed_from_u64(1);
-        for step in 0..40u64 {
+        for step in 0..80u64 {
             fresh.allocate(at_ms(100 * step), 100 << 20, &mut rng);
         }
         assert_eq!(
             fresh.gc_stats().all().count,
             0,
-            "eden is 4 GiB: 40 x 100 MiB does not fill it"
+            "eden is 8 GiB: 80 x 100 MiB does not fill it"
         );
     }
 
@@ -1277,8 +1283,8 @@ mod tests {
     fn the_same_seed_gives_the_same_pauses() {
         let first = pause_sequence(7, 1200);
         assert!(
-            first.len() > 250,
-            "about one pause per 4 s: {}",
+            first.len() > 125,
+            "about one pause per 8 s: {}",
             first.len()
         );
         assert!(first.iter().any(|pause| pause.kind == PauseKind::Mixed));
@@ -1291,13 +1297,13 @@ mod tests {
     }
 
     #[test]
-    fn pause_durations_follow_the_section_4_4_model() {
+    fn pause_durations_follow_the_fitted_section_4_4_model() {
         let params = G1Params::cassandra_3_11_heap_48g();
         let mut node = node(16, threads(32, 32), HANDOFF_COST, GcModel::G1(params));
         let mut rng = Pcg64Mcg::seed_from_u64(11);
         let mut by_kind: BTreeMap<&str, Vec<SimDuration>> = BTreeMap::new();
         let mut mixed_starts = Vec::new();
-        // 1 GiB/s: eden fills every 4 s.
+        // An eden's worth every 4 s (2 GiB/s).
         for step in 0..20_000 {
             node.allocate(at_ms(4000 * step), params.eden_bytes, &mut rng);
             let pause = node.last_pause().unwrap();
@@ -1317,11 +1323,12 @@ mod tests {
         }
         let young = &by_kind["young"];
         let (median, p99) = (percentile(young, 0.5), percentile(young, 0.99));
+        // The fitted medians, 135 + 270 ms x an occupancy of 30-45 %.
         assert!(
-            (ms(80)..=ms(150)).contains(&median),
+            (ms(210)..=ms(265)).contains(&median),
             "young median {median}"
         );
-        assert!((ms(300)..=ms(500)).contains(&p99), "young p99 {p99}");
+        assert_eq!(p99, params.max_young_pause, "young p99 at the cap");
         assert_eq!(
             young.last(),
             Some(&params.max_young_pause),
