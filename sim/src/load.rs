@@ -7,10 +7,16 @@
 //! - closed loop (`-rate threads=N`): a thread issues its next operation as
 //!   soon as the previous one returns; latency runs from the actual start;
 //! - closed loop with a limit (`limit=R/s`, `throttle=R/s`): the process's
-//!   threads share one pacer that hands out start times `1/R` apart and never
-//!   banks credit for idle time (c-s's smoothed rate limiter without its
-//!   burst allowance); latency from the actual start, so a slow server lowers
-//!   the rate instead of showing in latency (coordinated omission);
+//!   threads share one pacer that hands out start times `1/R` apart, as the
+//!   Guava `RateLimiter.create(R)` of c-s's `limit=` does (`StressAction`,
+//!   a `SmoothBursty` limiter): while no thread takes a permit (all of them
+//!   waiting on the server) it banks the permits it could have handed out,
+//!   up to one second's worth, and hands them out at once when threads come
+//!   back, so a stall of under a second costs no throughput; latency from
+//!   the actual start, so a slow server shows in the rate rather than in
+//!   latency (coordinated omission). Newer c-s's `throttle=` schedules
+//!   `start + i/R` without a bound on the catch-up; the twin banks a second
+//!   for both;
 //! - open loop (`fixed=R/s`): operation `i` is due at `start + i/R`; a free
 //!   thread takes the next due operation, waiting for its time if it is early;
 //!   latency runs from the *intended* start, so a backlog shows as latency.
@@ -483,17 +489,29 @@ impl LoadPlan {
     }
 }
 
+/// Seconds of permits a `limit=` pacer banks while unused: Guava's
+/// `RateLimiter.create(permitsPerSecond)` builds a `SmoothBursty` limiter
+/// with `maxBurstSeconds` 1.0, the limiter of c-s's `limit=`.
+pub const LIMIT_BURST_SECONDS: f64 = 1.0;
+
 /// Hands out operation start times for one process.
 #[derive(Clone, Debug)]
 pub enum Schedule {
     /// Closed loop, no limit: start at once.
     Unpaced,
-    /// Closed loop with a limit: starts `interval` apart, no credit for idle time.
+    /// Closed loop with a limit: starts `interval` apart, with up to a
+    /// second of credit banked while no thread asked (Guava `SmoothBursty`:
+    /// `resync` and `reserveEarliestAvailable`).
     Limited {
         /// Time between starts.
         interval: SimDuration,
-        /// Earliest next start.
+        /// Earliest next start (Guava's `nextFreeTicketMicros`).
         next_start: SimTime,
+        /// Permits banked while the pacer stood unused (`storedPermits`).
+        stored: f64,
+        /// At most this many banked: one second's worth (`maxPermits`,
+        /// `maxBurstSeconds` 1.0 in `RateLimiter.create`).
+        max_stored: f64,
     },
     /// Open loop: operation `i` is due at `origin + i x interval` whatever happened.
     Fixed {
@@ -520,6 +538,8 @@ impl Schedule {
             } => Schedule::Limited {
                 interval: SimDuration::from_secs_f64(1.0 / rate),
                 next_start: start,
+                stored: 0.0,
+                max_stored: rate * LIMIT_BURST_SECONDS,
             },
             RatePlan::Fixed { ops_per_s, .. } => Schedule::Fixed {
                 origin: start,
@@ -542,6 +562,7 @@ impl Schedule {
             Schedule::Limited {
                 interval,
                 next_start,
+                ..
             } => {
                 *next_start += SimDuration::from_nanos((interval.as_nanos() as f64 * phase) as u64);
             }
@@ -570,9 +591,26 @@ impl Schedule {
             Schedule::Limited {
                 interval,
                 next_start,
+                stored,
+                max_stored,
             } => {
-                let start = (*next_start).max(now);
-                *next_start = start + *interval;
+                if now > *next_start {
+                    // Unused since `next_start`: bank what it could have
+                    // handed out, up to the cap.
+                    let idle = (now - *next_start).as_nanos() as f64 / interval.as_nanos() as f64;
+                    *stored = (*stored + idle).min(*max_stored);
+                    *next_start = now;
+                }
+                let start = *next_start;
+                // Banked permits cost no wait; the rest of this one moves
+                // the next start an interval (or the unbanked part of one).
+                let spent = stored.min(1.0);
+                *stored -= spent;
+                let fresh = 1.0 - spent;
+                if fresh > 0.0 {
+                    *next_start = start
+                        + SimDuration::from_nanos((interval.as_nanos() as f64 * fresh) as u64);
+                }
                 (start, start)
             }
             Schedule::Fixed {
@@ -594,7 +632,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_limited_schedule_spaces_starts_and_banks_no_credit() {
+    fn a_limited_schedule_spaces_starts_and_banks_up_to_a_second_of_credit() {
         let rate = RatePlan::ClosedLoop {
             threads: 1,
             limit_ops_per_s: Some(1000.0),
@@ -606,11 +644,23 @@ mod tests {
         );
         let second = SimTime::from_nanos(1_000_000);
         assert_eq!(schedule.reserve(SimTime::ZERO), (second, second));
+        // Unused from 2 ms to 10 ms: eight permits banked, spent at once.
         let late = SimTime::from_nanos(10_000_000);
+        for _ in 0..9 {
+            assert_eq!(schedule.reserve(late), (late, late));
+        }
+        let next = SimTime::from_nanos(11_000_000);
+        assert_eq!(schedule.reserve(late), (next, next), "the bank is empty");
+        // Unused for 5 s: at most a second's worth (1000) banked.
+        let later = SimTime::from_nanos(6_000_000_000);
+        for _ in 0..1001 {
+            assert_eq!(schedule.reserve(later), (later, later));
+        }
+        let after = SimTime::from_nanos(6_001_000_000);
         assert_eq!(
-            schedule.reserve(late),
-            (late, late),
-            "no burst credit for idle time"
+            schedule.reserve(later),
+            (after, after),
+            "capped at one second"
         );
     }
 

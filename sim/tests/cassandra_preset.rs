@@ -68,15 +68,19 @@ fn cassandra_gc_pauses_show_in_the_tail_and_scylla_stays_flat() {
         cassandra.worst_interval_p99_ms,
         cassandra.ops
     );
-    // Both keep up with the offered 40K writes/s; Cassandra loses a few
-    // percent to its pauses (c-s's `limit=` does not make up for the time
-    // its threads sat blocked: 916K of 1M with seed 3, where a node
-    // started mid-cycle has a mixed collection of ~400 ms in the run).
+    // Both keep up with the offered 40K writes/s. Cassandra's pauses hold
+    // every thread of a process at times (a node started mid-cycle has a
+    // mixed collection of ~400 ms in the run with seed 3), and c-s's
+    // `limit=` limiter banks the permits it could not hand out meanwhile,
+    // up to a second's worth, and hands them out when the threads return:
+    // no throughput is lost, and the catch-up queues in Cassandra's p95.
     assert!(scylla.ops > 990_000, "{}", scylla.ops);
+    assert!(cassandra.ops > 990_000, "{}", cassandra.ops);
     assert!(
-        cassandra.ops > 900_000 && cassandra.ops < 990_000,
-        "{}",
-        cassandra.ops
+        cassandra.summary.p95 > 2.0 * scylla.summary.p95,
+        "{} against {}",
+        cassandra.summary.p95,
+        scylla.summary.p95
     );
     // Scylla: no stop-the-world pauses, every interval's p99 under 2 ms.
     assert!(scylla.worst_interval_p99_ms < 2.0);
