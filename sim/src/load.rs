@@ -6,17 +6,20 @@
 //! section 9.4):
 //! - closed loop (`-rate threads=N`): a thread issues its next operation as
 //!   soon as the previous one returns; latency runs from the actual start;
-//! - closed loop with a limit (`limit=R/s`, `throttle=R/s`): the process's
-//!   threads share one pacer that hands out start times `1/R` apart, as the
-//!   Guava `RateLimiter.create(R)` of c-s's `limit=` does (`StressAction`,
-//!   a `SmoothBursty` limiter): while no thread takes a permit (all of them
+//! - closed loop with a limit (`limit=R/s`): the process's threads share
+//!   one pacer that hands out start times `1/R` apart, as the Guava
+//!   `RateLimiter.create(R)` of c-s's `limit=` does (`StressAction`, a
+//!   `SmoothBursty` limiter): while no thread takes a permit (all of them
 //!   waiting on the server) it banks the permits it could have handed out,
 //!   up to one second's worth, and hands them out at once when threads come
 //!   back, so a stall of under a second costs no throughput; latency from
 //!   the actual start, so a slow server shows in the rate rather than in
-//!   latency (coordinated omission). Newer c-s's `throttle=` schedules
-//!   `start + i/R` without a bound on the catch-up; the twin banks a second
-//!   for both;
+//!   latency (coordinated omission);
+//! - closed loop with a throttle (`throttle=R/s`, newer c-s): one shared
+//!   `UniformRateLimiter` hands operation `i` the start `start + i/R`
+//!   whatever happened, so a process that fell behind (every thread held
+//!   by a slow server) starts all it owes as threads come back, however
+//!   long the stall; latency from the actual start, as with `limit=`;
 //! - open loop (`fixed=R/s`): operation `i` is due at `start + i/R`; a free
 //!   thread takes the next due operation, waiting for its time if it is early;
 //!   latency runs from the *intended* start, so a backlog shows as latency.
@@ -238,6 +241,13 @@ pub enum RatePlan {
         /// Shared rate limit, operations per second.
         limit_ops_per_s: Option<f64>,
     },
+    /// `threads=N throttle=R/s`.
+    Throttled {
+        /// Threads.
+        threads: u32,
+        /// Scheduled operations per second.
+        ops_per_s: f64,
+    },
     /// `fixed=R/s [threads=N]`.
     Fixed {
         /// Intended operations per second.
@@ -428,6 +438,9 @@ impl LoadPlan {
             } => {
                 format!("{threads} threads limit={limit}/s")
             }
+            RatePlan::Throttled { threads, ops_per_s } => {
+                format!("{threads} threads throttle={ops_per_s}/s")
+            }
             RatePlan::Fixed {
                 ops_per_s,
                 threads: Some(threads),
@@ -483,7 +496,9 @@ impl LoadPlan {
     /// Threads per process (`None`: a pure open loop).
     pub fn threads(&self) -> Option<u32> {
         match self.rate {
-            RatePlan::ClosedLoop { threads, .. } => Some(threads),
+            RatePlan::ClosedLoop { threads, .. } | RatePlan::Throttled { threads, .. } => {
+                Some(threads)
+            }
             RatePlan::Fixed { threads, .. } => threads,
         }
     }
@@ -513,6 +528,17 @@ pub enum Schedule {
         /// `maxBurstSeconds` 1.0 in `RateLimiter.create`).
         max_stored: f64,
     },
+    /// Closed loop with a throttle: operation `i` may start at `origin + i
+    /// x interval` whatever happened (c-s's `UniformRateLimiter`), measured
+    /// from when it actually starts.
+    Uniform {
+        /// When operation 0 may start.
+        origin: SimTime,
+        /// Nanoseconds between scheduled starts.
+        interval_ns: f64,
+        /// Index of the next operation.
+        next_index: u64,
+    },
     /// Open loop: operation `i` is due at `origin + i x interval` whatever happened.
     Fixed {
         /// When operation 0 was due.
@@ -541,6 +567,11 @@ impl Schedule {
                 stored: 0.0,
                 max_stored: rate * LIMIT_BURST_SECONDS,
             },
+            RatePlan::Throttled { ops_per_s, .. } => Schedule::Uniform {
+                origin: start,
+                interval_ns: 1e9 / ops_per_s,
+                next_index: 0,
+            },
             RatePlan::Fixed { ops_per_s, .. } => Schedule::Fixed {
                 origin: start,
                 interval_ns: 1e9 / ops_per_s,
@@ -566,7 +597,12 @@ impl Schedule {
             } => {
                 *next_start += SimDuration::from_nanos((interval.as_nanos() as f64 * phase) as u64);
             }
-            Schedule::Fixed {
+            Schedule::Uniform {
+                origin,
+                interval_ns,
+                ..
+            }
+            | Schedule::Fixed {
                 origin,
                 interval_ns,
                 ..
@@ -611,6 +647,17 @@ impl Schedule {
                     *next_start = start
                         + SimDuration::from_nanos((interval.as_nanos() as f64 * fresh) as u64);
                 }
+                (start, start)
+            }
+            Schedule::Uniform {
+                origin,
+                interval_ns,
+                next_index,
+            } => {
+                let due = *origin
+                    + SimDuration::from_nanos((*next_index as f64 * *interval_ns).round() as u64);
+                *next_index += 1;
+                let start = due.max(now);
                 (start, start)
             }
             Schedule::Fixed {
@@ -662,6 +709,30 @@ mod tests {
             (after, after),
             "capped at one second"
         );
+    }
+
+    #[test]
+    fn a_throttled_schedule_catches_up_without_bound_and_measures_from_the_start() {
+        let rate = RatePlan::Throttled {
+            threads: 1,
+            ops_per_s: 1000.0,
+        };
+        let mut schedule = Schedule::new(rate, SimTime::ZERO);
+        assert_eq!(
+            schedule.reserve(SimTime::ZERO),
+            (SimTime::ZERO, SimTime::ZERO)
+        );
+        let second = SimTime::from_nanos(1_000_000);
+        assert_eq!(schedule.reserve(SimTime::ZERO), (second, second));
+        // Held back for 5 s: the 4,998 operations due by then (indexes 2 to
+        // 4,999 fall at or before 4.999 s) all start at once, unlike
+        // `limit=`'s one-second bank, each measured from its actual start.
+        let later = SimTime::from_nanos(5_000_000_000);
+        for _ in 2..=5000 {
+            assert_eq!(schedule.reserve(later), (later, later));
+        }
+        let after = SimTime::from_nanos(5_001_000_000);
+        assert_eq!(schedule.reserve(later), (after, after), "back on schedule");
     }
 
     #[test]

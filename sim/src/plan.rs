@@ -1684,6 +1684,13 @@ fn resolve_load(
             threads,
             limit_ops_per_s: throttle_per_sec.map(|rate| rate as f64),
         },
+        Rate::Throttled {
+            threads,
+            ops_per_sec,
+        } => RatePlan::Throttled {
+            threads,
+            ops_per_s: ops_per_sec as f64,
+        },
         Rate::FixedRate { ops_per_sec, threads } => RatePlan::Fixed {
             ops_per_s: ops_per_sec as f64,
             threads,

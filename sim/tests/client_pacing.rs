@@ -51,3 +51,54 @@ fn fourteen_paced_processes_see_what_one_process_at_their_total_rate_sees() {
         one.mean
     );
 }
+
+/// Writes completed by one process of 40 threads paced by `rate` (a c-s
+/// `-rate` option) over 14 s, while every node's NIC keeps a ten-thousandth
+/// of its bandwidth from 3 s to 9 s: the threads all end up waiting on the
+/// crawling cluster, and the pacer decides what happens when they return.
+fn writes_around_a_stall(rate: &str) -> u64 {
+    let text = format!(
+        r#"
+name = "stall"
+seed = 5
+duration = "14s"
+
+[cluster]
+preset = "scylla-2.2"
+nodes = 3
+instance = "i3.2xlarge"
+
+[cluster.overrides]
+shards = 2
+
+[[load]]
+name = "write"
+command = "cassandra-stress write no-warmup cl=ONE duration=14s -rate 'threads=40 {rate}' -pop dist=uniform(1..1000000)"
+
+[[fault]]
+at = "3s"
+for = "6s"
+nodes = [0, 1, 2]
+kind = "nic-degrade"
+bandwidth_factor = 0.0001
+"#
+    );
+    let plan = common::plan("stall.toml", &text, None);
+    let outcome = sim::cluster::run(plan, &mut |_| {});
+    outcome.op(OpKind::Write).expect("writes ran").total.len()
+}
+
+#[test]
+fn after_a_stall_throttle_catches_up_everything_and_limit_a_second() {
+    // 1,000 writes/s for 14 s offered. `limit=`'s Guava limiter banks one
+    // second of permits while the threads wait (about 1,000 writes); the
+    // newer `throttle=`'s schedule owes all ~6,000 the stall held back.
+    let limited = writes_around_a_stall("limit=1000/s");
+    let throttled = writes_around_a_stall("throttle=1000/s");
+    println!("limit= {limited} writes, throttle= {throttled}");
+    assert!(throttled > 13_500, "throttle= completed {throttled}");
+    assert!(
+        limited + 3_000 < throttled,
+        "limit= {limited} against throttle= {throttled}"
+    );
+}

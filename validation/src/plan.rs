@@ -227,6 +227,7 @@ impl PlanSpec {
                     limit_ops_per_s: Some(rate),
                     ..
                 }
+                | RatePlan::Throttled { ops_per_s: rate, .. }
                 | RatePlan::Fixed { ops_per_s: rate, .. } => rate,
                 RatePlan::ClosedLoop { .. } => {
                     return Err(format!(
@@ -345,6 +346,9 @@ pub fn floors(plan: &RunPlan) -> Floors {
             RatePlan::ClosedLoop {
                 limit_ops_per_s: Some(rate),
                 ..
+            }
+            | RatePlan::Throttled {
+                ops_per_s: rate, ..
             }
             | RatePlan::Fixed {
                 ops_per_s: rate, ..

@@ -43,12 +43,16 @@
 //!   auto mode ([`Rate::Auto`]: 4 threads doubling to 16, then x1.5 up to
 //!   1000, stopping when throughput stops improving); the simulator decides
 //!   what auto means, this module does not pick a number.
-//! - `limit=R/s` (older c-s) and `throttle=R/s` (newer) are the same closed
-//!   loop behind one rate limiter shared by the process's threads (a
-//!   smoothed token bucket, Guava `RateLimiter` in older builds), latency
-//!   measured from the actual start; `fixed=R/s` is open loop, each operation
-//!   having an intended start `start + i/R` and latency measured from it
-//!   (coordinated-omission corrected); threads still cap the concurrency.
+//! - `limit=R/s` (older c-s) and `throttle=R/s` (newer) are closed loops
+//!   behind one rate limiter shared by the process's threads, latency
+//!   measured from the actual start. They differ in the limiter: `limit=`
+//!   is Guava's `RateLimiter.create(R)`, which banks at most a second of
+//!   unused permits ([`Rate::ClosedLoop`]); `throttle=` is the newer
+//!   `UniformRateLimiter`, which hands out `start + i/R` and so catches up
+//!   on everything a stall held back ([`Rate::Throttled`]). `fixed=R/s` is
+//!   open loop, each operation having an intended start `start + i/R` and
+//!   latency measured from it (coordinated-omission corrected); threads
+//!   still cap the concurrency.
 //! - `-pop` absent: `seq=1..N` for `write`, `dist=gaussian(1..N)` for `read`,
 //!   `mixed` and `user`, with N = `n=` when given, else 1,000,000 (c-s uses the
 //!   same 1M default for `duration=` runs). `seq` wraps unless `no-wrap`.
@@ -83,8 +87,7 @@
 //! `-pop read-lookback=`; non-FIXED/UNIFORM column size distributions; the
 //! EXTREME/QEXTREME distributions; multi-datacenter replication; c-s options
 //! other than those above (`-sendto`, `-tokenrange`, `-insert`,
-//! ...), which are errors. `limit=` versus `throttle=` differ in c-s only in
-//! the rate limiter implementation; both map to [`Rate::ClosedLoop`].
+//! ...), which are errors.
 //!
 //! Sources: apache/cassandra `tools/stress/src/org/apache/cassandra/stress/`
 //! `settings/` `StressSettings.java` (tokenizing, `repairParams`, one use per
@@ -479,16 +482,29 @@ impl Compression {
 /// How c-s paces its operations (`-rate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rate {
-    /// `threads=N [limit=R/s | throttle=R/s]`: N threads each running one
-    /// synchronous operation at a time; with a throttle, each operation
-    /// first takes a permit from a token bucket of R/s shared by the
-    /// process's threads. Latency is measured from the actual start.
+    /// `threads=N [limit=R/s]`: N threads each running one synchronous
+    /// operation at a time; with a limit, each operation first takes a
+    /// permit from a token bucket of R/s shared by the process's threads
+    /// (Guava's `RateLimiter.create(R)`: up to a second of unused permits
+    /// banked). Latency is measured from the actual start.
     ClosedLoop {
         /// Threads (outstanding operations).
         threads: u32,
         /// The shared rate limit, operations per second; `None`: unlimited
-        /// (c-s's `limit=0/s` default).
+        /// (c-s's `limit=0/s` default, and `throttle=0/s`).
         throttle_per_sec: Option<u64>,
+    },
+    /// `threads=N throttle=R/s` (R > 0): N threads as in
+    /// [`Rate::ClosedLoop`], paced by the newer c-s's `UniformRateLimiter`
+    /// (`StressAction`): operation `i` may start at `start + i/R`, shared by
+    /// the process's threads, with no bound on how far behind that schedule
+    /// the process may fall, so after a stall every held-back operation
+    /// starts at once. Latency is measured from the actual start.
+    Throttled {
+        /// Threads (outstanding operations).
+        threads: u32,
+        /// Operations per second.
+        ops_per_sec: u64,
     },
     /// `[threads=N] fixed=R/s`: operation `i` is due at `start + i/R`
     /// (shared schedule), latency is measured from that intended start, so

@@ -1020,7 +1020,9 @@ fn compaction(token: &str, inner: &str) -> Result<CompactionSpec, StressError> {
 /// `-rate` parameters to a [`Rate`].
 fn rate(params: &[String]) -> Result<Rate, StressError> {
     let mut threads: Option<(u32, String)> = None;
-    let mut throttle: Option<(u64, String)> = None;
+    // `limit=` and `throttle=` share one slot (c-s takes one of them); the
+    // flag records which was written.
+    let mut throttle: Option<((u64, bool), String)> = None;
     let mut fixed: Option<(u64, String)> = None;
     let mut auto: Option<((), String)> = None;
     let mut min_threads: Option<(u32, String)> = None;
@@ -1033,11 +1035,12 @@ fn rate(params: &[String]) -> Result<Rate, StressError> {
                 positive_u32(t, v, "a positive number of threads such as threads=200")?,
                 t,
             )?;
-        } else if let Some(v) =
-            strip_prefix_ci(t, "limit=").or_else(|| strip_prefix_ci(t, "throttle="))
-        {
+        } else if let Some(v) = strip_prefix_ci(t, "limit=") {
             let r = per_second(t, v)?;
-            set_once(&mut throttle, r, t)?;
+            set_once(&mut throttle, (r, false), t)?;
+        } else if let Some(v) = strip_prefix_ci(t, "throttle=") {
+            let r = per_second(t, v)?;
+            set_once(&mut throttle, (r, true), t)?;
         } else if let Some(v) = strip_prefix_ci(t, "fixed=") {
             set_once(&mut fixed, per_second(t, v)?, t)?;
         } else if t.eq_ignore_ascii_case("auto") {
@@ -1102,7 +1105,7 @@ fn rate(params: &[String]) -> Result<Rate, StressError> {
             stop_at_saturation: auto.is_some(),
         });
     }
-    let throttle_rate = throttle.as_ref().map_or(0, |(r, _)| *r);
+    let (throttle_rate, uniform) = throttle.as_ref().map_or((0, false), |(r, _)| *r);
     let fixed_rate = fixed.as_ref().map_or(0, |(r, _)| *r);
     if throttle_rate > 0 && fixed_rate > 0 {
         let (t, f) = (
@@ -1122,6 +1125,10 @@ fn rate(params: &[String]) -> Result<Rate, StressError> {
         });
     }
     match thread_count {
+        Some(n) if uniform && throttle_rate > 0 => Ok(Rate::Throttled {
+            threads: n,
+            ops_per_sec: throttle_rate,
+        }),
         Some(n) => Ok(Rate::ClosedLoop {
             threads: n,
             throttle_per_sec: (throttle_rate > 0).then_some(throttle_rate),

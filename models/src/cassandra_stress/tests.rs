@@ -600,9 +600,16 @@ fn rate_options() {
     );
     assert_eq!(
         rate("threads=8 throttle=100/s"),
+        Rate::Throttled {
+            threads: 8,
+            ops_per_sec: 100
+        }
+    );
+    assert_eq!(
+        rate("threads=8 throttle=0/s"),
         Rate::ClosedLoop {
             threads: 8,
-            throttle_per_sec: Some(100)
+            throttle_per_sec: None
         }
     );
     assert_eq!(

@@ -1454,6 +1454,10 @@ fn process_share(load: &LoadPlan, process: u32, fraction: f64) -> (RatePlan, Opt
             threads: threads.unwrap_or(1),
             limit_ops_per_s: limit_ops_per_s.map(|limit| limit * fraction),
         },
+        RatePlan::Throttled { ops_per_s, .. } => RatePlan::Throttled {
+            threads: threads.unwrap_or(1),
+            ops_per_s: ops_per_s * fraction,
+        },
         RatePlan::Fixed { ops_per_s, .. } => RatePlan::Fixed {
             ops_per_s: ops_per_s * fraction,
             threads,
