@@ -14,7 +14,8 @@
 //! Column names and order are an interface (downstream tools read them):
 //! `time_s`, then for each op type `[OP_COLUMNS]`, then for each node
 //! `[NODE_COLUMNS]` prefixed `node{i}_`, then, in a run with topology
-//! operations, for each node `[STREAM_COLUMNS]` prefixed `node{i}_`.
+//! operations, for each node `[STREAM_COLUMNS]` prefixed `node{i}_`, then
+//! the clients' `[CLIENT_COLUMNS]`.
 
 /// The time series: a header and one row of formatted cells per interval.
 #[derive(Clone, Debug, Default)]
@@ -51,31 +52,34 @@ impl TimeSeries {
     /// `nodes` nodes.
     pub fn new(ops: &[&str], nodes: u32) -> TimeSeries {
         TimeSeries {
-            columns: column_names(ops, nodes),
+            columns: column_names(ops, nodes, false),
             rows: Vec::new(),
             streaming: false,
         }
     }
 
     /// An empty series as [`TimeSeries::new`]'s, with each node's
-    /// streaming columns after the rest.
+    /// streaming columns after the nodes' columns.
     pub fn with_streaming(ops: &[&str], nodes: u32) -> TimeSeries {
-        let mut series = TimeSeries::new(ops, nodes);
-        for node in 0..nodes {
-            series.columns.extend(
-                STREAM_COLUMNS
-                    .iter()
-                    .map(|column| format!("node{node}_{}", column.name)),
-            );
+        TimeSeries {
+            columns: column_names(ops, nodes, true),
+            rows: Vec::new(),
+            streaming: true,
         }
-        series.streaming = true;
-        series
     }
 
     /// Appends the row of the interval that ended at `time_s` seconds:
-    /// `ops` in op-type order, `nodes` in node order, columns that scale
-    /// multiplied by `scale` (the sampling factor `n/k`, 1 unsampled).
-    pub fn push(&mut self, time_s: f64, ops: &[OpInterval], nodes: &[NodeInterval], scale: f64) {
+    /// `ops` in op-type order, `nodes` in node order, then the clients',
+    /// columns that scale multiplied by `scale` (the sampling factor
+    /// `n/k`, 1 unsampled).
+    pub fn push(
+        &mut self,
+        time_s: f64,
+        ops: &[OpInterval],
+        nodes: &[NodeInterval],
+        clients: &ClientInterval,
+        scale: f64,
+    ) {
         let mut row = Vec::with_capacity(self.columns.len());
         row.push(format!("{time_s:.3}"));
         for op in ops {
@@ -93,6 +97,11 @@ impl TimeSeries {
                 );
             }
         }
+        row.extend(
+            CLIENT_COLUMNS
+                .iter()
+                .map(|column| column.render(clients, scale)),
+        );
         debug_assert_eq!(row.len(), self.columns.len(), "a row per the column table");
         self.rows.push(row);
     }
@@ -109,8 +118,9 @@ impl TimeSeries {
     }
 }
 
-/// The header: `time_s`, each op type's columns, each node's columns.
-fn column_names(ops: &[&str], nodes: u32) -> Vec<String> {
+/// The header: `time_s`, each op type's columns, each node's columns,
+/// each node's streaming columns (`streaming`), the clients' columns.
+fn column_names(ops: &[&str], nodes: u32, streaming: bool) -> Vec<String> {
     let mut names = vec!["time_s".to_string()];
     for op in ops {
         names.extend(
@@ -126,7 +136,27 @@ fn column_names(ops: &[&str], nodes: u32) -> Vec<String> {
                 .map(|column| format!("node{node}_{}", column.name)),
         );
     }
+    if streaming {
+        for node in 0..nodes {
+            names.extend(
+                STREAM_COLUMNS
+                    .iter()
+                    .map(|column| format!("node{node}_{}", column.name)),
+            );
+        }
+    }
+    names.extend(CLIENT_COLUMNS.iter().map(|column| column.name.to_string()));
     names
+}
+
+/// The cassandra-stress processes over an interval.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClientInterval {
+    /// Seconds the interval lasted.
+    pub length_s: f64,
+    /// Process-seconds during which a process with a thread count had
+    /// every thread waiting on a reply.
+    pub stalled_process_s: f64,
 }
 
 /// One op type over an interval, as the clients measured it (the
@@ -441,6 +471,18 @@ pub const STREAM_COLUMNS: [Column<NodeInterval>; 2] = [
     },
 ];
 
+/// The clients' columns.
+pub const CLIENT_COLUMNS: [Column<ClientInterval>; 1] = [Column {
+    // The mean number of c-s processes whose every thread waited on a
+    // reply: a process in that state issues nothing, whatever its rate
+    // says, and its pacer (`limit=`, `throttle=`) or schedule (`fixed=`)
+    // falls behind. Processes are not sampled (their threads are), so it
+    // does not scale.
+    name: "client_processes_stalled",
+    scales: false,
+    value: |clients| Cell::Fixed(clients.stalled_process_s / clients.length_s, 3),
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,6 +541,8 @@ mod tests {
         for column in NODE_COLUMNS.iter().chain(&STREAM_COLUMNS) {
             assert_eq!(column.scales, should_scale(column.name), "{}", column.name);
         }
+        // Processes are not sampled: their count is the same either way.
+        assert!(CLIENT_COLUMNS.iter().all(|column| !column.scales));
     }
 
     #[test]
@@ -541,9 +585,13 @@ mod tests {
             count: 500,
             p99_ms: 1.25,
         };
+        let clients = ClientInterval {
+            length_s: 2.0,
+            stalled_process_s: 3.0,
+        };
         let mut series = TimeSeries::with_streaming(&["write"], 1);
-        series.push(2.0, &[op], &[node], 1.0);
-        series.push(2.0, &[op], &[node], 4.0);
+        series.push(2.0, &[op], &[node], &clients, 1.0);
+        series.push(2.0, &[op], &[node], &clients, 4.0);
         let expected = [
             ("time_s", "2.000", "2.000"),
             ("write_ops_per_s", "250.0", "1000.0"),
@@ -575,6 +623,7 @@ mod tests {
             ("node0_hints_pending", "6", "24"),
             ("node0_stream_out_mb_per_s", "10.000", "40.000"),
             ("node0_stream_in_mb_per_s", "6.000", "24.000"),
+            ("client_processes_stalled", "1.500", "1.500"),
         ];
         assert_eq!(series.columns.len(), expected.len());
         for (index, (name, whole, sampled)) in expected.into_iter().enumerate() {
@@ -587,7 +636,11 @@ mod tests {
     #[test]
     fn a_hit_rate_without_lookups_is_blank() {
         let mut series = TimeSeries::new(&[], 1);
-        series.push(1.0, &[], &[NodeInterval::default()], 1.0);
+        let clients = ClientInterval {
+            length_s: 1.0,
+            ..ClientInterval::default()
+        };
+        series.push(1.0, &[], &[NodeInterval::default()], &clients, 1.0);
         let column = series
             .columns
             .iter()

@@ -52,11 +52,11 @@ fn fourteen_paced_processes_see_what_one_process_at_their_total_rate_sees() {
     );
 }
 
-/// Writes completed by one process of 40 threads paced by `rate` (a c-s
-/// `-rate` option) over 14 s, while every node's NIC keeps a ten-thousandth
-/// of its bandwidth from 3 s to 9 s: the threads all end up waiting on the
-/// crawling cluster, and the pacer decides what happens when they return.
-fn writes_around_a_stall(rate: &str) -> u64 {
+/// One process of 40 threads paced by `rate` (a c-s `-rate` option) over
+/// 14 s, while every node's NIC keeps a ten-thousandth of its bandwidth
+/// from 3 s to 9 s: the threads all end up waiting on the crawling
+/// cluster, and the pacer decides what happens when they return.
+fn run_around_a_stall(rate: &str) -> sim::cluster::RunOutcome {
     let text = format!(
         r#"
 name = "stall"
@@ -84,8 +84,36 @@ bandwidth_factor = 0.0001
 "#
     );
     let plan = common::plan("stall.toml", &text, None);
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    sim::cluster::run(plan, &mut |_| {})
+}
+
+/// Writes completed in [`run_around_a_stall`].
+fn writes_around_a_stall(rate: &str) -> u64 {
+    let outcome = run_around_a_stall(rate);
     outcome.op(OpKind::Write).expect("writes ran").total.len()
+}
+
+#[test]
+fn the_time_series_shows_when_every_thread_of_a_process_waits() {
+    let outcome = run_around_a_stall("limit=1000/s");
+    let series = &outcome.timeseries;
+    let times = series.values("time_s").unwrap();
+    let stalled = series.values("client_processes_stalled").unwrap();
+    let at = |second: f64| {
+        let row = times
+            .iter()
+            .position(|time| *time == Some(second))
+            .unwrap_or_else(|| panic!("no row at {second} s"));
+        stalled[row].unwrap()
+    };
+    println!("{:?}", times.iter().zip(&stalled).collect::<Vec<_>>());
+    // Before the stall 1,000 writes/s keep ~1 of the 40 threads busy; from
+    // a second into it all 40 wait on the crawling NICs (the one process
+    // is stalled the whole interval); a second after it, they are back.
+    assert_eq!(at(2.0), 0.0);
+    assert!(at(5.0) > 0.99, "{}", at(5.0));
+    assert!(at(8.0) > 0.99, "{}", at(8.0));
+    assert_eq!(at(12.0), 0.0);
 }
 
 #[test]

@@ -100,6 +100,42 @@ impl Simulation {
         self.send_request(now, process_index, due);
     }
 
+    /// One more (`up`) or one fewer operation outstanding on
+    /// `process_index`, keeping count of the processes whose every thread
+    /// waits on a reply.
+    pub(super) fn change_in_flight(&mut self, now: SimTime, process_index: u32, up: bool) {
+        let process = &mut self.processes[process_index as usize];
+        let threads = process.threads;
+        let before = process.in_flight;
+        if up {
+            process.in_flight += 1;
+        } else {
+            process.in_flight = before
+                .checked_sub(1)
+                .expect("an operation completes only once it was outstanding");
+        }
+        let Some(threads) = threads else {
+            return; // a pure open loop has no threads to run out of
+        };
+        let (was, is) = (before >= threads, process.in_flight >= threads);
+        if was != is {
+            self.settle_stalls(now);
+            if is {
+                self.stalled_processes += 1;
+            } else {
+                self.stalled_processes -= 1;
+            }
+        }
+    }
+
+    /// Counts the stalled processes' time up to `now`.
+    pub(super) fn settle_stalls(&mut self, now: SimTime) {
+        let since = now - self.stall_mark;
+        self.stalled_process_time = self.stalled_process_time
+            + SimDuration::from_nanos(since.as_nanos() * u64::from(self.stalled_processes));
+        self.stall_mark = now;
+    }
+
     pub(super) fn stop_issuer(&mut self, now: SimTime, process_index: u32) {
         let process = &mut self.processes[process_index as usize];
         process.issuers_running -= 1;
@@ -183,8 +219,6 @@ impl Simulation {
                 (key, bytes as u32, rows)
             })
             .collect();
-        let process = &mut self.processes[process_index as usize];
-        let load = &self.plan.loads[load_index];
         let load_op = self.loads[load_index]
             .kinds
             .iter()
@@ -195,7 +229,9 @@ impl Simulation {
             .iter()
             .position(|ops| ops.kind == kind)
             .expect("metrics exist for every op kind") as u8;
-        process.in_flight += 1;
+        self.change_in_flight(now, process_index, true);
+        let process = &mut self.processes[process_index as usize];
+        let load = &self.plan.loads[load_index];
         let operation = match kind {
             OpKind::Write => {
                 // The Java driver's monotonic client timestamps: the clock
@@ -499,7 +535,7 @@ impl Simulation {
         } else {
             self.ops[usize::from(attempt.global_op)].record_error();
             self.loads[load_index].ops[usize::from(attempt.load_op)].record_error();
-            self.processes[process_index as usize].in_flight -= 1;
+            self.change_in_flight(now, process_index, false);
             self.next_after(now, process_index);
         }
     }
@@ -564,9 +600,8 @@ impl Simulation {
         self.ops[global].record(latency);
         self.ops[global].not_found += u64::from(not_found);
         widen(&mut self.op_windows[global], in_flight.measured_from, now);
-        let process = &mut self.processes[in_flight.process as usize];
-        process.in_flight -= 1;
-        let load = &mut self.loads[process.load as usize];
+        self.change_in_flight(now, in_flight.process, false);
+        let load = &mut self.loads[self.processes[in_flight.process as usize].load as usize];
         load.ops[usize::from(in_flight.load_op)].record(latency);
         load.ops[usize::from(in_flight.load_op)].not_found += u64::from(not_found);
         widen(&mut load.window, in_flight.measured_from, now);

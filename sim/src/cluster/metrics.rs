@@ -138,10 +138,17 @@ impl Simulation {
         }
         // Sampled runs: the whole node's counts, bytes and rates are n/k
         // times the simulated shards' (the table says which columns).
+        self.settle_stalls(now);
+        let clients = ClientInterval {
+            length_s: length,
+            stalled_process_s: self.stalled_process_time.as_secs_f64(),
+        };
+        self.stalled_process_time = SimDuration::ZERO;
         self.timeseries.push(
             now.as_secs_f64(),
             &ops,
             &nodes,
+            &clients,
             self.plan.cluster.sampling_scale(),
         );
         if now < self.end_time().unwrap_or(SimTime::MAX) {

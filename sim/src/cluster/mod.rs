@@ -99,7 +99,7 @@ use crate::load::{
 };
 use crate::metrics::{round3, LatencySummary, OpMetrics, ServerLatencies};
 use crate::rng::{self, SimRng};
-use crate::timeseries::{NodeInterval, OpInterval, TimeSeries};
+use crate::timeseries::{ClientInterval, NodeInterval, OpInterval, TimeSeries};
 use hdrhistogram::serialization::V2DeflateSerializer;
 pub use outcome::{
     ConsistencyCheck, LoadOutcome, MessagesLost, Progress, ReplicaCheck, RunOutcome,
@@ -543,6 +543,12 @@ struct Simulation {
     /// Data mode: the clients' read check.
     consistency: Option<ConsistencyCheck>,
     last_tick: SimTime,
+    /// Processes with a thread count whose every thread is waiting on a
+    /// reply now, and their process-time since the last tick, counted up
+    /// to `stall_mark` (the time series' `client_processes_stalled`).
+    stalled_processes: u32,
+    stalled_process_time: SimDuration,
+    stall_mark: SimTime,
     loads_unfinished: usize,
     /// Topology operations not finished yet.
     actions_unfinished: usize,
@@ -926,6 +932,9 @@ impl Simulation {
             timeseries,
             consistency: plan.cluster.data_mode.then(ConsistencyCheck::default),
             last_tick: SimTime::ZERO,
+            stalled_processes: 0,
+            stalled_process_time: SimDuration::ZERO,
+            stall_mark: SimTime::ZERO,
             loads_unfinished,
             actions_unfinished: plan.operations.len(),
             completed_operations: 0,
