@@ -190,19 +190,23 @@ impl ColumnPlan {
     /// What a read of partition `key` selects ([`engine::Operation::Read`]'s
     /// `limit_bytes`): the whole partition for a predefined command or a
     /// profile of one-row partitions, or for a profile's query of wide
-    /// partitions the rows it selects at the table's mean row bytes.
-    pub fn sample_read_limit<R: Rng + ?Sized>(&self, key: u64, rng: &mut R) -> u32 {
+    /// partitions the rows it selects at the table's mean row bytes; and
+    /// the rows it returns when the partition is there (c-s's row count).
+    pub fn sample_read_limit<R: Rng + ?Sized>(&self, key: u64, rng: &mut R) -> (u32, u32) {
         match self {
-            ColumnPlan::Columns { .. } => engine::WHOLE_PARTITION,
+            ColumnPlan::Columns { .. } => (engine::WHOLE_PARTITION, 1),
             ColumnPlan::Profile(rows) => {
                 let profile = &rows.profile;
                 let shape = by_weight(&rows.reads, rng);
                 if profile.single_row_partitions() {
-                    return engine::WHOLE_PARTITION;
+                    return (engine::WHOLE_PARTITION, 1);
                 }
                 let selected = profile.rows_selected(shape, key, rng);
                 let bytes = (selected as f64 * profile.mean_row_bytes()).ceil();
-                (bytes as u64).clamp(1, u64::from(u32::MAX - 1)) as u32
+                (
+                    (bytes as u64).clamp(1, u64::from(u32::MAX - 1)) as u32,
+                    u32::try_from(selected).unwrap_or(u32::MAX),
+                )
             }
         }
     }

@@ -62,6 +62,10 @@ pub fn round3(value: f64) -> f64 {
 pub struct IntervalReport {
     /// Operations completed in the interval.
     pub count: u64,
+    /// Partitions they touched.
+    pub partitions: u64,
+    /// Rows they wrote or read back.
+    pub rows: u64,
     /// Operations that failed every try in the interval.
     pub errors: u64,
     /// Their latencies.
@@ -83,6 +87,17 @@ pub struct OpMetrics {
     pub count: u64,
     /// Operations completed since the last tick.
     pub interval_count: u64,
+    /// Partitions those operations touched (a batch's parts; 1 for a
+    /// read), in the whole run and since the last tick: c-s's `pk/s` and
+    /// "Total partitions".
+    pub partitions: u64,
+    /// Since the last tick.
+    pub interval_partitions: u64,
+    /// Rows they wrote or read back (0 for a read that found nothing): c-s's
+    /// `row/s`, in the whole run.
+    pub rows: u64,
+    /// Since the last tick.
+    pub interval_rows: u64,
     /// Reads answered with no row (in volume mode, keys the population never
     /// wrote, as c-s reads of unwritten keys return nothing).
     pub not_found: u64,
@@ -103,6 +118,10 @@ impl OpMetrics {
             interval: new_histogram(),
             count: 0,
             interval_count: 0,
+            partitions: 0,
+            interval_partitions: 0,
+            rows: 0,
+            interval_rows: 0,
             not_found: 0,
             timeouts: 0,
             errors: 0,
@@ -110,14 +129,19 @@ impl OpMetrics {
         }
     }
 
-    /// Records one completed operation.
+    /// Records one completed operation that touched `partitions`
+    /// partitions and wrote or returned `rows` rows.
     #[inline]
-    pub fn record(&mut self, latency: SimDuration) {
+    pub fn record(&mut self, latency: SimDuration, partitions: u32, rows: u32) {
         let us = latency.as_nanos().div_ceil(1000).clamp(1, MAX_LATENCY_US);
         self.total.saturating_record(us);
         self.interval.saturating_record(us);
         self.count += 1;
         self.interval_count += 1;
+        self.partitions += u64::from(partitions);
+        self.interval_partitions += u64::from(partitions);
+        self.rows += u64::from(rows);
+        self.interval_rows += u64::from(rows);
     }
 
     /// Records an operation that failed every try.
@@ -136,12 +160,16 @@ impl OpMetrics {
             .expect("serializing a histogram into memory cannot fail");
         let report = IntervalReport {
             count: self.interval_count,
+            partitions: self.interval_partitions,
+            rows: self.interval_rows,
             errors: self.interval_errors,
             latency: LatencySummary::of(&self.interval),
             histogram,
         };
         self.interval.reset();
         self.interval_count = 0;
+        self.interval_partitions = 0;
+        self.interval_rows = 0;
         self.interval_errors = 0;
         report
     }
@@ -156,6 +184,8 @@ impl OpMetrics {
         let count = self.interval_count;
         self.interval.reset();
         self.interval_count = 0;
+        self.interval_partitions = 0;
+        self.interval_rows = 0;
         (count, p99)
     }
 }
@@ -168,8 +198,9 @@ mod tests {
     fn latencies_are_summarised_in_milliseconds() {
         let mut metrics = OpMetrics::new(OpKind::Write);
         for us in 1..=1000u64 {
-            metrics.record(SimDuration::from_micros(us));
+            metrics.record(SimDuration::from_micros(us), 2, 3);
         }
+        assert_eq!((metrics.partitions, metrics.rows), (2000, 3000));
         let summary = LatencySummary::of(&metrics.total);
         assert!((summary.mean - 0.5005).abs() < 0.001, "{summary:?}");
         assert!((summary.p99 - 0.990).abs() < 0.002, "{summary:?}");

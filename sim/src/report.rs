@@ -31,14 +31,26 @@ use units::{SimDuration, SimTime};
 pub const STRESS_INTERVAL_HEADER: &str =
     "type,      total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   time,  errors";
 
+/// The per-second rates of one cassandra-stress interval line:
+/// operations, partitions they touched (`pk/s`) and rows they wrote or
+/// read back (`row/s`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IntervalRates {
+    /// Operations per second.
+    pub ops: f64,
+    /// Partitions per second.
+    pub partitions: f64,
+    /// Rows per second.
+    pub rows: f64,
+}
+
 /// One cassandra-stress interval line: cumulative operations, the
-/// interval's rate and latencies (ms), elapsed seconds since the load
-/// started, errors. One partition and one row per operation, as in c-s's
-/// default schema.
+/// interval's rates and latencies (ms), elapsed seconds since the load
+/// started, errors.
 pub fn stress_interval_line(
     label: &str,
     total: u64,
-    rate: f64,
+    rates: IntervalRates,
     latency: &LatencySummary,
     elapsed: SimDuration,
     errors: u64,
@@ -47,9 +59,9 @@ pub fn stress_interval_line(
         "{:<10} {:>10}, {:>7.0}, {:>7.0}, {:>7.0}, {:>7.1}, {:>7.1}, {:>7.1}, {:>7.1}, {:>7.1}, {:>7.1}, {:>6.1}, {:>6}",
         format!("{label},"),
         total,
-        rate,
-        rate,
-        rate,
+        rates.ops,
+        rates.partitions,
+        rates.rows,
         latency.mean,
         latency.p50,
         latency.p95,
@@ -394,6 +406,15 @@ pub struct OpSummary {
     pub timeouts: u64,
     /// Operations that failed every try.
     pub errors: u64,
+    /// Partitions the operations touched (c-s's "Total partitions"), when
+    /// not one an operation: a user profile's batches over several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u64>,
+    /// Rows they wrote or read back (c-s's row count), when not one an
+    /// operation: a profile's many-row inserts or reads, reads that found
+    /// nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
 }
 
 /// `perf.json`.
@@ -421,8 +442,20 @@ impl OpSummary {
             not_found: scale_count(self.not_found, scale),
             timeouts: scale_count(self.timeouts, scale),
             errors: scale_count(self.errors, scale),
+            partitions: self.partitions.map(|count| scale_count(count, scale)),
+            rows: self.rows.map(|count| scale_count(count, scale)),
             ..self
         }
+    }
+
+    /// Partitions the operations touched (one each unless said).
+    pub fn partition_count(&self) -> u64 {
+        self.partitions.unwrap_or(self.count)
+    }
+
+    /// Rows they wrote or read back (one each unless said).
+    pub fn row_count(&self) -> u64 {
+        self.rows.unwrap_or(self.count)
     }
 
     /// Figures of `ops` over `window`.
@@ -435,6 +468,8 @@ impl OpSummary {
             not_found: ops.not_found,
             timeouts: ops.timeouts,
             errors: ops.errors,
+            partitions: (ops.partitions != ops.count).then_some(ops.partitions),
+            rows: (ops.rows != ops.count).then_some(ops.rows),
         }
     }
 }
@@ -613,6 +648,39 @@ fn results_block(ops: &BTreeMap<String, OpSummary>, run_seconds: Option<f64>) ->
             group_thousands(total_rate.round() as u64),
             per_op(&|op| format!("{} op/s", group_thousands(op.ops_per_s.round() as u64)))
         );
+        // Partitions and rows at the operations' rate: per op type, its
+        // count's share of the op rate.
+        let per_op_rate = |op: &OpSummary, count: u64| -> f64 {
+            op.ops_per_s * count as f64 / op.count.max(1) as f64
+        };
+        let _ = writeln!(
+            out,
+            "Partition rate            : {:>10} pk/s  [{}]",
+            group_thousands(
+                ops.values()
+                    .map(|op| per_op_rate(op, op.partition_count()))
+                    .sum::<f64>()
+                    .round() as u64
+            ),
+            per_op(&|op| format!(
+                "{} pk/s",
+                group_thousands(per_op_rate(op, op.partition_count()).round() as u64)
+            ))
+        );
+        let _ = writeln!(
+            out,
+            "Row rate                  : {:>10} row/s [{}]",
+            group_thousands(
+                ops.values()
+                    .map(|op| per_op_rate(op, op.row_count()))
+                    .sum::<f64>()
+                    .round() as u64
+            ),
+            per_op(&|op| format!(
+                "{} row/s",
+                group_thousands(per_op_rate(op, op.row_count()).round() as u64)
+            ))
+        );
         type Pick = fn(&LatencySummary) -> f64;
         let latency_lines: [(&str, Pick); 6] = [
             ("Latency mean              ", |l| l.mean),
@@ -647,8 +715,8 @@ fn results_block(ops: &BTreeMap<String, OpSummary>, run_seconds: Option<f64>) ->
         let _ = writeln!(
             out,
             "Total partitions          : {:>10}  [{}]",
-            group_thousands(total_count),
-            per_op(&|op| group_thousands(op.count))
+            group_thousands(ops.values().map(OpSummary::partition_count).sum()),
+            per_op(&|op| group_thousands(op.partition_count()))
         );
         let _ = writeln!(
             out,
@@ -817,6 +885,49 @@ mod tests {
         assert_eq!(group_thousands(999), "999");
         assert_eq!(group_thousands(1000), "1,000");
         assert_eq!(group_thousands(12_345_678), "12,345,678");
+    }
+
+    #[test]
+    fn results_count_partitions_and_rows_as_c_s_does() {
+        let latency = LatencySummary {
+            mean: 1.0,
+            p50: 1.0,
+            p95: 2.0,
+            p99: 3.0,
+            p999: 4.0,
+            max: 5.0,
+        };
+        let op = |count: u64, partitions: Option<u64>, rows: Option<u64>| OpSummary {
+            count,
+            ops_per_s: count as f64 / 10.0,
+            latency_ms: latency,
+            seconds: 10.0,
+            not_found: 0,
+            timeouts: 0,
+            errors: 0,
+            partitions,
+            rows,
+        };
+        let mut ops = BTreeMap::new();
+        // Batches of three one-row partitions; reads of which a tenth
+        // found nothing.
+        ops.insert("write".to_string(), op(10_000, Some(30_000), Some(30_000)));
+        ops.insert("read".to_string(), op(20_000, None, Some(18_000)));
+        let text = results_block(&ops, None);
+        for line in [
+            "Op rate                   :      3,000 op/s  [READ: 2,000 op/s, WRITE: 1,000 op/s]",
+            "Partition rate            :      5,000 pk/s  [READ: 2,000 pk/s, WRITE: 3,000 pk/s]",
+            "Row rate                  :      4,800 row/s [READ: 1,800 row/s, WRITE: 3,000 row/s]",
+            "Total partitions          :     50,000  [READ: 20,000, WRITE: 30,000]",
+        ] {
+            assert!(text.contains(line), "{line}\nnot in\n{text}");
+        }
+        // Scaled with the operations under sampling.
+        let scaled = op(10, Some(30), None).scaled(2.0);
+        assert_eq!(
+            (scaled.count, scaled.partitions, scaled.rows),
+            (20, Some(60), None)
+        );
     }
 
     #[test]

@@ -407,6 +407,9 @@ fn a_wide_insert_writes_its_select_share_of_the_partition() {
     let summary = serde_json::to_value(Summary::of(&outcome)).unwrap();
     let written = summary["ops"]["write"]["count"].as_f64().unwrap();
     assert_eq!(written, 2000.0, "2 processes x n=1000");
+    // c-s's row count: 10 rows an insert, one partition.
+    assert_eq!(summary["ops"]["write"]["rows"], 20_000);
+    assert!(summary["ops"]["write"].get("partitions").is_none());
     // RF 1 over 3 nodes: the cluster's memtables hold every insert's 10
     // rows: 1,040 bytes of values and 10 rows' footprint each.
     let total: f64 = outcome
@@ -712,9 +715,14 @@ fn an_insert_over_several_partitions_writes_each_as_one_batch() {
     let writes = &summary["loads"]["insert"]["ops"]["write"];
     assert_eq!(writes["count"], 1000, "one operation a batch: {writes}");
     assert_eq!(writes["errors"], 0);
+    // c-s's counts: three partitions a batch, one row each.
+    assert_eq!(writes["partitions"], 3000, "{writes}");
+    assert_eq!(writes["rows"], 3000, "{writes}");
     let reads = &summary["loads"]["read"]["ops"]["read"];
     assert!(reads["count"].as_u64().unwrap() > 1500, "{reads}");
     assert_eq!(reads["not_found"], 0, "every part written: {reads}");
+    // A read of one partition, its one row found: no counts of their own.
+    assert!(reads.get("partitions").is_none() && reads.get("rows").is_none());
     assert_eq!(summary["coordinator"]["digest_mismatches"], 0);
     // Determinism.
     let again = batch_run(

@@ -232,6 +232,7 @@ impl Simulation {
         self.change_in_flight(now, process_index, true);
         let process = &mut self.processes[process_index as usize];
         let load = &self.plan.loads[load_index];
+        let mut read_rows = 0;
         let operation = match kind {
             OpKind::Write => {
                 // The Java driver's monotonic client timestamps: the clock
@@ -245,10 +246,21 @@ impl Simulation {
                     rows,
                 }
             }
-            OpKind::Read => Operation::Read {
-                key,
-                limit_bytes: load.columns.sample_read_limit(key, &mut process.rng),
-            },
+            OpKind::Read => {
+                let (limit_bytes, rows_found) =
+                    load.columns.sample_read_limit(key, &mut process.rng);
+                read_rows = rows_found;
+                Operation::Read { key, limit_bytes }
+            }
+        };
+        let (partitions, op_rows) = match kind {
+            OpKind::Write => (
+                1 + extra.len() as u32,
+                extra.iter().fold(rows, |sum, &(_, _, part_rows)| {
+                    sum.saturating_add(part_rows)
+                }),
+            ),
+            OpKind::Read => (1, read_rows),
         };
         // A batch's parts share its timestamp, as a `BATCH` statement's.
         let batch = match operation {
@@ -286,6 +298,8 @@ impl Simulation {
                 batch,
                 read_floor,
                 at_coordinator: SimTime::ZERO,
+                partitions,
+                rows: op_rows,
             },
         );
     }
@@ -596,13 +610,16 @@ impl Simulation {
             }
         }
         let latency = now - in_flight.measured_from;
+        // c-s counts the rows a read's result set holds: none when it
+        // found nothing.
+        let rows = if not_found { 0 } else { in_flight.rows };
         let global = usize::from(in_flight.global_op);
-        self.ops[global].record(latency);
+        self.ops[global].record(latency, in_flight.partitions, rows);
         self.ops[global].not_found += u64::from(not_found);
         widen(&mut self.op_windows[global], in_flight.measured_from, now);
         self.change_in_flight(now, in_flight.process, false);
         let load = &mut self.loads[self.processes[in_flight.process as usize].load as usize];
-        load.ops[usize::from(in_flight.load_op)].record(latency);
+        load.ops[usize::from(in_flight.load_op)].record(latency, in_flight.partitions, rows);
         load.ops[usize::from(in_flight.load_op)].not_found += u64::from(not_found);
         widen(&mut load.window, in_flight.measured_from, now);
         self.completed_operations += 1;

@@ -171,6 +171,7 @@ impl Simulation {
         // Sampled runs report counts and rates scaled up to the cluster.
         let scale = self.plan.cluster.sampling_scale();
         let scaled = |value: u64| (value as f64 * scale).round() as u64;
+        let per_second = |value: u64| value as f64 * scale / length.as_secs_f64();
         for (index, load) in self.loads.iter_mut().enumerate() {
             let Some(started_at) = load.started_at else {
                 continue;
@@ -196,11 +197,18 @@ impl Simulation {
                 }
                 let total_ops: u64 = load.ops.iter().map(|ops| ops.count).sum();
                 let interval_ops: u64 = load.ops.iter().map(|ops| ops.interval_count).sum();
+                let interval_partitions: u64 =
+                    load.ops.iter().map(|ops| ops.interval_partitions).sum();
+                let interval_rows: u64 = load.ops.iter().map(|ops| ops.interval_rows).sum();
                 let interval_errors: u64 = load.ops.iter().map(|ops| ops.interval_errors).sum();
                 crate::report::stress_interval_line(
                     "total",
                     scaled(total_ops),
-                    interval_ops as f64 * scale / length.as_secs_f64(),
+                    crate::report::IntervalRates {
+                        ops: per_second(interval_ops),
+                        partitions: per_second(interval_partitions),
+                        rows: per_second(interval_rows),
+                    },
                     &LatencySummary::of(&merged),
                     elapsed,
                     scaled(interval_errors),
@@ -217,7 +225,11 @@ impl Simulation {
                 lines.push(crate::report::stress_interval_line(
                     &label,
                     scaled(total_before + report.count),
-                    report.count as f64 * scale / length.as_secs_f64(),
+                    crate::report::IntervalRates {
+                        ops: per_second(report.count),
+                        partitions: per_second(report.partitions),
+                        rows: per_second(report.rows),
+                    },
                     &report.latency,
                     elapsed,
                     scaled(report.errors),

@@ -492,6 +492,11 @@ struct InFlight {
     /// When this attempt reached its coordinating shard (server-side
     /// latency runs from here to the coordinator's reply).
     at_coordinator: SimTime,
+    /// Partitions the operation touches (a batch's parts; 1 otherwise).
+    partitions: u32,
+    /// Rows it writes, or for a read the rows it returns if it finds the
+    /// partition.
+    rows: u32,
 }
 
 /// Serials of attempts wrap at 30 bits: a client's request id leaves bits
