@@ -34,8 +34,13 @@
 //! behind each other at any load: at 2% CPU a write's tasks waited 40 us on
 //! average, reads' index parses 265 us.
 //!
-//! Every process runs the command as written: K processes with `n=N` perform
-//! K x N operations, as K copies of c-s would.
+//! Every process runs the command as written: K processes with `n=N` write
+//! or read K x N partitions, as K copies of c-s would. c-s counts `n=` and
+//! paces its rate in partitions (`WorkManager.takePermits` and
+//! `acquire(partitionCount)` in `Operation.ready`), which is one an
+//! operation except for a user profile's batch over several: it takes a
+//! permit a partition ([`Schedule::charge`]) and at most what is left of
+//! `n=`.
 
 use std::sync::Arc;
 
@@ -617,6 +622,41 @@ impl Schedule {
         self
     }
 
+    /// Charges `extra` more permits to the operation just reserved: c-s
+    /// takes one permit a *partition* (`acquire(partitionCount)` in both
+    /// its limiters), so a batch over `k` partitions costs `k`. The
+    /// operation itself keeps its start; the debt delays the ones after it,
+    /// as Guava's `acquire(n)` and the `UniformRateLimiter`'s shared index
+    /// do. (c-s charges when it prepares the operation; the twin learns a
+    /// batch's size when the operation is sent, so a reservation made in
+    /// between by another thread does not see the debt; the rate over time
+    /// is the same.)
+    pub fn charge(&mut self, extra: u32) {
+        if extra == 0 {
+            return;
+        }
+        match self {
+            Schedule::Unpaced => {}
+            Schedule::Limited {
+                interval,
+                next_start,
+                stored,
+                ..
+            } => {
+                let spent = stored.min(f64::from(extra));
+                *stored -= spent;
+                let fresh = f64::from(extra) - spent;
+                if fresh > 0.0 {
+                    *next_start +=
+                        SimDuration::from_nanos((interval.as_nanos() as f64 * fresh) as u64);
+                }
+            }
+            Schedule::Uniform { next_index, .. } | Schedule::Fixed { next_index, .. } => {
+                *next_index += u64::from(extra);
+            }
+        }
+    }
+
     /// When the next operation would be issued if reserved at `now`, without
     /// reserving it: (issue time, latency origin).
     pub fn peek(&self) -> (SimTime, SimTime) {
@@ -737,6 +777,47 @@ mod tests {
         }
         let after = SimTime::from_nanos(5_001_000_000);
         assert_eq!(schedule.reserve(later), (after, after), "back on schedule");
+    }
+
+    #[test]
+    fn a_batch_pays_a_permit_a_partition_and_the_next_operation_waits_for_them() {
+        let limited = RatePlan::ClosedLoop {
+            threads: 1,
+            limit_ops_per_s: Some(1000.0),
+        };
+        let throttled = RatePlan::Throttled {
+            threads: 1,
+            ops_per_s: 1000.0,
+        };
+        let fixed = RatePlan::Fixed {
+            ops_per_s: 1000.0,
+            threads: Some(1),
+        };
+        for rate in [limited, throttled, fixed] {
+            let mut schedule = Schedule::new(rate, SimTime::ZERO);
+            // A batch of three partitions starts at 0 and costs 3 ms of
+            // permits: the next operation may start at 3 ms.
+            assert_eq!(schedule.reserve(SimTime::ZERO).0, SimTime::ZERO, "{rate:?}");
+            schedule.charge(2);
+            let third = SimTime::from_nanos(3_000_000);
+            assert_eq!(schedule.reserve(SimTime::ZERO).0, third, "{rate:?}");
+        }
+        // Banked permits pay for a batch first.
+        let mut schedule = Schedule::new(limited, SimTime::ZERO);
+        schedule.reserve(SimTime::ZERO);
+        let late = SimTime::from_nanos(10_000_000);
+        assert_eq!(schedule.reserve(late).0, late);
+        schedule.charge(2);
+        assert_eq!(schedule.reserve(late).0, late, "9 banked, 3 spent");
+        let mut unpaced = Schedule::new(
+            RatePlan::ClosedLoop {
+                threads: 1,
+                limit_ops_per_s: None,
+            },
+            SimTime::ZERO,
+        );
+        unpaced.charge(5);
+        assert_eq!(unpaced.reserve(late).0, late);
     }
 
     #[test]

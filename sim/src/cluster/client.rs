@@ -90,6 +90,9 @@ impl Simulation {
             return;
         };
         debug_assert_eq!(due, now);
+        // Sent first: a batch's partitions are charged to the schedule
+        // before the next arrival is read from it.
+        self.send_request(now, process_index, due);
         let (next, _) = self.processes[process_index as usize].schedule.peek();
         self.kernel.schedule_at(
             next,
@@ -97,7 +100,6 @@ impl Simulation {
                 process: process_index,
             },
         );
-        self.send_request(now, process_index, due);
     }
 
     /// One more (`up`) or one fewer operation outstanding on
@@ -201,13 +203,28 @@ impl Simulation {
         let process = &mut self.processes[process_index as usize];
         let load = &self.plan.loads[load_index];
         let kind = process.mix.next(&load.operation, &mut process.rng);
-        let (value_bytes, rows, batch) = match kind {
+        let (value_bytes, rows, mut batch) = match kind {
             OpKind::Write => {
                 let (bytes, rows, batch) = load.columns.sample_write(key, &mut process.rng);
                 (bytes as u32, rows, batch)
             }
             OpKind::Read => (0, 0, 1),
         };
+        if batch > 1 {
+            // c-s counts `n=` and paces its rate in partitions
+            // (`takePermits`, `acquire(partitionCount)`): a batch takes
+            // what is left of `n=` at most, one permit a partition.
+            let extra = match load.stop {
+                StopPlan::Count(_) => (batch - 1).min(
+                    u32::try_from(process.operations.saturating_sub(process.issued))
+                        .unwrap_or(u32::MAX),
+                ),
+                StopPlan::Duration(_) => batch - 1,
+            };
+            batch = 1 + extra;
+            process.issued += u64::from(extra);
+            process.schedule.charge(extra);
+        }
         // A batch's other partitions: keys drawn from the load's population
         // after the first, each with its insert's rows.
         let extra: Vec<(u64, u32, u32)> = (1..batch)
