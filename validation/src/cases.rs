@@ -7,6 +7,8 @@
 //! - `<op> latency mean|p95|p99|p99.9`: the client-side latencies that
 //!   cassandra-stress reports, from the run's interval histograms;
 //! - `<op> throughput` and `achieved throughput`: operations per second;
+//!   `achieved partition rate`: the partitions they touched per second,
+//!   what c-s's rate counts (the throughput but for a profile's batches);
 //! - `server load`: the servers' mean CPU utilisation, percent (Scylla
 //!   Monitoring's reactor load, the OS's CPU for Cassandra), averaged over
 //!   nodes and intervals;
@@ -331,6 +333,9 @@ pub fn measure(outcome: &RunOutcome, from: SimTime) -> Vec<(String, f64)> {
     let seconds = (outcome.end - from).as_secs_f64().max(1e-9);
     let mut measured = Vec::new();
     let mut total_ops = 0u64;
+    // Partitions those operations touched, at each op type's whole-run
+    // partitions per operation (one but for a profile's batches).
+    let mut total_partitions = 0.0;
     let mut deserializer = Deserializer::new();
     for (position, op) in outcome.ops.iter().enumerate() {
         let kind = op.kind;
@@ -358,6 +363,7 @@ pub fn measure(outcome: &RunOutcome, from: SimTime) -> Vec<(String, f64)> {
             continue;
         }
         total_ops += count;
+        total_partitions += count as f64 * op.partitions as f64 / op.count.max(1) as f64;
         let ms = |us: u64| us as f64 / 1000.0;
         let name = kind.name();
         measured.push((format!("{name} latency mean"), window.mean() / 1000.0));
@@ -372,6 +378,11 @@ pub fn measure(outcome: &RunOutcome, from: SimTime) -> Vec<(String, f64)> {
     measured.push((
         "achieved throughput".into(),
         total_ops as f64 * scale / seconds,
+    ));
+    // What c-s's rate counts: as the throughput but for batches.
+    measured.push((
+        "achieved partition rate".into(),
+        total_partitions * scale / seconds,
     ));
     // What the coordinators measured, after the warm-up
     // (`RunPlan::server_totals_from`): R6's headline is server-side.
