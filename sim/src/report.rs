@@ -650,37 +650,28 @@ fn results_block(ops: &BTreeMap<String, OpSummary>, run_seconds: Option<f64>) ->
         );
         // Partitions and rows at the operations' rate: per op type, its
         // count's share of the op rate.
-        let per_op_rate = |op: &OpSummary, count: u64| -> f64 {
-            op.ops_per_s * count as f64 / op.count.max(1) as f64
-        };
-        let _ = writeln!(
-            out,
-            "Partition rate            : {:>10} pk/s  [{}]",
-            group_thousands(
-                ops.values()
-                    .map(|op| per_op_rate(op, op.partition_count()))
-                    .sum::<f64>()
-                    .round() as u64
+        type Count = fn(&OpSummary) -> u64;
+        let count_lines: [(&str, &str, Count); 2] = [
+            (
+                "Partition rate            ",
+                "pk/s ",
+                OpSummary::partition_count,
             ),
-            per_op(&|op| format!(
-                "{} pk/s",
-                group_thousands(per_op_rate(op, op.partition_count()).round() as u64)
-            ))
-        );
-        let _ = writeln!(
-            out,
-            "Row rate                  : {:>10} row/s [{}]",
-            group_thousands(
-                ops.values()
-                    .map(|op| per_op_rate(op, op.row_count()))
-                    .sum::<f64>()
-                    .round() as u64
-            ),
-            per_op(&|op| format!(
-                "{} row/s",
-                group_thousands(per_op_rate(op, op.row_count()).round() as u64)
-            ))
-        );
+            ("Row rate                  ", "row/s", OpSummary::row_count),
+        ];
+        for (label, unit, count) in count_lines {
+            let rate = |op: &OpSummary| op.ops_per_s * count(op) as f64 / op.count.max(1) as f64;
+            let _ = writeln!(
+                out,
+                "{label}: {:>10} {unit} [{}]",
+                group_thousands(ops.values().map(rate).sum::<f64>().round() as u64),
+                per_op(&|op| format!(
+                    "{} {}",
+                    group_thousands(rate(op).round() as u64),
+                    unit.trim_end()
+                ))
+            );
+        }
         type Pick = fn(&LatencySummary) -> f64;
         let latency_lines: [(&str, Pick); 6] = [
             ("Latency mean              ", |l| l.mean),
