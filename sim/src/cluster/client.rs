@@ -249,35 +249,30 @@ impl Simulation {
         self.change_in_flight(now, process_index, true);
         let process = &mut self.processes[process_index as usize];
         let load = &self.plan.loads[load_index];
-        let mut read_rows = 0;
-        let operation = match kind {
+        // With c-s's counts: partitions touched, rows written or (if
+        // found) read back.
+        let (operation, partitions, op_rows) = match kind {
             OpKind::Write => {
                 // The Java driver's monotonic client timestamps: the clock
                 // in microseconds, bumped past the last one it handed out.
                 let timestamp = (now.as_nanos() / 1_000).max(process.last_timestamp + 1);
                 process.last_timestamp = timestamp;
-                Operation::Write {
+                let write = Operation::Write {
                     key,
                     value_bytes,
                     timestamp,
                     rows,
-                }
+                };
+                let batch_rows = extra.iter().fold(rows, |sum, &(_, _, part_rows)| {
+                    sum.saturating_add(part_rows)
+                });
+                (write, 1 + extra.len() as u32, batch_rows)
             }
             OpKind::Read => {
                 let (limit_bytes, rows_found) =
                     load.columns.sample_read_limit(key, &mut process.rng);
-                read_rows = rows_found;
-                Operation::Read { key, limit_bytes }
+                (Operation::Read { key, limit_bytes }, 1, rows_found)
             }
-        };
-        let (partitions, op_rows) = match kind {
-            OpKind::Write => (
-                1 + extra.len() as u32,
-                extra.iter().fold(rows, |sum, &(_, _, part_rows)| {
-                    sum.saturating_add(part_rows)
-                }),
-            ),
-            OpKind::Read => (1, read_rows),
         };
         // A batch's parts share its timestamp, as a `BATCH` statement's.
         let batch = match operation {
