@@ -188,56 +188,83 @@ fn mixed(sampling: &str) -> String {
 }
 
 #[test]
-#[ignore = "sampled runs report p99 ~18% below the full run here (1.75 vs 2.14 ms reads, 20 s), with the same per-shard load; the mechanism is not found yet (the fidelity issue tracks it)"]
 fn a_sampled_run_reports_the_full_runs_latency_and_throughput() {
     let full = run(&mixed(""));
     let full_summary = Summary::of(&full);
     assert!(full_summary.sampling.is_none());
-    for simulated in [1, 2] {
-        let sampled = run(&mixed(&format!("simulated_shards_per_node = {simulated}")));
-        let summary = Summary::of(&sampled);
-        let sampling = summary.sampling.as_ref().expect("reported as sampled");
-        assert_eq!(
-            (sampling.simulated_shards_per_node, sampling.shards_per_node),
-            (simulated, 4)
+    // Two shards of four: one shard leaves the cross-shard hops out (the
+    // next test).
+    let simulated: u32 = 2;
+    let sampled = run(&mixed(&format!("simulated_shards_per_node = {simulated}")));
+    let summary = Summary::of(&sampled);
+    let sampling = summary.sampling.as_ref().expect("reported as sampled");
+    assert_eq!(
+        (sampling.simulated_shards_per_node, sampling.shards_per_node),
+        (simulated, 4)
+    );
+    assert_eq!(sampled.shards.len(), 3 * simulated as usize);
+    let text = summary.to_stress_text();
+    assert!(text.contains("Sampled run"), "{text}");
+    assert!(sampled.plan.describe().contains("SAMPLED"));
+    let json = serde_json::to_string(&summary).unwrap();
+    assert!(json.contains("\"simulated_shards_per_node\""), "{json}");
+    for op in ["read", "write"] {
+        let (a, b) = (&full_summary.ops[op], &summary.ops[op]);
+        println!(
+            "{simulated}/4 shards, {op}: {:.0} op/s (full {:.0}), mean {:.3} ms (full {:.3}), p99 {:.3} ms (full {:.3})",
+            b.ops_per_s,
+            a.ops_per_s,
+            b.latency_ms.mean,
+            a.latency_ms.mean,
+            b.latency_ms.p99,
+            a.latency_ms.p99
         );
-        assert_eq!(sampled.shards.len(), 3 * simulated as usize);
-        let text = summary.to_stress_text();
-        assert!(text.contains("Sampled run"), "{text}");
-        assert!(sampled.plan.describe().contains("SAMPLED"));
-        let json = serde_json::to_string(&summary).unwrap();
-        assert!(json.contains("\"simulated_shards_per_node\""), "{json}");
-        for op in ["read", "write"] {
-            let (a, b) = (&full_summary.ops[op], &summary.ops[op]);
-            println!(
-                "{simulated}/4 shards, {op}: {:.0} op/s (full {:.0}), mean {:.3} ms (full {:.3}), p99 {:.3} ms (full {:.3})",
-                b.ops_per_s,
-                a.ops_per_s,
-                b.latency_ms.mean,
-                a.latency_ms.mean,
-                b.latency_ms.p99,
-                a.latency_ms.p99
-            );
-            // The offered rate is held: scaled back up, it matches.
-            assert!(
-                (b.ops_per_s / a.ops_per_s - 1.0).abs() < 0.03,
-                "{simulated}/4 shards, {op}: {} vs {} op/s",
-                b.ops_per_s,
-                a.ops_per_s
-            );
-            // Measured (seed 11): means within 2-5.3%, p99 within 2-8.3%.
-            assert!(
-                (b.latency_ms.mean / a.latency_ms.mean - 1.0).abs() < 0.15,
-                "{simulated}/4 shards, {op}: mean {} vs {} ms",
-                b.latency_ms.mean,
-                a.latency_ms.mean
-            );
-            assert!(
-                (b.latency_ms.p99 / a.latency_ms.p99 - 1.0).abs() < 0.15,
-                "{simulated}/4 shards, {op}: p99 {} vs {} ms",
-                b.latency_ms.p99,
-                a.latency_ms.p99
-            );
-        }
+        // The offered rate is held: scaled back up, it matches.
+        assert!(
+            (b.ops_per_s / a.ops_per_s - 1.0).abs() < 0.03,
+            "{simulated}/4 shards, {op}: {} vs {} op/s",
+            b.ops_per_s,
+            a.ops_per_s
+        );
+        // Measured (seed 11, 2 of 4 shards): means within 3.3-5.1%,
+        // p99 within 1.5-5.4%.
+        assert!(
+            (b.latency_ms.mean / a.latency_ms.mean - 1.0).abs() < 0.15,
+            "{simulated}/4 shards, {op}: mean {} vs {} ms",
+            b.latency_ms.mean,
+            a.latency_ms.mean
+        );
+        assert!(
+            (b.latency_ms.p99 / a.latency_ms.p99 - 1.0).abs() < 0.15,
+            "{simulated}/4 shards, {op}: p99 {} vs {} ms",
+            b.latency_ms.p99,
+            a.latency_ms.p99
+        );
     }
+}
+
+#[test]
+fn one_simulated_shard_leaves_the_cross_shard_hops_out_and_says_so() {
+    // With one shard per node simulated there is no other shard for a
+    // connection to be on: every request and message lands on its owner.
+    let one = run(&mixed("simulated_shards_per_node = 1"));
+    let summary = Summary::of(&one);
+    assert!(
+        !summary.time_spent.cpu.contains_key("cross_shard_message"),
+        "{:?}",
+        summary.time_spent.cpu.keys().collect::<Vec<_>>()
+    );
+    assert!(one
+        .plan
+        .describe()
+        .contains("cross-shard hops are left out"));
+    let two = run(&mixed("simulated_shards_per_node = 2"));
+    assert!(Summary::of(&two)
+        .time_spent
+        .cpu
+        .contains_key("cross_shard_message"));
+    assert!(!two
+        .plan
+        .describe()
+        .contains("cross-shard hops are left out"));
 }
