@@ -698,10 +698,7 @@ impl Schedule {
                 interval_ns,
                 next_index,
             } => {
-                let due = *origin
-                    + SimDuration::from_nanos((*next_index as f64 * *interval_ns).round() as u64);
-                *next_index += 1;
-                let start = due.max(now);
+                let start = scheduled(*origin, *interval_ns, next_index).max(now);
                 (start, start)
             }
             Schedule::Fixed {
@@ -709,13 +706,19 @@ impl Schedule {
                 interval_ns,
                 next_index,
             } => {
-                let due = *origin
-                    + SimDuration::from_nanos((*next_index as f64 * *interval_ns).round() as u64);
-                *next_index += 1;
+                let due = scheduled(*origin, *interval_ns, next_index);
                 (due.max(now), due)
             }
         }
     }
+}
+
+/// The start a uniform schedule (`throttle=`, `fixed=`) gives operation
+/// `next_index`, which moves on to the next.
+fn scheduled(origin: SimTime, interval_ns: f64, next_index: &mut u64) -> SimTime {
+    let due = origin + SimDuration::from_nanos((*next_index as f64 * interval_ns).round() as u64);
+    *next_index += 1;
+    due
 }
 
 #[cfg(test)]
