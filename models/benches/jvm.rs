@@ -39,7 +39,13 @@ impl Loop {
         let mut node = JvmNode::new(JvmConfig::cassandra_3_11(CORES, 1));
         for tag in 0..TASKS {
             let (stage, demand) = task(tag);
-            node.submit(units::SimTime::ZERO, stage, tag, demand);
+            node.submit(
+                units::SimTime::ZERO,
+                stage,
+                tag,
+                demand,
+                units::SimDuration::ZERO,
+            );
         }
         let mut this = Loop {
             node,
@@ -59,7 +65,8 @@ impl Loop {
         self.node.complete(now, &mut self.finished);
         for tag in self.finished.drain(..) {
             let (stage, demand) = task(tag);
-            self.node.submit(now, stage, tag, demand);
+            self.node
+                .submit(now, stage, tag, demand, units::SimDuration::ZERO);
             self.node
                 .allocate(now, ALLOCATION_PER_OPERATION_BYTES, &mut self.rng);
         }

@@ -16,9 +16,14 @@
 //!   `min(1, cores / n)` of a core. Fewer threads than cores run at full
 //!   speed and an idle node costs nothing.
 //! - *Hand-off*: every task pays a fixed CPU cost on top of its demand for
-//!   the queue hand-off and wake-up of the pool thread (context switch and
-//!   cache misses; section 4.5 estimates 5-20 us per hop \[E\]; the default
-//!   [`HANDOFF_COST`] is the middle, 10 us).
+//!   the queue hand-off to the pool thread (context switch and cache
+//!   misses; section 4.5 estimates 5-20 us of CPU per hop \[E\]; the
+//!   default [`HANDOFF_COST`] is the middle, 10 us). A task handed to an
+//!   idle thread also waits for that thread, parked while idle, to wake
+//!   (the caller passes the wake-up, [`crate::wakeup`]'s measured
+//!   latency); a task queued for a busy thread is taken as that thread
+//!   finishes, with no wake-up. A waking thread holds its task but uses
+//!   no core.
 //! - *G1 garbage collection* ([`GcModel`], [`G1Params`]): allocation (the
 //!   driver reports it with [`JvmNode::allocate`], about
 //!   [`ALLOCATION_PER_OPERATION_BYTES`] per request, section 4.4) fills
@@ -51,7 +56,12 @@
 //! is their fluid limit); threads blocked on I/O or locks while holding a
 //! pool thread (a task here is CPU only: the driver models a blocking read
 //! as separate CPU tasks around the I/O); the `SharedExecutorPool`'s
-//! spinning workers.
+//! spinning workers (a worker that spins briefly before parking takes
+//! work without a full wake-up); the exact hand-off graph: every task of
+//! the driver counts as one hand-off, so a local read or write that
+//! Cassandra runs on the calling thread (`maybeExecuteImmediately`) pays
+//! one it does not, while the messaging service's own outbound and inbound
+//! threads, which every internode message wakes, are not tasks here.
 //!
 //! # Using it (event-driven)
 //! Every input takes `now` and returns [`JvmNode::next_completion`] after
@@ -492,6 +502,15 @@ pub struct JvmNode {
     handoff_cost: SimDuration,
     pools: [Pool; STAGE_COUNT],
     running: BinaryHeap<Reverse<RunningTask>>,
+    /// Wake-ups ([`JvmNode::submit`]'s `wake`) whose time is still to be
+    /// taken back out of `cpu_busy_nanos`, nanoseconds. A waking thread
+    /// counts as runnable, its wake-up taken as the first part of its
+    /// task's service, which is exact while the runnable threads fit the
+    /// cores (each then progresses at wall-clock speed) and costs no event
+    /// of its own; the core time it seems to use is netted out of the busy
+    /// time as it accrues (so `cpu_busy` never runs backwards, and is
+    /// exact once the wake-up is over).
+    wake_nanos_to_net: u128,
     /// Service each runnable thread has received since the start, in
     /// [`SERVICE_UNITS_PER_NANO`] units: all runnable threads progress
     /// alike, so a task finishes when this reaches its `finish_service`.
@@ -547,6 +566,7 @@ impl JvmNode {
                 }
             }),
             running: BinaryHeap::new(),
+            wake_nanos_to_net: 0,
             service: 0,
             updated_at: SimTime::ZERO,
             pause_start: SimTime::ZERO,
@@ -589,19 +609,24 @@ impl JvmNode {
 
     /// Submits task `tag` needing `demand` of CPU to `stage`: it starts on
     /// a free thread of the stage (costing [`JvmConfig::handoff_cost`] more)
-    /// or waits in the stage's FIFO. Returns the node's next completion.
+    /// once that thread, parked while idle, has woken `wake` later
+    /// ([`crate::wakeup`]), or waits in the stage's FIFO for a busy thread
+    /// to take it, which needs no wake-up. Returns the node's next
+    /// completion.
     pub fn submit(
         &mut self,
         now: SimTime,
         stage: Stage,
         tag: u64,
         demand: SimDuration,
+        wake: SimDuration,
     ) -> Option<SimTime> {
         self.advance(now);
         let pool = &mut self.pools[stage.index()];
         if pool.active < pool.threads {
             pool.active += 1;
-            self.start(stage, tag, demand);
+            self.wake_nanos_to_net += u128::from(wake.as_nanos());
+            self.start(stage, tag, demand + wake);
         } else {
             pool.queue.push_back((tag, demand));
         }
@@ -640,6 +665,7 @@ impl JvmNode {
     pub fn drop_tasks(&mut self, now: SimTime) -> Vec<u64> {
         self.advance(now);
         let mut dropped: Vec<u64> = self.running.drain().map(|Reverse(task)| task.tag).collect();
+        self.wake_nanos_to_net = 0;
         for pool in &mut self.pools {
             dropped.extend(pool.queue.drain(..).map(|(tag, _)| tag));
             pool.active = 0;
@@ -743,6 +769,13 @@ impl JvmNode {
         self.pools[stage.index()].active
     }
 
+    /// Whether `stage` has a thread with no task (parked): a task submitted
+    /// now would wake it.
+    pub fn has_idle_thread(&self, stage: Stage) -> bool {
+        let pool = &self.pools[stage.index()];
+        pool.active < pool.threads
+    }
+
     /// Tasks waiting in `stage`'s queue.
     pub fn queued(&self, stage: Stage) -> usize {
         self.pools[stage.index()].queue.len()
@@ -802,7 +835,11 @@ impl JvmNode {
             } else {
                 serving * cores * SERVICE_UNITS_PER_NANO / threads
             };
-            self.cpu_busy_nanos += serving * threads.min(cores);
+            let busy = serving * threads.min(cores);
+            // A waking thread's share is spent waiting, not computing.
+            let waking = busy.min(self.wake_nanos_to_net);
+            self.wake_nanos_to_net -= waking;
+            self.cpu_busy_nanos += busy - waking;
         }
         self.updated_at = self.updated_at.max(now);
     }
@@ -989,8 +1026,20 @@ mod tests {
     fn mixed_load(gc: GcModel, stop: Option<Stop<'_>>) -> BTreeMap<u64, SimTime> {
         let mut node = node(4, threads(4, 6), HANDOFF_COST, gc);
         for k in 0..6 {
-            node.submit(SimTime::ZERO, Stage::Mutation, k, ms(1 + k));
-            node.submit(SimTime::ZERO, Stage::Read, 10 + k, ms(2 + k));
+            node.submit(
+                SimTime::ZERO,
+                Stage::Mutation,
+                k,
+                ms(1 + k),
+                SimDuration::ZERO,
+            );
+            node.submit(
+                SimTime::ZERO,
+                Stage::Read,
+                10 + k,
+                ms(2 + k),
+                SimDuration::ZERO,
+            );
         }
         assert_eq!(node.queued(Stage::Read), 2);
         let mut done = BTreeMap::new();
@@ -1065,10 +1114,63 @@ mod tests {
     }
 
     #[test]
+    fn an_idle_thread_wakes_before_it_runs_and_a_busy_one_takes_the_next_at_once() {
+        let mut node = node(4, threads(1, 1), SimDuration::ZERO, GcModel::Disabled);
+        let wake = SimDuration::from_micros(30);
+        // The read stage's one thread is parked: its task runs from 30 us.
+        assert_eq!(
+            node.submit(SimTime::ZERO, Stage::Read, 1, MS, wake),
+            Some(SimTime::ZERO + wake + MS)
+        );
+        // A second read queues behind it: no thread is free to wake, and
+        // the busy one takes it as it finishes.
+        node.submit(SimTime::ZERO, Stage::Read, 2, MS, wake);
+        assert_eq!(node.queued(Stage::Read), 1);
+        let mut finished = Vec::new();
+        assert_eq!(
+            node.complete(SimTime::ZERO + wake + MS, &mut finished),
+            Some(SimTime::ZERO + wake + MS + MS)
+        );
+        assert_eq!(finished, [1]);
+        node.complete(SimTime::ZERO + wake + MS + MS, &mut finished);
+        assert_eq!(finished, [1, 2]);
+        assert_eq!(node.next_completion(), None);
+        // Waking is not computing: two 1-ms tasks used 2 ms of core.
+        assert_eq!(node.cpu_busy(), ms(2));
+    }
+
+    #[test]
+    fn a_waking_thread_uses_no_core_time_and_a_crash_drops_its_task() {
+        let mut node = node(2, threads(2, 2), SimDuration::ZERO, GcModel::Disabled);
+        node.submit(SimTime::ZERO, Stage::Read, 1, ms(10), SimDuration::ZERO);
+        node.submit(SimTime::ZERO, Stage::Read, 2, ms(10), ms(4));
+        let mut finished = Vec::new();
+        // Netted as it accrues: the busy time never runs backwards.
+        node.complete(at_ms(2), &mut finished);
+        assert!(node.cpu_busy() <= ms(2));
+        assert_eq!(node.complete(at_ms(10), &mut finished), Some(at_ms(14)));
+        assert_eq!(finished, [1]);
+        // 10 ms for task 1, 6 of task 2's 10 after its 4-ms wake-up.
+        assert_eq!(node.cpu_busy(), ms(16));
+        node.submit(at_ms(11), Stage::Mutation, 3, MS, ms(50));
+        let mut dropped = node.drop_tasks(at_ms(12));
+        dropped.sort_unstable();
+        assert_eq!(
+            dropped,
+            [2, 3],
+            "running and waking tasks go with the process"
+        );
+        assert_eq!((node.running(), node.next_completion()), (0, None));
+    }
+
+    #[test]
     fn tasks_submitted_during_a_pause_wait_for_its_end_and_pauses_chain() {
         let mut node = node(2, threads(4, 4), SimDuration::ZERO, GcModel::Disabled);
         node.pause(SimTime::ZERO, ms(100));
-        assert_eq!(node.submit(at_ms(10), Stage::Read, 1, MS), Some(at_ms(101)));
+        assert_eq!(
+            node.submit(at_ms(10), Stage::Read, 1, MS, SimDuration::ZERO),
+            Some(at_ms(101))
+        );
         assert_eq!(node.pause(at_ms(50), ms(20)), Some(at_ms(121)));
         let chained = node.last_pause().unwrap();
         assert_eq!(chained.start, at_ms(100), "starts when the first ends");
@@ -1089,7 +1191,7 @@ mod tests {
     fn a_stage_runs_no_more_tasks_than_its_threads() {
         let mut node = node(8, threads(4, 2), SimDuration::ZERO, GcModel::Disabled);
         for tag in 0..3 {
-            node.submit(SimTime::ZERO, Stage::Mutation, tag, MS);
+            node.submit(SimTime::ZERO, Stage::Mutation, tag, MS, SimDuration::ZERO);
         }
         assert_eq!(
             (node.active(Stage::Mutation), node.queued(Stage::Mutation)),
@@ -1116,7 +1218,13 @@ mod tests {
     fn always_busy(busy: u64) -> (Vec<SimTime>, SimDuration) {
         let mut node = node(4, threads(4, 64), SimDuration::ZERO, GcModel::Disabled);
         for tag in 0..busy {
-            node.submit(SimTime::ZERO, Stage::Mutation, tag, ms(10));
+            node.submit(
+                SimTime::ZERO,
+                Stage::Mutation,
+                tag,
+                ms(10),
+                SimDuration::ZERO,
+            );
         }
         let mut times = Vec::new();
         let mut finished = Vec::new();
@@ -1124,7 +1232,7 @@ mod tests {
             node.complete(at, &mut finished);
             for tag in finished.drain(..) {
                 times.push(at);
-                node.submit(at, Stage::Mutation, tag, ms(10));
+                node.submit(at, Stage::Mutation, tag, ms(10), SimDuration::ZERO);
             }
         }
         (times, node.cpu_busy())
@@ -1162,7 +1270,7 @@ mod tests {
             "an idle node uses nothing"
         );
         for tag in 0..3 {
-            node.submit(at_ms(5), Stage::Read, tag, ms(5));
+            node.submit(at_ms(5), Stage::Read, tag, ms(5), SimDuration::ZERO);
         }
         let done = at_ms(10) + HANDOFF_COST;
         assert_eq!(node.next_completion(), Some(done), "full speed");
@@ -1173,7 +1281,7 @@ mod tests {
             SimDuration::from_nanos((ms(5) + HANDOFF_COST).as_nanos() * 3)
         );
         // A second later: no credit and no debt for the idle time.
-        node.submit(at_ms(1000), Stage::Read, 3, MS);
+        node.submit(at_ms(1000), Stage::Read, 3, MS, SimDuration::ZERO);
         assert_eq!(node.next_completion(), Some(at_ms(1001) + HANDOFF_COST));
         assert_eq!(node.gc_stats().all(), PauseStats::default());
     }
@@ -1373,7 +1481,7 @@ mod tests {
             }
             let stage = Stage::ALL[rng.random_range(0..STAGE_COUNT)];
             let demand = SimDuration::from_micros(rng.random_range(0..900));
-            node.submit(now, stage, tag, demand);
+            node.submit(now, stage, tag, demand, SimDuration::ZERO);
             submitted.insert(tag, (now, demand));
             demand_total = demand_total + demand + HANDOFF_COST;
         }

@@ -17,3 +17,4 @@ pub mod jvm;
 pub mod network;
 pub mod nvme;
 pub mod reactor;
+pub mod wakeup;

@@ -187,6 +187,22 @@ pub struct TimeSpentSummary {
     pub cpu: BTreeMap<String, CpuTimeSummary>,
     /// Per I/O class (`query`, `compaction`, ...).
     pub io: BTreeMap<String, IoTimeSummary>,
+    /// The c-s processes' thread hand-offs (absent in a run without
+    /// client operations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientTimeSummary>,
+}
+
+/// `time_spent.client`: what the c-s processes' own threads add to each
+/// operation (`models::wakeup`: the request handed to the driver's event
+/// loop, the reply waking that loop and then the c-s thread).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ClientTimeSummary {
+    /// Hand-offs made (scaled to the whole cluster when sampled).
+    pub handoffs: u64,
+    /// Mean time a hand-off added, its CPU and its thread's wake-up,
+    /// microseconds.
+    pub mean_us: f64,
 }
 
 /// One kind of CPU work in `time_spent.cpu`.
@@ -258,6 +274,10 @@ impl TimeSpentSummary {
                     )
                 })
                 .collect(),
+            client: (spent.client.handoffs > 0).then(|| ClientTimeSummary {
+                handoffs: scale_count(spent.client.handoffs, scale),
+                mean_us: mean_us(spent.client.total_ns, spent.client.handoffs),
+            }),
         }
     }
 }

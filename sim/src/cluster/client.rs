@@ -5,6 +5,16 @@
 
 use super::*;
 
+use models::jvm::HANDOFF_COST;
+
+/// Hand-offs between a c-s process's threads before a request leaves: the
+/// c-s thread to its connection's Netty event loop (`models::wakeup`).
+const REQUEST_HANDOFFS: u32 = 1;
+
+/// Hand-offs after a reply arrives: the socket wakes the event loop, and
+/// the event loop completes the future the c-s thread is parked on.
+const REPLY_HANDOFFS: u32 = 2;
+
 impl Simulation {
     pub(super) fn start_load(&mut self, now: SimTime, load: u32) {
         let stop = self.plan.loads[load as usize].stop;
@@ -428,19 +438,57 @@ impl Simulation {
                 let node = self.shards[shard as usize].node;
                 self.receive_between_nodes(now, at, wire_bytes, from.node, node)
             }
-            Event::RequestArrives { shard, .. } | Event::BatchArrives { shard, .. } => {
+            Event::RequestArrives {
+                shard,
+                request: ClientRequest { id, .. },
+            }
+            | Event::BatchArrives {
+                shard,
+                batch: BatchRequest { id, .. },
+            } => {
+                // The c-s thread handed the request to its connection's
+                // event loop before it left.
+                let at = at + self.client_handoffs(id, REQUEST_HANDOFFS);
                 let node = self.shards[shard as usize].node;
                 self.nodes[node as usize].nic.receive(now, at, wire_bytes)
             }
-            Event::ReplyArrives { process, .. } => self.processes[process as usize]
-                .nic
-                .receive(now, at, wire_bytes),
+            Event::ReplyArrives {
+                process, request, ..
+            } => {
+                let taken_in = self.processes[process as usize]
+                    .nic
+                    .receive(now, at, wire_bytes);
+                // The event loop wakes to read it, then wakes the c-s
+                // thread waiting on it.
+                taken_in.map(|done| done + self.client_handoffs(request, REPLY_HANDOFFS))
+            }
             _ => unreachable!("only messages travel over NICs"),
         };
         match received {
             Some(done) => self.kernel.schedule_at(done, payload),
             None => self.forget(payload),
         }
+    }
+
+    /// What `handoffs` thread hand-offs in the c-s process that sent
+    /// attempt `id` add to it: each costs [`HANDOFF_COST`] and finds its
+    /// thread parked ([`models::wakeup`]). Nothing for an attempt whose
+    /// slot has moved on (it timed out; nobody waits for it).
+    fn client_handoffs(&mut self, id: RequestId, handoffs: u32) -> SimDuration {
+        let (slot, serial) = attempt_of(id);
+        let Some(attempt) = self.in_flight.get(slot as usize) else {
+            return SimDuration::ZERO;
+        };
+        if attempt.serial != serial {
+            return SimDuration::ZERO;
+        }
+        let rng = &mut self.processes[attempt.process as usize].wake_rng;
+        let added = (0..handoffs).fold(SimDuration::ZERO, |sum, _| {
+            sum + HANDOFF_COST + models::wakeup::draw(rng)
+        });
+        self.client_handoffs.handoffs += u64::from(handoffs);
+        self.client_handoffs.total_ns += u128::from(added.as_nanos());
+        added
     }
 
     /// A message from node `from` reaches node `node`'s NIC at `at`, unless

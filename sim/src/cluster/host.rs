@@ -299,7 +299,15 @@ impl Simulation {
                         }
                     }
                     ShardCpu::Jvm { node, .. } => {
-                        node.submit(now, bridge::stage_of(task.work), tag, cost);
+                        // An idle pool thread is parked: it runs the
+                        // task once it wakes.
+                        let stage = bridge::stage_of(task.work);
+                        let wake = if node.has_idle_thread(stage) {
+                            models::wakeup::draw(&mut self.nodes[node_index].jvm_wake_rng)
+                        } else {
+                            SimDuration::ZERO
+                        };
+                        node.submit(now, stage, tag, cost, wake);
                         // Request handling allocates: the CQL request
                         // on its coordinator, each internode message
                         // taken in, each replica's read or write. G1

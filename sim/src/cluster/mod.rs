@@ -111,7 +111,7 @@ pub use setup::{
     ClusterPlan, CommitlogPlan, Controllers, Preload, RunPlan, SteadyStart, TableStart,
     TopologyPlan, PILOT,
 };
-pub use time_spent::{CpuTally, IoTally, Spans, TimeSpent};
+pub use time_spent::{ClientTally, CpuTally, IoTally, Spans, TimeSpent};
 
 /// A message between two shards of one node: a cross-shard queue hop
 /// (hardware.md 6.3: 1-2 us; estimate).
@@ -263,6 +263,8 @@ struct NodeHardware {
     /// The jitter of the node's gossip messages.
     gossip_rng: SimRng,
     jvm_rng: SimRng,
+    /// The wake-ups of its JVM's idle pool threads (`models::wakeup`).
+    jvm_wake_rng: SimRng,
     busy_at_last_tick: SimDuration,
     /// NIC bytes (sent, received) at the last interval tick.
     nic_bytes_at_last_tick: (u64, u64),
@@ -442,6 +444,9 @@ struct ClientProcess {
     load: u32,
     nic: Nic<Event>,
     rng: SimRng,
+    /// The wake-ups of its threads' hand-offs (`models::wakeup`), from a
+    /// stream of their own.
+    wake_rng: SimRng,
     keys: KeySource,
     mix: MixCursor,
     schedule: Schedule,
@@ -541,6 +546,8 @@ struct Simulation {
     shards: Vec<ShardState>,
     processes: Vec<ClientProcess>,
     in_flight: Slab<InFlight>,
+    /// The c-s processes' thread hand-offs so far.
+    client_handoffs: ClientTally,
     ops: Vec<OpMetrics>,
     op_windows: Vec<Option<(SimTime, SimTime)>>,
     loads: Vec<LoadState>,
@@ -722,6 +729,7 @@ impl Simulation {
                 nic_rng: rng::stream(seed, &format!("node/{node}/nic")),
                 gossip_rng: rng::stream(seed, &format!("node/{node}/gossip-nic")),
                 jvm_rng: rng::stream(seed, &format!("node/{node}/jvm")),
+                jvm_wake_rng: rng::stream(seed, &format!("node/{node}/jvm-wake")),
                 busy_at_last_tick: SimDuration::ZERO,
                 nic_bytes_at_last_tick: (0, 0),
                 disk_bytes_at_last_tick: (0, 0),
@@ -872,6 +880,10 @@ impl Simulation {
                         nic
                     },
                     rng: rng::stream(seed, &format!("load/{}/process/{process}", load.name)),
+                    wake_rng: rng::stream(
+                        seed,
+                        &format!("load/{}/process/{process}/wake", load.name),
+                    ),
                     // From a stream of its own, so the process's key and mix
                     // draws stay as they were.
                     pacer_phase: rng::stream(
@@ -931,6 +943,7 @@ impl Simulation {
             shards,
             processes,
             in_flight: Slab::new(),
+            client_handoffs: ClientTally::default(),
             ops,
             op_windows,
             loads,
@@ -1407,7 +1420,10 @@ impl Simulation {
                 intervals: load.intervals,
             })
             .collect();
-        let mut time_spent = TimeSpent::default();
+        let mut time_spent = TimeSpent {
+            client: self.client_handoffs,
+            ..TimeSpent::default()
+        };
         for shard in &self.shards {
             time_spent.merge(&shard.time_spent);
         }
@@ -1632,6 +1648,18 @@ mod tests {
         let last_row = outcome.timeseries.rows.last().unwrap();
         let sstables: u64 = last_row[sstables_column].parse().unwrap();
         assert!(sstables >= 2, "flushes wrote SSTables: {last_row:?}");
+    }
+
+    #[test]
+    fn every_operation_pays_its_clients_three_thread_hand_offs() {
+        let outcome = run(small_plan(1), &mut |_| {});
+        let client = outcome.time_spent.client;
+        // One hand-off as the request leaves, two as its reply comes back.
+        assert_eq!(client.handoffs, 3 * outcome.ops[0].count);
+        // Each: the 10-us hand-off CPU and a wake-up of mean ~10.5 us.
+        let mean_us = client.total_ns as f64 / client.handoffs as f64 / 1e3;
+        let expected = models::jvm::HANDOFF_COST.as_nanos() as f64 / 1e3 + 10.5;
+        assert!((mean_us - expected).abs() < 0.5, "{mean_us} us a hand-off");
     }
 
     #[test]

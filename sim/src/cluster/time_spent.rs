@@ -66,15 +66,27 @@ pub struct IoTally {
     pub bytes: u64,
 }
 
+/// The c-s processes' thread hand-offs (`models::wakeup`): how many, and
+/// the time they added to operations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientTally {
+    /// Hand-offs made.
+    pub handoffs: u64,
+    /// Their CPU and wake-up time summed, nanoseconds.
+    pub total_ns: u128,
+}
+
 /// Where the work of a run spent its time: per kind of engine CPU work (in
-/// [`engine::CpuWork::index`] order) and per I/O class (in
-/// [`engine::IoClass::ALL`] order).
+/// [`engine::CpuWork::index`] order), per I/O class (in
+/// [`engine::IoClass::ALL`] order), and in the clients.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TimeSpent {
     /// Per kind of CPU work.
     pub cpu: [CpuTally; engine::CpuWork::KINDS],
     /// Per I/O class.
     pub io: [IoTally; engine::IoClass::ALL.len()],
+    /// The clients' thread hand-offs.
+    pub client: ClientTally,
 }
 
 impl TimeSpent {
