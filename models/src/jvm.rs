@@ -22,8 +22,10 @@
 //!   idle thread also waits for that thread, parked while idle, to wake
 //!   (the caller passes the wake-up, [`crate::wakeup`]'s measured
 //!   latency); a task queued for a busy thread is taken as that thread
-//!   finishes, with no wake-up. A waking thread holds its task but uses
-//!   no core.
+//!   finishes, with no wake-up. A waking thread holds its task and counts
+//!   as runnable, its wake-up the first part of the task's service (exact
+//!   while the runnable threads fit the cores; past them it takes a share
+//!   it would not), and its wake-up is not counted as core time.
 //! - *G1 garbage collection* ([`GcModel`], [`G1Params`]): allocation (the
 //!   driver reports it with [`JvmNode::allocate`], about
 //!   [`ALLOCATION_PER_OPERATION_BYTES`] per request, section 4.4) fills
