@@ -448,7 +448,7 @@ impl Simulation {
             } => {
                 // The c-s thread handed the request to its connection's
                 // event loop before it left.
-                let at = at + self.client_handoffs(id, REQUEST_HANDOFFS);
+                let at = at + self.client_handoff_delay(id, REQUEST_HANDOFFS);
                 let node = self.shards[shard as usize].node;
                 self.nodes[node as usize].nic.receive(now, at, wire_bytes)
             }
@@ -460,7 +460,7 @@ impl Simulation {
                     .receive(now, at, wire_bytes);
                 // The event loop wakes to read it, then wakes the c-s
                 // thread waiting on it.
-                taken_in.map(|done| done + self.client_handoffs(request, REPLY_HANDOFFS))
+                taken_in.map(|done| done + self.client_handoff_delay(request, REPLY_HANDOFFS))
             }
             _ => unreachable!("only messages travel over NICs"),
         };
@@ -474,7 +474,7 @@ impl Simulation {
     /// attempt `id` add to it: each costs [`HANDOFF_COST`] and finds its
     /// thread parked ([`models::wakeup`]). Nothing for an attempt whose
     /// slot has moved on (it timed out; nobody waits for it).
-    fn client_handoffs(&mut self, id: RequestId, handoffs: u32) -> SimDuration {
+    fn client_handoff_delay(&mut self, id: RequestId, handoffs: u32) -> SimDuration {
         let (slot, serial) = attempt_of(id);
         let Some(attempt) = self.in_flight.get(slot as usize) else {
             return SimDuration::ZERO;
