@@ -17,14 +17,15 @@ mod explore_cmd;
 mod instance_cmd;
 mod merge_cmd;
 mod plan_cmd;
+mod real_cmd;
 mod regress_cmd;
 mod sweep_cmd;
 mod validate_cmd;
 
 /// Exit code for bad input (scenario file, flags).
-const EXIT_BAD_INPUT: u8 = 2;
+pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code for failures outside the simulation (e.g. cannot write results).
-const EXIT_ENVIRONMENT: u8 = 1;
+pub(crate) const EXIT_ENVIRONMENT: u8 = 1;
 
 #[derive(Parser)]
 #[command(
@@ -80,6 +81,11 @@ enum Command {
     /// Run a scenario over several seeds and compare its figures with a
     /// stored baseline (exit 1: a figure regressed past its tolerance).
     Regress(regress_cmd::RegressArgs),
+    /// Run a scenario's cassandra-stress loads for real against a CQL
+    /// endpoint (Cassandra or Scylla) and write the same results folder as
+    /// `twin run`, with the server's CPU, GC pauses and thread pools where
+    /// it is local or exposes them.
+    Real(real_cmd::RealArgs),
     /// The NVMe device model on its own: fio-like sweeps, presets.
     Device {
         #[command(subcommand)]
@@ -148,6 +154,7 @@ fn main() -> ExitCode {
         Command::Regress(args) => regress_cmd::run(args),
         Command::Plan(args) => plan_cmd::run(args),
         Command::Merge(args) => merge_cmd::run(args),
+        Command::Real(args) => real_cmd::run(args),
         Command::Device { command } => device_cmd::run(command),
         Command::Instance { command } => instance_cmd::run(command),
         Command::Bench {
@@ -450,7 +457,7 @@ fn runs_progress(runs: u64, what: &str) -> Option<ProgressBar> {
     Some(bar)
 }
 
-fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 

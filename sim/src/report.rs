@@ -630,14 +630,11 @@ impl Summary {
                 sampling.simulated_shards_per_node, sampling.shards_per_node, sampling.scale
             );
         }
-        for (name, load) in &self.loads {
-            let _ = writeln!(out, "\nResults for load `{name}`:");
-            out.push_str(&results_block(&load.ops, None));
-        }
-        if self.loads.len() > 1 {
-            out.push_str("\nResults for the whole run:\n");
-            out.push_str(&results_block(&self.ops, Some(self.simulated_seconds)));
-        }
+        out.push_str(&results_text(
+            &self.loads,
+            &self.ops,
+            self.simulated_seconds,
+        ));
         if let Some(check) = &self.consistency {
             let _ = writeln!(
                 out,
@@ -647,6 +644,26 @@ impl Summary {
         }
         out
     }
+}
+
+/// cassandra-stress style "Results:" blocks: one per load, then the whole
+/// run (over `run_seconds`) when there are several loads. Shared by `twin
+/// run` and `twin real`.
+pub fn results_text(
+    loads: &BTreeMap<String, LoadSummary>,
+    ops: &BTreeMap<String, OpSummary>,
+    run_seconds: f64,
+) -> String {
+    let mut out = String::new();
+    for (name, load) in loads {
+        let _ = writeln!(out, "\nResults for load `{name}`:");
+        out.push_str(&results_block(&load.ops, None));
+    }
+    if loads.len() > 1 {
+        out.push_str("\nResults for the whole run:\n");
+        out.push_str(&results_block(ops, Some(run_seconds)));
+    }
+    out
 }
 
 /// One "Results:" block over `ops`; `run_seconds` for the operation-time line
@@ -818,63 +835,88 @@ pub fn write_results(dir: &Path, outcome: &RunOutcome) -> std::io::Result<Summar
 /// plotting tools. Values are microseconds; timestamps are simulated seconds
 /// since the run started (StartTime 0).
 pub fn write_hdr_logs(dir: &Path, outcome: &RunOutcome) -> std::io::Result<()> {
-    use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
-    use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
-    use std::time::{Duration, SystemTime};
+    use hdrhistogram::serialization::Deserializer;
+    use std::time::Duration;
 
     std::fs::create_dir_all(dir)?;
-    let mut serializer = V2DeflateSerializer::new();
     let mut deserializer = Deserializer::new();
     for (plan, load) in outcome.plan.loads.iter().zip(&outcome.loads) {
         for (op, intervals) in load.ops.iter().zip(&load.intervals) {
-            let mut text = Vec::new();
-            {
-                let mut writer = IntervalLogWriterBuilder::new()
-                    .add_comment("[Histogram log format version 1.3]")
-                    .add_comment(&format!(
-                        "twin: load `{}`, {} latencies in microseconds, timestamps in simulated seconds",
-                        plan.name,
-                        op.kind.name()
-                    ))
-                    .with_start_time(SystemTime::UNIX_EPOCH)
-                    .with_base_time(SystemTime::UNIX_EPOCH)
-                    .with_max_value_divisor(1000.0)
-                    .begin_log_with(&mut text, &mut serializer)?;
-                for interval in intervals {
-                    let histogram: hdrhistogram::Histogram<u64> = deserializer
-                        .deserialize(&mut &interval.histogram[..])
-                        .map_err(|error| std::io::Error::other(format!("{error:?}")))?;
-                    writer
-                        .write_histogram(
-                            &histogram,
-                            Duration::from_nanos(interval.start.as_nanos()),
-                            Duration::from_nanos(interval.length.as_nanos()),
-                            None,
-                        )
-                        .map_err(|error| std::io::Error::other(format!("{error:?}")))?;
-                }
+            let mut histograms = Vec::with_capacity(intervals.len());
+            for interval in intervals {
+                let histogram: hdrhistogram::Histogram<u64> = deserializer
+                    .deserialize(&mut &interval.histogram[..])
+                    .map_err(|error| std::io::Error::other(format!("{error:?}")))?;
+                histograms.push((
+                    Duration::from_nanos(interval.start.as_nanos()),
+                    Duration::from_nanos(interval.length.as_nanos()),
+                    histogram,
+                ));
             }
-            // The column legend goes after the header comments, as Java's
-            // HistogramLogWriter puts it.
-            let text = String::from_utf8(text).map_err(std::io::Error::other)?;
-            let split = text.find(|c| c != '#').map_or(text.len(), |_| {
-                text.lines()
-                    .take_while(|line| line.starts_with('#'))
-                    .map(|line| line.len() + 1)
-                    .sum()
-            });
-            let (headers, body) = text.split_at(split);
-            let legend = "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
             let file = dir.join(format!("{}-{}.hlog", file_safe(&plan.name), op.kind.name()));
-            std::fs::write(file, format!("{headers}{legend}{body}"))?;
+            let text = hdr_log_text(
+                &format!(
+                    "twin: load `{}`, {} latencies in microseconds, timestamps in simulated seconds",
+                    plan.name,
+                    op.kind.name()
+                ),
+                &histograms,
+            )?;
+            std::fs::write(file, text)?;
         }
     }
     Ok(())
 }
 
+/// One HdrHistogram interval log (v1.3, V2 deflate compressed): a comment
+/// line saying what it holds, then one line per `(start, length,
+/// histogram)` interval, start times from 0. Shared by `twin run` and
+/// `twin real`, so the two folders' logs read alike.
+pub fn hdr_log_text(
+    comment: &str,
+    intervals: &[(
+        std::time::Duration,
+        std::time::Duration,
+        hdrhistogram::Histogram<u64>,
+    )],
+) -> std::io::Result<String> {
+    use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+    use hdrhistogram::serialization::V2DeflateSerializer;
+    use std::time::SystemTime;
+
+    let mut serializer = V2DeflateSerializer::new();
+    let mut text = Vec::new();
+    {
+        let mut writer = IntervalLogWriterBuilder::new()
+            .add_comment("[Histogram log format version 1.3]")
+            .add_comment(comment)
+            .with_start_time(SystemTime::UNIX_EPOCH)
+            .with_base_time(SystemTime::UNIX_EPOCH)
+            .with_max_value_divisor(1000.0)
+            .begin_log_with(&mut text, &mut serializer)?;
+        for (start, length, histogram) in intervals {
+            writer
+                .write_histogram(histogram, *start, *length, None)
+                .map_err(|error| std::io::Error::other(format!("{error:?}")))?;
+        }
+    }
+    // The column legend goes after the header comments, as Java's
+    // HistogramLogWriter puts it.
+    let text = String::from_utf8(text).map_err(std::io::Error::other)?;
+    let split = text.find(|c| c != '#').map_or(text.len(), |_| {
+        text.lines()
+            .take_while(|line| line.starts_with('#'))
+            .map(|line| line.len() + 1)
+            .sum()
+    });
+    let (headers, body) = text.split_at(split);
+    let legend = "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+    Ok(format!("{headers}{legend}{body}"))
+}
+
 /// A load name as a file-name part: letters, digits, `-` and `_` kept,
 /// anything else becomes `_`.
-fn file_safe(name: &str) -> String {
+pub fn file_safe(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {

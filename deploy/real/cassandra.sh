@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# A real Apache Cassandra on this machine, for `twin real` (issue 44).
+#
+#   deploy/real/cassandra.sh fetch                 resolve the pinned server (pom.xml) from Maven Central
+#   deploy/real/cassandra.sh start [--nodes 1|3]   start one node on 127.0.0.1 (or three on 127.0.0.1-3), wait for CQL
+#   deploy/real/cassandra.sh stop                  stop every node cleanly (SIGTERM, Cassandra drains), wait for exit
+#   deploy/real/cassandra.sh status                which nodes run, their pids and CQL addresses
+#   deploy/real/cassandra.sh kill N                kill -9 node N (1-based), for the fault check
+#   deploy/real/cassandra.sh restart N             start node N again on its data (after kill)
+#   deploy/real/cassandra.sh pid N                 print node N's pid (for `twin real --server-pid`)
+#
+# Everything lives under $TWIN_REAL_DIR (default: target/real in this
+# checkout): node-N/ holds the node's cassandra.yaml, data, commitlog, hints,
+# saved caches, system.log, gc.log and pid. The jars stay in Maven's local
+# repository (~/.m2), so a second fetch downloads nothing.
+#
+# Settings (environment):
+#   TWIN_REAL_DIR    where the nodes live (default: <checkout>/target/real)
+#   TWIN_REAL_CORES  cores the server is pinned to, as taskset -c takes them
+#                    (default: every core but 0, which is left to the client;
+#                    core 0 on a one-core machine)
+#   TWIN_REAL_HEAP   the JVM heap, -Xms = -Xmx (default: a quarter of this
+#                    machine's memory, at most 8G: the rule of Cassandra's
+#                    own cassandra-env.sh above 8 GB of memory)
+#   TWIN_REAL_START_TIMEOUT  seconds to wait for CQL (default 180)
+#
+# The yaml states only what a node on this machine must have (addresses,
+# directories, the seed list, the snitch and partitioner Cassandra requires);
+# every other setting is Cassandra 5.0's default from its Config class, so
+# the twin's cassandra-5.0 preset models the defaults, not a tuning.
+#
+# A failure to fetch or to start is one line on stderr and a non-zero exit.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+checkout="$(cd "$here/../.." && pwd)"
+dir="${TWIN_REAL_DIR:-$checkout/target/real}"
+timeout_s="${TWIN_REAL_START_TIMEOUT:-180}"
+version="$(sed -n 's:.*<cassandra.version>\(.*\)</cassandra.version>.*:\1:p' "$here/pom.xml")"
+
+die() {
+    echo "cassandra.sh: $*" >&2
+    exit 1
+}
+
+cores_default() {
+    local n
+    n="$(nproc)"
+    if [ "$n" -le 1 ]; then echo 0; else echo "1-$((n - 1))"; fi
+}
+
+heap_default() {
+    local kb mb
+    kb="$(awk '/MemTotal/ {print $2}' /proc/meminfo)"
+    mb=$((kb / 1024 / 4))
+    if [ "$mb" -gt 8192 ]; then mb=8192; fi
+    echo "${mb}M"
+}
+
+# The runtime classpath of pom.xml, resolved by Maven into ~/.m2 (the local
+# repository spares a refetch); cached in $dir/classpath.txt.
+classpath() {
+    local cp="$dir/classpath.txt"
+    if [ ! -s "$cp" ] || [ "$here/pom.xml" -nt "$cp" ]; then
+        mkdir -p "$dir"
+        command -v mvn >/dev/null || die "Maven (mvn) is not installed; it fetches Cassandra $version from Maven Central"
+        command -v java >/dev/null || die "Java is not installed; Cassandra $version runs on Java 17"
+        if ! mvn -B -q -f "$here/pom.xml" dependency:build-classpath \
+            -Dmdep.outputFile="$cp.tmp" -Dmdep.includeScope=runtime >"$dir/fetch.log" 2>&1; then
+            die "cannot resolve org.apache.cassandra:cassandra-all:$version from Maven Central (Maven's output: $dir/fetch.log)"
+        fi
+        mv "$cp.tmp" "$cp"
+    fi
+    cat "$cp"
+}
+
+node_dir() { echo "$dir/node-$1"; }
+node_ip() { echo "127.0.0.$1"; }
+node_pid() {
+    local f
+    f="$(node_dir "$1")/pid"
+    [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"
+}
+nodes_count() {
+    if [ -s "$dir/nodes" ]; then cat "$dir/nodes"; else echo 0; fi
+}
+
+write_yaml() {
+    local i=$1 nodes=$2 d seeds
+    d="$(node_dir "$i")"
+    seeds="$(node_ip 1):7000"
+    mkdir -p "$d/data" "$d/commitlog" "$d/hints" "$d/saved_caches" "$d/cdc_raw" "$d/logs"
+    cat >"$d/cassandra.yaml" <<EOF
+# Written by deploy/real/cassandra.sh for node $i of $nodes. Only what a
+# node on this machine must have; everything else is Cassandra $version's
+# default (its Config class).
+cluster_name: twin-real
+num_tokens: 16
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+endpoint_snitch: SimpleSnitch
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "$seeds"
+listen_address: $(node_ip "$i")
+rpc_address: $(node_ip "$i")
+native_transport_port: 9042
+storage_port: 7000
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
+data_file_directories:
+  - $d/data
+commitlog_directory: $d/commitlog
+hints_directory: $d/hints
+saved_caches_directory: $d/saved_caches
+cdc_raw_directory: $d/cdc_raw
+EOF
+    cat >"$d/logback.xml" <<EOF
+<configuration scan="false">
+  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
+    <file>$d/logs/system.log</file>
+    <encoder><pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="FILE"/></root>
+  <logger name="org.apache.cassandra" level="INFO"/>
+</configuration>
+EOF
+}
+
+# Cassandra 5.0's JVM options for Java 17 (its conf/jvm17-server.options and
+# jvm-server.options), with GC logging on.
+jvm_options() {
+    local i=$1 d heap
+    d="$(node_dir "$i")"
+    heap="${TWIN_REAL_HEAP:-$(heap_default)}"
+    cat <<EOF
+-Xms$heap
+-Xmx$heap
+-Xss256k
+-XX:+UseG1GC
+-XX:+ParallelRefProcEnabled
+-XX:MaxTenuringThreshold=1
+-XX:G1HeapRegionSize=16m
+-XX:G1RSetUpdatingPauseTimePercent=5
+-XX:MaxGCPauseMillis=300
+-XX:InitiatingHeapOccupancyPercent=70
+-XX:+UseTLAB
+-XX:+ResizeTLAB
+-XX:+UseNUMA
+-XX:+PerfDisableSharedMem
+-XX:+HeapDumpOnOutOfMemoryError
+-XX:+CrashOnOutOfMemoryError
+-XX:HeapDumpPath=$d
+-Xlog:gc*,safepoint:file=$d/gc.log:time,uptime,pid,tid,level
+-Djava.net.preferIPv4Stack=true
+-Djdk.attach.allowAttachSelf=true
+-Dio.netty.tryReflectionSetAccessible=true
+-Dio.netty.allocator.useCacheForAllThreads=true
+-Dio.netty.allocator.maxOrder=11
+-Dcassandra-foreground=yes
+-Dcassandra.config=file://$d/cassandra.yaml
+-Dcassandra.storagedir=$d
+-Dcassandra.logdir=$d/logs
+-Dcassandra.jmx.local.port=$((7198 + i))
+-Dlogback.configurationFile=$d/logback.xml
+--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED
+--add-exports=java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED
+--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED
+--add-exports=java.rmi/sun.rmi.server=ALL-UNNAMED
+--add-exports=java.sql/java.sql=ALL-UNNAMED
+--add-exports=java.base/java.lang.ref=ALL-UNNAMED
+--add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED
+--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+--add-exports=jdk.attach/sun.tools.attach=ALL-UNNAMED
+--add-opens=java.base/java.lang.module=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.loader=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.reflect=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.math=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.module=ALL-UNNAMED
+--add-opens=java.base/jdk.internal.util.jar=ALL-UNNAMED
+--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED
+--add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+--add-opens=java.base/java.io=ALL-UNNAMED
+--add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+--add-opens=jdk.compiler/com.sun.tools.javac=ALL-UNNAMED
+--add-opens=java.base/java.lang=ALL-UNNAMED
+--add-opens=java.base/java.util=ALL-UNNAMED
+EOF
+}
+
+# Waits until node i answers on its CQL port, or fails with the log's last
+# error line.
+wait_for_cql() {
+    local i=$1 ip pid d deadline
+    ip="$(node_ip "$i")"
+    d="$(node_dir "$i")"
+    deadline=$((SECONDS + timeout_s))
+    while [ $SECONDS -lt $deadline ]; do
+        pid="$(node_pid "$i" || true)"
+        if [ -z "$pid" ]; then
+            die "node $i exited during start-up: $(grep -E 'ERROR|Exception' "$d/logs/system.log" "$d/stdout.log" 2>/dev/null | head -1 | cut -c1-300)"
+        fi
+        if grep -q "Starting listening for CQL clients" "$d/logs/system.log" 2>/dev/null &&
+            (exec 3<>"/dev/tcp/$ip/9042") 2>/dev/null; then
+            return 0
+        fi
+        sleep 1
+    done
+    die "node $i did not answer CQL on $ip:9042 within ${timeout_s}s (log: $d/logs/system.log)"
+}
+
+start_node() {
+    local i=$1 nodes=$2 d cp cores
+    d="$(node_dir "$i")"
+    if node_pid "$i" >/dev/null; then die "node $i already runs (pid $(node_pid "$i"))"; fi
+    cp="$(classpath)"
+    cores="${TWIN_REAL_CORES:-$(cores_default)}"
+    [ -f "$d/cassandra.yaml" ] || write_yaml "$i" "$nodes"
+    jvm_options "$i" >"$d/jvm.options"
+    # shellcheck disable=SC2046
+    (cd "$d" && exec taskset -c "$cores" java @"$d/jvm.options" -cp "$cp" \
+        org.apache.cassandra.service.CassandraDaemon >"$d/stdout.log" 2>&1) &
+    echo $! >"$d/pid"
+    # The subshell execs taskset, which execs java: the pid is the JVM's.
+    wait_for_cql "$i"
+    echo "node $i: $(node_ip "$i"):9042 pid $(cat "$d/pid") cores $cores heap ${TWIN_REAL_HEAP:-$(heap_default)} (Cassandra $version)"
+}
+
+cmd="${1:-}"
+shift || true
+case "$cmd" in
+fetch)
+    classpath >/dev/null
+    echo "Cassandra $version: $(tr ':' '\n' <"$dir/classpath.txt" | wc -l) jars in Maven's local repository"
+    ;;
+start)
+    nodes=1
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --nodes) nodes="${2:-}"; shift 2 ;;
+        --nodes=*) nodes="${1#--nodes=}"; shift ;;
+        *) die "start: unknown argument '$1' (expected --nodes 1|3)" ;;
+        esac
+    done
+    case "$nodes" in 1 | 3) ;; *) die "start: --nodes must be 1 or 3, not '$nodes'" ;; esac
+    running="$(nodes_count)"
+    for i in $(seq 1 "$running"); do
+        if node_pid "$i" >/dev/null; then die "node $i already runs; stop it first (cassandra.sh stop)"; fi
+    done
+    # A fresh cluster each start: the nodes' data from an earlier start
+    # would carry another topology.
+    rm -rf "$dir"/node-*
+    mkdir -p "$dir"
+    echo "$nodes" >"$dir/nodes"
+    for i in $(seq 1 "$nodes"); do start_node "$i" "$nodes"; done
+    ;;
+stop)
+    for i in $(seq 1 "$(nodes_count)"); do
+        pid="$(node_pid "$i" || true)"
+        [ -n "$pid" ] || continue
+        kill -TERM "$pid"
+        for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -KILL "$pid"
+            echo "node $i did not stop within 60 s of SIGTERM: killed" >&2
+        else
+            echo "node $i stopped"
+        fi
+        rm -f "$(node_dir "$i")/pid"
+    done
+    ;;
+status)
+    for i in $(seq 1 "$(nodes_count)"); do
+        if pid="$(node_pid "$i")"; then echo "node $i: $(node_ip "$i"):9042 pid $pid"; else echo "node $i: down"; fi
+    done
+    ;;
+kill)
+    i="${1:-}"
+    pid="$(node_pid "$i" || true)"
+    [ -n "$pid" ] || die "kill: node '$i' does not run"
+    kill -KILL "$pid"
+    rm -f "$(node_dir "$i")/pid"
+    echo "node $i killed (kill -9, pid $pid)"
+    ;;
+restart)
+    i="${1:-}"
+    [ -f "$(node_dir "$i")/cassandra.yaml" ] || die "restart: node '$i' was never started"
+    start_node "$i" "$(nodes_count)"
+    ;;
+pid)
+    node_pid "${1:-}" || die "pid: node '${1:-}' does not run"
+    ;;
+*)
+    die "usage: cassandra.sh fetch | start [--nodes 1|3] | stop | status | kill N | restart N | pid N"
+    ;;
+esac

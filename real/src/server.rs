@@ -1,0 +1,427 @@
+//! The server's side of a real run, where the server is local or exposes it:
+//! - the CPU seconds its process spent, from `/proc/PID/stat` (`utime` +
+//!   `stime`, fields 14 and 15, in clock ticks of 1/100 s: Linux's
+//!   `USER_HZ` is 100 on every architecture the kernel exports it for);
+//! - the stop-the-world pauses of its GC log (`-Xlog:gc*,safepoint` with
+//!   the `time` decoration, as `deploy/real/cassandra.sh` starts it): every
+//!   G1 `Pause ...` line's wall time and length, and every safepoint that
+//!   is not a collection (`safepoint Cleanup`, `safepoint Deoptimize`, ...)
+//!   with its time to reach and hold;
+//! - Cassandra's own virtual tables over CQL (4.0 and later): the thread
+//!   pools' completed and pending tasks (`system_views.thread_pools`), so a
+//!   load's flushes (`MemtableFlushWriter`), compactions
+//!   (`CompactionExecutor`) and stage tasks come out as deltas, and the
+//!   compactions of `system.compaction_history`.
+//!
+//! None of this is required: against a remote cluster, or Scylla (which has
+//! no `system_views.thread_pools`), the columns are left empty and the
+//! summary says which sources were missing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+/// Linux's `USER_HZ`: the unit of `/proc/PID/stat`'s CPU times.
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// Where the server's own figures come from.
+#[derive(Clone, Debug, Default)]
+pub struct ServerProbe {
+    /// The server's process, for its CPU seconds.
+    pub pid: Option<u32>,
+    /// Its GC log.
+    pub gc_log: Option<PathBuf>,
+}
+
+impl ServerProbe {
+    /// The probe of a node started by `deploy/real/cassandra.sh`: its
+    /// folder holds `pid` and `gc.log`.
+    pub fn of_node_dir(dir: &Path) -> Result<ServerProbe, String> {
+        let pid_file = dir.join("pid");
+        let text = std::fs::read_to_string(&pid_file)
+            .map_err(|error| format!("{}: {error}", pid_file.display()))?;
+        let pid = text.trim().parse::<u32>().map_err(|_| {
+            format!(
+                "{}: not a process id: '{}'",
+                pid_file.display(),
+                text.trim()
+            )
+        })?;
+        let gc_log = dir.join("gc.log");
+        Ok(ServerProbe {
+            pid: Some(pid),
+            gc_log: gc_log.exists().then_some(gc_log),
+        })
+    }
+
+    /// The server process's CPU seconds so far; `None` without a pid or
+    /// once the process is gone.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        self.pid
+            .and_then(|pid| process_cpu_seconds(&format!("/proc/{pid}/stat")))
+    }
+}
+
+/// CPU seconds (user + system) of the process whose `stat` file this is.
+pub fn process_cpu_seconds(stat_path: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(stat_path).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces:
+    // count fields after its closing parenthesis.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After ")" come field 3 (state) onwards: utime is field 14, stime 15.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / TICKS_PER_SECOND)
+}
+
+/// How many cores process `pid` may run on (`Cpus_allowed_list` of
+/// `/proc/PID/status`, as `taskset -c` set it).
+pub fn allowed_cores(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let list = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Cpus_allowed_list:"))?;
+    count_cpu_list(list.trim())
+}
+
+/// The number of CPUs in a list such as `0-3,8,10-11`.
+fn count_cpu_list(list: &str) -> Option<u32> {
+    let mut count = 0;
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((first, last)) => {
+                let (first, last): (u32, u32) = (first.parse().ok()?, last.parse().ok()?);
+                count += last.checked_sub(first)? + 1;
+            }
+            None => {
+                part.parse::<u32>().ok()?;
+                count += 1;
+            }
+        }
+    }
+    Some(count)
+}
+
+/// One stop-the-world pause of the GC log.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GcPause {
+    /// Wall time it was logged, seconds since the Unix epoch.
+    pub at_unix_s: f64,
+    /// Its length, milliseconds.
+    pub ms: f64,
+    /// What it was (`Young (Normal)`, `Remark`, `Full`, ...).
+    pub kind: String,
+}
+
+/// The pauses of a `-Xlog:gc*` log between two wall times, and the log's
+/// lines in that window (to store beside the results).
+pub fn gc_pauses(
+    log: &Path,
+    from: SystemTime,
+    to: SystemTime,
+) -> std::io::Result<(Vec<GcPause>, String)> {
+    let text = std::fs::read_to_string(log)?;
+    let from = unix_seconds(from);
+    let to = unix_seconds(to);
+    let mut pauses = Vec::new();
+    let mut lines = String::new();
+    for line in text.lines() {
+        let Some(at) = line_time(line) else {
+            continue;
+        };
+        if at < from || at > to {
+            continue;
+        }
+        lines.push_str(line);
+        lines.push('\n');
+        if let Some(pause) = pause_of(line, at).or_else(|| safepoint_of(line, at)) {
+            pauses.push(pause);
+        }
+    }
+    Ok((pauses, lines))
+}
+
+/// A `Pause ...` line's kind and length: `... GC(12) Pause Young (Normal)
+/// (G1 Evacuation Pause) 1234M->56M(6038M) 12.345ms`.
+fn pause_of(line: &str, at: f64) -> Option<GcPause> {
+    let body = &line[line.find(" Pause ")? + " Pause ".len()..];
+    let ms: f64 = body.strip_suffix("ms")?.rsplit(' ').next()?.parse().ok()?;
+    // The kind: the words before the heap figures (`123M->`) and the
+    // cause (`(G1 Evacuation Pause)`).
+    let words: Vec<&str> = body
+        .split_whitespace()
+        .take_while(|word| !word.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    let words = words.join(" ");
+    let kind = words.split(" (G1").next().unwrap_or("").trim().to_string();
+    Some(GcPause {
+        at_unix_s: at,
+        ms,
+        kind,
+    })
+}
+
+/// A stop-the-world safepoint that is not a collection (`-Xlog:safepoint`):
+/// `... Safepoint "Cleanup", Time since last: ... ns, Reaching safepoint:
+/// ... ns, Cleanup: ... ns, At safepoint: ... ns, Total: 15103113 ns`, as
+/// kind `safepoint Cleanup`, its total (reaching plus at the safepoint:
+/// every application thread stands for all of it). A collection's
+/// safepoint (`G1CollectForAllocation`, `CGC_Operation`, ...) is left out:
+/// its `Pause` line counts it.
+fn safepoint_of(line: &str, at: f64) -> Option<GcPause> {
+    let body = &line[line.find("Safepoint \"")? + "Safepoint \"".len()..];
+    let name = &body[..body.find('"')?];
+    if name.starts_with("G1") || name.starts_with("CGC") || name.starts_with("Collect") {
+        return None;
+    }
+    let total = body.rsplit("Total: ").next()?.strip_suffix(" ns")?;
+    let ns: f64 = total.trim().parse().ok()?;
+    Some(GcPause {
+        at_unix_s: at,
+        ms: ns / 1e6,
+        kind: format!("safepoint {name}"),
+    })
+}
+
+/// The wall time of a log line decorated `[2026-11-28T05:09:41.203+0000]`.
+fn line_time(line: &str) -> Option<f64> {
+    let stamp = line.strip_prefix('[')?.get(..28)?;
+    // 2026-11-28T05:09:41.203+0000
+    let number = |range: std::ops::Range<usize>| stamp.get(range)?.parse::<i64>().ok();
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second, milli) = (
+        number(11..13)?,
+        number(14..16)?,
+        number(17..19)?,
+        number(20..23)?,
+    );
+    let sign = match stamp.get(23..24)? {
+        "+" => 1,
+        "-" => -1,
+        _ => return None,
+    };
+    let offset_minutes = sign * (number(24..26)? * 60 + number(26..28)?);
+    let days = days_from_civil(year, month, day);
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
+    Some(seconds as f64 + milli as f64 / 1000.0)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+/// `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_seconds(time: SystemTime) -> f64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64())
+}
+
+/// The pauses summed up.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GcSummary {
+    /// Stop-the-world pauses.
+    pub pauses: u64,
+    /// Their total, milliseconds.
+    pub total_ms: f64,
+    /// Their mean, milliseconds.
+    pub mean_ms: f64,
+    /// The longest, milliseconds.
+    pub max_ms: f64,
+    /// Mean time between pauses, seconds (over the window).
+    pub mean_interval_s: Option<f64>,
+    /// Per kind: pauses and total milliseconds.
+    pub by_kind: BTreeMap<String, (u64, f64)>,
+}
+
+impl GcSummary {
+    /// The summary of `pauses` over a window of `seconds`.
+    pub fn of(pauses: &[GcPause], seconds: f64) -> GcSummary {
+        let mut summary = GcSummary::default();
+        for pause in pauses {
+            summary.pauses += 1;
+            summary.total_ms += pause.ms;
+            summary.max_ms = summary.max_ms.max(pause.ms);
+            let entry = summary.by_kind.entry(pause.kind.clone()).or_default();
+            entry.0 += 1;
+            entry.1 = round3(entry.1 + pause.ms);
+        }
+        summary.total_ms = round3(summary.total_ms);
+        if summary.pauses > 0 {
+            summary.mean_ms = round3(summary.total_ms / summary.pauses as f64);
+            summary.mean_interval_s = Some(round3(seconds / summary.pauses as f64));
+        }
+        summary
+    }
+}
+
+fn round3(value: f64) -> f64 {
+    sim::metrics::round3(value)
+}
+
+/// One thread pool's counters (`system_views.thread_pools`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct PoolCounters {
+    /// Tasks completed since the node started.
+    pub completed: i64,
+    /// Tasks waiting.
+    pub pending: i32,
+    /// Tasks running.
+    pub active: i32,
+}
+
+/// Every pool's counters, by name.
+pub type Pools = BTreeMap<String, PoolCounters>;
+
+/// Reads `system_views.thread_pools`; `None` where the server has no such
+/// table (Scylla, Cassandra before 4.0).
+pub async fn thread_pools(session: &scylla::client::session::Session) -> Option<Pools> {
+    let result = session
+        .query_unpaged(
+            "SELECT name, completed_tasks, pending_tasks, active_tasks FROM system_views.thread_pools",
+            &[],
+        )
+        .await
+        .ok()?;
+    let rows = result.into_rows_result().ok()?;
+    let mut pools = Pools::new();
+    for row in rows.rows::<(String, i64, i32, i32)>().ok()? {
+        let (name, completed, pending, active) = row.ok()?;
+        pools.insert(
+            name,
+            PoolCounters {
+                completed,
+                pending,
+                active,
+            },
+        );
+    }
+    Some(pools)
+}
+
+/// Tasks each pool completed between two readings (pools that did none
+/// are left out).
+pub fn pool_deltas(before: &Pools, after: &Pools) -> BTreeMap<String, i64> {
+    after
+        .iter()
+        .filter_map(|(name, counters)| {
+            let done = counters.completed - before.get(name).map_or(0, |b| b.completed);
+            (done != 0).then(|| (name.clone(), done))
+        })
+        .collect()
+}
+
+/// Compactions of `keyspace` in `system.compaction_history` since
+/// `since_ms` (Unix milliseconds): count, bytes in, bytes out. `None`
+/// where the table cannot be read.
+pub async fn compactions_since(
+    session: &scylla::client::session::Session,
+    keyspace: &str,
+    since_ms: i64,
+) -> Option<(u64, i64, i64)> {
+    let result = session
+        .query_unpaged(
+            "SELECT keyspace_name, compacted_at, bytes_in, bytes_out FROM system.compaction_history",
+            &[],
+        )
+        .await
+        .ok()?;
+    let rows = result.into_rows_result().ok()?;
+    let mut total = (0u64, 0i64, 0i64);
+    type Row = (
+        Option<String>,
+        Option<scylla::value::CqlTimestamp>,
+        Option<i64>,
+        Option<i64>,
+    );
+    for row in rows.rows::<Row>().ok()? {
+        let (name, at, bytes_in, bytes_out) = row.ok()?;
+        if name.as_deref() == Some(keyspace) && at.is_some_and(|at| at.0 >= since_ms) {
+            total.0 += 1;
+            total.1 += bytes_in.unwrap_or(0);
+            total.2 += bytes_out.unwrap_or(0);
+        }
+    }
+    Some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_g1_pause_line_gives_its_time_kind_and_length() {
+        let line = "[2026-11-28T05:09:41.203+0000][0.005s][2683][2691][info] GC(3) Pause Young (Normal) (G1 Evacuation Pause) 300M->20M(6038M) 12.345ms";
+        let at = line_time(line).unwrap();
+        assert!((at - 1_795_842_581.203).abs() < 1e-6, "{at}");
+        let pause = pause_of(line, at).unwrap();
+        assert_eq!(pause.kind, "Young (Normal)");
+        assert!((pause.ms - 12.345).abs() < 1e-9);
+        let remark = "[2026-11-28T05:09:41.203+0000][1.0s][1][2][info] GC(9) Pause Remark 2100M->2100M(6038M) 3.210ms";
+        assert_eq!(pause_of(remark, at).unwrap().kind, "Remark");
+        let other = "[2026-11-28T05:09:41.203+0000][1.0s][1][2][info] GC(9) Using 2 workers of 2 for evacuation";
+        assert_eq!(pause_of(other, at), None);
+        assert_eq!(safepoint_of(other, at), None);
+        let cleanup = "[2026-11-28T05:30:38.064+0000][241.829s][1][2][info] Safepoint \"Cleanup\", Time since last: 1001478115 ns, Reaching safepoint: 3763539 ns, Cleanup: 97540 ns, At safepoint: 11242034 ns, Total: 15103113 ns";
+        let safepoint = safepoint_of(cleanup, at).unwrap();
+        assert_eq!(safepoint.kind, "safepoint Cleanup");
+        assert!((safepoint.ms - 15.103113).abs() < 1e-9);
+        let collection = "[2026-11-28T05:30:38.064+0000][241.829s][1][2][info] Safepoint \"G1CollectForAllocation\", Time since last: 1 ns, Reaching safepoint: 2 ns, Cleanup: 3 ns, At safepoint: 4 ns, Total: 6 ns";
+        assert_eq!(safepoint_of(collection, at), None);
+    }
+
+    #[test]
+    fn dates_count_days_from_the_epoch() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        let at = line_time("[1970-01-02T01:00:00.500+0100]").unwrap();
+        assert!((at - 86_400.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn this_process_has_cpu_seconds() {
+        let spent = process_cpu_seconds("/proc/self/stat").unwrap();
+        assert!(spent >= 0.0);
+        assert_eq!(process_cpu_seconds("/proc/no-such/stat"), None);
+    }
+
+    #[test]
+    fn cpu_lists_count_their_cores() {
+        assert_eq!(count_cpu_list("1"), Some(1));
+        assert_eq!(count_cpu_list("0-3,8,10-11"), Some(7));
+        assert_eq!(count_cpu_list("3-1"), None);
+        assert_eq!(count_cpu_list("x"), None);
+        assert!(allowed_cores(std::process::id()).is_some_and(|cores| cores >= 1));
+    }
+
+    #[test]
+    fn pauses_sum_by_kind() {
+        let pause = |ms: f64, kind: &str| GcPause {
+            at_unix_s: 0.0,
+            ms,
+            kind: kind.to_string(),
+        };
+        let summary = GcSummary::of(
+            &[
+                pause(10.0, "Young (Normal)"),
+                pause(30.0, "Young (Normal)"),
+                pause(2.0, "Remark"),
+            ],
+            60.0,
+        );
+        assert_eq!(summary.pauses, 3);
+        assert_eq!(summary.total_ms, 42.0);
+        assert_eq!(summary.max_ms, 30.0);
+        assert_eq!(summary.mean_interval_s, Some(20.0));
+        assert_eq!(summary.by_kind["Young (Normal)"], (2, 40.0));
+    }
+}

@@ -1,0 +1,228 @@
+//! What c-s sends for a predefined command (`write`, `read`, `mixed`): the
+//! schema it creates, its two prepared statements, the bytes of a key and of
+//! a row.
+//!
+//! Sources: apache/cassandra `tools/stress` `settings/SettingsSchema.java`
+//! (keyspace `keyspace1`, table `standard1`, `SimpleStrategy` with the
+//! factor of `-schema replication(factor=N)`, default 1; columns `C0`..
+//! `Cn-1` of type blob, n the largest of `-col n=`; no compression unless
+//! `-schema compression=`), `operations/predefined/CqlInsert.java` and
+//! `CqlReader.java` (one INSERT of every generated column, one SELECT of the
+//! row by key). Where this departs from c-s, on purpose:
+//! - a key's bytes are its index in lower-case hexadecimal, zero-padded to
+//!   `keysize=` bytes (c-s derives them from a seeded generator): distinct
+//!   keys stay distinct for up to 16^keysize indexes, and the server hashes
+//!   them to tokens either way;
+//! - a value's bytes come from the process's seeded generator, not from one
+//!   seeded by the key: only their sizes reach the server's work.
+
+use models::cassandra_stress::{self as cs, ConsistencyLevel, StressCommand};
+use rand::Rng;
+use scylla::statement::Consistency;
+
+/// The keyspace c-s's predefined commands use.
+pub const KEYSPACE: &str = "keyspace1";
+/// Their table.
+pub const TABLE: &str = "standard1";
+
+/// A predefined command's schema and statements.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// `cl=` as the driver takes it.
+    pub consistency: Consistency,
+    /// Columns of the table (`C0`..).
+    pub columns: u32,
+    /// `-col n=`.
+    pub column_count: models::distribution::SizeDistribution,
+    /// `-col size=`.
+    pub column_size: models::distribution::SizeDistribution,
+    /// `keysize=`.
+    pub key_size: usize,
+    /// `CREATE KEYSPACE IF NOT EXISTS ...`.
+    pub create_keyspace: String,
+    /// `CREATE TABLE IF NOT EXISTS ...`.
+    pub create_table: String,
+    /// The prepared insert.
+    pub insert: String,
+    /// The prepared read.
+    pub select: String,
+}
+
+impl Workload {
+    /// The workload of `command`, with `replication_factor` for the
+    /// keyspace when the command gives none (the scenario's `[data]` or
+    /// first load's, as `twin run` resolves it). A user profile is refused
+    /// with the reason.
+    pub fn of(command: &str, replication_factor: u32) -> Result<Workload, String> {
+        let parsed = cs::parse(command).map_err(|error| error.to_string())?;
+        if let cs::Operation::User { .. } = parsed.operation {
+            return Err(
+                "`twin real` runs c-s's predefined commands (write, read, mixed); a `user profile=` load is simulated by `twin run` only"
+                    .to_string(),
+            );
+        }
+        Ok(Workload::from_parsed(&parsed, replication_factor))
+    }
+
+    fn from_parsed(parsed: &StressCommand, default_rf: u32) -> Workload {
+        let columns = u32::try_from(*parsed.columns.count.range().end())
+            .unwrap_or(u32::MAX)
+            .max(1);
+        let rf = parsed.replication_factor.unwrap_or(default_rf);
+        let strategy = parsed
+            .replication_strategy
+            .unwrap_or(cs::ReplicationStrategy::SimpleStrategy);
+        let replication = match strategy {
+            cs::ReplicationStrategy::SimpleStrategy => {
+                format!("{{'class': 'SimpleStrategy', 'replication_factor': '{rf}'}}")
+            }
+            cs::ReplicationStrategy::NetworkTopologyStrategy => {
+                format!("{{'class': 'NetworkTopologyStrategy', 'datacenter1': '{rf}'}}")
+            }
+        };
+        let column_defs: Vec<String> = (0..columns).map(|c| format!("\"C{c}\" blob")).collect();
+        let mut options = vec![match parsed.compression {
+            Some(compression) => {
+                format!("compression = {{'class': '{}'}}", compression.class_name())
+            }
+            None => "compression = {'enabled': false}".to_string(),
+        }];
+        if let Some(compaction) = parsed.compaction {
+            let mut fields = vec![format!("'class': '{}'", compaction.class_name())];
+            fields.extend(
+                parsed
+                    .compaction_options
+                    .iter()
+                    .map(|(key, value)| format!("'{key}': '{value}'")),
+            );
+            options.push(format!("compaction = {{{}}}", fields.join(", ")));
+        }
+        let names: Vec<String> = (0..columns).map(|c| format!("\"C{c}\"")).collect();
+        let marks = vec!["?"; columns as usize + 1].join(", ");
+        Workload {
+            consistency: consistency(parsed.consistency),
+            columns,
+            column_count: parsed.columns.count,
+            column_size: parsed.columns.size,
+            key_size: parsed.key_size_bytes as usize,
+            create_keyspace: format!(
+                "CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = {replication} AND durable_writes = true"
+            ),
+            create_table: format!(
+                "CREATE TABLE IF NOT EXISTS {KEYSPACE}.{TABLE} (key blob PRIMARY KEY, {}) WITH {}",
+                column_defs.join(", "),
+                options.join(" AND ")
+            ),
+            insert: format!(
+                "INSERT INTO {KEYSPACE}.{TABLE} (key, {}) VALUES ({marks})",
+                names.join(", ")
+            ),
+            select: format!("SELECT * FROM {KEYSPACE}.{TABLE} WHERE key = ?"),
+        }
+    }
+
+    /// Key `index`'s bytes (see the module doc).
+    pub fn key(&self, index: u64) -> Vec<u8> {
+        let hex = format!("{index:016x}");
+        let mut key = vec![b'0'; self.key_size];
+        let take = hex.len().min(self.key_size);
+        let from = hex.len() - take;
+        key[self.key_size - take..].copy_from_slice(&hex.as_bytes()[from..]);
+        key
+    }
+
+    /// One write's bound values: the key, then each column's bytes, or
+    /// unset past the drawn column count (c-s writes only those); and the
+    /// bytes of values written.
+    pub fn row<R: Rng + ?Sized>(
+        &self,
+        key: u64,
+        rng: &mut R,
+    ) -> (Vec<scylla::value::MaybeUnset<Vec<u8>>>, u64) {
+        use scylla::value::MaybeUnset;
+        let count = self.column_count.sample(rng).min(u64::from(self.columns));
+        let mut values = Vec::with_capacity(self.columns as usize + 1);
+        values.push(MaybeUnset::Set(self.key(key)));
+        let mut bytes = 0;
+        for column in 0..u64::from(self.columns) {
+            if column < count {
+                let size = self.column_size.sample(rng) as usize;
+                let mut value = vec![0u8; size];
+                rng.fill_bytes(&mut value);
+                bytes += size as u64;
+                values.push(MaybeUnset::Set(value));
+            } else {
+                values.push(MaybeUnset::Unset);
+            }
+        }
+        (values, bytes)
+    }
+}
+
+/// c-s's `cl=` as the driver's consistency.
+pub fn consistency(level: ConsistencyLevel) -> Consistency {
+    match level {
+        ConsistencyLevel::Any => Consistency::Any,
+        ConsistencyLevel::One => Consistency::One,
+        ConsistencyLevel::Two => Consistency::Two,
+        ConsistencyLevel::Three => Consistency::Three,
+        ConsistencyLevel::Quorum => Consistency::Quorum,
+        ConsistencyLevel::All => Consistency::All,
+        ConsistencyLevel::LocalQuorum => Consistency::LocalQuorum,
+        ConsistencyLevel::EachQuorum => Consistency::EachQuorum,
+        ConsistencyLevel::LocalOne => Consistency::LocalOne,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn a_default_write_creates_c_s_schema_and_five_34_byte_columns() {
+        let workload = Workload::of("write n=1000 cl=QUORUM", 3).unwrap();
+        assert_eq!(
+            workload.create_keyspace,
+            "CREATE KEYSPACE IF NOT EXISTS keyspace1 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': '3'} AND durable_writes = true"
+        );
+        assert_eq!(
+            workload.create_table,
+            "CREATE TABLE IF NOT EXISTS keyspace1.standard1 (key blob PRIMARY KEY, \"C0\" blob, \"C1\" blob, \"C2\" blob, \"C3\" blob, \"C4\" blob) WITH compression = {'enabled': false}"
+        );
+        assert_eq!(workload.consistency, Consistency::Quorum);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let (values, bytes) = workload.row(7, &mut rng);
+        assert_eq!(values.len(), 6);
+        assert_eq!(bytes, 5 * 34);
+    }
+
+    #[test]
+    fn the_command_s_replication_and_compaction_win_over_the_default() {
+        let workload = Workload::of(
+            "write n=10 -schema 'replication(factor=2)' 'compaction(strategy=LeveledCompactionStrategy)'",
+            1,
+        )
+        .unwrap();
+        assert!(workload
+            .create_keyspace
+            .contains("'replication_factor': '2'"));
+        assert!(workload
+            .create_table
+            .ends_with("compaction = {'class': 'LeveledCompactionStrategy'}"));
+    }
+
+    #[test]
+    fn keys_are_distinct_hex_of_keysize_bytes() {
+        let workload = Workload::of("read n=10", 1).unwrap();
+        assert_eq!(workload.key(1), b"0000000001".to_vec());
+        assert_eq!(workload.key(0xabcdef), b"0000abcdef".to_vec());
+        assert_ne!(workload.key(38_850_000_000), workload.key(38_850_000_001));
+    }
+
+    #[test]
+    fn a_user_profile_is_refused_with_its_reason() {
+        let error = Workload::of("user profile=x.yaml ops(insert=1)", 1).unwrap_err();
+        assert!(error.contains("predefined"), "{error}");
+    }
+}
