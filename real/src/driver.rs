@@ -128,10 +128,10 @@ pub struct LoadContext {
     pub plan: LoadPlan,
     /// Its schema and statements.
     pub workload: Workload,
-    /// The prepared insert.
-    pub insert: PreparedStatement,
-    /// The prepared read.
-    pub select: PreparedStatement,
+    /// The prepared insert, for a load that writes.
+    pub insert: Option<PreparedStatement>,
+    /// The prepared read, for a load that reads.
+    pub select: Option<PreparedStatement>,
     /// The session.
     pub session: Arc<Session>,
     /// Its counts.
@@ -257,14 +257,26 @@ async fn perform(context: &LoadContext, operation: Operation) {
             match &operation.row {
                 Some((values, _)) => context
                     .session
-                    .execute_unpaged(&context.insert, values)
+                    .execute_unpaged(
+                        context
+                            .insert
+                            .as_ref()
+                            .expect("a load that writes prepared its insert"),
+                        values,
+                    )
                     .await
                     .map(|_| 1u64),
                 None => {
                     let key = context.workload.key(operation.key);
                     let result = context
                         .session
-                        .execute_unpaged(&context.select, (key,))
+                        .execute_unpaged(
+                            context
+                                .select
+                                .as_ref()
+                                .expect("a load that reads prepared its read"),
+                            (key,),
+                        )
                         .await?;
                     Ok(result
                         .into_rows_result()

@@ -203,23 +203,19 @@ async fn run_async(
             .await_schema_agreement()
             .await
             .map_err(|error| RealError::Cluster(format!("schema agreement: {error}")))?;
-        let mut insert = session
-            .prepare(workload.insert.as_str())
-            .await
-            .map_err(|error| {
-                RealError::Cluster(format!(
-                    "load `{}`: preparing the insert: {error}",
-                    load.name
-                ))
-            })?;
-        insert.set_consistency(workload.consistency);
-        let mut select = session
-            .prepare(workload.select.as_str())
-            .await
-            .map_err(|error| {
-                RealError::Cluster(format!("load `{}`: preparing the read: {error}", load.name))
-            })?;
-        select.set_consistency(workload.consistency);
+        // Only what the load uses is prepared: a read load runs against a
+        // table written with fewer columns than its own `-col` says.
+        let kinds = load.op_kinds();
+        let insert = if kinds.contains(&sim::load::OpKind::Write) {
+            Some(prepare(&session, &workload.insert, workload, "insert", &load.name).await?)
+        } else {
+            None
+        };
+        let select = if kinds.contains(&sim::load::OpKind::Read) {
+            Some(prepare(&session, &workload.select, workload, "read", &load.name).await?)
+        } else {
+            None
+        };
         prepared.push((insert, select));
     }
 
@@ -423,6 +419,21 @@ impl Reading {
             pools: server::thread_pools(session).await,
         }
     }
+}
+
+/// Prepares one of a load's statements at its consistency level.
+async fn prepare(
+    session: &Session,
+    statement: &str,
+    workload: &Workload,
+    what: &str,
+    load: &str,
+) -> Result<scylla::statement::prepared::PreparedStatement, RealError> {
+    let mut prepared = session.prepare(statement).await.map_err(|error| {
+        RealError::Cluster(format!("load `{load}`: preparing the {what}: {error}"))
+    })?;
+    prepared.set_consistency(workload.consistency);
+    Ok(prepared)
 }
 
 async fn release_version(session: &Session) -> String {

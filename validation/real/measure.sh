@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# The real measurement of validation/REAL.md: every phase, in order, on a
+# new node per repeat, each phase one `twin real` results folder.
+#
+#   validation/real/measure.sh [--repeats N] [--out DIR] [--phases 'P1 P2 C1 ...']
+#
+# Writes DIR (default validation/real/<UTC date>)/repeat-<n>/<phase>/,
+# DIR/machine.txt and DIR/repeat-<n>/protocol.json (the phases as run, with
+# the rates computed from S1-S3, and whether the page cache was dropped).
+# Nothing else may run on the machine meanwhile. Needs root to drop the
+# page cache before the reads from disk (else it says so and records it).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+repeats=3
+out="validation/real/$(date -u +%Y-%m-%d)"
+phases="P1 P2 C1 C2 C3 S1 S2 S3 W25 W50 W80 M25 M50 M80 D25 D50 D80 X25 X50 X80 Z1 L1"
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --repeats) repeats="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --phases) phases="$2"; shift 2 ;;
+    *) echo "measure.sh: unknown argument '$1' (--repeats N, --out DIR, --phases LIST)" >&2; exit 2 ;;
+    esac
+done
+
+export TWIN_REAL_DIR="${TWIN_REAL_DIR:-$PWD/target/real-measure}"
+node=deploy/real/cassandra.sh
+twin=target/release/twin
+cargo build --release --quiet
+mkdir -p "$out"
+{
+    echo "# $(date -u +%FT%TZ)"
+    lscpu
+    echo
+    free -b
+    echo
+    for f in rotational read_ahead_kb scheduler nr_requests; do
+        echo "vda $f: $(cat /sys/block/vda/queue/$f 2>/dev/null || echo ?)"
+    done
+    java -version 2>&1
+    echo "Cassandra $(sed -n 's:.*<cassandra.version>\(.*\)</cassandra.version>.*:\1:p' deploy/real/pom.xml)"
+} >"$out/machine.txt"
+
+trap '"$node" stop >/dev/null 2>&1 || true' EXIT
+
+# Drops the OS page cache; prints true or false.
+drop_cache() {
+    sync
+    if echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; then echo true; else echo false; fi
+}
+
+# The op rate of a finished phase's summary (all op kinds).
+rate_of() {
+    python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(sum(o["ops_per_s"] for o in s["ops"].values()))' "$1/summary.json"
+}
+
+# One phase: writes a one-load scenario and runs it through twin real.
+#   phase ID COMMAND
+run_phase() {
+    local id=$1 command=$2 dir=$3
+    local scenario="$dir/$id.toml"
+    cat >"$scenario" <<EOF
+# validation/REAL.md phase $id, written by validation/real/measure.sh
+name = "real-$id"
+seed = 1
+interval = "1s"
+[cluster]
+preset = "cassandra-3.11"
+nodes = 1
+instance = "i3.4xlarge"
+[[load]]
+name = "$id"
+processes = 1
+command = "$command"
+EOF
+    echo "== $(date -u +%T) phase $id: $command"
+    taskset -c 0 "$twin" real "$scenario" --contact 127.0.0.1 \
+        --server-dir "$TWIN_REAL_DIR/node-1" --out "$dir/$id" >"$dir/$id.log" 2>&1 || {
+        echo "measure.sh: phase $id failed; see $dir/$id.log" >&2
+        tail -n 3 "$dir/$id.log" >&2
+        return 1
+    }
+    grep -E "^Op rate|Latency 99th" "$dir/$id.log" | head -2 | sed 's/^/   /'
+}
+
+wanted() { case " $phases " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+cs="cassandra-stress"
+mode="-mode native cql3"
+for repeat in $(seq 1 "$repeats"); do
+    dir="$out/repeat-$repeat"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    echo "== repeat $repeat of $repeats: a new node"
+    "$node" stop >/dev/null 2>&1 || true
+    "$node" start
+    protocol="$dir/protocol.json"
+    echo "{" >"$protocol"
+    record() { echo "  \"$1\": $2," >>"$protocol"; }
+    # Fresh keys for every write phase: a counter of key ranges.
+    next_key=2000001
+    new_keys() { # N -> seq=a..b
+        local a=$next_key b=$((next_key + $1 - 1))
+        next_key=$((b + 1))
+        echo "seq=$a..$b"
+    }
+    mem="-pop dist=uniform(1..1000000)"
+    disk="-pop dist=uniform(10000001..10500000) -col n=FIXED(1) size=FIXED(4096)"
+
+    wanted P1 && run_phase P1 "$cs write n=1000000 no-warmup cl=ONE -rate threads=50 -pop seq=1..1000000 $mode" "$dir"
+    wanted P2 && run_phase P2 "$cs write n=500000 no-warmup cl=ONE -rate threads=50 -pop seq=10000001..10500000 -col n=FIXED(1) size=FIXED(4096) $mode" "$dir"
+    wanted C1 && run_phase C1 "$cs write no-warmup cl=ONE duration=60s -rate threads=50 limit=5000/s -pop $(new_keys 300000) $mode" "$dir"
+    wanted C2 && run_phase C2 "$cs read no-warmup cl=ONE duration=60s -rate threads=50 limit=3000/s $mem $mode" "$dir"
+    if wanted C3; then
+        record C3_cache_dropped "$(drop_cache)"
+        run_phase C3 "$cs read no-warmup cl=ONE duration=60s -rate threads=50 limit=1000/s $disk $mode" "$dir"
+    fi
+    wanted S1 && run_phase S1 "$cs write no-warmup cl=ONE duration=30s -rate threads=200 -pop $(new_keys 2000000) $mode" "$dir"
+    wanted S2 && run_phase S2 "$cs read no-warmup cl=ONE duration=30s -rate threads=200 $mem $mode" "$dir"
+    if wanted S3; then
+        record S3_cache_dropped "$(drop_cache)"
+        run_phase S3 "$cs read no-warmup cl=ONE duration=30s -rate threads=200 $disk $mode" "$dir"
+    fi
+    s1=$(rate_of "$dir/S1" 2>/dev/null || echo 0)
+    s2=$(rate_of "$dir/S2" 2>/dev/null || echo 0)
+    s3=$(rate_of "$dir/S3" 2>/dev/null || echo 0)
+    sx=$(python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(2/(1/a+1/b) if a>0 and b>0 else 0)" "$s1" "$s2")
+    record S1_ops_per_s "$s1"
+    record S2_ops_per_s "$s2"
+    record S3_ops_per_s "$s3"
+    record X_basis_ops_per_s "$sx"
+    for pct in 25 50 80; do
+        rate() { python3 -c "import sys; print(max(1, round(float(sys.argv[1]) * int(sys.argv[2]) / 100)))" "$1" "$pct"; }
+        if wanted "W$pct"; then
+            run_phase "W$pct" "$cs write no-warmup cl=ONE duration=30s -rate threads=200 limit=$(rate "$s1")/s -pop $(new_keys 1000000) $mode" "$dir"
+        fi
+        if wanted "M$pct"; then
+            run_phase "M$pct" "$cs read no-warmup cl=ONE duration=30s -rate threads=200 limit=$(rate "$s2")/s $mem $mode" "$dir"
+        fi
+        if wanted "D$pct"; then
+            record "D${pct}_cache_dropped" "$(drop_cache)"
+            run_phase "D$pct" "$cs read no-warmup cl=ONE duration=30s -rate threads=200 limit=$(rate "$s3")/s $disk $mode" "$dir"
+        fi
+        if wanted "X$pct"; then
+            run_phase "X$pct" "$cs mixed ratio(write=1,read=1) no-warmup cl=ONE duration=30s -rate threads=200 limit=$(rate "$sx")/s $mem $mode" "$dir"
+        fi
+    done
+    wanted Z1 && run_phase Z1 "$cs write no-warmup cl=ONE duration=60s -rate threads=50 limit=2000/s -pop $(new_keys 120000) -col n=FIXED(1) size=FIXED(4096) $mode" "$dir"
+    wanted L1 && run_phase L1 "$cs write no-warmup cl=ONE duration=10m -rate threads=100 -pop $(new_keys 50000000) $mode" "$dir"
+    echo "  \"repeat\": $repeat" >>"$protocol"
+    echo "}" >>"$protocol"
+    "$node" stop
+    # The node's data is not kept (gigabytes); its logs are.
+    cp "$TWIN_REAL_DIR/node-1/logs/system.log" "$dir/system.log" 2>/dev/null || true
+    gzip -f "$dir/system.log" 2>/dev/null || true
+done
+echo "measured: $out"
