@@ -1,4 +1,5 @@
-//! `twin device`: the NVMe model on its own (`sweep`, `list`).
+//! `twin device`: the NVMe model on its own (`sweep`, `list`), and this
+//! machine's disk measured (`measure`, the `real` crate).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -21,6 +22,40 @@ pub enum DeviceCommand {
     Sweep(SweepArgs),
     /// List the device presets.
     List,
+    /// Measure this machine's disk as fio would (direct I/O, 4 KiB random
+    /// reads and 128 KiB writes over queue depths) and write a device preset.
+    Measure(MeasureArgs),
+}
+
+/// `twin device measure` flags.
+#[derive(Args)]
+pub struct MeasureArgs {
+    /// A folder on the disk to measure (a test file is written there and removed).
+    dir: std::path::PathBuf,
+    /// The test file's size, as 4GiB or 512MiB (larger than the device's cache).
+    #[arg(long, default_value = "4GiB")]
+    size: String,
+    /// Seconds per point.
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    /// Queue depths of the 4 KiB random-read sweep: A..B (powers of two) or a list.
+    #[arg(long, default_value = "1..64")]
+    qd: String,
+    /// Queue depths of the 128 KiB write sweep.
+    #[arg(long, default_value = "1..16")]
+    write_qd: String,
+    /// The preset's name.
+    #[arg(long, default_value = "this-machine")]
+    name: String,
+    /// Write the device preset (TOML) here.
+    #[arg(long)]
+    preset: Option<std::path::PathBuf>,
+    /// Write the sweep (JSON) here.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+    /// Seed of the random offsets.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 /// `twin device sweep` flags.
@@ -58,7 +93,71 @@ pub fn run(command: DeviceCommand) -> ExitCode {
     match command {
         DeviceCommand::Sweep(args) => sweep(args),
         DeviceCommand::List => list(),
+        DeviceCommand::Measure(args) => measure(args),
     }
+}
+
+fn measure(args: MeasureArgs) -> ExitCode {
+    let bad = |flag: &str, message: &str| {
+        eprintln!("twin device measure: {flag}: {message}");
+        ExitCode::from(EXIT_BAD_INPUT)
+    };
+    let size = match units::parse_bytes(&args.size) {
+        Ok(size) => size,
+        Err(error) => return bad("--size", &error.to_string()),
+    };
+    if !(args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 3600.0) {
+        return bad("--seconds", "must be more than 0 and at most 3600");
+    }
+    let read_depths = match parse_qd_list(&args.qd) {
+        Ok(depths) => depths,
+        Err(error) => return bad("--qd", &error),
+    };
+    let write_depths = match parse_qd_list(&args.write_qd) {
+        Ok(depths) => depths,
+        Err(error) => return bad("--write-qd", &error),
+    };
+    if read_depths.iter().chain(&write_depths).any(|&qd| qd > 256) {
+        return bad("--qd", "at most 256 (one thread each)");
+    }
+    let options = real::device::MeasureOptions {
+        dir: args.dir.clone(),
+        size,
+        seconds: args.seconds,
+        read_depths,
+        write_depths,
+        seed: args.seed,
+    };
+    let measurement = match real::device::measure(&options, &|line| crate::say(line)) {
+        Ok(measurement) => measurement,
+        Err(error) => {
+            eprintln!("twin device measure: {}: {error}", args.dir.display());
+            return ExitCode::from(EXIT_ENVIRONMENT);
+        }
+    };
+    if !measurement.fio {
+        crate::say("fio: not installed, so not run beside (Debian: apt-get install fio)");
+    }
+    let date = real::clock::today_utc();
+    let preset = real::device::preset_toml(&args.name, &measurement, &date);
+    let written = (|| -> std::io::Result<()> {
+        if let Some(path) = &args.preset {
+            std::fs::write(path, &preset)?;
+        }
+        if let Some(path) = &args.json {
+            let mut json =
+                serde_json::to_string_pretty(&measurement).map_err(std::io::Error::other)?;
+            json.push('\n');
+            std::fs::write(path, json)?;
+        }
+        Ok(())
+    })();
+    if let Err(error) = written {
+        eprintln!("twin device measure: cannot write the outputs: {error}");
+        return ExitCode::from(EXIT_ENVIRONMENT);
+    }
+    crate::say(preset.trim_end());
+    ExitCode::SUCCESS
 }
 
 fn bad_input(flag: &str, message: &str) -> ExitCode {

@@ -86,6 +86,18 @@ enum Command {
     /// `twin run`, with the server's CPU, GC pauses and thread pools where
     /// it is local or exposes them.
     Real(real_cmd::RealArgs),
+    /// Summarise a stored real measurement (validation/real/<date>, written
+    /// by validation/real/measure.sh): per phase of validation/REAL.md, the
+    /// median and min-max over the repeats of every figure, each marked
+    /// fitted or predicted, and the calibration inputs (CPU per operation,
+    /// G1's eden and pauses, bytes allocated per operation).
+    Measured {
+        /// The measurement's folder.
+        dir: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// The NVMe device model on its own: fio-like sweeps, presets.
     Device {
         #[command(subcommand)]
@@ -155,6 +167,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => plan_cmd::run(args),
         Command::Merge(args) => merge_cmd::run(args),
         Command::Real(args) => real_cmd::run(args),
+        Command::Measured { dir, json } => real_cmd::measured(&dir, json),
         Command::Device { command } => device_cmd::run(command),
         Command::Instance { command } => instance_cmd::run(command),
         Command::Bench {

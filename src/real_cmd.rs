@@ -126,3 +126,26 @@ pub fn run(args: RealArgs) -> ExitCode {
         }
     }
 }
+
+/// Runs `twin measured`.
+pub fn measured(dir: &std::path::Path, json: bool) -> ExitCode {
+    let measurement = match validation::real::load(dir) {
+        Ok(measurement) => measurement,
+        Err(error) => {
+            eprintln!("twin measured: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    if json {
+        match serde_json::to_string_pretty(&validation::real::figures(&measurement)) {
+            Ok(text) => say(&text),
+            Err(error) => {
+                eprintln!("twin measured: {error}");
+                return ExitCode::from(EXIT_ENVIRONMENT);
+            }
+        }
+    } else {
+        say(validation::real::report_text(&measurement).trim_end());
+    }
+    ExitCode::SUCCESS
+}

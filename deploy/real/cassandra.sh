@@ -8,6 +8,9 @@
 #   deploy/real/cassandra.sh kill N                kill -9 node N (1-based), for the fault check
 #   deploy/real/cassandra.sh restart N             start node N again on its data (after kill)
 #   deploy/real/cassandra.sh pid N                 print node N's pid (for `twin real --server-pid`)
+#   deploy/real/cassandra.sh nodetool N ARGS...    Cassandra's nodetool against node N (over local JMX)
+#   deploy/real/cassandra.sh settle N              flush node N's memtables and wait until its
+#                                                  compactions are done (a quiet node between phases)
 #
 # Everything lives under $TWIN_REAL_DIR (default: target/real in this
 # checkout): node-N/ holds the node's cassandra.yaml, data, commitlog, hints,
@@ -189,6 +192,18 @@ jvm_options() {
 EOF
 }
 
+# Cassandra's nodetool (in cassandra-all) against node i's local JMX port,
+# on core 0 beside the client, with a small heap.
+nodetool() {
+    local i=$1
+    shift
+    node_pid "$i" >/dev/null || die "nodetool: node '$i' does not run"
+    # shellcheck disable=SC2046
+    taskset -c 0 java -Xmx256m $(jvm_options "$i" | grep -- '^--add-') -cp "$(classpath)" \
+        -Dcassandra.storagedir="$(node_dir "$i")" -Dlogback.configurationFile="$(node_dir "$i")/logback.xml" \
+        org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7198 + i)) "$@"
+}
+
 # Waits until node i answers on its CQL port, or fails with the log's last
 # error line.
 wait_for_cql() {
@@ -291,7 +306,27 @@ restart)
 pid)
     node_pid "${1:-}" || die "pid: node '${1:-}' does not run"
     ;;
+nodetool)
+    i="${1:-}"
+    shift || true
+    nodetool "$i" "$@"
+    ;;
+settle)
+    i="${1:-}"
+    nodetool "$i" flush
+    # Wait for the flushes' compactions (and any still running) to finish.
+    deadline=$((SECONDS + ${TWIN_REAL_SETTLE_TIMEOUT:-900}))
+    while :; do
+        stats="$(nodetool "$i" compactionstats)"
+        pending="$(echo "$stats" | sed -n 's/^pending tasks:\{0,1\} *\([0-9]*\).*/\1/p' | head -1)"
+        running="$(echo "$stats" | grep -c -E '^ *[0-9a-f]{8}-' || true)"
+        if [ "${pending:-1}" = 0 ] && [ "$running" = 0 ]; then break; fi
+        [ $SECONDS -lt $deadline ] || die "settle: node $i still compacting after ${TWIN_REAL_SETTLE_TIMEOUT:-900}s"
+        sleep 2
+    done
+    echo "node $i settled: memtables flushed, no compaction pending or running"
+    ;;
 *)
-    die "usage: cassandra.sh fetch | start [--nodes 1|3] | stop | status | kill N | restart N | pid N"
+    die "usage: cassandra.sh fetch | start [--nodes 1|3] | stop | status | kill N | restart N | pid N | nodetool N ARGS | settle N"
     ;;
 esac

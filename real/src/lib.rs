@@ -16,6 +16,7 @@
 //! its cluster or kernel.
 
 pub mod clock;
+pub mod device;
 pub mod driver;
 pub mod results;
 pub mod server;
@@ -298,8 +299,13 @@ async fn run_async(
     while ended.len() < plan.loads.len() {
         tokio::select! {
             result = loads.join_next() => {
-                if let Some(Ok(result)) = result {
-                    ended.push(result);
+                match result {
+                    Some(Ok(result)) => ended.push(result),
+                    Some(Err(error)) => {
+                        return Err(RealError::Cluster(format!("a load's task failed: {error}")));
+                    }
+                    // Every task joined: the loop's condition ends it.
+                    None => break,
                 }
             }
             _ = ticker.tick() => {

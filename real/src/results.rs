@@ -259,7 +259,9 @@ impl RealSummary {
             if let Some(pools) = &load.thread_pools {
                 let flushes = pools.get("MemtableFlushWriter").copied().unwrap_or(0);
                 let compactions = pools.get("CompactionExecutor").copied().unwrap_or(0);
-                parts.push(format!("{flushes} flushes, {compactions} compaction tasks"));
+                parts.push(format!(
+                    "{flushes} flush tasks, {compactions} CompactionExecutor tasks"
+                ));
             }
             if !parts.is_empty() {
                 let _ = writeln!(out, "  load `{name}`: {}", parts.join(", "));

@@ -60,6 +60,14 @@ rate_of() {
 run_phase() {
     local id=$1 command=$2 dir=$3
     local scenario="$dir/$id.toml"
+    # Each phase starts from a quiet node: memtables flushed, compactions
+    # done (REAL.md); the page cache is dropped after, where the phase asks.
+    local settle_start=$SECONDS
+    "$node" settle 1 >/dev/null
+    record "${id}_settle_s" "$((SECONDS - settle_start))"
+    if [ "${drop:-}" = "$id" ]; then
+        record "${id}_cache_dropped" "$(drop_cache)"
+    fi
     cat >"$scenario" <<EOF
 # validation/REAL.md phase $id, written by validation/real/measure.sh
 name = "real-$id"
@@ -100,26 +108,34 @@ for repeat in $(seq 1 "$repeats"); do
     record() { echo "  \"$1\": $2," >>"$protocol"; }
     # Fresh keys for every write phase: a counter of key ranges.
     next_key=2000001
-    new_keys() { # N -> seq=a..b
+    # new_keys N: sets $keys to the next N unused keys, `seq=a..b` (not
+    # in a command substitution, whose subshell would lose the counter).
+    new_keys() {
         local a=$next_key b=$((next_key + $1 - 1))
         next_key=$((b + 1))
-        echo "seq=$a..$b"
+        keys="seq=$a..$b"
     }
     mem="-pop dist=uniform(1..1000000)"
     disk="-pop dist=uniform(10000001..10500000) -col n=FIXED(1) size=FIXED(4096)"
 
     wanted P1 && run_phase P1 "$cs write n=1000000 no-warmup cl=ONE -rate threads=50 -pop seq=1..1000000 $mode" "$dir"
     wanted P2 && run_phase P2 "$cs write n=500000 no-warmup cl=ONE -rate threads=50 -pop seq=10000001..10500000 -col n=FIXED(1) size=FIXED(4096) $mode" "$dir"
-    wanted C1 && run_phase C1 "$cs write no-warmup cl=ONE duration=60s -rate threads=50 limit=5000/s -pop $(new_keys 300000) $mode" "$dir"
+    if wanted C1; then
+        new_keys 300000
+        run_phase C1 "$cs write no-warmup cl=ONE duration=60s -rate threads=50 limit=5000/s -pop $keys $mode" "$dir"
+    fi
     wanted C2 && run_phase C2 "$cs read no-warmup cl=ONE duration=60s -rate threads=50 limit=3000/s $mem $mode" "$dir"
     if wanted C3; then
-        record C3_cache_dropped "$(drop_cache)"
+        drop=C3
         run_phase C3 "$cs read no-warmup cl=ONE duration=60s -rate threads=50 limit=1000/s $disk $mode" "$dir"
     fi
-    wanted S1 && run_phase S1 "$cs write no-warmup cl=ONE duration=30s -rate threads=200 -pop $(new_keys 2000000) $mode" "$dir"
+    if wanted S1; then
+        new_keys 2000000
+        run_phase S1 "$cs write no-warmup cl=ONE duration=30s -rate threads=200 -pop $keys $mode" "$dir"
+    fi
     wanted S2 && run_phase S2 "$cs read no-warmup cl=ONE duration=30s -rate threads=200 $mem $mode" "$dir"
     if wanted S3; then
-        record S3_cache_dropped "$(drop_cache)"
+        drop=S3
         run_phase S3 "$cs read no-warmup cl=ONE duration=30s -rate threads=200 $disk $mode" "$dir"
     fi
     s1=$(rate_of "$dir/S1" 2>/dev/null || echo 0)
@@ -133,21 +149,28 @@ for repeat in $(seq 1 "$repeats"); do
     for pct in 25 50 80; do
         rate() { python3 -c "import sys; print(max(1, round(float(sys.argv[1]) * int(sys.argv[2]) / 100)))" "$1" "$pct"; }
         if wanted "W$pct"; then
-            run_phase "W$pct" "$cs write no-warmup cl=ONE duration=30s -rate threads=200 limit=$(rate "$s1")/s -pop $(new_keys 1000000) $mode" "$dir"
+            new_keys 1000000
+            run_phase "W$pct" "$cs write no-warmup cl=ONE duration=30s -rate threads=200 limit=$(rate "$s1")/s -pop $keys $mode" "$dir"
         fi
         if wanted "M$pct"; then
             run_phase "M$pct" "$cs read no-warmup cl=ONE duration=30s -rate threads=200 limit=$(rate "$s2")/s $mem $mode" "$dir"
         fi
         if wanted "D$pct"; then
-            record "D${pct}_cache_dropped" "$(drop_cache)"
+            drop="D$pct"
             run_phase "D$pct" "$cs read no-warmup cl=ONE duration=30s -rate threads=200 limit=$(rate "$s3")/s $disk $mode" "$dir"
         fi
         if wanted "X$pct"; then
             run_phase "X$pct" "$cs mixed ratio(write=1,read=1) no-warmup cl=ONE duration=30s -rate threads=200 limit=$(rate "$sx")/s $mem $mode" "$dir"
         fi
     done
-    wanted Z1 && run_phase Z1 "$cs write no-warmup cl=ONE duration=60s -rate threads=50 limit=2000/s -pop $(new_keys 120000) -col n=FIXED(1) size=FIXED(4096) $mode" "$dir"
-    wanted L1 && run_phase L1 "$cs write no-warmup cl=ONE duration=10m -rate threads=100 -pop $(new_keys 50000000) $mode" "$dir"
+    if wanted Z1; then
+        new_keys 120000
+        run_phase Z1 "$cs write no-warmup cl=ONE duration=60s -rate threads=50 limit=2000/s -pop $keys -col n=FIXED(1) size=FIXED(4096) $mode" "$dir"
+    fi
+    if wanted L1; then
+        new_keys 50000000
+        run_phase L1 "$cs write no-warmup cl=ONE duration=10m -rate threads=100 -pop $keys $mode" "$dir"
+    fi
     echo "  \"repeat\": $repeat" >>"$protocol"
     echo "}" >>"$protocol"
     "$node" stop

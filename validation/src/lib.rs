@@ -20,6 +20,7 @@ pub mod charts;
 pub mod plan;
 pub mod plan_score;
 pub mod published;
+pub mod real;
 pub mod regress;
 pub mod scorecard;
 pub mod shard;

@@ -1,0 +1,493 @@
+//! A stored real measurement (`validation/real/<date>/`, written by
+//! `validation/real/measure.sh` as `validation/REAL.md` names its phases):
+//! every figure of every phase over the repeats, each marked by what
+//! REAL.md allows it to be used for, and the calibration inputs the
+//! calibration phases give (CPU per operation, G1's eden and pauses, the
+//! bytes allocated per operation).
+//!
+//! Reads only what `twin real` wrote: each phase's `summary.json`, its
+//! `server/gc.log` and, for the 10-minute run, its HDR log (per-minute
+//! throughput and p99). Nothing here runs the twin; the real scorecard puts
+//! these figures beside the twin's.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// What REAL.md lets a phase's figures be used for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Basis {
+    /// A calibration phase (C1-C3): its CPU per operation and GC figures
+    /// may be fitted; its latencies are shown, never compared.
+    Fitted,
+    /// A prediction phase: never fitted, compared with the twin.
+    Predicted,
+    /// Population (P1, P2): neither.
+    Setup,
+}
+
+/// The basis of a phase by its REAL.md id.
+pub fn basis(phase: &str) -> Basis {
+    match phase.as_bytes().first() {
+        Some(b'C') => Basis::Fitted,
+        Some(b'P') => Basis::Setup,
+        _ => Basis::Predicted,
+    }
+}
+
+/// One figure of one phase, one value per repeat that measured it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figure {
+    /// REAL.md's phase id (`W50`, `C1`, ...).
+    pub phase: String,
+    /// What: `write ops/s`, `read p99 ms`, `server CPU us/op`, ...
+    pub name: String,
+    /// What it may be used for.
+    pub basis: Basis,
+    /// One value per repeat, in repeat order.
+    pub values: Vec<f64>,
+}
+
+impl Figure {
+    /// The median over the repeats (the mean of the middle two for an even
+    /// count).
+    pub fn median(&self) -> f64 {
+        median(&self.values)
+    }
+
+    /// The smallest and largest value.
+    pub fn range(&self) -> (f64, f64) {
+        let min = self.values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = self
+            .values
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        (min, max)
+    }
+
+    /// (max - min) / median: the run-to-run spread.
+    pub fn spread(&self) -> f64 {
+        let (min, max) = self.range();
+        let median = self.median();
+        if median == 0.0 {
+            0.0
+        } else {
+            (max - min) / median
+        }
+    }
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// One phase of one repeat, as stored.
+#[derive(Clone, Debug)]
+pub struct PhaseRun {
+    /// Its `summary.json`.
+    pub summary: serde_json::Value,
+    /// Its `server/gc.log`, where stored.
+    pub gc_log: Option<String>,
+    /// Its folder.
+    pub dir: PathBuf,
+}
+
+/// A stored measurement: per repeat, per phase.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Repeat number -> phase id -> run.
+    pub repeats: BTreeMap<u32, BTreeMap<String, PhaseRun>>,
+}
+
+/// Reads `dir` (`repeat-<n>/<phase>/summary.json` and beside it).
+pub fn load(dir: &Path) -> Result<Measurement, String> {
+    let read_dir = |path: &Path| {
+        std::fs::read_dir(path).map_err(|error| format!("{}: {error}", path.display()))
+    };
+    let mut repeats = BTreeMap::new();
+    for entry in read_dir(dir)? {
+        let entry = entry.map_err(|error| format!("{}: {error}", dir.display()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(number) = name
+            .strip_prefix("repeat-")
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let mut phases = BTreeMap::new();
+        for phase in read_dir(&entry.path())? {
+            let phase = phase.map_err(|error| format!("{name}: {error}"))?;
+            let path = phase.path();
+            let summary_path = path.join("summary.json");
+            if !summary_path.is_file() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&summary_path)
+                .map_err(|error| format!("{}: {error}", summary_path.display()))?;
+            let summary: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|error| format!("{}: {error}", summary_path.display()))?;
+            if summary["kind"] != "real" {
+                return Err(format!(
+                    "{}: not a `twin real` summary (no \"kind\": \"real\")",
+                    summary_path.display()
+                ));
+            }
+            let gc_log = std::fs::read_to_string(path.join("server").join("gc.log")).ok();
+            phases.insert(
+                phase.file_name().to_string_lossy().into_owned(),
+                PhaseRun {
+                    summary,
+                    gc_log,
+                    dir: path,
+                },
+            );
+        }
+        if !phases.is_empty() {
+            repeats.insert(number, phases);
+        }
+    }
+    if repeats.is_empty() {
+        return Err(format!(
+            "{}: no repeat-<n>/<phase>/summary.json (a folder written by validation/real/measure.sh)",
+            dir.display()
+        ));
+    }
+    Ok(Measurement {
+        dir: dir.to_path_buf(),
+        repeats,
+    })
+}
+
+/// What the GC log of one phase says about G1 on this machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct GcFacts {
+    /// Young pauses.
+    pub young_pauses: u64,
+    /// Their median, ms.
+    pub young_median_ms: f64,
+    /// Their longest, ms.
+    pub young_max_ms: f64,
+    /// Eden at each young pause (regions before the pause x the region
+    /// size), mean, MiB.
+    pub eden_mib: f64,
+    /// Eden collected over the phase, MiB: what the phase allocated, give
+    /// or take the eden in use at its ends.
+    pub collected_mib: f64,
+}
+
+/// G1's region size when the log does not say: `-XX:G1HeapRegionSize=16m`,
+/// as `deploy/real/cassandra.sh` starts the node (Cassandra's option).
+pub const REGION_MIB: f64 = 16.0;
+
+/// Reads a phase's `-Xlog:gc*` lines: young pauses and eden.
+pub fn gc_facts(log: &str) -> GcFacts {
+    let mut pauses = Vec::new();
+    let mut eden_before = Vec::new();
+    for line in log.lines() {
+        if let Some(rest) = line.split("] ").last() {
+            if let Some(regions) = rest
+                .split_once("Eden regions: ")
+                .and_then(|(_, regions)| regions.split("->").next())
+                .and_then(|before| before.trim().parse::<f64>().ok())
+            {
+                eden_before.push(regions);
+            }
+            if rest.contains("Pause Young") {
+                if let Some(ms) = rest
+                    .strip_suffix("ms")
+                    .and_then(|body| body.rsplit(' ').next())
+                    .and_then(|ms| ms.parse::<f64>().ok())
+                {
+                    pauses.push(ms);
+                }
+            }
+        }
+    }
+    let collected: f64 = eden_before.iter().sum::<f64>() * REGION_MIB;
+    GcFacts {
+        young_pauses: pauses.len() as u64,
+        young_median_ms: if pauses.is_empty() {
+            0.0
+        } else {
+            median(&pauses)
+        },
+        young_max_ms: pauses.iter().copied().fold(0.0, f64::max),
+        eden_mib: if eden_before.is_empty() {
+            0.0
+        } else {
+            collected / eden_before.len() as f64
+        },
+        collected_mib: collected,
+    }
+}
+
+/// Every figure of the measurement (see the module doc), phases in
+/// REAL.md's order.
+pub fn figures(measurement: &Measurement) -> Vec<Figure> {
+    let mut figures: BTreeMap<(usize, String, String), Figure> = BTreeMap::new();
+    let mut add = |phase: &str, name: String, value: f64| {
+        if !value.is_finite() {
+            return;
+        }
+        let key = (phase_order(phase), phase.to_string(), name.clone());
+        figures
+            .entry(key)
+            .or_insert_with(|| Figure {
+                phase: phase.to_string(),
+                name,
+                basis: basis(phase),
+                values: Vec::new(),
+            })
+            .values
+            .push(value);
+    };
+    for phases in measurement.repeats.values() {
+        for (phase, run) in phases {
+            let summary = &run.summary;
+            let mut total_rate = 0.0;
+            let mut answered = 0.0;
+            if let Some(ops) = summary["ops"].as_object() {
+                for (op, figures) in ops {
+                    let rate = figures["ops_per_s"].as_f64().unwrap_or(0.0);
+                    total_rate += rate;
+                    answered += figures["count"].as_f64().unwrap_or(0.0);
+                    add(phase, format!("{op} ops/s"), rate);
+                    for (key, label) in [
+                        ("p50", "p50"),
+                        ("p95", "p95"),
+                        ("p99", "p99"),
+                        ("p999", "p99.9"),
+                    ] {
+                        if let Some(ms) = figures["latency_ms"][key].as_f64() {
+                            add(phase, format!("{op} {label} ms"), ms);
+                        }
+                    }
+                }
+            }
+            if summary["ops"].as_object().is_some_and(|ops| ops.len() > 1) {
+                add(phase, "total ops/s".into(), total_rate);
+            }
+            let server = &summary["load_server"][phase.as_str()];
+            if let Some(per_op) = server["cpu_us_per_op"].as_f64() {
+                add(phase, "server CPU us/op".into(), per_op);
+            }
+            if let Some(pools) = server["thread_pools"].as_object() {
+                for (pool, label) in [
+                    ("MemtableFlushWriter", "flush tasks"),
+                    ("CompactionExecutor", "CompactionExecutor tasks"),
+                ] {
+                    add(
+                        phase,
+                        label.into(),
+                        pools.get(pool).and_then(|v| v.as_f64()).unwrap_or(0.0),
+                    );
+                }
+            }
+            if let Some(log) = &run.gc_log {
+                let facts = gc_facts(log);
+                add(phase, "young GC pauses".into(), facts.young_pauses as f64);
+                if facts.young_pauses > 0 {
+                    add(phase, "young pause median ms".into(), facts.young_median_ms);
+                    add(phase, "young pause max ms".into(), facts.young_max_ms);
+                    add(phase, "eden MiB".into(), facts.eden_mib);
+                    if answered > 0.0 {
+                        add(
+                            phase,
+                            "allocated KiB/op".into(),
+                            facts.collected_mib * 1024.0 / answered,
+                        );
+                    }
+                }
+            }
+            if phase == "L1" {
+                if let Ok(minutes) = per_minute(&run.dir.join("hdr").join("L1-write.hlog")) {
+                    for (minute, (rate, p99)) in minutes.iter().enumerate() {
+                        add(
+                            phase,
+                            format!("minute {:02} write ops/s", minute + 1),
+                            *rate,
+                        );
+                        add(
+                            phase,
+                            format!("minute {:02} write p99 ms", minute + 1),
+                            *p99,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    figures.into_values().collect()
+}
+
+/// REAL.md's order of the phases (unknown ids last, by name).
+fn phase_order(phase: &str) -> usize {
+    const ORDER: [&str; 22] = [
+        "P1", "P2", "C1", "C2", "C3", "S1", "S2", "S3", "W25", "W50", "W80", "M25", "M50", "M80",
+        "D25", "D50", "D80", "X25", "X50", "X80", "Z1", "L1",
+    ];
+    ORDER
+        .iter()
+        .position(|id| *id == phase)
+        .unwrap_or(ORDER.len())
+}
+
+/// Throughput and p99 (ms) of each whole minute of an HDR interval log.
+pub fn per_minute(path: &Path) -> Result<Vec<(f64, f64)>, String> {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+
+    let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    let mut deserializer = Deserializer::new();
+    let mut minutes: Vec<hdrhistogram::Histogram<u64>> = Vec::new();
+    let mut last_end = 0.0f64;
+    for entry in IntervalLogIterator::new(&bytes) {
+        let entry = entry.map_err(|error| format!("{}: {error:?}", path.display()))?;
+        let LogEntry::Interval(interval) = entry else {
+            continue;
+        };
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(interval.encoded_histogram())
+            .map_err(|error| format!("{}: {error}", path.display()))?;
+        let histogram: hdrhistogram::Histogram<u64> =
+            deserializer
+                .deserialize(&mut &decoded[..])
+                .map_err(|error| format!("{}: {error:?}", path.display()))?;
+        let start = interval.start_timestamp().as_secs_f64();
+        last_end = last_end.max(start + interval.duration().as_secs_f64());
+        let minute = (start / 60.0) as usize;
+        while minutes.len() <= minute {
+            minutes.push(
+                hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3)
+                    .map_err(|error| format!("{error:?}"))?,
+            );
+        }
+        minutes[minute]
+            .add(&histogram)
+            .map_err(|error| format!("{}: {error:?}", path.display()))?;
+    }
+    // The log's times run from the run's start, which the load began at;
+    // only whole minutes are reported.
+    let whole = (last_end / 60.0).floor() as usize;
+    Ok(minutes
+        .iter()
+        .take(whole)
+        .map(|histogram| {
+            (
+                histogram.len() as f64 / 60.0,
+                histogram.value_at_quantile(0.99) as f64 / 1000.0,
+            )
+        })
+        .collect())
+}
+
+/// The measurement as a table: phase, figure, basis, median, min-max,
+/// spread; the calibration inputs first.
+pub fn report_text(measurement: &Measurement) -> String {
+    use std::fmt::Write as _;
+    let figures = figures(measurement);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Real measurement {}: {} repeat(s)",
+        measurement.dir.display(),
+        measurement.repeats.len()
+    );
+    let _ = writeln!(
+        out,
+        "{:<5} {:<26} {:<9} {:>11} {:>25} {:>7}",
+        "phase", "figure", "basis", "median", "min - max", "spread"
+    );
+    for basis in [Basis::Fitted, Basis::Predicted, Basis::Setup] {
+        for figure in figures.iter().filter(|figure| figure.basis == basis) {
+            let (min, max) = figure.range();
+            let _ = writeln!(
+                out,
+                "{:<5} {:<26} {:<9} {:>11.3} {:>12.3} - {:<10.3} {:>6.1}%",
+                figure.phase,
+                figure.name,
+                match figure.basis {
+                    Basis::Fitted => "fitted",
+                    Basis::Predicted => "predicted",
+                    Basis::Setup => "setup",
+                },
+                figure.median(),
+                min,
+                max,
+                figure.spread() * 100.0
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_are_fitted_predicted_or_setup_as_real_md_names_them() {
+        assert_eq!(basis("C1"), Basis::Fitted);
+        assert_eq!(basis("P2"), Basis::Setup);
+        for phase in ["S1", "W25", "M80", "D50", "X25", "Z1", "L1"] {
+            assert_eq!(basis(phase), Basis::Predicted, "{phase}");
+        }
+    }
+
+    #[test]
+    fn medians_ranges_and_spreads() {
+        let figure = Figure {
+            phase: "W50".into(),
+            name: "write ops/s".into(),
+            basis: Basis::Predicted,
+            values: vec![10.0, 12.0, 11.0],
+        };
+        assert_eq!(figure.median(), 11.0);
+        assert_eq!(figure.range(), (10.0, 12.0));
+        assert!((figure.spread() - 2.0 / 11.0).abs() < 1e-12);
+        assert_eq!(median(&[1.0, 2.0, 3.0, 4.0]), 2.5);
+    }
+
+    #[test]
+    fn a_gc_log_gives_pauses_eden_and_what_was_collected() {
+        let log = "\
+[2026-11-28T05:51:03.641+0000][132.185s][1][2][info] GC(47) Pause Young (Normal) (G1 Evacuation Pause)
+[2026-11-28T05:51:03.885+0000][132.430s][1][2][info] GC(47) Eden regions: 91->0(67)
+[2026-11-28T05:51:03.885+0000][132.430s][1][2][info] GC(47) Pause Young (Normal) (G1 Evacuation Pause) 4558M->3461M(6048M) 244.249ms
+[2026-11-28T05:51:05.885+0000][134.430s][1][2][info] GC(48) Eden regions: 67->0(67)
+[2026-11-28T05:51:05.885+0000][134.430s][1][2][info] GC(48) Pause Young (Normal) (G1 Evacuation Pause) 4558M->3461M(6048M) 100.000ms
+[2026-11-28T05:51:06.000+0000][135.000s][1][2][info] Safepoint \"Cleanup\", Total: 15103113 ns
+";
+        let facts = gc_facts(log);
+        assert_eq!(facts.young_pauses, 2);
+        assert!((facts.young_median_ms - 172.1245).abs() < 1e-9);
+        assert_eq!(facts.young_max_ms, 244.249);
+        assert_eq!(facts.collected_mib, 158.0 * 16.0);
+        assert_eq!(facts.eden_mib, 79.0 * 16.0);
+    }
+
+    #[test]
+    fn a_folder_without_repeats_is_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("twin-real-empty-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let error = load(&dir).unwrap_err();
+        assert!(
+            error.contains("no repeat-<n>/<phase>/summary.json"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(load(Path::new("/no/such/folder")).is_err());
+    }
+}
