@@ -379,14 +379,8 @@ async fn run_async(
         load_runs.push(LoadRun {
             stats,
             window_s: window,
-            server_cpu_s: after
-                .server_cpu_s
-                .zip(before.server_cpu_s)
-                .map(|(a, b)| a - b),
-            client_cpu_s: after
-                .client_cpu_s
-                .zip(before.client_cpu_s)
-                .map(|(a, b)| a - b),
+            server_cpu_s: after.server_cpu_since(&before),
+            client_cpu_s: after.client_cpu_since(&before),
             pools: after
                 .pools
                 .as_ref()
@@ -418,6 +412,16 @@ struct Reading {
 }
 
 impl Reading {
+    /// The server's CPU seconds since `before`, where both readings have them.
+    fn server_cpu_since(&self, before: &Reading) -> Option<f64> {
+        Some(self.server_cpu_s? - before.server_cpu_s?)
+    }
+
+    /// This process's CPU seconds since `before`.
+    fn client_cpu_since(&self, before: &Reading) -> Option<f64> {
+        Some(self.client_cpu_s? - before.client_cpu_s?)
+    }
+
     async fn take(session: &Session, probe: &ServerProbe) -> Reading {
         Reading {
             server_cpu_s: probe.cpu_seconds(),
@@ -473,14 +477,8 @@ fn report_interval(
     let mut row = IntervalRow {
         time_s: to.as_secs_f64(),
         length_s: length,
-        server_cpu_s: after
-            .server_cpu_s
-            .zip(before.server_cpu_s)
-            .map(|(a, b)| a - b),
-        client_cpu_s: after
-            .client_cpu_s
-            .zip(before.client_cpu_s)
-            .map(|(a, b)| a - b),
+        server_cpu_s: after.server_cpu_since(before),
+        client_cpu_s: after.client_cpu_since(before),
         server_pending: after
             .pools
             .as_ref()
