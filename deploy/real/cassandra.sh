@@ -11,6 +11,8 @@
 #   deploy/real/cassandra.sh nodetool N ARGS...    Cassandra's nodetool against node N (over local JMX)
 #   deploy/real/cassandra.sh settle N              flush node N's memtables and wait until its
 #                                                  compactions are done (a quiet node between phases)
+#   deploy/real/cassandra.sh spin-cost [RUNS]      what a spinning worker's 10-us parks cost on the
+#                                                  server's cores (ParkSpin.java; no node needed)
 #
 # Everything lives under $TWIN_REAL_DIR (default: target/real in this
 # checkout): node-N/ holds the node's cassandra.yaml, data, commitlog, hints,
@@ -283,6 +285,13 @@ stop)
             echo "node $i stopped"
         fi
         rm -f "$(node_dir "$i")/pid"
+    done
+    ;;
+spin-cost)
+    runs="${1:-3}"
+    for _ in $(seq 1 "$runs"); do
+        taskset -c "${TWIN_REAL_CORES:-$(cores_default)}" java "$here/ParkSpin.java" 5 ||
+            die "spin-cost: java ParkSpin.java failed"
     done
     ;;
 status)

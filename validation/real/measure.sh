@@ -2,7 +2,9 @@
 # The real measurement of validation/REAL.md: every phase, in order, on a
 # new node per repeat, each phase one `twin real` results folder.
 #
-#   validation/real/measure.sh [--repeats N] [--out DIR] [--phases 'P1 P2 C1 ...']
+#   validation/real/measure.sh [--repeats N] [--first K] [--out DIR] [--phases 'P1 P2 C1 ...']
+#
+# --first K runs repeats K..N only (a repeat added to a stored measurement).
 #
 # Writes DIR (default validation/real/<UTC date>)/repeat-<n>/<phase>/,
 # DIR/machine.txt and DIR/repeat-<n>/protocol.json (the phases as run, with
@@ -13,14 +15,16 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 repeats=3
+first=1
 out="validation/real/$(date -u +%Y-%m-%d)"
 phases="P1 P2 C1 C2 C3 S1 S2 S3 W25 W50 W80 M25 M50 M80 D25 D50 D80 X25 X50 X80 Z1 L1"
 while [ $# -gt 0 ]; do
     case "$1" in
     --repeats) repeats="$2"; shift 2 ;;
+    --first) first="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --phases) phases="$2"; shift 2 ;;
-    *) echo "measure.sh: unknown argument '$1' (--repeats N, --out DIR, --phases LIST)" >&2; exit 2 ;;
+    *) echo "measure.sh: unknown argument '$1' (--repeats N, --first K, --out DIR, --phases LIST)" >&2; exit 2 ;;
     esac
 done
 
@@ -29,7 +33,8 @@ node=deploy/real/cassandra.sh
 twin=target/release/twin
 cargo build --release --quiet
 mkdir -p "$out"
-{
+# A repeat added later keeps the first repeat's machine record.
+[ "$first" -gt 1 ] && [ -f "$out/machine.txt" ] || {
     echo "# $(date -u +%FT%TZ)"
     lscpu
     echo
@@ -96,7 +101,7 @@ wanted() { case " $phases " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 cs="cassandra-stress"
 mode="-mode native cql3"
-for repeat in $(seq 1 "$repeats"); do
+for repeat in $(seq "$first" "$repeats"); do
     dir="$out/repeat-$repeat"
     rm -rf "$dir"
     mkdir -p "$dir"
