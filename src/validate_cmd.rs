@@ -56,6 +56,17 @@ pub struct ValidateArgs {
     /// come with the merge).
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
+    /// The real scorecard instead: a stored real measurement (default: the
+    /// newest under validation/real/) against the twin on its machine
+    /// (validation/REAL.md); --json, --out and --phase apply.
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    real: Option<Option<PathBuf>>,
+    /// With --real: the machine's twin description.
+    #[arg(long, default_value = "validation/real/machine.toml")]
+    machine: PathBuf,
+    /// With --real: only these phases (REAL.md ids; may repeat).
+    #[arg(long = "phase")]
+    phases: Vec<String>,
 }
 
 /// What the scorecard needs besides the cases' results (a part's header).
@@ -70,6 +81,9 @@ struct Header {
 /// Runs `twin validate`.
 #[allow(clippy::disallowed_methods)] // wall time for the scorecard's timings only
 pub fn run(args: ValidateArgs) -> ExitCode {
+    if let Some(dir) = &args.real {
+        return run_real(&args, dir.as_deref());
+    }
     let started = std::time::Instant::now();
     let sets = match crate::parse_sets(&args.sets) {
         Ok(sets) => sets,
@@ -298,4 +312,66 @@ fn finish(
         say("--require: every figure that passed in the baseline still passes");
     }
     ExitCode::SUCCESS
+}
+
+/// `twin validate --real [DIR]`: the real scorecard.
+fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
+    let measurement = if let Some(dir) = dir {
+        dir.to_path_buf()
+    } else {
+        match newest_measurement(std::path::Path::new("validation/real")) {
+            Some(dir) => dir,
+            None => {
+                eprintln!("twin validate --real: no measurement under validation/real/ (a folder with repeat-<n>/; validation/real/measure.sh writes one)");
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        }
+    };
+    let options = validation::real_score::RealScoreOptions {
+        measurement,
+        machine: args.machine.clone(),
+        out: args.out.join("real"),
+        phases: args.phases.clone(),
+    };
+    let card = match validation::real_score::score(&options, &mut |phase| {
+        eprintln!("twin validate --real: phase {phase} in the twin");
+    }) {
+        Ok(card) => card,
+        Err(error) => {
+            eprintln!("twin validate --real: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    print!("{}", validation::real_score::scorecard_text(&card));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&card).expect("a scorecard serializes");
+        if let Err(error) = std::fs::write(path, text + "\n") {
+            eprintln!("twin validate --real: {}: {error}", path.display());
+            return ExitCode::from(EXIT_ENVIRONMENT);
+        }
+    }
+    say(&format!(
+        "twin runs and their scenarios: {}",
+        options.out.display()
+    ));
+    ExitCode::SUCCESS
+}
+
+/// The newest measurement folder under `root` (names are dates, so the
+/// greatest name) that has a `repeat-<n>` folder.
+fn newest_measurement(root: &std::path::Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            std::fs::read_dir(path).is_ok_and(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .any(|entry| entry.file_name().to_string_lossy().starts_with("repeat-"))
+            })
+        })
+        .collect();
+    found.sort();
+    found.pop()
 }

@@ -244,6 +244,10 @@ pub enum CpuWork {
     IndexParse {
         /// Bytes of index read.
         bytes: u64,
+        /// Whether the page came from the device (false: Cassandra's OS
+        /// page cache had it); the kernel's work for a miss is priced
+        /// apart (`models::cost::CostTable::page_miss_ns`).
+        from_device: bool,
     },
     /// Parse the row a read brought in from an SSTable's data (from disk or,
     /// for Cassandra, the OS page cache): decompress its chunk, decode the
@@ -254,6 +258,9 @@ pub enum CpuWork {
         /// Bytes of compressed chunk decompressed (0 if the table is
         /// uncompressed).
         decompress_bytes: u64,
+        /// Whether the row came from the device (false: the OS page
+        /// cache had it).
+        from_device: bool,
     },
     /// Take an internode message off the connection: the RPC layer's
     /// deserialization and dispatch to its handler on this shard.
@@ -619,10 +626,14 @@ mod tests {
         let work = [
             CpuWork::WriteRequest { mutation_bytes: 1 },
             CpuWork::ReadRequest { sstables: 1 },
-            CpuWork::IndexParse { bytes: 1 },
+            CpuWork::IndexParse {
+                bytes: 1,
+                from_device: true,
+            },
             CpuWork::DataParse {
                 row_bytes: 1,
                 decompress_bytes: 0,
+                from_device: true,
             },
             CpuWork::ReceiveMessage { bytes: 1 },
             CpuWork::CrossShardMessage,

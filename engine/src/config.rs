@@ -422,4 +422,9 @@ pub struct PageCacheSetup {
     /// Volume mode: rows of the key range the reads draw from, over the
     /// whole cluster (the shard takes its `key_ownership_fraction` of it).
     pub key_rows: f64,
+    /// Whether Index file pages go through the cache too (a lookup whose
+    /// index page is cached reads no disk); otherwise every lookup's
+    /// index read is a disk read (the 3.11 preset, as its costs were
+    /// fitted).
+    pub index_pages: bool,
 }

@@ -30,9 +30,12 @@
 //! - data mode: an exact LRU ([`LruBytes`]) over page ids; [`page_id`]
 //!   names a page by SSTable generation and offset.
 //!
-//! Left out: Index file pages (one index read per lookup stays a disk read;
-//! Cassandra's key cache, which skips it, is not modelled either);
-//! pollution by flush and compaction writes and compaction reads, which go
+//! Index file pages go through the same cache where the preset maps its
+//! index files (`PageCacheSetup::index_pages`: Cassandra 5.0's
+//! `disk_access_mode: mmap_index_only`), named by their SSTable's
+//! generation with a bit of their own; elsewhere one index read per lookup
+//! stays a disk read. Left out: Cassandra's key cache, which skips the
+//! index read; pollution by flush and compaction writes and compaction reads, which go
 //! through the page cache too; the pages of SSTables deleted by compaction,
 //! which age out of the LRU like cold pages instead of being freed at once;
 //! filtering by the row cache (the page cache is modelled as seeing every

@@ -355,7 +355,7 @@ const C4_CPU: &str = "Xeon E5-2666 v3 (Haswell), 2.9 GHz [R]";
 const C4_SOURCE: &str = "awsdocs/amazon-ec2-user-guide @ 00f19653 compute-optimized-instances.md (vCPUs, GiB) and instance-optimize-cpu.md (cores) [S]; baseline Gbit/s scylladb/scylla-machine-image common/aws_net_params.json [S]; on-demand $/h: the awsOnDemandHourlyPrice table (dxCompiler test code) hardware.md 1.4 cites [S]";
 
 /// Every instance the twin knows.
-pub const CATALOG: [Instance; 22] = [
+pub const CATALOG: [Instance; 23] = [
     // --- AWS i3 (hardware.md 1.1; network baseline / burst [S:A 2023; N]).
     Instance {
         name: "i3.large",
@@ -741,6 +741,28 @@ pub const CATALOG: [Instance; 22] = [
         on_demand: None,
         reserved_1y: None,
         source: "published-runs.md R6 [S]; drives hardware.md 3.1 [S]",
+    },
+    // --- The project's own machine, where the real node runs (validation/REAL.md).
+    Instance {
+        name: "polyglot-kvm",
+        cpu: "Intel Xeon (family 6 model 207, Emerald Rapids), 2 vCPUs under KVM, 1 thread per core",
+        // lscpu: 2 CPUs, 1 thread per core, 2 cores per socket [S].
+        vcpus: 2,
+        physical_cores: 2,
+        // free -b: 25,325,268,992 bytes [S].
+        memory_bytes: 25_325_268_992,
+        // One virtio disk, vda, 256 GiB (df: 252G) [S].
+        drives: 1,
+        drive_bytes: 274_877_906_944,
+        drive: Some("polyglot-vda"),
+        // Client and node talk over the loopback: no NIC limits them; 100
+        // Gbit/s stands for "far above any load here" [E].
+        nic_gbps: 100.0,
+        nic_burst_gbps: None,
+        // Not a priced instance.
+        on_demand: None,
+        reserved_1y: None,
+        source: "validation/real/2026-11-28/machine.txt (lscpu, free -b) [S]; drive: twin device measure [S]",
     },
 ];
 

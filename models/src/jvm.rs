@@ -118,6 +118,35 @@ pub const HANDOFF_COST: SimDuration = SimDuration::from_micros(10);
 /// messages) allocates about 80 KB across its nodes.
 pub const ALLOCATION_PER_OPERATION_BYTES: u64 = 10 * 1024;
 
+/// Cassandra 5.0's eden as a fraction of the heap: the calibration logs'
+/// median eden, 624 MiB of a 6,038-MiB heap (see
+/// [`G1Params::cassandra_5_0`]).
+pub const CASSANDRA_5_0_EDEN_FRACTION: f64 = 624.0 / 6038.0;
+
+/// Cassandra 5.0's garbage per step of request handling on this project's
+/// machine, **fitted** to the calibration phases (REAL.md C1-C3,
+/// `validation/real/2026-11-28`, repeats 1-2): the eden their GC logs
+/// collected over the operations they answered, pooled, is 16.2 KiB per
+/// operation (writes 10.4, reads from memory 18.8, reads from disk 37.7),
+/// and a local operation at RF 1 is one step (its replica read or write,
+/// which runs on the request's thread), so one price for every step.
+pub const CASSANDRA_5_0_ALLOCATION_PER_STEP_BYTES: u64 = 16_573;
+
+/// A spinning worker on the real node's machine, **measured** (not
+/// fitted): `deploy/real/cassandra.sh spin-cost` runs 5.0's sole-spinner
+/// loop (`LockSupport.parkNanos(10 us)`, then a look for work) pinned to
+/// the server's core; three 5-s runs (validation/real/2026-11-28/
+/// spin-cost.txt) take 25.0-26.5% of the core (median 25.7%), and a 10-us
+/// park returns after 91-94 us (the kernel's 50-us timer slack and the
+/// guest's timer exits), so a task arriving while the worker spins waits
+/// up to one look, 94 us. The worker stops spinning after 10 ms without
+/// work (`SEPWorker`'s stop check, Cassandra 5.0 source) \[S\].
+pub const CASSANDRA_5_0_SPIN: SpinParams = SpinParams {
+    cpu_fraction: 0.257,
+    iteration: SimDuration::from_micros(94),
+    stop_after: SimDuration::from_millis(10),
+};
+
 /// Fixed-point scale of per-thread service: units per nanosecond of one
 /// core (2^20, so rounding at a rate change loses under a femtosecond).
 const SERVICE_UNITS_PER_NANO: u128 = 1 << 20;
@@ -327,6 +356,40 @@ impl G1Params {
         }
     }
 
+    /// Cassandra 5.0 on this project's machine (`validation/REAL.md`): G1
+    /// with 5.0's `jvm17-server.options` (`MaxGCPauseMillis=300`,
+    /// `InitiatingHeapOccupancyPercent=70`, 16-MiB regions), one GC thread
+    /// (the node is pinned to one core), on a heap of `heap_bytes`. The
+    /// young pauses and eden are **fitted** to the calibration phases' GC
+    /// logs (C1-C3 of `validation/real/2026-11-28`, repeats 1-2: 24 young
+    /// pauses, no mixed or full collection), as REAL.md allows:
+    /// - eden: the median eden at a young pause, 624 MiB (10.3 % of the
+    ///   6,038-MiB heap; G1 resized it between 160 and 1,408 MiB), kept as
+    ///   that fraction of the heap;
+    /// - young-pause median 138 ms, with no growth with the old generation
+    ///   (the logs' old generation stays near its start; nothing measures
+    ///   the slope);
+    /// - p99 over median 4.1: the lognormal through the pooled pauses'
+    ///   median and 90th percentile (302 ms: sigma = ln(302/138)/1.2816);
+    /// - cap: the longest calibration pause, 364 ms (`MaxGCPauseMillis` is
+    ///   a goal one GC thread overruns: 3 of 24 pauses passed 300 ms).
+    ///
+    /// Mixed and full collections keep the 3.11 model's estimates \[E\]
+    /// (the calibration logs have none), with the mixed trigger at 5.0's
+    /// 70 % initiating occupancy.
+    pub fn cassandra_5_0(heap_bytes: u64) -> G1Params {
+        G1Params {
+            heap_bytes,
+            eden_bytes: (heap_bytes as f64 * CASSANDRA_5_0_EDEN_FRACTION) as u64,
+            max_young_pause: SimDuration::from_millis(364),
+            young_median_base: SimDuration::from_millis(138),
+            young_median_per_old_occupancy: SimDuration::ZERO,
+            young_p99_over_median: 4.1,
+            mixed_trigger_fraction: 0.70,
+            ..G1Params::cassandra_3_11_heap_48g()
+        }
+    }
+
     /// The old generation after a mixed or full collection: the live set.
     fn live_old_bytes(&self) -> u64 {
         (self.heap_bytes as f64 * self.old_live_fraction) as u64
@@ -351,6 +414,40 @@ impl G1Params {
     }
 }
 
+/// Cassandra's spinning workers (`SharedExecutorPool`, 5.0's
+/// `concurrent/SEPWorker.java`): a worker that finds no work does not park
+/// at once but spins, sleeping 10 us at a time (`parkNanos`) and looking
+/// for work between sleeps; a sole spinner parks once it has spun 10 ms
+/// with nothing to do (`maybeStop`, `stopCheckInterval`), and the pool
+/// keeps about one spinner (its stop budget trims the others). So while
+/// work keeps arriving a node burns a spinner's CPU in its idle time, a
+/// task finds a spinning worker and waits for its next look instead of a
+/// futex wake-up, and only at saturation (no idle time) does the spinning
+/// stop costing anything.
+///
+/// Modelled: while a task started or finished within `stop_after`, the
+/// spinner burns `cpu_fraction` of the core time no thread computes (idle
+/// cores, and a woken task's wait for the spinner's next look), at most
+/// one core's (it yields to work, so the work's service is not slowed),
+/// counted in [`JvmNode::cpu_busy`] and [`JvmNode::spin_cpu`];
+/// a task handed to an idle stage then is taken at the spinner's next
+/// look, uniform within one iteration, instead of a wake-up. Left out:
+/// more than one spinner, the executor scan's own cost per look, and the
+/// producers' skipped wake-ups when several tasks arrive together.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpinParams {
+    /// CPU one spinning worker burns, fraction of a core: **measured** on
+    /// the machine (`deploy/real/cassandra.sh spin-cost`, a thread
+    /// parking 10 us at a time as SEPWorker's loop does).
+    pub cpu_fraction: f64,
+    /// One look's period: the 10-us park with the kernel's timer slack,
+    /// measured with it.
+    pub iteration: SimDuration,
+    /// A sole spinner's idle spinning before it parks: 10 ms
+    /// (`SEPWorker.stopCheckInterval`, Cassandra 5.0).
+    pub stop_after: SimDuration,
+}
+
 /// Whether the node collects garbage.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum GcModel {
@@ -372,6 +469,19 @@ pub struct JvmConfig {
     pub handoff_cost: SimDuration,
     /// The garbage collector.
     pub gc: GcModel,
+    /// Garbage each step of request handling allocates (the driver passes
+    /// it to [`JvmNode::allocate`]).
+    pub allocation_per_step_bytes: u64,
+    /// Whether the driver runs a read's parses after its I/O as
+    /// continuations on the read's thread ([`JvmNode::submit_continuation`])
+    /// rather than as tasks handed off anew: 5.0's preset does, as
+    /// Cassandra runs a local read (one thread, blocking on the page cache
+    /// or the disk); 3.11's keeps the hand-off per task its cost table and
+    /// G1 model were fitted with.
+    pub inline_continuations: bool,
+    /// Spinning workers ([`SpinParams`]); `None`: threads park as soon as
+    /// they are idle (3.11's preset, whose costs were fitted without it).
+    pub spin: Option<SpinParams>,
 }
 
 impl JvmConfig {
@@ -383,6 +493,27 @@ impl JvmConfig {
             threads: StageThreads::cassandra_3_11(cores, data_directories),
             handoff_cost: HANDOFF_COST,
             gc: GcModel::G1(G1Params::cassandra_3_11_heap_48g()),
+            allocation_per_step_bytes: ALLOCATION_PER_OPERATION_BYTES,
+            inline_continuations: false,
+            spin: None,
+        }
+    }
+
+    /// Cassandra 5.0 on `cores` cores, `data_directories` data directories
+    /// and a heap of `heap_bytes`: 5.0's stage defaults are 3.11's
+    /// (`concurrent_reads`/`writes` 32, `native_transport_max_threads`
+    /// 128, Config.java @5.0), [`HANDOFF_COST`], G1 fitted to the real
+    /// node ([`G1Params::cassandra_5_0`]) and its allocation
+    /// ([`CASSANDRA_5_0_ALLOCATION_PER_STEP_BYTES`]).
+    pub fn cassandra_5_0(cores: u32, data_directories: u32, heap_bytes: u64) -> JvmConfig {
+        JvmConfig {
+            cores,
+            threads: StageThreads::cassandra_3_11(cores, data_directories),
+            handoff_cost: HANDOFF_COST,
+            gc: GcModel::G1(G1Params::cassandra_5_0(heap_bytes)),
+            allocation_per_step_bytes: CASSANDRA_5_0_ALLOCATION_PER_STEP_BYTES,
+            inline_continuations: true,
+            spin: Some(CASSANDRA_5_0_SPIN),
         }
     }
 }
@@ -502,6 +633,8 @@ struct G1State {
 pub struct JvmNode {
     cores: u32,
     handoff_cost: SimDuration,
+    allocation_per_step_bytes: u64,
+    inline_continuations: bool,
     pools: [Pool; STAGE_COUNT],
     running: BinaryHeap<Reverse<RunningTask>>,
     /// Wake-ups ([`JvmNode::submit`]'s `wake`) whose time is still to be
@@ -534,6 +667,13 @@ pub struct JvmNode {
     /// it (a task started or finished, a pause) rather than each time the
     /// driver asks, which it does after every event.
     next: Option<SimTime>,
+    /// Spinning workers, if the node has them.
+    spin: Option<SpinParams>,
+    /// When a task last started or finished: spinning goes on until
+    /// `stop_after` past it.
+    last_activity: SimTime,
+    /// CPU the spinning has burnt, nanoseconds (within `cpu_busy_nanos`).
+    spin_nanos: u128,
 }
 
 impl JvmNode {
@@ -557,6 +697,8 @@ impl JvmNode {
         JvmNode {
             cores: config.cores,
             handoff_cost: config.handoff_cost,
+            allocation_per_step_bytes: config.allocation_per_step_bytes,
+            inline_continuations: config.inline_continuations,
             pools: Stage::ALL.map(|stage| {
                 let threads = config.threads.get(stage);
                 assert!(threads >= 1, "{} needs a thread", stage.name());
@@ -580,7 +722,22 @@ impl JvmNode {
             cpu_busy_nanos: 0,
             tasks_completed: 0,
             next: None,
+            spin: config.spin,
+            last_activity: SimTime::ZERO,
+            spin_nanos: 0,
         }
+    }
+
+    /// Garbage one step of request handling allocates on this node
+    /// ([`JvmConfig::allocation_per_step_bytes`]).
+    pub fn allocation_per_step(&self) -> u64 {
+        self.allocation_per_step_bytes
+    }
+
+    /// Whether continuations run without a hand-off
+    /// ([`JvmConfig::inline_continuations`]).
+    pub fn inline_continuations(&self) -> bool {
+        self.inline_continuations
     }
 
     /// Puts the collector at a random point of its steady cycle, as on a
@@ -623,14 +780,44 @@ impl JvmNode {
         demand: SimDuration,
         wake: SimDuration,
     ) -> Option<SimTime> {
+        self.enqueue(now, stage, tag, demand + self.handoff_cost, wake)
+    }
+
+    /// Submits task `tag` as the continuation of a task of `stage` that
+    /// ran on the same thread before it waited (a read's parse after its
+    /// I/O or page-cache hit, which Cassandra runs on the thread that
+    /// blocked on it): no hand-off cost and no wake-up, but it still needs
+    /// a thread of the stage, and waits for one if none is free (the twin
+    /// releases the thread during the wait). Returns the next completion.
+    pub fn submit_continuation(
+        &mut self,
+        now: SimTime,
+        stage: Stage,
+        tag: u64,
+        demand: SimDuration,
+    ) -> Option<SimTime> {
+        self.enqueue(now, stage, tag, demand, SimDuration::ZERO)
+    }
+
+    /// Starts `tag` on a free thread of `stage` after `wake`, or queues it;
+    /// `cost` is its whole CPU (demand and any hand-off).
+    fn enqueue(
+        &mut self,
+        now: SimTime,
+        stage: Stage,
+        tag: u64,
+        cost: SimDuration,
+        wake: SimDuration,
+    ) -> Option<SimTime> {
         self.advance(now);
+        self.last_activity = now;
         let pool = &mut self.pools[stage.index()];
         if pool.active < pool.threads {
             pool.active += 1;
             self.wake_nanos_to_net += u128::from(wake.as_nanos());
-            self.start(stage, tag, demand + wake);
+            self.start(stage, tag, cost + wake);
         } else {
-            pool.queue.push_back((tag, demand));
+            pool.queue.push_back((tag, cost));
         }
         debug_assert!(self.invariants_hold());
         self.update_next()
@@ -641,6 +828,13 @@ impl JvmNode {
     /// queued tasks on the freed threads. Returns the next completion.
     pub fn complete(&mut self, now: SimTime, finished: &mut Vec<u64>) -> Option<SimTime> {
         self.advance(now);
+        if self
+            .running
+            .peek()
+            .is_some_and(|task| task.0.finish_service <= self.service)
+        {
+            self.last_activity = now;
+        }
         while let Some(&Reverse(task)) = self.running.peek() {
             if task.finish_service > self.service {
                 break;
@@ -803,14 +997,30 @@ impl JvmNode {
         SimDuration::from_nanos(self.cpu_busy_nanos.min(u128::from(u64::MAX)) as u64)
     }
 
+    /// CPU the spinning workers have burnt ([`SpinParams`]), within
+    /// [`JvmNode::cpu_busy`].
+    pub fn spin_cpu(&self) -> SimDuration {
+        SimDuration::from_nanos(self.spin_nanos.min(u128::from(u64::MAX)) as u64)
+    }
+
+    /// Whether a worker spins at `now` (a task started or finished within
+    /// its `stop_after`), and the period of its looks for work: a task
+    /// handed to an idle stage then waits for the next look, not a
+    /// wake-up.
+    pub fn spinning(&self, now: SimTime) -> Option<SimDuration> {
+        let spin = self.spin?;
+        (now < self.last_activity + spin.stop_after).then_some(spin.iteration)
+    }
+
     /// The node's cores.
     pub fn cores(&self) -> u32 {
         self.cores
     }
 
-    /// Starts task `tag` on a thread of `stage` (already counted active).
-    fn start(&mut self, stage: Stage, tag: u64, demand: SimDuration) {
-        let cost = u128::from((demand + self.handoff_cost).as_nanos());
+    /// Runs `tag` on a thread of `stage` (already counted active): `cost` is all the CPU it takes
+    /// (demand, hand-off, and the wake-up taken as service).
+    fn start(&mut self, stage: Stage, tag: u64, cost: SimDuration) {
+        let cost = u128::from(cost.as_nanos());
         self.running.push(Reverse(RunningTask {
             finish_service: self.service + cost * SERVICE_UNITS_PER_NANO,
             sequence: self.next_sequence,
@@ -831,6 +1041,7 @@ impl JvmNode {
         let serving = u128::from((elapsed - stopped).as_nanos());
         let threads = self.running.len() as u128;
         let cores = u128::from(self.cores);
+        let mut computing = 0;
         if threads > 0 && serving > 0 {
             self.service += if threads <= cores {
                 serving * SERVICE_UNITS_PER_NANO
@@ -841,7 +1052,24 @@ impl JvmNode {
             // A waking thread's share is spent waiting, not computing.
             let waking = busy.min(self.wake_nanos_to_net);
             self.wake_nanos_to_net -= waking;
-            self.cpu_busy_nanos += busy - waking;
+            computing = busy - waking;
+            self.cpu_busy_nanos += computing;
+        }
+        if let Some(spin) = self.spin {
+            // The spinner burns its fraction of the core time the
+            // computing threads leave free (idle cores, and the wait of a
+            // task handed to it until its next look), at most one core's,
+            // until it has spun `stop_after` with nothing to do (stopped
+            // time aside: it does not run during a pause either).
+            let until = self.last_activity + spin.stop_after;
+            let active =
+                u128::from(until.saturating_since(self.updated_at).as_nanos()).min(serving);
+            if active > 0 {
+                let free = (serving * cores).saturating_sub(computing) * active / serving;
+                let burnt = (free.min(active) as f64 * spin.cpu_fraction) as u128;
+                self.spin_nanos += burnt;
+                self.cpu_busy_nanos += burnt;
+            }
         }
         self.updated_at = self.updated_at.max(now);
     }
@@ -998,7 +1226,52 @@ mod tests {
             threads,
             handoff_cost,
             gc,
+            allocation_per_step_bytes: ALLOCATION_PER_OPERATION_BYTES,
+            inline_continuations: false,
+            spin: None,
         })
+    }
+
+    /// One spinner on one core burns its fraction of the time no thread
+    /// computes (the woken task's wait for its look included) from a task's
+    /// arrival until 10 ms after the last task finished, and nothing after.
+    #[test]
+    fn a_spinner_burns_its_fraction_of_the_free_core_until_it_stops() {
+        let spin = SpinParams {
+            cpu_fraction: 0.25,
+            iteration: SimDuration::from_micros(100),
+            stop_after: ms(10),
+        };
+        let mut node = JvmNode::new(JvmConfig {
+            cores: 1,
+            threads: threads(2, 2),
+            handoff_cost: SimDuration::ZERO,
+            gc: GcModel::Disabled,
+            allocation_per_step_bytes: 0,
+            inline_continuations: true,
+            spin: Some(spin),
+        });
+        // A new node's workers spin their first 10 ms, then park.
+        assert_eq!(node.spinning(at_ms(5)), Some(spin.iteration));
+        assert_eq!(node.spinning(at_ms(20)), None);
+        let wake = SimDuration::from_micros(100);
+        node.submit(at_ms(20), Stage::Mutation, 1, MS, wake);
+        let mut done = BTreeMap::new();
+        drain(&mut node, at_ms(50), &mut done);
+        let finished = done[&1];
+        let expected = at_ms(20) + MS + wake;
+        assert!(finished.saturating_since(expected) < SimDuration::from_micros(1));
+        assert_eq!(node.spinning(at_ms(25)), Some(spin.iteration));
+        assert_eq!(node.spinning(at_ms(40)), None);
+        node.complete(at_ms(50), &mut Vec::new());
+        // 0-10 ms: 2.5 ms; the task's 0.1-ms wait: 0.025; 10 ms after it: 2.5.
+        let spun = node.spin_cpu().as_secs_f64() * 1e3;
+        assert!((spun - 5.025).abs() < 1e-3, "spun {spun} ms");
+        let busy = node.cpu_busy().as_secs_f64() * 1e3;
+        assert!(
+            (busy - 6.025).abs() < 1e-3,
+            "busy {busy} ms: the task's 1 ms and the spin"
+        );
     }
 
     /// Completes tasks as a driver would, up to and including `until`;

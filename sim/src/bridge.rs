@@ -29,11 +29,14 @@ pub fn price(costs: &CostTable, work: CpuWork) -> SimDuration {
         CpuWork::Coordinate => SimDuration::from_nanos(costs.coordinate_ns),
         CpuWork::CompactionMerge { bytes } => costs.compaction_merge(bytes),
         CpuWork::ReadRequest { sstables } => costs.read_request(sstables),
-        CpuWork::IndexParse { bytes } => costs.index_parse(bytes),
+        CpuWork::IndexParse { bytes, from_device } => {
+            costs.index_parse(bytes) + costs.page_miss(from_device)
+        }
         CpuWork::DataParse {
             row_bytes,
             decompress_bytes,
-        } => costs.data_parse(row_bytes, decompress_bytes),
+            from_device,
+        } => costs.data_parse(row_bytes, decompress_bytes) + costs.page_miss(from_device),
         CpuWork::ReceiveMessage { bytes } => costs.message_receive(bytes),
         CpuWork::CrossShardMessage => costs.cross_shard(),
         CpuWork::FlushSerialize { bytes, rows } => costs.flush_serialize(bytes, rows),
@@ -97,6 +100,13 @@ pub fn stage_of(work: engine::CpuWork) -> Stage {
         // into the compaction stage's background threads here.
         CpuWork::StreamRead { .. } | CpuWork::StreamApply { .. } => Stage::Compaction,
     }
+}
+
+/// Whether `work` is a read going on after its I/O: the index block's
+/// and the row's parses, which Cassandra runs on the thread that read them
+/// (a blocking read from the page cache or the disk), with no hand-off.
+pub fn continues_a_read(work: CpuWork) -> bool {
+    matches!(work, CpuWork::IndexParse { .. } | CpuWork::DataParse { .. })
 }
 
 /// Whether `work` is request handling that allocates on Cassandra's heap
@@ -165,7 +175,7 @@ impl IoScheduling {
             // The block layer's queue: 128 requests per device (the
             // deadline elevator's default `nr_requests`), first come first
             // served.
-            Preset::Cassandra3_11 => IoScheduling {
+            Preset::Cassandra3_11 | Preset::Cassandra5_0 => IoScheduling {
                 queue: FairQueueConfig::legacy(properties, 128 * device.drives, 1),
                 shares: [1000.0; 5],
                 single_class: true,
@@ -301,10 +311,14 @@ mod tests {
         CpuWork::Coordinate,
         CpuWork::CompactionMerge { bytes: 1 << 20 },
         CpuWork::ReadRequest { sstables: 3 },
-        CpuWork::IndexParse { bytes: 4096 },
+        CpuWork::IndexParse {
+            bytes: 4096,
+            from_device: true,
+        },
         CpuWork::DataParse {
             row_bytes: 310,
             decompress_bytes: 4096,
+            from_device: true,
         },
         CpuWork::ReceiveMessage { bytes: 1100 },
         CpuWork::CrossShardMessage,
@@ -356,7 +370,13 @@ mod tests {
             stage_of(CpuWork::WriteRequest { mutation_bytes: 1 }),
             Stage::Mutation
         );
-        assert_eq!(stage_of(CpuWork::IndexParse { bytes: 1 }), Stage::Read);
+        assert_eq!(
+            stage_of(CpuWork::IndexParse {
+                bytes: 1,
+                from_device: true
+            }),
+            Stage::Read
+        );
         assert_eq!(stage_of(CpuWork::Coordinate), Stage::NativeTransport);
         assert_eq!(
             stage_of(CpuWork::CompactionMerge { bytes: 1 }),

@@ -32,10 +32,6 @@ use engine::page_cache::PageCacheConfig;
 use engine::row_cache::{self, HotMass, RowCacheConfig};
 use engine::speculation::SpeculativeRetry;
 
-/// The cassandra-3.11 preset's heap: R5's `-Xmx48G` with G1, the heap the
-/// JVM model's pause figures are for (hardware.md 4.4).
-const CASSANDRA_HEAP_BYTES: u64 = 48 << 30;
-
 /// Loader instance when a load names none: R1 and R2 used c4.4xlarge.
 const DEFAULT_LOADER: &str = "c4.4xlarge";
 
@@ -376,7 +372,9 @@ fn preset_controllers(preset: Preset) -> Controllers {
         Preset::Scylla2_2 => ControllerVersion::Scylla2_2,
         Preset::Scylla2_3 => ControllerVersion::Scylla2_3,
         Preset::Scylla3_0 => ControllerVersion::Scylla3_0,
-        Preset::Scylla2_1 | Preset::Cassandra3_11 => return Controllers::default(),
+        Preset::Scylla2_1 | Preset::Cassandra3_11 | Preset::Cassandra5_0 => {
+            return Controllers::default()
+        }
     };
     Controllers {
         compaction: Some(BacklogController::Curve {
@@ -830,9 +828,13 @@ fn resolve_page_cache(
         format.filter_bytes(rows_here)
             + format.summary_bytes(rows_here, rows_here * data.row_bytes.0)
     });
+    let heap = cluster
+        .preset
+        .cassandra_heap_bytes(memory_bytes)
+        .expect("a Cassandra preset has a heap");
     let config = PageCacheConfig::cassandra(
         memory_bytes,
-        CASSANDRA_HEAP_BYTES,
+        heap,
         row_cache_bytes + filters_and_summaries + JVM_NON_HEAP_BYTES,
     );
     let (popularity, key_span, _) = read_popularity(scenario, loads)?;
@@ -840,6 +842,7 @@ fn resolve_page_cache(
         config,
         popularity: Some(popularity),
         key_rows: key_span as f64,
+        index_pages: cluster.preset.caches_index_pages(),
     }))
 }
 
@@ -1210,11 +1213,12 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             "Cassandra is not sharded: a cassandra-3.11 node is one engine on all its cores",
         ));
     }
-    if cassandra && memory < CASSANDRA_HEAP_BYTES + (8 << 30) {
+    let heap = preset.cassandra_heap_bytes(memory);
+    if preset == Preset::Cassandra3_11 && memory < (48 << 30) + (8 << 30) {
         return Err(scenario.error(
             "cluster.instance",
             format!(
-                "cassandra-3.11 runs R5's 48 GiB G1 heap (the JVM model's pause figures are for it), which needs at least 56 GiB of memory; `{}` has {}",
+                "cassandra-3.11 runs R5's 48 GiB G1 heap (the JVM model's pause figures are for it), which needs at least 56 GiB of memory; `{}` has {} (cassandra-5.0 sizes its heap to the memory)",
                 instance.name,
                 units::format_bytes(memory)
             ),
@@ -1229,8 +1233,8 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
     // Cassandra: the memtable space, `memtable_heap_space_in_mb` = a
     // quarter of the heap.
     let usable = memory.saturating_sub(seastar_reserved_memory_bytes(memory));
-    let memory_per_shard = if cassandra {
-        CASSANDRA_HEAP_BYTES / 4
+    let memory_per_shard = if let Some(heap) = heap {
+        heap / 4
     } else {
         usable / u64::from(shards)
     };
@@ -1250,7 +1254,12 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         ));
     }
     let yaml = section.yaml.clone().unwrap_or_default();
-    let mut jvm = models::jvm::JvmConfig::cassandra_3_11(instance.vcpus, drives);
+    let mut jvm = match (preset, heap) {
+        (Preset::Cassandra5_0, Some(heap)) => {
+            models::jvm::JvmConfig::cassandra_5_0(instance.vcpus, drives, heap)
+        }
+        _ => models::jvm::JvmConfig::cassandra_3_11(instance.vcpus, drives),
+    };
     let (concurrent_compactors, compaction_throughput_bytes_per_sec) = if cassandra {
         // cassandra.yaml 3.11: `concurrent_compactors` defaults to the
         // smaller of data directories and cores within 2..=8 (the JVM
@@ -1264,7 +1273,8 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             ));
         }
         jvm.threads.compaction = compactors;
-        let throughput = match yaml.compaction_throughput_mb_per_sec.unwrap_or(16) {
+        let default_mib = preset.cassandra_compaction_throughput_mib().unwrap_or(16);
+        let throughput = match yaml.compaction_throughput_mb_per_sec.unwrap_or(default_mib) {
             0 => None,
             mb => Some(mb.checked_mul(1024 * 1024).ok_or_else(|| {
                 scenario.error(
@@ -1342,7 +1352,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups;
         // Cassandra runs on the JVM over all the node's vCPUs.
         cpu: match preset {
-            Preset::Cassandra3_11 => CpuScheduling::Jvm(jvm),
+            Preset::Cassandra3_11 | Preset::Cassandra5_0 => CpuScheduling::Jvm(jvm),
             Preset::Scylla2_1 => CpuScheduling::Fifo,
             Preset::Scylla2_2 => CpuScheduling::SCYLLA_2_2,
             Preset::Scylla2_3 | Preset::Scylla3_0 => CpuScheduling::SCYLLA_2_3,

@@ -13,8 +13,28 @@
 //! scheduler, the backlog controllers (2.2 on), the digest hash (MD5 in 2.1
 //! and Cassandra, xxHash64 after), the size-tiered pair fallback (2.2 on),
 //! the leveled-compaction details of 2.2 / 2.3 / 3.0, the row cache's entry
-//! size, the cost table and hinted handoff (3.0 and Cassandra); streaming
-//! arrives with a later issue.
+//! size, the cost table and hinted handoff (3.0 and Cassandra), and
+//! Cassandra's heap.
+//!
+//! Cassandra 5.0 against 3.11, as the twin models them (each with its
+//! source): the heap sized by `cassandra-env.sh`'s rule instead of R5's
+//! 48 GiB ([`Preset::cassandra_heap_bytes`]); G1 under Java 17 with 5.0's
+//! `jvm17-server.options`, its pauses, eden and allocation fitted to the
+//! real node's GC logs (`models::jvm::G1Params::cassandra_5_0`); its cost
+//! table fitted to the real node's CPU per operation
+//! (`models::cost::CostTable::cassandra_5_0`); 16-KiB compression chunks
+//! (4.0's CASSANDRA-13241). The compaction
+//! throttle's default is 64 MiB/s (`compaction_throughput`, Config.java
+//! @5.0; 16 in 3.11). Unchanged from 3.11, and so shared (Config.java
+//! @5.0, read from the 5.0.9 jar): the stage sizes (`concurrent_reads` and
+//! `concurrent_writes` 32, `native_transport_max_threads` 128), on-heap
+//! memtables (`memtable_allocation_type: heap_buffers`) of a quarter of
+//! the heap, size-tiered compaction's `min_threshold`, 32-MiB commitlog
+//! segments, hint files and their 1024-KiB/s throttle. Not
+//! modelled: 4.0's internode messaging rewrite (one Netty event loop per
+//! connection instead of 3.11's outbound threads: the twin's messages cost
+//! the same), 5.0's trie memtables and BTI SSTables (off by default), and
+//! unified compaction (off by default).
 
 use std::fmt;
 
@@ -34,16 +54,20 @@ pub enum Preset {
     Scylla3_0,
     /// Cassandra 3.11 on the JVM with G1.
     Cassandra3_11,
+    /// Cassandra 5.0 on the JVM (Java 17's G1), as `deploy/real` runs it:
+    /// the preset the real node is measured against (`validation/REAL.md`).
+    Cassandra5_0,
 }
 
 impl Preset {
     /// Every preset, oldest Scylla first.
-    pub const ALL: [Preset; 5] = [
+    pub const ALL: [Preset; 6] = [
         Preset::Scylla2_1,
         Preset::Scylla2_2,
         Preset::Scylla2_3,
         Preset::Scylla3_0,
         Preset::Cassandra3_11,
+        Preset::Cassandra5_0,
     ];
 
     /// The name a scenario gives it (and `summary.json` reports).
@@ -54,6 +78,7 @@ impl Preset {
             Preset::Scylla2_3 => "scylla-2.3",
             Preset::Scylla3_0 => "scylla-3.0",
             Preset::Cassandra3_11 => "cassandra-3.11",
+            Preset::Cassandra5_0 => "cassandra-5.0",
         }
     }
 
@@ -62,14 +87,53 @@ impl Preset {
         Preset::ALL.into_iter().find(|preset| preset.name() == name)
     }
 
-    /// The accepted names, for error messages: `scylla-2.1, ..., cassandra-3.11`.
+    /// The accepted names, for error messages: `scylla-2.1, ..., cassandra-5.0`.
     pub fn names() -> String {
         Preset::ALL.map(Preset::name).join(", ")
     }
 
     /// Cassandra: the JVM runtime, thread pools, no shards.
     pub fn is_cassandra(self) -> bool {
-        self == Preset::Cassandra3_11
+        matches!(self, Preset::Cassandra3_11 | Preset::Cassandra5_0)
+    }
+
+    /// Whether a Cassandra lookup's Index file page goes through the OS
+    /// page cache (`engine::page_cache`) as its Data page does: on 5.0,
+    /// modelled as Cassandra reads (Index and Data files both through the
+    /// page cache); on 3.11 every lookup's index read stays a disk read,
+    /// the path R5's cost factor and G1 pauses were fitted with (changing
+    /// it there is a refit, left to the published-fidelity work).
+    pub fn caches_index_pages(self) -> bool {
+        self == Preset::Cassandra5_0
+    }
+
+    /// Cassandra's default `compaction_throughput`, MiB/s: 16 in 3.11, 64
+    /// in 5.0 (Config.java @5.0). `None` for Scylla (no such throttle).
+    pub fn cassandra_compaction_throughput_mib(self) -> Option<u64> {
+        match self {
+            Preset::Cassandra3_11 => Some(16),
+            Preset::Cassandra5_0 => Some(64),
+            _ => None,
+        }
+    }
+
+    /// Cassandra's JVM heap on a node of `memory_bytes`: 3.11 runs R5's
+    /// 48 GiB (the heap its G1 model's pauses were fitted for, section 4.4
+    /// of hardware.md); 5.0 sizes it as `cassandra-env.sh` does with no
+    /// `MAX_HEAP_SIZE` set, max(min(1/2 of memory, 1 GiB), min(1/4 of
+    /// memory, 8 GiB)) (6 GiB on the real node's 24-GiB machine, as
+    /// `deploy/real/cassandra.sh` starts it). `None` for Scylla.
+    pub fn cassandra_heap_bytes(self, memory_bytes: u64) -> Option<u64> {
+        const GIB: u64 = 1 << 30;
+        match self {
+            Preset::Cassandra3_11 => Some(48 * GIB),
+            Preset::Cassandra5_0 => Some(
+                (memory_bytes / 2)
+                    .min(GIB)
+                    .max((memory_bytes / 4).min(8 * GIB)),
+            ),
+            _ => None,
+        }
     }
 
     /// How a node streams ranges to a peer (`engine::streaming`): an RPC
@@ -80,7 +144,9 @@ impl Preset {
             Preset::Scylla2_1 | Preset::Scylla2_2 | Preset::Scylla2_3 => {
                 engine::streaming::StreamMode::Rpc
             }
-            Preset::Scylla3_0 | Preset::Cassandra3_11 => engine::streaming::StreamMode::Stream,
+            Preset::Scylla3_0 | Preset::Cassandra3_11 | Preset::Cassandra5_0 => {
+                engine::streaming::StreamMode::Stream
+            }
         }
     }
 
@@ -104,16 +170,20 @@ impl Preset {
     /// Scylla 2.2 added the fallback to pairs of one tier (its default
     /// `false`, `db/config.hh` @2.2).
     pub fn enforces_min_threshold(self) -> bool {
-        matches!(self, Preset::Scylla2_1 | Preset::Cassandra3_11)
+        matches!(
+            self,
+            Preset::Scylla2_1 | Preset::Cassandra3_11 | Preset::Cassandra5_0
+        )
     }
 
     /// The default compression chunk (`chunk_length_in_kb`): 4 KiB on
-    /// Scylla, 64 on Cassandra 3.11.
+    /// Scylla, 64 on Cassandra 3.11, 16 from Cassandra 4.0
+    /// (CASSANDRA-13241, `CompressionParams.DEFAULT_CHUNK_LENGTH` @5.0).
     pub fn default_chunk_kb(self) -> u64 {
-        if self.is_cassandra() {
-            64
-        } else {
-            4
+        match self {
+            Preset::Cassandra3_11 => 64,
+            Preset::Cassandra5_0 => 16,
+            _ => 4,
         }
     }
 
@@ -126,7 +196,9 @@ impl Preset {
         match self {
             Preset::Scylla2_1 | Preset::Scylla2_2 | Preset::Scylla2_3 => None,
             Preset::Scylla3_0 => Some(HintsSetup::SCYLLA_3_0),
-            Preset::Cassandra3_11 => Some(HintsSetup::cassandra_3_11(nodes)),
+            // 5.0 keeps 3.11's hint files, dispatcher and throttle
+            // (`hinted_handoff_throttle` 1024 KiB, Config.java @5.0).
+            Preset::Cassandra3_11 | Preset::Cassandra5_0 => Some(HintsSetup::cassandra_3_11(nodes)),
         }
     }
 
@@ -138,6 +210,7 @@ impl Preset {
             Preset::Scylla2_1 => CostTable::scylla_2_1(),
             Preset::Scylla2_2 | Preset::Scylla2_3 | Preset::Scylla3_0 => CostTable::scylla(),
             Preset::Cassandra3_11 => CostTable::cassandra_3_11(),
+            Preset::Cassandra5_0 => CostTable::cassandra_5_0(),
         }
     }
 }
@@ -162,7 +235,7 @@ mod tests {
         assert_eq!(Preset::from_name("Scylla-2.2"), None);
         assert_eq!(
             Preset::names(),
-            "scylla-2.1, scylla-2.2, scylla-2.3, scylla-3.0, cassandra-3.11"
+            "scylla-2.1, scylla-2.2, scylla-2.3, scylla-3.0, cassandra-3.11, cassandra-5.0"
         );
     }
 

@@ -127,6 +127,59 @@ pub struct Summary {
     /// coordinators.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hints: Option<HintsReport>,
+    /// JVM presets: the collector's stop-the-world pauses over the run,
+    /// summed over the nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gc: Option<GcReport>,
+}
+
+/// `summary.json` `gc`: G1's pauses by kind over every node (what a GC log
+/// would list), and the injected ones apart.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GcReport {
+    /// Young (evacuation) pauses.
+    pub young_pauses: u64,
+    /// Their mean length, milliseconds (0 without any).
+    pub young_pause_mean_ms: f64,
+    /// The longest, milliseconds.
+    pub young_pause_max_ms: f64,
+    /// Mixed collections.
+    pub mixed_pauses: u64,
+    /// Full collections.
+    pub full_pauses: u64,
+    /// Pauses a fault injected.
+    pub injected_pauses: u64,
+    /// Every pause's time, seconds, summed over the nodes.
+    pub paused_s: f64,
+}
+
+impl GcReport {
+    /// The pauses of a finished run (`None` without a JVM).
+    pub fn of(outcome: &RunOutcome) -> Option<GcReport> {
+        if outcome.gc.is_empty() {
+            return None;
+        }
+        let mut young = models::jvm::PauseStats::default();
+        let mut report = GcReport::default();
+        let mut paused = SimDuration::ZERO;
+        for stats in &outcome.gc {
+            young.count += stats.young.count;
+            young.total = young.total + stats.young.total;
+            young.longest = young.longest.max(stats.young.longest);
+            report.mixed_pauses += stats.mixed.count;
+            report.full_pauses += stats.full.count;
+            report.injected_pauses += stats.injected.count;
+            paused = paused + stats.all().total;
+        }
+        report.young_pauses = young.count;
+        if young.count > 0 {
+            report.young_pause_mean_ms =
+                round3(young.total.as_secs_f64() * 1e3 / young.count as f64);
+        }
+        report.young_pause_max_ms = round3(young.longest.as_secs_f64() * 1e3);
+        report.paused_s = round3(paused.as_secs_f64());
+        Some(report)
+    }
 }
 
 /// `summary.json` `hints`.
@@ -564,6 +617,7 @@ impl Summary {
                 }),
             coordinator: CoordinatorSummary::of(outcome).scaled(scale),
             hints: HintsReport::of(outcome, scale),
+            gc: GcReport::of(outcome),
             time_spent: TimeSpentSummary::of(&outcome.time_spent, outcome.end, scale),
             server_latency_ms: ["read", "write"]
                 .into_iter()

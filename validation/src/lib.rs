@@ -21,6 +21,8 @@ pub mod plan;
 pub mod plan_score;
 pub mod published;
 pub mod real;
+pub mod real_faults;
+pub mod real_score;
 pub mod regress;
 pub mod scorecard;
 pub mod shard;

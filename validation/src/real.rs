@@ -26,6 +26,12 @@ pub enum Basis {
     Predicted,
     /// Population (P1, P2): neither.
     Setup,
+    /// A prediction phase's throughput that follows from its command: the
+    /// phase is rate-limited and both the real node and the twin held the
+    /// limit, so the figure says nothing of the model (the real scorecard
+    /// sets it, [`crate::real_score`]; a twin short of the limit stays
+    /// predicted, a miss).
+    Derived,
 }
 
 /// The basis of a phase by its REAL.md id.
@@ -174,8 +180,13 @@ pub fn load(dir: &Path) -> Result<Measurement, String> {
 pub struct GcFacts {
     /// Young pauses.
     pub young_pauses: u64,
+    /// Of them, mixed collections (`Pause Young (Mixed)`: old regions
+    /// collected too).
+    pub mixed_pauses: u64,
     /// Their median, ms.
     pub young_median_ms: f64,
+    /// Their mean, ms.
+    pub young_mean_ms: f64,
     /// Their longest, ms.
     pub young_max_ms: f64,
     /// Eden at each young pause (regions before the pause x the region
@@ -193,6 +204,7 @@ pub const REGION_MIB: f64 = 16.0;
 /// Reads a phase's `-Xlog:gc*` lines: young pauses and eden.
 pub fn gc_facts(log: &str) -> GcFacts {
     let mut pauses = Vec::new();
+    let mut mixed = 0;
     let mut eden_before = Vec::new();
     for line in log.lines() {
         if let Some(rest) = line.split("] ").last() {
@@ -202,6 +214,9 @@ pub fn gc_facts(log: &str) -> GcFacts {
                 .and_then(|before| before.trim().parse::<f64>().ok())
             {
                 eden_before.push(regions);
+            }
+            if rest.contains("Pause Young (Mixed)") && rest.ends_with("ms") {
+                mixed += 1;
             }
             if rest.contains("Pause Young") {
                 if let Some(ms) = rest
@@ -217,6 +232,12 @@ pub fn gc_facts(log: &str) -> GcFacts {
     let collected: f64 = eden_before.iter().sum::<f64>() * REGION_MIB;
     GcFacts {
         young_pauses: pauses.len() as u64,
+        mixed_pauses: mixed,
+        young_mean_ms: if pauses.is_empty() {
+            0.0
+        } else {
+            pauses.iter().sum::<f64>() / pauses.len() as f64
+        },
         young_median_ms: if pauses.is_empty() {
             0.0
         } else {
@@ -282,6 +303,11 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
             if let Some(per_op) = server["cpu_us_per_op"].as_f64() {
                 add(phase, "server CPU us/op".into(), per_op);
             }
+            if let Ok(series) = std::fs::read_to_string(run.dir.join("timeseries.csv")) {
+                if let Some(per_op) = tail_cpu_per_op(&series, 1, TAIL_SECONDS) {
+                    add(phase, TAIL_CPU_FIGURE.into(), per_op);
+                }
+            }
             if let Some(pools) = server["thread_pools"].as_object() {
                 for (pool, label) in [
                     ("MemtableFlushWriter", "flush tasks"),
@@ -297,8 +323,10 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
             if let Some(log) = &run.gc_log {
                 let facts = gc_facts(log);
                 add(phase, "young GC pauses".into(), facts.young_pauses as f64);
+                add(phase, "mixed GC pauses".into(), facts.mixed_pauses as f64);
                 if facts.young_pauses > 0 {
                     add(phase, "young pause median ms".into(), facts.young_median_ms);
+                    add(phase, "young pause mean ms".into(), facts.young_mean_ms);
                     add(phase, "young pause max ms".into(), facts.young_max_ms);
                     add(phase, "eden MiB".into(), facts.eden_mib);
                     if answered > 0.0 {
@@ -329,6 +357,47 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
         }
     }
     figures.into_values().collect()
+}
+
+/// The steady-state CPU figure: a phase's last [`TAIL_SECONDS`], after the
+/// JIT has compiled the request path (the whole phase's CPU per operation
+/// carries the first seconds' interpreted code; C2's is 1.7x its tail's).
+/// The calibration phases' constants are fitted to this figure.
+pub const TAIL_CPU_FIGURE: &str = "server CPU us/op, last 20 s";
+
+/// How much of a phase's end [`TAIL_CPU_FIGURE`] covers.
+pub const TAIL_SECONDS: f64 = 20.0;
+
+/// The server's CPU microseconds per operation over the last `seconds` of
+/// a `timeseries.csv` (real or twin: `time_s`, the `*_ops_per_s` columns
+/// and `node0_cpu_utilisation`, a fraction of the node's `cores`), or
+/// `None` when the file has neither or no operation was answered then.
+pub fn tail_cpu_per_op(series: &str, cores: u32, seconds: f64) -> Option<f64> {
+    let mut lines = series.lines();
+    let header: Vec<&str> = lines.next()?.split(',').collect();
+    let cpu = header.iter().position(|c| *c == "node0_cpu_utilisation")?;
+    let rates: Vec<usize> = (0..header.len())
+        .filter(|&i| header[i].ends_with("_ops_per_s"))
+        .collect();
+    let rows: Vec<Vec<f64>> = lines
+        .map(|line| line.split(',').map(|v| v.parse().unwrap_or(0.0)).collect())
+        .collect();
+    let end = rows.last()?.first().copied()?;
+    let (mut busy, mut answered, mut last) = (0.0, 0.0, None::<f64>);
+    for row in &rows {
+        let time = row.first().copied().unwrap_or(0.0);
+        let interval = last.map_or(time, |previous| time - previous);
+        last = Some(time);
+        if time <= end - seconds {
+            continue;
+        }
+        busy += row.get(cpu).copied().unwrap_or(0.0) * f64::from(cores) * interval;
+        answered += rates
+            .iter()
+            .map(|&i| row.get(i).copied().unwrap_or(0.0) * interval)
+            .sum::<f64>();
+    }
+    (answered > 0.0).then(|| busy / answered * 1e6)
 }
 
 /// REAL.md's order of the phases (unknown ids last, by name).
@@ -410,7 +479,12 @@ pub fn report_text(measurement: &Measurement) -> String {
         "{:<5} {:<26} {:<9} {:>11} {:>25} {:>7}",
         "phase", "figure", "basis", "median", "min - max", "spread"
     );
-    for basis in [Basis::Fitted, Basis::Predicted, Basis::Setup] {
+    for basis in [
+        Basis::Fitted,
+        Basis::Predicted,
+        Basis::Derived,
+        Basis::Setup,
+    ] {
         for figure in figures.iter().filter(|figure| figure.basis == basis) {
             let (min, max) = figure.range();
             let _ = writeln!(
@@ -422,6 +496,7 @@ pub fn report_text(measurement: &Measurement) -> String {
                     Basis::Fitted => "fitted",
                     Basis::Predicted => "predicted",
                     Basis::Setup => "setup",
+                    Basis::Derived => "derived",
                 },
                 figure.median(),
                 min,
@@ -436,6 +511,23 @@ pub fn report_text(measurement: &Measurement) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tail_cpu_figure_covers_only_the_last_seconds() {
+        // 1 s rows: 1,000 ops at a full core, then 2,000 ops at half a core.
+        let series = "time_s,write_ops_per_s,node0_cpu_utilisation\n\
+                      1.0,1000,1.0\n2.0,1000,1.0\n3.0,2000,0.5\n4.0,2000,0.5\n";
+        let tail = tail_cpu_per_op(series, 1, 2.0).unwrap();
+        assert!((tail - 250.0).abs() < 1e-9, "{tail}");
+        let whole = tail_cpu_per_op(series, 1, 10.0).unwrap();
+        assert!((whole - 3.0e6 / 6000.0).abs() < 1e-9, "{whole}");
+        // Two cores double the CPU; no CPU column, no figure.
+        assert!((tail_cpu_per_op(series, 2, 2.0).unwrap() - 500.0).abs() < 1e-9);
+        assert_eq!(
+            tail_cpu_per_op("time_s,write_ops_per_s\n1.0,5\n", 1, 2.0),
+            None
+        );
+    }
 
     #[test]
     fn phases_are_fitted_predicted_or_setup_as_real_md_names_them() {

@@ -939,7 +939,7 @@ impl Shard {
                 let row_bytes = self.sliced(read, row_bytes);
                 let bytes = read::data_read_bytes(row_bytes, self.config.compression_chunk_bytes);
                 if self.page_cache_hit(read, generation, bytes) {
-                    self.parse_data(read, row_bytes, version);
+                    self.parse_data(read, row_bytes, version, false);
                 } else {
                     self.submit_io(
                         IoKind::Read,
@@ -1049,26 +1049,7 @@ impl Shard {
                 self.advance_flush(now);
                 self.resume_throttled(now);
             }
-            IoPurpose::ReadIndex {
-                read,
-                row_bytes,
-                version,
-                generation,
-            } => {
-                let task = self.new_task(TaskPurpose::IndexParsed {
-                    read,
-                    row_bytes,
-                    version,
-                    generation,
-                });
-                self.actions.push_back(Action::RunCpu(CpuTask {
-                    id: task,
-                    group: SchedulingGroup::Query,
-                    work: CpuWork::IndexParse {
-                        bytes: self.config.sstable_format.index_parsed_bytes(row_bytes),
-                    },
-                }));
-            }
+            lookup @ IoPurpose::ReadIndex { .. } => self.parse_index(lookup, true),
             IoPurpose::CompactionRead {
                 job,
                 input_bytes,
@@ -1093,7 +1074,7 @@ impl Shard {
                 read,
                 row_bytes,
                 version,
-            } => self.parse_data(read, row_bytes, version),
+            } => self.parse_data(read, row_bytes, version, true),
             IoPurpose::HintWrite { node, segment } => self.hint_written(now, node, segment),
             IoPurpose::HintRead {
                 node,

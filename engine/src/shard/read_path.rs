@@ -11,6 +11,10 @@ use crate::row_cache::RowCache;
 use crate::{page_cache, read, row_cache};
 use units::SimTime;
 
+/// Marks an Index file's generation in page ids (a Data file's has it
+/// clear): 2^23, the top bit of [`page_cache::page_id`]'s 24-bit field.
+const INDEX_FILE_BIT: u64 = 1 << 23;
+
 impl Shard {
     /// The bytes read `read` takes of a partition of `row_bytes` in one
     /// SSTable: all of it, or the slice its `LIMIT` or clustering
@@ -24,7 +28,13 @@ impl Shard {
 
     /// One SSTable's row of read `read` is in memory (from disk or the page
     /// cache): decode it.
-    pub(super) fn parse_data(&mut self, read: u32, row_bytes: u64, version: ReadResult) {
+    pub(super) fn parse_data(
+        &mut self,
+        read: u32,
+        row_bytes: u64,
+        version: ReadResult,
+        from_device: bool,
+    ) {
         let task = self.new_task(TaskPurpose::DataParsed { read, version });
         self.actions.push_back(Action::RunCpu(CpuTask {
             id: task,
@@ -32,6 +42,35 @@ impl Shard {
             work: CpuWork::DataParse {
                 row_bytes,
                 decompress_bytes: self.config.compression_chunk_bytes.unwrap_or(0),
+                from_device,
+            },
+        }));
+    }
+
+    /// One SSTable's index page of read `read` is in memory (from the
+    /// device or the page cache): parse it.
+    pub(super) fn parse_index(&mut self, lookup: IoPurpose, from_device: bool) {
+        let IoPurpose::ReadIndex {
+            read,
+            row_bytes,
+            version,
+            generation,
+        } = lookup
+        else {
+            unreachable!("an index lookup");
+        };
+        let task = self.new_task(TaskPurpose::IndexParsed {
+            read,
+            row_bytes,
+            version,
+            generation,
+        });
+        self.actions.push_back(Action::RunCpu(CpuTask {
+            id: task,
+            group: SchedulingGroup::Query,
+            work: CpuWork::IndexParse {
+                bytes: self.config.sstable_format.index_parsed_bytes(row_bytes),
+                from_device,
             },
         }));
     }
@@ -185,12 +224,32 @@ impl Shard {
             return;
         }
         self.reads[read_slot as usize].ios_outstanding = lookups.len() as u32;
+        let index_cached = self
+            .config
+            .page_cache
+            .as_ref()
+            .is_some_and(|setup| setup.index_pages);
         for lookup in lookups.drain(..) {
-            let IoPurpose::ReadIndex { row_bytes, .. } = lookup else {
+            let IoPurpose::ReadIndex {
+                row_bytes,
+                generation,
+                ..
+            } = lookup
+            else {
                 unreachable!("a read's lookups are index reads");
             };
             let bytes = self.config.sstable_format.index_read_bytes(row_bytes);
-            self.submit_io(IoKind::Read, bytes, IoClass::Query, lookup);
+            // The Index file's pages are their own file's: a generation
+            // of their own in the page ids.
+            debug_assert!(
+                generation < INDEX_FILE_BIT,
+                "generation {generation} collides with the Index file's bit"
+            );
+            if index_cached && self.page_cache_hit(read_slot, generation | INDEX_FILE_BIT, bytes) {
+                self.parse_index(lookup, false);
+            } else {
+                self.submit_io(IoKind::Read, bytes, IoClass::Query, lookup);
+            }
         }
         self.lookups = lookups;
     }

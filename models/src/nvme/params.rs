@@ -62,7 +62,7 @@ pub struct DriveParams {
 }
 
 /// The drive presets.
-pub const DRIVES: [DriveParams; 8] = [
+pub const DRIVES: [DriveParams; 9] = [
     DriveParams {
         name: "i3-nvme",
         description: "AWS i3 instance-store NVMe, one 1.9 TB drive (i3.2xlarge and up)",
@@ -225,6 +225,29 @@ pub const DRIVES: [DriveParams; 8] = [
         program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
         link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
         source: "hardware.md 3.2 (Intel DC P4500 2.0 TB, Lenovo product guide) [S]",
+    },
+    DriveParams {
+        name: "polyglot-vda",
+        description: "the project's 2-core KVM machine's virtio disk (vda, 256 GiB), where the real node of validation/REAL.md runs",
+        // [S] `twin device measure` on 2026-11-28 (4 GiB file, 5 s a point,
+        // O_DIRECT psync): 4 KiB random reads at QD 64, 1 MiB reads at QD 16,
+        // QD-1 mean latencies; validation/real/2026-11-28/device/.
+        read_iops: 72_742.0,
+        read_bytes_per_s: 979_254_722.0,
+        read_latency_ns: 70_964,
+        // [S] the same sweep: 4 KiB random writes at QD 64, 128 KiB writes
+        // at QD 16, the QD-1 4 KiB write mean.
+        write_iops: 86_359.0,
+        write_bytes_per_s: 2_658_139_766.0,
+        write_latency_ns: 61_076,
+        // A virtual disk backed by the host: no write-buffer window or
+        // program/read stall is separable from outside it [E].
+        write_buffer_ns: 0,
+        program_read_stall_ns: 0,
+        // The link at the measured write bandwidth, the fastest transfer
+        // seen [D].
+        link_bytes_per_s: 2_658_139_766.0,
+        source: "twin device measure on this machine, 2026-11-28 (validation/real/2026-11-28/device) [S]",
     },
 ];
 

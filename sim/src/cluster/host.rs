@@ -302,19 +302,31 @@ impl Simulation {
                         // An idle pool thread is parked: it runs the
                         // task once it wakes.
                         let stage = bridge::stage_of(task.work);
-                        let wake = if node.has_idle_thread(stage) {
-                            models::wakeup::draw(&mut self.nodes[node_index].jvm_wake_rng)
+                        if node.inline_continuations() && bridge::continues_a_read(task.work) {
+                            // The read's own thread goes on after its
+                            // I/O: no hand-off, no wake-up.
+                            node.submit_continuation(now, stage, tag, cost);
                         } else {
-                            SimDuration::ZERO
-                        };
-                        node.submit(now, stage, tag, cost, wake);
+                            let rng = &mut self.nodes[node_index].jvm_wake_rng;
+                            let wake = if !node.has_idle_thread(stage) {
+                                SimDuration::ZERO
+                            } else if let Some(look) = node.spinning(now) {
+                                // A spinning worker takes it at its next
+                                // look for work.
+                                SimDuration::from_nanos(rng.random_range(0..=look.as_nanos()))
+                            } else {
+                                models::wakeup::draw(rng)
+                            };
+                            node.submit(now, stage, tag, cost, wake);
+                        }
                         // Request handling allocates: the CQL request
                         // on its coordinator, each internode message
                         // taken in, each replica's read or write. G1
                         // collects when eden fills.
                         if bridge::allocates_on_jvm(task.work) {
                             let rng = &mut self.nodes[node_index].jvm_rng;
-                            node.allocate(now, ALLOCATION_PER_OPERATION_BYTES, rng);
+                            let bytes = node.allocation_per_step();
+                            node.allocate(now, bytes, rng);
                         }
                         self.rearm_jvm(shard);
                     }

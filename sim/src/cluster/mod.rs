@@ -71,7 +71,7 @@ use engine::{
     PreloadState, ReplyStatus, RequestId, ShardAddress, ShardConfig, TaskId,
 };
 use models::io_scheduler::{FairQueue, IoCost};
-use models::jvm::{JvmNode, ALLOCATION_PER_OPERATION_BYTES};
+use models::jvm::JvmNode;
 use models::network::{Delivery, FlowId, Nic};
 use models::nvme::{IoDirection, IoOp, NvmeDevice};
 use models::reactor::{Reactor, SCYLLA_TASK_QUOTA};
@@ -1427,11 +1427,20 @@ impl Simulation {
         for shard in &self.shards {
             time_spent.merge(&shard.time_spent);
         }
+        let gc = self
+            .shards
+            .iter()
+            .filter_map(|shard| match &shard.cpu {
+                ShardCpu::Jvm { node, .. } => Some(*node.gc_stats()),
+                ShardCpu::Reactor(_) => None,
+            })
+            .collect();
         RunOutcome {
             end,
             ops: self.ops,
             op_windows,
             time_spent,
+            gc,
             loads,
             timeseries: self.timeseries,
             consistency: self.consistency,

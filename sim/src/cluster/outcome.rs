@@ -78,6 +78,9 @@ pub struct RunOutcome {
     /// Where the simulated shards' CPU tasks and I/Os spent their time,
     /// summed over them.
     pub time_spent: TimeSpent,
+    /// JVM presets: each node's garbage-collection pauses over the run, in
+    /// node order (empty for Scylla's reactors).
+    pub gc: Vec<models::jvm::GcStats>,
 }
 
 impl RunOutcome {

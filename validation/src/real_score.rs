@@ -1,0 +1,656 @@
+//! The real scorecard (`twin validate --real`): every phase of a stored
+//! real measurement (`validation/real/<date>/`, [`crate::real`]) run again
+//! in the twin on the machine the real node ran on, and each figure put
+//! beside the real one: real median and min-max over the repeats, twin,
+//! error, tolerance, pass, and whether `validation/REAL.md` lets the figure
+//! be fitted (calibration phases C1-C3) or only predicted (every other).
+//!
+//! How a phase becomes a twin scenario: the machine's own file
+//! (`validation/real/machine.toml`: `[cluster]` with the `cassandra-5.0`
+//! preset on this machine's instance and device, `[network]` for the
+//! loopback), then the data the phase reads as REAL.md lays it out (the
+//! memory set `1..1000000` of c-s's default rows, warm in the page cache;
+//! the disk set `10000001..10500000` of 4-KiB rows, cold after the page
+//! cache was dropped; none for writes of new keys), then the phase's own
+//! cassandra-stress command as the real run took it (for a rate-limited
+//! phase, the repeat whose limit is the median). Each twin run's results
+//! folder is written under the output folder, beside its scenario, so any
+//! figure can be followed back to its run.
+//!
+//! Tolerances are the published cases': throughput, CPU and counts 15%
+//! (young GC pauses included), latency percentiles and pause lengths 30%;
+//! the headline is the predicted figures' pass rate. A rate-limited
+//! phase's throughput that both sides held to its limit is `derived`, not
+//! predicted. Figures that only one side has (the GC log's pause medians
+//! and eden, the thread pools' task counts) are shown real-only.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::real::{Basis, Figure, Measurement};
+
+/// Tolerance of throughput, CPU and count figures.
+pub const THROUGHPUT_TOLERANCE: f64 = 0.15;
+/// Tolerance of latency percentiles.
+pub const LATENCY_TOLERANCE: f64 = 0.30;
+
+/// What data a phase reads, as REAL.md's populate phases left it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PhaseData {
+    /// Writes of new keys only: no `[data]`.
+    None,
+    /// P1's 1,000,000 partitions of five 34-byte columns, in the page
+    /// cache (written by this node moments before; 24 GiB of memory).
+    Memory,
+    /// P2's 500,000 partitions of one 4,096-byte column, the page cache
+    /// dropped before the phase.
+    Disk,
+}
+
+impl PhaseData {
+    /// The data of REAL.md's phase `id`.
+    pub fn of(id: &str) -> PhaseData {
+        match id {
+            "C2" | "S2" => PhaseData::Memory,
+            "C3" | "S3" => PhaseData::Disk,
+            _ if id.starts_with('M') || id.starts_with('X') => PhaseData::Memory,
+            _ if id.starts_with('D') => PhaseData::Disk,
+            _ => PhaseData::None,
+        }
+    }
+
+    /// The `[data]` section, if any. Row sizes are what a row takes in an
+    /// SSTable: c-s's default row 242 bytes (five 34-byte cells with their
+    /// headers and the partition's, `models::cost`'s note on the flush
+    /// price), the 4,096-byte column with the same overheads 4,168 \[D\].
+    pub fn section(self) -> &'static str {
+        match self {
+            PhaseData::None => "",
+            PhaseData::Memory => {
+                "[data]\npartitions = 1000000\nrow_bytes = \"242B\"\nkey_range = [1, 1000000]\nreplication_factor = 1\nstate = \"compacted\"\ncache = \"warm\"\n"
+            }
+            PhaseData::Disk => {
+                "[data]\npartitions = 500000\nrow_bytes = \"4168B\"\nkey_range = [10000001, 10500000]\nreplication_factor = 1\nstate = \"compacted\"\ncache = \"cold\"\n"
+            }
+        }
+    }
+}
+
+/// The cassandra-stress command phase `id` ran with in each repeat that
+/// ran it (read back from the scenario `measure.sh` wrote beside its
+/// results), and the one the twin runs: the median limit's.
+pub fn phase_command(measurement: &Measurement, id: &str) -> Result<String, String> {
+    let mut commands: Vec<(f64, String)> = Vec::new();
+    for (repeat, phases) in &measurement.repeats {
+        if !phases.contains_key(id) {
+            continue;
+        }
+        let path = measurement
+            .dir
+            .join(format!("repeat-{repeat}"))
+            .join(format!("{id}.toml"));
+        let scenario = sim::scenario::load(&path).map_err(|error| error.to_string())?;
+        let command = scenario
+            .loads
+            .first()
+            .map(|load| load.command.clone())
+            .ok_or_else(|| format!("{}: no [[load]]", path.display()))?;
+        let limit = rate_limit(&command).unwrap_or(0.0);
+        commands.push((limit, command));
+    }
+    if commands.is_empty() {
+        return Err(format!(
+            "{}: no repeat ran phase {id}",
+            measurement.dir.display()
+        ));
+    }
+    commands.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // The lower middle of an even count: a rate some repeat really ran.
+    Ok(commands[(commands.len() - 1) / 2].1.clone())
+}
+
+/// The twin's scenario of phase `id`: the machine, the phase's data, its
+/// load.
+pub fn twin_scenario(machine: &str, id: &str, command: &str) -> String {
+    format!(
+        "# twin validate --real: REAL.md phase {id} in the twin\n\
+         name = \"twin-{id}\"\n\
+         seed = 1\n\
+         interval = \"1s\"\n\
+         {machine}\n\
+         {data}\n\
+         [[load]]\n\
+         name = \"{id}\"\n\
+         processes = 1\n\
+         command = \"{command}\"\n",
+        machine = machine.trim_end(),
+        data = PhaseData::of(id).section(),
+    )
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RealScoreOptions {
+    /// The stored measurement.
+    pub measurement: PathBuf,
+    /// The machine's twin description (`[cluster]`, `[network]`).
+    pub machine: PathBuf,
+    /// Where each phase's twin scenario and results go.
+    pub out: PathBuf,
+    /// Only these phases (REAL.md ids); all the measurement has if empty.
+    pub phases: Vec<String>,
+}
+
+/// One figure: real against twin.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Phase id.
+    pub phase: String,
+    /// Figure name (as [`crate::real::figures`] names it).
+    pub name: String,
+    /// Fitted, predicted or setup.
+    pub basis: Basis,
+    /// Real median over the repeats.
+    pub real: f64,
+    /// Real smallest and largest.
+    pub real_min: f64,
+    /// Real largest.
+    pub real_max: f64,
+    /// Repeats.
+    pub repeats: usize,
+    /// The twin's value, where the twin gives this figure.
+    pub twin: Option<f64>,
+    /// (twin - real) / real.
+    pub error: Option<f64>,
+    /// Tolerance (fraction).
+    pub tolerance: Option<f64>,
+    /// Within tolerance.
+    pub pass: Option<bool>,
+}
+
+/// The scorecard.
+#[derive(Clone, Debug, Serialize)]
+pub struct RealScorecard {
+    /// The measurement folder.
+    pub measurement: String,
+    /// Repeats in it.
+    pub repeats: usize,
+    /// Every figure.
+    pub rows: Vec<Row>,
+}
+
+impl RealScorecard {
+    /// (passed, compared) among rows of `basis`.
+    pub fn passes(&self, basis: Basis) -> (usize, usize) {
+        let compared: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|row| row.basis == basis && row.pass.is_some())
+            .collect();
+        (
+            compared.iter().filter(|row| row.pass == Some(true)).count(),
+            compared.len(),
+        )
+    }
+}
+
+/// The tolerance of a figure by its name (`None`: not compared).
+pub fn tolerance_of(name: &str) -> Option<f64> {
+    if name.ends_with(" ms") && name != "young pause median ms" {
+        Some(LATENCY_TOLERANCE)
+    } else if name.ends_with("ops/s")
+        || name.starts_with("server CPU us/op")
+        || name == "flush tasks"
+        || name.ends_with("GC pauses")
+    {
+        Some(THROUGHPUT_TOLERANCE)
+    } else {
+        None
+    }
+}
+
+/// The twin's figures of one phase's results folder: per op kind the rate
+/// and percentiles of `summary.json`, the server's CPU per operation from
+/// `timeseries.csv` (each node's CPU utilisation x its cores x the
+/// interval, over the operations answered), flushes, and for L1 each
+/// minute's rate and p99 from the HDR log.
+pub fn twin_figures(id: &str, dir: &Path, cores: u32) -> Result<BTreeMap<String, f64>, String> {
+    let path = dir.join("summary.json");
+    let text =
+        std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
+    let summary: serde_json::Value =
+        serde_json::from_str(&text).map_err(|error| format!("{}: {error}", path.display()))?;
+    let mut figures = BTreeMap::new();
+    let mut answered = 0.0;
+    let mut total = 0.0;
+    if let Some(ops) = summary["ops"].as_object() {
+        for (op, values) in ops {
+            let rate = values["ops_per_s"].as_f64().unwrap_or(0.0);
+            total += rate;
+            answered += values["count"].as_f64().unwrap_or(0.0);
+            figures.insert(format!("{op} ops/s"), rate);
+            for (key, label) in [
+                ("p50", "p50"),
+                ("p95", "p95"),
+                ("p99", "p99"),
+                ("p999", "p99.9"),
+            ] {
+                if let Some(ms) = values["latency_ms"][key].as_f64() {
+                    figures.insert(format!("{op} {label} ms"), ms);
+                }
+            }
+        }
+        if ops.len() > 1 {
+            figures.insert("total ops/s".into(), total);
+        }
+    }
+    // The collector's pauses, as the GC log gives them (one node).
+    let gc = &summary["gc"];
+    if let Some(young) = gc["young_pauses"].as_f64() {
+        // The log's `Pause Young` lines include the mixed collections.
+        let mixed = gc["mixed_pauses"].as_f64().unwrap_or(0.0);
+        let pauses = young + mixed;
+        figures.insert("young GC pauses".into(), pauses);
+        figures.insert("mixed GC pauses".into(), mixed);
+        if pauses > 0.0 {
+            for (key, name) in [
+                ("young_pause_mean_ms", "young pause mean ms"),
+                ("young_pause_max_ms", "young pause max ms"),
+            ] {
+                if let Some(ms) = gc[key].as_f64() {
+                    figures.insert(name.into(), ms);
+                }
+            }
+        }
+    }
+    let series_path = dir.join("timeseries.csv");
+    let series = std::fs::read_to_string(&series_path)
+        .map_err(|error| format!("{}: {error}", series_path.display()))?;
+    let mut lines = series.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let column = |name: &str| header.iter().position(|column| *column == name);
+    let (cpu, flushes) = (column("node0_cpu_utilisation"), column("node0_flushes"));
+    let (mut cpu_seconds, mut flushed, mut last_time) = (0.0, 0.0, 0.0);
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let time: f64 = cells
+            .first()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(last_time);
+        let interval = time - last_time;
+        last_time = time;
+        if let Some(value) = cpu
+            .and_then(|i| cells.get(i))
+            .and_then(|v| v.parse::<f64>().ok())
+        {
+            cpu_seconds += value * f64::from(cores) * interval;
+        }
+        if let Some(value) = flushes
+            .and_then(|i| cells.get(i))
+            .and_then(|v| v.parse::<f64>().ok())
+        {
+            flushed += value;
+        }
+    }
+    if answered > 0.0 && cpu.is_some() {
+        figures.insert("server CPU us/op".into(), cpu_seconds / answered * 1e6);
+    }
+    if let Some(per_op) = crate::real::tail_cpu_per_op(&series, cores, crate::real::TAIL_SECONDS) {
+        figures.insert(crate::real::TAIL_CPU_FIGURE.into(), per_op);
+    }
+    // One memtable flush is one task of Cassandra's flush writer pool.
+    if flushes.is_some() {
+        figures.insert("flush tasks".into(), flushed);
+    }
+    if id == "L1" {
+        if let Ok(minutes) = crate::real::per_minute(&dir.join("hdr").join("L1-write.hlog")) {
+            for (minute, (rate, p99)) in minutes.iter().enumerate() {
+                figures.insert(format!("minute {:02} write ops/s", minute + 1), *rate);
+                figures.insert(format!("minute {:02} write p99 ms", minute + 1), *p99);
+            }
+        }
+    }
+    Ok(figures)
+}
+
+/// Runs every phase in the twin and scores it against the measurement;
+/// `progress` hears each phase as it starts.
+pub fn score(
+    options: &RealScoreOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RealScorecard, String> {
+    let measurement = crate::real::load(&options.measurement)?;
+    let machine = std::fs::read_to_string(&options.machine)
+        .map_err(|error| format!("{}: {error}", options.machine.display()))?;
+    let real = crate::real::figures(&measurement);
+    let mut phases: Vec<String> = Vec::new();
+    for figure in &real {
+        if figure.basis != Basis::Setup && !phases.contains(&figure.phase) {
+            phases.push(figure.phase.clone());
+        }
+    }
+    if !options.phases.is_empty() {
+        for asked in &options.phases {
+            if !phases.contains(asked) {
+                return Err(format!(
+                    "phase `{asked}` is not in {} (it has {})",
+                    measurement.dir.display(),
+                    phases.join(", ")
+                ));
+            }
+        }
+        phases.retain(|phase| options.phases.contains(phase));
+    }
+    std::fs::create_dir_all(&options.out)
+        .map_err(|error| format!("{}: {error}", options.out.display()))?;
+    let mut twin: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for id in &phases {
+        progress(id);
+        let command = phase_command(&measurement, id)?;
+        let text = twin_scenario(&machine, id, &command);
+        let file = options.out.join(format!("{id}.toml"));
+        std::fs::write(&file, &text).map_err(|error| format!("{}: {error}", file.display()))?;
+        let scenario = sim::scenario::parse(&file.display().to_string(), &text)
+            .map_err(|error| error.to_string())?;
+        let plan = sim::plan::resolve(&scenario, &sim::plan::RunOverrides::default())
+            .map_err(|error| error.to_string())?;
+        let cores = match &plan.cluster.cpu {
+            sim::bridge::CpuScheduling::Jvm(jvm) => jvm.cores,
+            _ => 1,
+        };
+        let outcome = sim::cluster::run(plan, &mut |_| {});
+        let dir = options.out.join(id);
+        sim::report::write_results(&dir, &outcome)
+            .map_err(|error| format!("{}: {error}", dir.display()))?;
+        twin.insert(id.clone(), twin_figures(id, &dir, cores)?);
+    }
+    let mut capped: BTreeMap<String, bool> = BTreeMap::new();
+    for id in &phases {
+        let limit = rate_limit(&phase_command(&measurement, id)?);
+        let total = |figures: &dyn Fn(&str) -> Option<f64>| {
+            figures("total ops/s")
+                .or_else(|| figures("write ops/s"))
+                .or_else(|| figures("read ops/s"))
+        };
+        let real_total = total(&|name| {
+            real.iter()
+                .find(|figure| &figure.phase == id && figure.name == name)
+                .map(Figure::median)
+        });
+        let twin_total = total(&|name| twin.get(id).and_then(|figures| figures.get(name)).copied());
+        capped.insert(
+            id.clone(),
+            at_limit(limit, real_total) && at_limit(limit, twin_total),
+        );
+    }
+    let rows = real
+        .iter()
+        .filter(|figure| phases.contains(&figure.phase))
+        .map(|figure| {
+            let mut row = row(figure, twin.get(&figure.phase));
+            if row.basis == Basis::Predicted
+                && capped[&figure.phase]
+                && figure.name.ends_with(" ops/s")
+                && !figure.name.starts_with("minute")
+            {
+                row.basis = Basis::Derived;
+            }
+            row
+        })
+        .collect();
+    Ok(RealScorecard {
+        measurement: measurement.dir.display().to_string(),
+        repeats: measurement.repeats.len(),
+        rows,
+    })
+}
+
+/// How close to its `limit=` a rate-limited phase's throughput must be to
+/// count as held to it.
+const AT_LIMIT: f64 = 0.03;
+
+/// A cassandra-stress command's `limit=N/s`, if it has one.
+pub fn rate_limit(command: &str) -> Option<f64> {
+    command
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("limit="))
+        .and_then(|rate| rate.trim_end_matches("/s").parse::<f64>().ok())
+}
+
+/// Whether `rate` is within [`AT_LIMIT`] of `limit`.
+fn at_limit(limit: Option<f64>, rate: Option<f64>) -> bool {
+    match (limit, rate) {
+        (Some(limit), Some(rate)) if limit > 0.0 => (rate / limit - 1.0).abs() <= AT_LIMIT,
+        _ => false,
+    }
+}
+
+fn row(figure: &Figure, twin: Option<&BTreeMap<String, f64>>) -> Row {
+    let real = figure.median();
+    let (real_min, real_max) = figure.range();
+    let value = twin.and_then(|figures| figures.get(&figure.name)).copied();
+    let tolerance = value.and(tolerance_of(&figure.name));
+    let error = value.filter(|_| real != 0.0).map(|v| (v - real) / real);
+    let pass = match (error, tolerance) {
+        (Some(error), Some(tolerance)) => Some(error.abs() <= tolerance),
+        _ => None,
+    };
+    Row {
+        phase: figure.phase.clone(),
+        name: figure.name.clone(),
+        basis: figure.basis,
+        real,
+        real_min,
+        real_max,
+        repeats: figure.values.len(),
+        twin: value,
+        error,
+        tolerance,
+        pass,
+    }
+}
+
+/// The scorecard as text: headline (predicted first), then the rows.
+pub fn scorecard_text(card: &RealScorecard) -> String {
+    let mut out = String::new();
+    let (predicted_pass, predicted) = card.passes(Basis::Predicted);
+    let (fitted_pass, fitted) = card.passes(Basis::Fitted);
+    let (derived_pass, derived) = card.passes(Basis::Derived);
+    let percent = |pass: usize, of: usize| {
+        if of == 0 {
+            0.0
+        } else {
+            pass as f64 * 100.0 / of as f64
+        }
+    };
+    let _ = writeln!(
+        out,
+        "Real scorecard: {} ({} repeats), twin cassandra-5.0 on this machine",
+        card.measurement, card.repeats
+    );
+    let _ = writeln!(
+        out,
+        "predicted: {predicted_pass} of {predicted} within tolerance ({:.0}%); derived (a throughput held to its limit= by both): {derived_pass} of {derived}; fitted (calibration phases): {fitted_pass} of {fitted}",
+        percent(predicted_pass, predicted)
+    );
+    let _ = writeln!(
+        out,
+        "{:<5} {:<26} {:<9} {:>10} {:>23} {:>10} {:>8} {:>5} {:>5}",
+        "phase", "figure", "basis", "real", "real min - max", "twin", "error", "tol", "pass"
+    );
+    for basis in [Basis::Predicted, Basis::Derived, Basis::Fitted] {
+        for row in card.rows.iter().filter(|row| row.basis == basis) {
+            let _ = writeln!(
+                out,
+                "{:<5} {:<26} {:<9} {:>10.3} {:>10.3} - {:<10.3} {:>10} {:>8} {:>5} {:>5}",
+                row.phase,
+                row.name,
+                match row.basis {
+                    Basis::Fitted => "fitted",
+                    Basis::Predicted => "predicted",
+                    Basis::Setup => "setup",
+                    Basis::Derived => "derived",
+                },
+                row.real,
+                row.real_min,
+                row.real_max,
+                row.twin.map_or("-".to_string(), |v| format!("{v:.3}")),
+                row.error
+                    .map_or("-".to_string(), |e| format!("{:+.0}%", e * 100.0)),
+                row.tolerance
+                    .map_or("-".to_string(), |t| format!("{:.0}%", t * 100.0)),
+                match row.pass {
+                    Some(true) => "yes",
+                    Some(false) => "NO",
+                    None => "-",
+                }
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_read_the_data_real_md_gives_them() {
+        for id in ["C2", "S2", "M25", "M80", "X50"] {
+            assert_eq!(PhaseData::of(id), PhaseData::Memory, "{id}");
+        }
+        for id in ["C3", "S3", "D25", "D80"] {
+            assert_eq!(PhaseData::of(id), PhaseData::Disk, "{id}");
+        }
+        for id in ["C1", "S1", "W50", "Z1", "L1"] {
+            assert_eq!(PhaseData::of(id), PhaseData::None, "{id}");
+        }
+    }
+
+    #[test]
+    fn tolerances_follow_the_published_cases() {
+        assert_eq!(tolerance_of("write ops/s"), Some(0.15));
+        assert_eq!(tolerance_of("minute 03 write ops/s"), Some(0.15));
+        assert_eq!(tolerance_of("read p99.9 ms"), Some(0.30));
+        assert_eq!(tolerance_of("server CPU us/op"), Some(0.15));
+        assert_eq!(tolerance_of("server CPU us/op, last 20 s"), Some(0.15));
+        assert_eq!(
+            tolerance_of("young pause median ms"),
+            None,
+            "the twin gives no median"
+        );
+        assert_eq!(tolerance_of("young pause mean ms"), Some(0.30));
+        assert_eq!(tolerance_of("young GC pauses"), Some(0.15));
+        assert_eq!(tolerance_of("eden MiB"), None);
+    }
+
+    #[test]
+    fn a_row_passes_within_its_tolerance_and_only_when_the_twin_has_the_figure() {
+        let figure = Figure {
+            phase: "W50".into(),
+            name: "write p99 ms".into(),
+            basis: Basis::Predicted,
+            values: vec![10.0, 12.0, 11.0],
+        };
+        let mut twin = BTreeMap::new();
+        twin.insert("write p99 ms".to_string(), 14.0);
+        let passed = row(&figure, Some(&twin));
+        assert_eq!(passed.pass, Some(true), "14 against 11 is +27%");
+        twin.insert("write p99 ms".to_string(), 14.5);
+        assert_eq!(row(&figure, Some(&twin)).pass, Some(false));
+        assert_eq!(row(&figure, None).pass, None);
+    }
+
+    /// The stored measurement scores: the calibration phases' steady-state
+    /// CPU is what their constants were fitted to (so a change of a price
+    /// or of the machine's file shows here), and every phase the twin runs
+    /// has its figures.
+    #[test]
+    fn the_stored_measurement_scores_and_its_fits_hold() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
+        let out = std::env::temp_dir().join(format!("twin-real-score-{}", std::process::id()));
+        let options = RealScoreOptions {
+            measurement: root.join("2026-11-28"),
+            machine: root.join("machine.toml"),
+            out: out.clone(),
+            phases: vec!["C1".into(), "C3".into(), "W25".into()],
+        };
+        let mut heard = Vec::new();
+        let card = score(&options, &mut |phase| heard.push(phase.to_string())).unwrap();
+        assert_eq!(
+            heard,
+            ["C1", "C3", "W25"],
+            "REAL.md's order, asked ones only"
+        );
+        assert_eq!(card.repeats, 3);
+        for phase in ["C1", "C3"] {
+            let fitted = card
+                .rows
+                .iter()
+                .find(|row| row.phase == phase && row.name == crate::real::TAIL_CPU_FIGURE)
+                .unwrap();
+            assert_eq!(fitted.basis, Basis::Fitted);
+            let error = fitted.error.unwrap();
+            assert!(error.abs() < 0.05, "{phase}: the fit is off by {error}");
+        }
+        // W25 runs at a rate the real node held: the twin holds it too, so
+        // its throughput is derived from the command, not predicted.
+        let rate = card
+            .rows
+            .iter()
+            .find(|row| row.phase == "W25" && row.name == "write ops/s")
+            .unwrap();
+        assert_eq!(rate.basis, Basis::Derived);
+        assert_eq!(rate.pass, Some(true));
+        let p99 = card
+            .rows
+            .iter()
+            .find(|row| row.phase == "W25" && row.name == "write p99 ms")
+            .unwrap();
+        assert_eq!(p99.basis, Basis::Predicted);
+        assert!(out.join("W25").join("summary.json").is_file());
+        assert!(out.join("W25.toml").is_file());
+        std::fs::remove_dir_all(&out).ok();
+        // An unknown phase is an error naming it.
+        let error = score(
+            &RealScoreOptions {
+                phases: vec!["Q9".into()],
+                ..options
+            },
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(error.contains("`Q9`"), "{error}");
+    }
+
+    #[test]
+    fn a_throughput_held_to_its_limit_by_both_sides_is_derived() {
+        assert_eq!(
+            rate_limit("cassandra-stress write cl=ONE -rate threads=50 limit=5000/s -pop seq=1..2"),
+            Some(5000.0)
+        );
+        assert_eq!(rate_limit("cassandra-stress write -rate threads=200"), None);
+        assert!(at_limit(Some(5000.0), Some(4900.0)));
+        assert!(!at_limit(Some(5000.0), Some(4800.0)), "4% short is a miss");
+        assert!(!at_limit(None, Some(5000.0)), "a closed loop has no limit");
+        assert!(!at_limit(Some(5000.0), None));
+    }
+
+    #[test]
+    fn the_twin_scenario_puts_the_machine_the_data_and_the_load_together() {
+        let machine = "[cluster]\npreset = \"cassandra-5.0\"\nnodes = 1\ninstance = \"i3.large\"\n";
+        let text = twin_scenario(
+            machine,
+            "D50",
+            "cassandra-stress read no-warmup cl=ONE duration=30s -rate threads=200 limit=6000/s -pop dist=uniform(10000001..10500000) -col n=FIXED(1) size=FIXED(4096) -mode native cql3",
+        );
+        let scenario = sim::scenario::parse("D50.toml", &text).unwrap();
+        assert_eq!(scenario.loads.len(), 1);
+        let data = scenario.data.as_ref().unwrap();
+        assert_eq!(data.key_range, Some([10000001, 10500000]));
+        assert_eq!(data.cache.as_deref(), Some("cold"));
+    }
+}
