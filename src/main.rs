@@ -147,6 +147,15 @@ enum BenchCommand {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
     },
+    /// Events per client operation of every bundled benchmark against the
+    /// committed baseline (scenarios/bench-events.json); fails when one
+    /// takes more than 5% more. Run from the checkout's root.
+    Events {
+        /// Write this build's counts as the new baseline (say why in the
+        /// commit).
+        #[arg(long)]
+        update: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -188,6 +197,9 @@ fn main() -> ExitCode {
                     sets,
                 },
         } => bench_cluster(scenario, duration, json, &sets),
+        Command::Bench {
+            bench: BenchCommand::Events { update },
+        } => bench_events(update),
     }
 }
 
@@ -206,6 +218,32 @@ struct ClusterBench {
     events_per_wall_second: f64,
     client_ops_per_wall_second: f64,
     peak_rss_bytes: Option<u64>,
+    /// Events per client operation, in all and by kind and category.
+    events_per_op: f64,
+    events_per_op_by_kind: std::collections::BTreeMap<&'static str, f64>,
+    events_per_op_by_category: std::collections::BTreeMap<&'static str, f64>,
+}
+
+/// Where the events go, per client operation: the categories, then the
+/// kinds, most first.
+fn events_text(report: &ClusterBench) -> String {
+    let sorted = |map: &std::collections::BTreeMap<&'static str, f64>| {
+        let mut rows: Vec<(&'static str, f64)> = map.iter().map(|(k, v)| (*k, *v)).collect();
+        rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        rows
+    };
+    let mut out = format!(
+        "  events per client operation        {:.2}\n  by category:",
+        report.events_per_op
+    );
+    for (category, value) in sorted(&report.events_per_op_by_category) {
+        out.push_str(&format!("\n    {category:<22} {value:>7.2}"));
+    }
+    out.push_str("\n  by kind:");
+    for (kind, value) in sorted(&report.events_per_op_by_kind) {
+        out.push_str(&format!("\n    {kind:<22} {value:>7.2}"));
+    }
+    out
 }
 
 /// The process's peak resident set (Linux `VmHWM`), if the system says.
@@ -276,7 +314,20 @@ fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool, sets: &[St
     let simulated_seconds = outcome.end.as_secs_f64();
     let wall = outcome.wall_seconds.max(1e-9);
     let operations: u64 = outcome.ops.iter().map(|ops| ops.count).sum();
+    let per_op = |count: u64| count as f64 / operations.max(1) as f64;
+    let counts = &outcome.event_counts;
     let report = ClusterBench {
+        events_per_op: per_op(counts.total()),
+        events_per_op_by_kind: counts
+            .by_kind()
+            .into_iter()
+            .map(|(kind, count)| (kind, per_op(count)))
+            .collect(),
+        events_per_op_by_category: counts
+            .by_category()
+            .into_iter()
+            .map(|(category, count)| (category, per_op(count)))
+            .collect(),
         scenario: outcome.plan.scenario.clone(),
         nodes,
         shards,
@@ -312,6 +363,47 @@ fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool, sets: &[St
                 .peak_rss_bytes
                 .map_or("unknown".to_string(), units::format_bytes),
         ));
+        say(&events_text(&report));
+    }
+    ExitCode::SUCCESS
+}
+
+/// `twin bench events [--update]`.
+fn bench_events(update: bool) -> ExitCode {
+    let root = std::path::Path::new(".");
+    let comparisons = match validation::bench_events::compare(root, &mut |scenario| {
+        eprintln!("twin bench events: {scenario}");
+    }) {
+        Ok(comparisons) => comparisons,
+        Err(error) => {
+            eprintln!("twin bench events: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    say(validation::bench_events::comparison_text(&comparisons).trim_end());
+    if update {
+        let mut baseline = match validation::bench_events::load(root) {
+            Ok(baseline) => baseline,
+            Err(error) => {
+                eprintln!("twin bench events: {error}");
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        };
+        baseline.benchmarks = comparisons.into_iter().map(|c| c.now).collect();
+        let path = root.join(validation::bench_events::BASELINE_FILE);
+        let written = serde_json::to_string_pretty(&baseline)
+            .map_err(|error| error.to_string())
+            .and_then(|text| std::fs::write(&path, text + "\n").map_err(|error| error.to_string()));
+        if let Err(error) = written {
+            eprintln!("twin bench events: {}: {error}", path.display());
+            return ExitCode::from(EXIT_ENVIRONMENT);
+        }
+        say(&format!("baseline written: {}", path.display()));
+        return ExitCode::SUCCESS;
+    }
+    if comparisons.iter().any(|c| c.regressed()) {
+        eprintln!("twin bench events: events per client operation grew by more than 5%; if that is meant, `twin bench events --update` and say why in the commit");
+        return ExitCode::from(EXIT_ENVIRONMENT);
     }
     ExitCode::SUCCESS
 }

@@ -15,6 +15,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bench_events;
 pub mod cases;
 pub mod charts;
 pub mod plan;

@@ -84,6 +84,7 @@ use crate::events::{EventLog, What};
 use crate::faults::network::NetworkFaults;
 
 mod client;
+mod event_counts;
 mod fault_events;
 mod host;
 mod life;
@@ -100,6 +101,7 @@ use crate::load::{
 use crate::metrics::{round3, LatencySummary, OpMetrics, ServerLatencies};
 use crate::rng::{self, SimRng};
 use crate::timeseries::{ClientInterval, NodeInterval, OpInterval, TimeSeries};
+pub use event_counts::{EventCounts, EventKind};
 use hdrhistogram::serialization::V2DeflateSerializer;
 pub use outcome::{
     ConsistencyCheck, LoadOutcome, MessagesLost, Progress, ReplicaCheck, RunOutcome,
@@ -251,6 +253,38 @@ enum Event {
         from: u32,
         slot: u32,
     },
+}
+
+impl Event {
+    /// What the event is for ([`EventKind`]).
+    fn kind(&self) -> EventKind {
+        match self {
+            Event::LoadStart { .. } => EventKind::LoadStart,
+            Event::ThreadReady { .. } => EventKind::ThreadReady,
+            Event::Issue { .. } => EventKind::Issue,
+            Event::OpenLoopArrival { .. } => EventKind::OpenLoopArrival,
+            Event::RequestArrives { .. } => EventKind::RequestArrives,
+            Event::BatchArrives { .. } => EventKind::BatchArrives,
+            Event::ReplyArrives { .. } => EventKind::ReplyArrives,
+            Event::NodeNicWake { .. } => EventKind::NodeNicWake,
+            Event::ClientNicWake { .. } => EventKind::ClientNicWake,
+            Event::TimeoutCheck { .. } => EventKind::TimeoutCheck,
+            Event::MessageArrives { .. } => EventKind::MessageArrives,
+            Event::StreamResend { .. } => EventKind::StreamResend,
+            Event::CpuRunEnd { .. } => EventKind::CpuRunEnd,
+            Event::JvmWake { .. } => EventKind::JvmWake,
+            Event::IoDone { .. } => EventKind::IoDone,
+            Event::ShardTimer { .. } => EventKind::ShardTimer,
+            Event::IntervalTick => EventKind::IntervalTick,
+            Event::NodeTimer { .. } => EventKind::NodeTimer,
+            Event::ActionDue { .. } => EventKind::ActionDue,
+            Event::ActionStep => EventKind::ActionStep,
+            Event::FaultStarts { .. } => EventKind::FaultStarts,
+            Event::FaultEnds { .. } => EventKind::FaultEnds,
+            Event::FlapSwitch { .. } => EventKind::FlapSwitch,
+            Event::GossipArrives { .. } => EventKind::GossipArrives,
+        }
+    }
 }
 
 struct NodeHardware {
@@ -548,6 +582,8 @@ struct Simulation {
     in_flight: Slab<InFlight>,
     /// The c-s processes' thread hand-offs so far.
     client_handoffs: ClientTally,
+    /// Events handled, by kind (`twin bench cluster`).
+    event_counts: EventCounts,
     ops: Vec<OpMetrics>,
     op_windows: Vec<Option<(SimTime, SimTime)>>,
     loads: Vec<LoadState>,
@@ -944,6 +980,7 @@ impl Simulation {
             processes,
             in_flight: Slab::new(),
             client_handoffs: ClientTally::default(),
+            event_counts: EventCounts::default(),
             ops,
             op_windows,
             loads,
@@ -1113,6 +1150,7 @@ impl Simulation {
         let stop_when_idle =
             (self.plan.faults.is_empty() && self.plan.operations.is_empty()) || end == SimTime::MAX;
         while let Some((now, event)) = self.kernel.pop_until(end) {
+            self.event_counts.record(event.kind());
             if let Event::IntervalTick = event {
                 self.report_interval(now, progress);
             } else {
@@ -1456,6 +1494,7 @@ impl Simulation {
                 })
                 .collect(),
             events: self.kernel.events_processed(),
+            event_counts: self.event_counts,
             event_log: self.event_log,
             messages_lost: MessagesLost {
                 at_nics: self.nodes.iter().map(|node| node.nic.messages_lost()).sum(),

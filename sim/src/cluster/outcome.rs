@@ -62,6 +62,9 @@ pub struct RunOutcome {
     pub timeseries: TimeSeries,
     /// Kernel events processed.
     pub events: u64,
+    /// The events handled, by kind (`events` less any the run stopped
+    /// before handling).
+    pub event_counts: super::EventCounts,
     /// What happened: faults and the cluster's reactions.
     pub event_log: crate::events::EventLog,
     /// Messages the network faults lost.
