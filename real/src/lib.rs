@@ -80,6 +80,8 @@ pub struct LoadRun {
     pub client_cpu_s: Option<f64>,
     /// Tasks each server thread pool completed over the load.
     pub pools: Option<BTreeMap<String, i64>>,
+    /// The machine's disk I/O over the load (a local server only).
+    pub server_disk: Option<server::DiskCounters>,
     /// Per op kind, each interval's `(start, length, histogram)`.
     pub intervals: Vec<Intervals>,
 }
@@ -386,6 +388,7 @@ async fn run_async(
                 .as_ref()
                 .zip(before.pools.as_ref())
                 .map(|(a, b)| server::pool_deltas(b, a)),
+            server_disk: after.disk.zip(before.disk).map(|(a, b)| a.since(&b)),
             intervals,
         });
     }
@@ -409,6 +412,8 @@ struct Reading {
     server_cpu_s: Option<f64>,
     client_cpu_s: Option<f64>,
     pools: Option<Pools>,
+    /// The machine's disk counters, when the server runs on it.
+    disk: Option<server::DiskCounters>,
 }
 
 impl Reading {
@@ -427,6 +432,7 @@ impl Reading {
             server_cpu_s: probe.cpu_seconds(),
             client_cpu_s: server::process_cpu_seconds("/proc/self/stat"),
             pools: server::thread_pools(session).await,
+            disk: probe.pid.and_then(|_| server::DiskCounters::read()),
         }
     }
 }

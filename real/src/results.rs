@@ -77,6 +77,25 @@ pub struct LoadServer {
     /// Tasks each thread pool completed over it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_pools: Option<BTreeMap<String, i64>>,
+    /// The machine's disk I/O over it (a local server only): what the page
+    /// cache did not absorb.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskSummary>,
+}
+
+/// `load_server.<load>.disk`.
+#[derive(Clone, Debug, Serialize)]
+pub struct DiskSummary {
+    /// Reads completed.
+    pub reads: u64,
+    /// Of them, per operation answered.
+    pub reads_per_op: f64,
+    /// MiB read.
+    pub read_mib: f64,
+    /// Writes completed.
+    pub writes: u64,
+    /// MiB written.
+    pub written_mib: f64,
 }
 
 /// The server over the whole run.
@@ -180,6 +199,13 @@ impl RealSummary {
                     client_cpu_seconds: load.client_cpu_s.map(round3),
                     gc,
                     thread_pools: load.pools.clone(),
+                    disk: load.server_disk.map(|disk| DiskSummary {
+                        reads: disk.reads,
+                        reads_per_op: round3(disk.reads as f64 / answered.max(1) as f64),
+                        read_mib: round3(disk.read_bytes as f64 / 1_048_576.0),
+                        writes: disk.writes,
+                        written_mib: round3(disk.written_bytes as f64 / 1_048_576.0),
+                    }),
                 },
             );
             loads.insert(
@@ -261,6 +287,12 @@ impl RealSummary {
                 let compactions = pools.get("CompactionExecutor").copied().unwrap_or(0);
                 parts.push(format!(
                     "{flushes} flush tasks, {compactions} CompactionExecutor tasks"
+                ));
+            }
+            if let Some(disk) = &load.disk {
+                parts.push(format!(
+                    "disk {} reads ({:.2}/op, {:.0} MiB), {} writes ({:.0} MiB)",
+                    disk.reads, disk.reads_per_op, disk.read_mib, disk.writes, disk.written_mib
                 ));
             }
             if !parts.is_empty() {

@@ -77,6 +77,71 @@ pub fn process_cpu_seconds(stat_path: &str) -> Option<f64> {
     Some((utime + stime) / TICKS_PER_SECOND)
 }
 
+/// The machine's disks' counters (`/proc/diskstats`), summed over the
+/// whole disks (`/sys/block` entries other than loop, RAM, zram,
+/// device-mapper and md devices, which would count their members' I/O
+/// twice): what the page cache did not absorb.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DiskCounters {
+    /// Reads completed.
+    pub reads: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Writes completed.
+    pub writes: u64,
+    /// Bytes written.
+    pub written_bytes: u64,
+}
+
+impl DiskCounters {
+    /// This machine's counters now, if `/proc/diskstats` can be read.
+    pub fn read() -> Option<DiskCounters> {
+        let text = std::fs::read_to_string("/proc/diskstats").ok()?;
+        Some(DiskCounters::parse(&text, &|name: &str| {
+            Path::new("/sys/block").join(name).exists()
+        }))
+    }
+
+    /// The counters of `diskstats` text over the devices `is_disk` says
+    /// are whole disks (sectors are 512 bytes, whatever the device's).
+    pub fn parse(diskstats: &str, is_disk: &dyn Fn(&str) -> bool) -> DiskCounters {
+        let mut total = DiskCounters::default();
+        for line in diskstats.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let Some(&name) = fields.get(2) else {
+                continue;
+            };
+            let skipped = ["loop", "ram", "zram", "dm-", "md"]
+                .iter()
+                .any(|prefix| name.starts_with(prefix));
+            if skipped || !is_disk(name) {
+                continue;
+            }
+            let field = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            total.reads += field(3);
+            total.read_bytes += field(5) * 512;
+            total.writes += field(7);
+            total.written_bytes += field(9) * 512;
+        }
+        total
+    }
+
+    /// What happened between `before` and `self`.
+    pub fn since(&self, before: &DiskCounters) -> DiskCounters {
+        DiskCounters {
+            reads: self.reads.saturating_sub(before.reads),
+            read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
+            writes: self.writes.saturating_sub(before.writes),
+            written_bytes: self.written_bytes.saturating_sub(before.written_bytes),
+        }
+    }
+}
+
 /// How many cores process `pid` may run on (`Cpus_allowed_list` of
 /// `/proc/PID/status`, as `taskset -c` set it).
 pub fn allowed_cores(pid: u32) -> Option<u32> {
@@ -357,6 +422,35 @@ pub async fn compactions_since(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn disk_counters_sum_whole_disks_only() {
+        let text = "\
+   7       0 loop0 9 0 99 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+ 253       0 vda 1000 10 16000 500 200 5 4000 100 0 600 600 0 0 0 0 0 0
+ 253       1 vda1 900 10 15000 400 190 5 3900 90 0 500 500 0 0 0 0 0 0
+ 252       0 dm-0 50 0 800 10 5 0 40 1 0 10 10 0 0 0 0 0 0
+ 259       0 nvme0n1 10 0 80 1 2 0 16 1 0 2 2 0 0 0 0 0 0
+";
+        let disks = ["vda", "nvme0n1", "dm-0", "loop0"];
+        let counters = DiskCounters::parse(text, &|name: &str| disks.contains(&name));
+        assert_eq!(
+            counters,
+            DiskCounters {
+                reads: 1010,
+                read_bytes: 16080 * 512,
+                writes: 202,
+                written_bytes: 4016 * 512,
+            },
+            "vda and nvme0n1; not the partition, the loop or the mapper"
+        );
+        let later = DiskCounters {
+            reads: 1510,
+            ..counters
+        };
+        assert_eq!(later.since(&counters).reads, 500);
+        assert_eq!(counters.since(&later).reads, 0, "never negative");
+    }
 
     #[test]
     fn a_g1_pause_line_gives_its_time_kind_and_length() {
