@@ -23,7 +23,13 @@
 //! real node's GC logs (`models::jvm::G1Params::cassandra_5_0`); its cost
 //! table fitted to the real node's CPU per operation
 //! (`models::cost::CostTable::cassandra_5_0`); 16-KiB compression chunks
-//! (4.0's CASSANDRA-13241). The compaction
+//! (4.0's CASSANDRA-13241); the index file mapped into memory
+//! (`disk_access_mode: mmap_index_only`), so its pages go through the page
+//! cache; a read's parse continuing on its own thread after its I/O
+//! (`SEPExecutor.maybeExecuteImmediately`); `SharedExecutorPool`'s spinning
+//! worker (`SEPWorker`, measured on the real node's machine,
+//! `models::jvm::SpinParams`) and exact wake-ups
+//! (`models::jvm::JvmConfig::exact_wakeups`). The compaction
 //! throttle's default is 64 MiB/s (`compaction_throughput`, Config.java
 //! @5.0; 16 in 3.11). Unchanged from 3.11, and so shared (Config.java
 //! @5.0, read from the 5.0.9 jar): the stage sizes (`concurrent_reads` and
