@@ -132,6 +132,35 @@ pub fn faults_and_operations(
         instance,
         &faults,
     )?;
+    // A written fault or action that starts at or after the run's end
+    // would silently never happen: refuse it, as `[faults.random]` refuses
+    // a window past the end.
+    if let Some(duration) = duration {
+        let late = |at: SimDuration| at >= duration;
+        let written_faults = faults.iter().take(scenario.faults.len());
+        if let Some((index, fault)) = written_faults.enumerate().find(|(_, f)| late(f.at)) {
+            return Err(scenario.error(
+                &format!("fault[{index}].at"),
+                format!(
+                    "{} is not before the run's end ({duration}): the fault would never happen",
+                    fault.at
+                ),
+            ));
+        }
+        if drawn.is_none() {
+            if let Some((index, operation)) =
+                operations.iter().enumerate().find(|(_, o)| late(o.at))
+            {
+                return Err(scenario.error(
+                    &format!("action[{index}].at"),
+                    format!(
+                        "{} is not before the run's end ({duration}): the action would never happen",
+                        operation.at
+                    ),
+                ));
+            }
+        }
+    }
     Ok((faults, operations))
 }
 
@@ -515,6 +544,28 @@ mod tests {
     }
 
     const CRASH_2: &str = "[[fault]]\nat = \"10s\"\nnodes = [2]\nkind = \"crash\"\n";
+
+    /// The runs here last an hour: a fault or action at or after it is
+    /// refused by name; one just before it stands.
+    #[test]
+    fn a_fault_or_action_after_the_end_is_refused() {
+        let error = resolved(
+            "[[fault]]\nat = \"10s\"\nnodes = [2]\nkind = \"crash\"\n\
+             [[fault]]\nat = \"1h\"\nnodes = [1]\nkind = \"crash\"\n",
+            3,
+        )
+        .unwrap_err();
+        assert!(
+            error.contains("fault[1].at") && error.contains("never happen"),
+            "{error}"
+        );
+        let error = resolved("[[action]]\nat = \"2h\"\nkind = \"add-node\"\n", 3).unwrap_err();
+        assert!(
+            error.contains("action[0].at") && error.contains("never happen"),
+            "{error}"
+        );
+        assert!(resolved("[[action]]\nat = \"59m\"\nkind = \"add-node\"\n", 3).is_ok());
+    }
 
     #[test]
     fn a_script_gets_fresh_ids_in_order() {
