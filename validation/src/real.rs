@@ -276,28 +276,9 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
     for phases in measurement.repeats.values() {
         for (phase, run) in phases {
             let summary = &run.summary;
-            let mut total_rate = 0.0;
-            let mut answered = 0.0;
-            if let Some(ops) = summary["ops"].as_object() {
-                for (op, figures) in ops {
-                    let rate = figures["ops_per_s"].as_f64().unwrap_or(0.0);
-                    total_rate += rate;
-                    answered += figures["count"].as_f64().unwrap_or(0.0);
-                    add(phase, format!("{op} ops/s"), rate);
-                    for (key, label) in [
-                        ("p50", "p50"),
-                        ("p95", "p95"),
-                        ("p99", "p99"),
-                        ("p999", "p99.9"),
-                    ] {
-                        if let Some(ms) = figures["latency_ms"][key].as_f64() {
-                            add(phase, format!("{op} {label} ms"), ms);
-                        }
-                    }
-                }
-            }
-            if summary["ops"].as_object().is_some_and(|ops| ops.len() > 1) {
-                add(phase, "total ops/s".into(), total_rate);
+            let (ops, answered) = op_figures(summary);
+            for (name, value) in ops {
+                add(phase, name, value);
             }
             let server = &summary["load_server"][phase.as_str()];
             if let Some(per_op) = server["cpu_us_per_op"].as_f64() {
@@ -398,6 +379,38 @@ pub fn tail_cpu_per_op(series: &str, cores: u32, seconds: f64) -> Option<f64> {
             .sum::<f64>();
     }
     (answered > 0.0).then(|| busy / answered * 1e6)
+}
+
+/// The client's figures of a `summary.json` (a real run's or the twin's,
+/// which share the `ops` block): per op kind its rate and p50, p95, p99
+/// and p99.9, the total rate where more than one kind ran; and the
+/// operations answered.
+pub fn op_figures(summary: &serde_json::Value) -> (Vec<(String, f64)>, f64) {
+    let mut figures = Vec::new();
+    let (mut total, mut answered) = (0.0, 0.0);
+    let Some(ops) = summary["ops"].as_object() else {
+        return (figures, answered);
+    };
+    for (op, values) in ops {
+        let rate = values["ops_per_s"].as_f64().unwrap_or(0.0);
+        total += rate;
+        answered += values["count"].as_f64().unwrap_or(0.0);
+        figures.push((format!("{op} ops/s"), rate));
+        for (key, label) in [
+            ("p50", "p50"),
+            ("p95", "p95"),
+            ("p99", "p99"),
+            ("p999", "p99.9"),
+        ] {
+            if let Some(ms) = values["latency_ms"][key].as_f64() {
+                figures.push((format!("{op} {label} ms"), ms));
+            }
+        }
+    }
+    if ops.len() > 1 {
+        figures.push(("total ops/s".into(), total));
+    }
+    (figures, answered)
 }
 
 /// REAL.md's order of the phases (unknown ids last, by name).

@@ -223,30 +223,8 @@ pub fn twin_figures(id: &str, dir: &Path, cores: u32) -> Result<BTreeMap<String,
         std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
     let summary: serde_json::Value =
         serde_json::from_str(&text).map_err(|error| format!("{}: {error}", path.display()))?;
-    let mut figures = BTreeMap::new();
-    let mut answered = 0.0;
-    let mut total = 0.0;
-    if let Some(ops) = summary["ops"].as_object() {
-        for (op, values) in ops {
-            let rate = values["ops_per_s"].as_f64().unwrap_or(0.0);
-            total += rate;
-            answered += values["count"].as_f64().unwrap_or(0.0);
-            figures.insert(format!("{op} ops/s"), rate);
-            for (key, label) in [
-                ("p50", "p50"),
-                ("p95", "p95"),
-                ("p99", "p99"),
-                ("p999", "p99.9"),
-            ] {
-                if let Some(ms) = values["latency_ms"][key].as_f64() {
-                    figures.insert(format!("{op} {label} ms"), ms);
-                }
-            }
-        }
-        if ops.len() > 1 {
-            figures.insert("total ops/s".into(), total);
-        }
-    }
+    let (ops, answered) = crate::real::op_figures(&summary);
+    let mut figures: BTreeMap<String, f64> = ops.into_iter().collect();
     // The collector's pauses, as the GC log gives them (one node).
     let gc = &summary["gc"];
     if let Some(young) = gc["young_pauses"].as_f64() {
