@@ -67,6 +67,10 @@ pub struct ValidateArgs {
     /// With --real: only these phases (REAL.md ids; may repeat).
     #[arg(long = "phase")]
     phases: Vec<String>,
+    /// With --real: print G1's evacuation fitted to the calibration
+    /// phases' GC logs (the cassandra-5.0 preset's constants) and stop.
+    #[arg(long, requires = "real")]
+    fit_gc: bool,
 }
 
 /// What the scorecard needs besides the cases' results (a part's header).
@@ -327,6 +331,20 @@ fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
             }
         }
     };
+    if args.fit_gc {
+        let fit = validation::real::load(&measurement)
+            .and_then(|loaded| validation::real_gc::fit(&loaded));
+        return match fit {
+            Ok(fit) => {
+                print!("{}", validation::real_gc::fit_text(&fit));
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("twin validate --real --fit-gc: {error}");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+        };
+    }
     let options = validation::real_score::RealScoreOptions {
         measurement,
         machine: args.machine.clone(),

@@ -41,7 +41,10 @@
 //!   figures in 4.2). During a pause no thread progresses: every running
 //!   task finishes exactly the pause length later and queued tasks start
 //!   only after it. [`JvmNode::pause`] injects a pause of a chosen length
-//!   (a fault, or a test).
+//!   (a fault, or a test). With [`EvacuationParams`] (the 5.0 preset) a
+//!   young pause instead lasts what it copies, the bytes the driver marks
+//!   long-lived with [`JvmNode::retain`] (on-heap memtable rows), and eden
+//!   is resized after each pause to G1's pause goal.
 //!
 //! Cassandra 3.11 ships CMS (section 4.1, G1 commented out as
 //! "experimental"); the twin uses the G1 model section 4.4 proposes for a
@@ -118,19 +121,76 @@ pub const HANDOFF_COST: SimDuration = SimDuration::from_micros(10);
 /// messages) allocates about 80 KB across its nodes.
 pub const ALLOCATION_PER_OPERATION_BYTES: u64 = 10 * 1024;
 
-/// Cassandra 5.0's eden as a fraction of the heap: the calibration logs'
-/// median eden, 624 MiB of a 6,038-MiB heap (see
-/// [`G1Params::cassandra_5_0`]).
-pub const CASSANDRA_5_0_EDEN_FRACTION: f64 = 624.0 / 6038.0;
+/// A step of request handling that allocates on the heap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AllocationStep {
+    /// A replica's write.
+    Write,
+    /// A replica's read.
+    Read,
+    /// The CQL request on its coordinator, an internode message taken in,
+    /// a hint sent.
+    Other,
+    /// A page a read brought in from the device (its buffers).
+    DevicePage,
+}
 
-/// Cassandra 5.0's garbage per step of request handling on this project's
-/// machine, **fitted** to the calibration phases (REAL.md C1-C3,
-/// `validation/real/2026-11-28`, repeats 1-2): the eden their GC logs
-/// collected over the operations they answered, pooled, is 16.2 KiB per
-/// operation (writes 10.4, reads from memory 18.8, reads from disk 37.7),
-/// and a local operation at RF 1 is one step (its replica read or write,
-/// which runs on the request's thread), so one price for every step.
-pub const CASSANDRA_5_0_ALLOCATION_PER_STEP_BYTES: u64 = 16_573;
+/// Garbage request handling allocates, by step ([`AllocationStep`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AllocationParams {
+    /// Per replica write.
+    pub write_step_bytes: u64,
+    /// Per replica read.
+    pub read_step_bytes: u64,
+    /// Per other step.
+    pub other_step_bytes: u64,
+    /// Per page read from the device, beyond its read's step.
+    pub device_page_bytes: u64,
+}
+
+impl AllocationParams {
+    /// One price for every step and none per device page
+    /// ([`ALLOCATION_PER_OPERATION_BYTES`], 3.11's model).
+    pub const fn per_step(bytes: u64) -> AllocationParams {
+        AllocationParams {
+            write_step_bytes: bytes,
+            read_step_bytes: bytes,
+            other_step_bytes: bytes,
+            device_page_bytes: 0,
+        }
+    }
+
+    /// Cassandra 5.0 on this project's machine, **fitted** to the
+    /// calibration phases' GC logs (REAL.md C1-C3, `validation/real/
+    /// 2026-11-28`, all repeats; `twin validate --real --fit-gc`): the
+    /// eden collected over the operations answered is 10,178 B per write
+    /// (C1) and 17,931 B per read from memory (C2); a read from disk (C3)
+    /// allocates 41,011 B, the 23,080 B more spread over the 1.351 device
+    /// reads per operation the disk probe measured for C3
+    /// (`disk-probe/C3`): 17,083 B per page read from the device (the
+    /// chunk's buffers). At RF 1 a local operation is one step. Steps the
+    /// calibration phases have none of (a coordinator's request, an
+    /// internode message, a hint) take the mean of a write's and a read's
+    /// \[E\].
+    pub const fn cassandra_5_0() -> AllocationParams {
+        AllocationParams {
+            write_step_bytes: 10_178,
+            read_step_bytes: 17_931,
+            other_step_bytes: (10_178 + 17_931) / 2,
+            device_page_bytes: 17_083,
+        }
+    }
+
+    /// What `step` allocates.
+    pub fn bytes(&self, step: AllocationStep) -> u64 {
+        match step {
+            AllocationStep::Write => self.write_step_bytes,
+            AllocationStep::Read => self.read_step_bytes,
+            AllocationStep::Other => self.other_step_bytes,
+            AllocationStep::DevicePage => self.device_page_bytes,
+        }
+    }
+}
 
 /// A spinning worker on the real node's machine, **measured** (not
 /// fitted): `deploy/real/cassandra.sh spin-cost` runs 5.0's sole-spinner
@@ -332,7 +392,101 @@ pub struct G1Params {
     pub full_pause_median: SimDuration,
     /// Full-pause p99: 4 s \[E\] (section 4.4).
     pub full_pause_p99: SimDuration,
+    /// Young pauses from what they copy, and eden sized to the pause goal
+    /// ([`EvacuationParams`]); `None`: the lognormal pauses above on a
+    /// fixed eden (3.11's model, fitted to R5's tails that way).
+    pub evacuation: Option<EvacuationParams>,
 }
+
+/// G1's evacuation as a mechanism (5.0's preset): a young pause copies
+/// what is still alive in the young generation, and G1 sizes eden so that
+/// the pause it predicts meets its goal.
+///
+/// What is alive is what the node reported with [`JvmNode::retain`]: the
+/// on-heap memtable's rows (Cassandra 5.0's `memtable_allocation_type:
+/// heap_buffers`), which live until their memtable is flushed
+/// ([`JvmNode::release`]). Such bytes are copied twice: into a survivor
+/// region at the first pause after they were allocated, and into the old
+/// generation at the next (the real node's logs show survivors promoted
+/// at the pause after they were made, as G1 does when its survivor space
+/// is small). Everything else a request allocates is garbage by the next
+/// pause; the pause's fixed part carries the roots, the card scan and the
+/// few live request objects.
+///
+/// A young pause lasts `pause_base + copy cost x bytes copied`, times a
+/// lognormal spread. After it, as G1's `G1Policy` does, the next eden is
+/// the largest whose predicted pause (`pause_base` + cost x (survivors to
+/// promote + eden x predicted survival)) meets `pause_goal`, between
+/// `G1NewSizePercent` and `G1MaxNewSizePercent` of the heap (and no more
+/// than the heap's free regions less `G1ReservePercent`); predictions are
+/// decaying averages plus half a decaying deviation (HotSpot's `AbsSeq`,
+/// alpha 0.7, `G1ConfidencePercent` 50), so after a costly pause eden
+/// shrinks at once and grows back over several.
+///
+/// Left out: the survivor space's own cap and tenuring threshold (every
+/// retained byte is promoted at its second pause), humongous regions,
+/// remembered-set and card costs growing with the old generation, the
+/// eight mixed collections of a concurrent cycle (one mixed pause here,
+/// as the 3.11 model has it), adaptive IHOP.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EvacuationParams {
+    /// G1 region size (`-XX:G1HeapRegionSize=16m`, 5.0's
+    /// `jvm17-server.options`): eden is sized in whole regions.
+    pub region_bytes: u64,
+    /// A young pause's fixed part.
+    pub pause_base: SimDuration,
+    /// Copy cost per byte copied, ns.
+    pub copy_ns_per_byte: f64,
+    /// The pauses' lognormal spread about `pause_base + cost x copied`.
+    pub pause_sigma: f64,
+    /// The pause-time goal (`-XX:MaxGCPauseMillis`).
+    pub pause_goal: SimDuration,
+    /// Smallest young generation, fraction of the heap (`G1NewSizePercent`,
+    /// 5).
+    pub min_young_fraction: f64,
+    /// Largest young generation, fraction of the heap
+    /// (`G1MaxNewSizePercent`, 60).
+    pub max_young_fraction: f64,
+    /// Heap kept free for evacuation, fraction (`G1ReservePercent`, 10).
+    pub reserve_fraction: f64,
+}
+
+impl EvacuationParams {
+    /// Cassandra 5.0 on the real node's machine: the pause line and spread
+    /// **fitted** to C1-C3's GC logs (`validation::real_gc`, `twin
+    /// validate --real --fit-gc`): 39 young pauses, `pause = 59.1 ms +
+    /// 1.539 ms/MiB copied`, sigma 0.479. The goal is 5.0's
+    /// `MaxGCPauseMillis=300`; the region size, young bounds and reserve
+    /// are G1's defaults under Java 17 (the logs show eden 1 to 225
+    /// regions of 16 MiB, young at least 19 regions, 5 % of 378, and at
+    /// most the heap less the old generation less 10 %).
+    pub fn cassandra_5_0() -> EvacuationParams {
+        EvacuationParams {
+            region_bytes: 16 << 20,
+            pause_base: SimDuration::from_micros(59_100),
+            copy_ns_per_byte: 1.539e6 / (1u64 << 20) as f64,
+            pause_sigma: 0.479,
+            pause_goal: SimDuration::from_millis(300),
+            min_young_fraction: 0.05,
+            max_young_fraction: 0.60,
+            reserve_fraction: 0.10,
+        }
+    }
+}
+
+/// The survival rate G1 predicts for eden before it has measured one
+/// (HotSpot's `InitialSurvivorRate`, `g1SurvRateGroup.cpp`, from memory
+/// \[R\]): a started
+/// collector sizes eden as if 40 % of it will be copied, and grows it as
+/// the pauses show less.
+pub const G1_INITIAL_SURVIVAL: f64 = 0.4;
+
+/// Bytes a write leaves alive on Cassandra 5.0's heap (its on-heap
+/// memtable row), **fitted** to C1's GC logs (`validation::real_gc`): the
+/// heap in use after each young pause grows 1,007 B per write answered
+/// between pauses, less what reads alone grow it. The preset prices the
+/// memtable's rows with it (`sim::preset`).
+pub const CASSANDRA_5_0_RETAINED_BYTES_PER_WRITE: u64 = 1_007;
 
 impl G1Params {
     /// Section 4.4's model: G1, 48 GB heap, heavy load.
@@ -353,39 +507,30 @@ impl G1Params {
             full_probability: 5e-5,
             full_pause_median: SimDuration::from_secs(2),
             full_pause_p99: SimDuration::from_secs(4),
+            evacuation: None,
         }
     }
 
     /// Cassandra 5.0 on this project's machine (`validation/REAL.md`): G1
     /// with 5.0's `jvm17-server.options` (`MaxGCPauseMillis=300`,
     /// `InitiatingHeapOccupancyPercent=70`, 16-MiB regions), one GC thread
-    /// (the node is pinned to one core), on a heap of `heap_bytes`. The
-    /// young pauses and eden are **fitted** to the calibration phases' GC
-    /// logs (C1-C3 of `validation/real/2026-11-28`, repeats 1-2: 24 young
-    /// pauses, no mixed or full collection), as REAL.md allows:
-    /// - eden: the median eden at a young pause, 624 MiB (10.3 % of the
-    ///   6,038-MiB heap; G1 resized it between 160 and 1,408 MiB), kept as
-    ///   that fraction of the heap;
-    /// - young-pause median 138 ms, with no growth with the old generation
-    ///   (the logs' old generation stays near its start; nothing measures
-    ///   the slope);
-    /// - p99 over median 4.1: the lognormal through the pooled pauses'
-    ///   median and 90th percentile (302 ms: sigma = ln(302/138)/1.2816);
-    /// - cap: the longest calibration pause, 364 ms (`MaxGCPauseMillis` is
-    ///   a goal one GC thread overruns: 3 of 24 pauses passed 300 ms).
+    /// (the node is pinned to one core), on a heap of `heap_bytes`. Young
+    /// pauses and eden come from G1's evacuation
+    /// ([`EvacuationParams::cassandra_5_0`], its line fitted to the
+    /// calibration phases' GC logs): the lognormal young-pause fields and
+    /// `eden_bytes` are not used (`eden_bytes` is G1's smallest young
+    /// generation, 5 % of the heap, kept for the parameters' checks).
     ///
     /// Mixed and full collections keep the 3.11 model's estimates \[E\]
     /// (the calibration logs have none), with the mixed trigger at 5.0's
     /// 70 % initiating occupancy.
     pub fn cassandra_5_0(heap_bytes: u64) -> G1Params {
+        let evacuation = EvacuationParams::cassandra_5_0();
         G1Params {
             heap_bytes,
-            eden_bytes: (heap_bytes as f64 * CASSANDRA_5_0_EDEN_FRACTION) as u64,
-            max_young_pause: SimDuration::from_millis(364),
-            young_median_base: SimDuration::from_millis(138),
-            young_median_per_old_occupancy: SimDuration::ZERO,
-            young_p99_over_median: 4.1,
+            eden_bytes: (heap_bytes as f64 * evacuation.min_young_fraction) as u64,
             mixed_trigger_fraction: 0.70,
+            evacuation: Some(evacuation),
             ..G1Params::cassandra_3_11_heap_48g()
         }
     }
@@ -411,6 +556,19 @@ impl G1Params {
             0.0 <= self.old_live_fraction && self.old_live_fraction < self.mixed_trigger_fraction,
             "the live set lies below the mixed trigger"
         );
+        if let Some(evacuation) = &self.evacuation {
+            assert!(evacuation.region_bytes > 0);
+            assert!(evacuation.copy_ns_per_byte > 0.0 && evacuation.pause_sigma >= 0.0);
+            assert!(
+                evacuation.pause_goal > evacuation.pause_base,
+                "the goal leaves room to copy"
+            );
+            assert!(
+                0.0 < evacuation.min_young_fraction
+                    && evacuation.min_young_fraction <= evacuation.max_young_fraction
+                    && evacuation.max_young_fraction + evacuation.reserve_fraction < 1.0
+            );
+        }
     }
 }
 
@@ -471,7 +629,7 @@ pub struct JvmConfig {
     pub gc: GcModel,
     /// Garbage each step of request handling allocates (the driver passes
     /// it to [`JvmNode::allocate`]).
-    pub allocation_per_step_bytes: u64,
+    pub allocation: AllocationParams,
     /// Whether the driver runs a read's parses after its I/O as
     /// continuations on the read's thread ([`JvmNode::submit_continuation`])
     /// rather than as tasks handed off anew: 5.0's preset does, as
@@ -502,7 +660,7 @@ impl JvmConfig {
             threads: StageThreads::cassandra_3_11(cores, data_directories),
             handoff_cost: HANDOFF_COST,
             gc: GcModel::G1(G1Params::cassandra_3_11_heap_48g()),
-            allocation_per_step_bytes: ALLOCATION_PER_OPERATION_BYTES,
+            allocation: AllocationParams::per_step(ALLOCATION_PER_OPERATION_BYTES),
             inline_continuations: false,
             spin: None,
             exact_wakeups: false,
@@ -514,14 +672,14 @@ impl JvmConfig {
     /// (`concurrent_reads`/`writes` 32, `native_transport_max_threads`
     /// 128, Config.java @5.0), [`HANDOFF_COST`], G1 fitted to the real
     /// node ([`G1Params::cassandra_5_0`]) and its allocation
-    /// ([`CASSANDRA_5_0_ALLOCATION_PER_STEP_BYTES`]).
+    /// ([`AllocationParams::cassandra_5_0`]).
     pub fn cassandra_5_0(cores: u32, data_directories: u32, heap_bytes: u64) -> JvmConfig {
         JvmConfig {
             cores,
             threads: StageThreads::cassandra_3_11(cores, data_directories),
             handoff_cost: HANDOFF_COST,
             gc: GcModel::G1(G1Params::cassandra_5_0(heap_bytes)),
-            allocation_per_step_bytes: CASSANDRA_5_0_ALLOCATION_PER_STEP_BYTES,
+            allocation: AllocationParams::cassandra_5_0(),
             inline_continuations: true,
             spin: Some(CASSANDRA_5_0_SPIN),
             exact_wakeups: true,
@@ -649,6 +807,57 @@ struct G1State {
     params: G1Params,
     eden_used_bytes: u64,
     old_used_bytes: u64,
+    /// With [`G1Params::evacuation`]: what is alive and where, and eden.
+    evacuation: Option<Evacuation>,
+}
+
+/// The state of G1's evacuation ([`EvacuationParams`]).
+#[derive(Clone, Copy, Debug)]
+struct Evacuation {
+    params: EvacuationParams,
+    /// Eden for the next collection.
+    eden_target: u64,
+    /// Retained bytes allocated since the last pause (in eden).
+    retained_new: u64,
+    /// Retained bytes in survivor regions, promoted at the next pause.
+    retained_survivor: u64,
+    /// Retained bytes promoted to the old generation, still alive.
+    retained_old: u64,
+    /// Fraction of eden a pause finds retained.
+    survival: Predictor,
+    /// Copy cost, ns per byte.
+    cost: Predictor,
+}
+
+/// HotSpot's decaying average and variance (`AbsSeq`, alpha 0.7) and
+/// G1's prediction from them (average plus `G1ConfidencePercent` 50 % of
+/// the deviation).
+#[derive(Clone, Copy, Debug)]
+struct Predictor {
+    average: f64,
+    variance: f64,
+}
+
+impl Predictor {
+    const ALPHA: f64 = 0.7;
+    const CONFIDENCE: f64 = 0.5;
+
+    fn starting_at(value: f64) -> Predictor {
+        Predictor {
+            average: value,
+            variance: 0.0,
+        }
+    }
+
+    fn add(&mut self, value: f64) {
+        self.average = (1.0 - Self::ALPHA) * value + Self::ALPHA * self.average;
+        let diff = value - self.average;
+        self.variance = (1.0 - Self::ALPHA) * diff * diff + Self::ALPHA * self.variance;
+    }
+
+    fn predict(&self) -> f64 {
+        self.average + Self::CONFIDENCE * self.variance.sqrt()
+    }
 }
 
 /// One Cassandra node's CPU: stages, cores and garbage collection.
@@ -656,7 +865,7 @@ struct G1State {
 pub struct JvmNode {
     cores: u32,
     handoff_cost: SimDuration,
-    allocation_per_step_bytes: u64,
+    allocation: AllocationParams,
     inline_continuations: bool,
     pools: [Pool; STAGE_COUNT],
     running: BinaryHeap<Reverse<RunningTask>>,
@@ -715,17 +924,30 @@ impl JvmNode {
             GcModel::Disabled => None,
             GcModel::G1(params) => {
                 params.validate();
-                Some(G1State {
+                let mut g1 = G1State {
                     params,
                     eden_used_bytes: 0,
                     old_used_bytes: params.live_old_bytes(),
-                })
+                    evacuation: params.evacuation.map(|evacuation| Evacuation {
+                        params: evacuation,
+                        eden_target: 0,
+                        retained_new: 0,
+                        retained_survivor: 0,
+                        retained_old: 0,
+                        // No history: G1's initial survival guess and
+                        // the fitted cost.
+                        survival: Predictor::starting_at(G1_INITIAL_SURVIVAL),
+                        cost: Predictor::starting_at(evacuation.copy_ns_per_byte),
+                    }),
+                };
+                g1.size_eden();
+                Some(g1)
             }
         };
         JvmNode {
             cores: config.cores,
             handoff_cost: config.handoff_cost,
-            allocation_per_step_bytes: config.allocation_per_step_bytes,
+            allocation: config.allocation,
             inline_continuations: config.inline_continuations,
             pools: Stage::ALL.map(|stage| {
                 let threads = config.threads.get(stage);
@@ -758,10 +980,10 @@ impl JvmNode {
         }
     }
 
-    /// Garbage one step of request handling allocates on this node
-    /// ([`JvmConfig::allocation_per_step_bytes`]).
-    pub fn allocation_per_step(&self) -> u64 {
-        self.allocation_per_step_bytes
+    /// Garbage a step of request handling allocates on this node
+    /// ([`JvmConfig::allocation`]).
+    pub fn allocation(&self, step: AllocationStep) -> u64 {
+        self.allocation.bytes(step)
     }
 
     /// Whether continuations run without a hand-off
@@ -781,6 +1003,17 @@ impl JvmNode {
             return;
         };
         let params = g1.params;
+        if g1.evacuation.is_some() {
+            // The old generation anywhere between the live set and the
+            // mixed trigger, eden as G1 sizes it then, part filled.
+            let live = params.live_old_bytes() as f64;
+            let trigger = params.heap_bytes as f64 * params.mixed_trigger_fraction;
+            g1.old_used_bytes = (live + (trigger - live) * rng.random::<f64>()) as u64;
+            g1.size_eden();
+            g1.eden_used_bytes = (g1.eden_limit() as f64 * rng.random::<f64>()) as u64;
+            debug_assert!(g1.eden_used_bytes < g1.eden_limit());
+            return;
+        }
         g1.eden_used_bytes = (params.eden_bytes as f64 * rng.random::<f64>()) as u64;
         let (live, promoted) = (params.live_old_bytes(), params.promoted_bytes());
         // Young collections from a mixed one to the next: old grows by
@@ -931,10 +1164,11 @@ impl JvmNode {
         // single report exceeds eden).
         let mut collected = false;
         while let Some(g1) = self.g1.as_mut() {
-            if g1.eden_used_bytes < g1.params.eden_bytes {
+            let eden = g1.eden_limit();
+            if g1.eden_used_bytes < eden {
                 break;
             }
-            g1.eden_used_bytes -= g1.params.eden_bytes;
+            g1.eden_used_bytes -= eden;
             let (kind, duration) = g1.collect(rng);
             self.stop_the_world(now, kind, duration);
             collected = true;
@@ -944,6 +1178,35 @@ impl JvmNode {
         } else {
             // Eden alone moves no completion.
             self.next_completion()
+        }
+    }
+
+    /// Reports `bytes` of what was allocated (and reported with
+    /// [`JvmNode::allocate`]) as long-lived: on-heap memtable rows, alive
+    /// until [`JvmNode::release`]. Young pauses copy them
+    /// ([`EvacuationParams`]); without evacuation it changes nothing.
+    pub fn retain(&mut self, bytes: u64) {
+        if let Some(evacuation) = self.g1.as_mut().and_then(|g1| g1.evacuation.as_mut()) {
+            evacuation.retained_new = evacuation.retained_new.saturating_add(bytes);
+        }
+    }
+
+    /// Reports `bytes` of retained memory dead (a memtable flushed, its
+    /// rows released), the oldest first: what was promoted stays in the
+    /// old generation as garbage until a mixed collection; what is still
+    /// young will not be copied.
+    pub fn release(&mut self, bytes: u64) {
+        if let Some(evacuation) = self.g1.as_mut().and_then(|g1| g1.evacuation.as_mut()) {
+            let mut left = bytes;
+            for place in [
+                &mut evacuation.retained_old,
+                &mut evacuation.retained_survivor,
+                &mut evacuation.retained_new,
+            ] {
+                let taken = left.min(*place);
+                *place -= taken;
+                left -= taken;
+            }
         }
     }
 
@@ -1214,6 +1477,9 @@ impl G1State {
     /// A collection as eden fills: its kind and pause, and the old
     /// generation afterwards. Always draws one uniform and one normal.
     fn collect<R: Rng + ?Sized>(&mut self, rng: &mut R) -> (PauseKind, SimDuration) {
+        if self.evacuation.is_some() {
+            return self.evacuate(rng);
+        }
         let params = &self.params;
         let uniform: f64 = rng.random();
         let normal = standard_normal(rng);
@@ -1241,6 +1507,102 @@ impl G1State {
             self.old_used_bytes += promoted;
             (PauseKind::Young, duration)
         }
+    }
+}
+
+impl G1State {
+    /// Eden at which the next collection starts.
+    fn eden_limit(&self) -> u64 {
+        self.evacuation
+            .map_or(self.params.eden_bytes, |evacuation| evacuation.eden_target)
+    }
+
+    /// A collection with [`EvacuationParams`]: young pauses copy the
+    /// retained bytes in eden and survivors and promote the survivors' to
+    /// the old generation; then eden is sized anew. Mixed and full
+    /// collections keep the lognormal model and reclaim the old
+    /// generation's garbage. Always draws one uniform and one normal.
+    fn evacuate<R: Rng + ?Sized>(&mut self, rng: &mut R) -> (PauseKind, SimDuration) {
+        let uniform: f64 = rng.random();
+        let normal = standard_normal(rng);
+        let params = self.params;
+        let eden = self.eden_limit();
+        let Some(evacuation) = self.evacuation.as_mut() else {
+            unreachable!("evacuate runs with evacuation");
+        };
+        let (new, promoted) = (evacuation.retained_new, evacuation.retained_survivor);
+        let copied = new + promoted;
+        evacuation.retained_old += promoted;
+        evacuation.retained_survivor = new;
+        evacuation.retained_new = 0;
+        let live = params.live_old_bytes() + evacuation.retained_old;
+        let old_capacity = params.heap_bytes.saturating_sub(eden);
+        let (kind, duration) = if uniform < params.full_probability
+            || self.old_used_bytes.saturating_add(promoted) > old_capacity
+        {
+            self.old_used_bytes = live + evacuation.retained_survivor;
+            evacuation.retained_old += evacuation.retained_survivor;
+            evacuation.retained_survivor = 0;
+            let duration = lognormal(params.full_pause_median, params.full_pause_p99, normal);
+            (PauseKind::Full, duration)
+        } else if self.old_used_bytes as f64
+            >= params.heap_bytes as f64 * params.mixed_trigger_fraction
+        {
+            self.old_used_bytes = live;
+            let duration = lognormal(params.mixed_pause_median, params.mixed_pause_p99, normal);
+            (PauseKind::Mixed, duration)
+        } else {
+            self.old_used_bytes += promoted;
+            let line = evacuation.params.pause_base.as_secs_f64()
+                + copied as f64 * evacuation.params.copy_ns_per_byte * 1e-9;
+            let duration =
+                SimDuration::from_secs_f64(line * (evacuation.params.pause_sigma * normal).exp());
+            // G1 learns the cost per byte from the pauses it times.
+            if copied >= evacuation.params.region_bytes {
+                let copying = duration.as_secs_f64() - evacuation.params.pause_base.as_secs_f64();
+                evacuation
+                    .cost
+                    .add((copying.max(0.0) * 1e9) / copied as f64);
+            }
+            (PauseKind::Young, duration)
+        };
+        evacuation.survival.add(new as f64 / eden.max(1) as f64);
+        self.size_eden();
+        (kind, duration)
+    }
+
+    /// Sizes the next eden to the pause goal ([`EvacuationParams`]).
+    fn size_eden(&mut self) {
+        let heap = self.params.heap_bytes as f64;
+        let old = self.old_used_bytes as f64;
+        let Some(evacuation) = self.evacuation.as_mut() else {
+            return;
+        };
+        let p = evacuation.params;
+        let region = p.region_bytes as f64;
+        let survivors = evacuation.retained_survivor as f64;
+        let survivor_regions = (survivors / region).ceil();
+        let young_min = (heap * p.min_young_fraction / region)
+            .floor()
+            .max(survivor_regions + 1.0);
+        let young_max = (heap * p.max_young_fraction / region)
+            .min(((heap * (1.0 - p.reserve_fraction) - old) / region).floor())
+            .max(young_min);
+        // What the goal leaves to copy out of eden, over what survives per
+        // byte of eden.
+        let budget = (p.pause_goal.as_secs_f64() - p.pause_base.as_secs_f64()) * 1e9
+            / evacuation.cost.predict().max(f64::MIN_POSITIVE)
+            - survivors;
+        let survival = evacuation.survival.predict();
+        let by_goal = if survival > 0.0 {
+            (budget.max(0.0) / survival / region).floor()
+        } else {
+            f64::INFINITY
+        };
+        let eden_regions =
+            by_goal.clamp(young_min - survivor_regions, young_max - survivor_regions);
+        debug_assert!(eden_regions >= 1.0);
+        evacuation.eden_target = (eden_regions * region) as u64;
     }
 }
 
@@ -1287,13 +1649,121 @@ mod tests {
         }
     }
 
+    /// 5.0's G1 on a 6-GiB heap with no spread about the pause line and
+    /// no full collections: pauses are exactly the line.
+    fn evacuating_node() -> (JvmNode, G1Params) {
+        let mut params = G1Params::cassandra_5_0(6 << 30);
+        params.full_probability = 0.0;
+        if let Some(evacuation) = params.evacuation.as_mut() {
+            evacuation.pause_sigma = 0.0;
+        }
+        (
+            node(1, threads(2, 2), SimDuration::ZERO, GcModel::G1(params)),
+            params,
+        )
+    }
+
+    fn eden_target(node: &JvmNode) -> u64 {
+        node.g1.as_ref().unwrap().eden_limit()
+    }
+
+    /// Fills the node's eden once (one collection) at `at`, retaining
+    /// `retained` of it; returns the pause.
+    fn collect_once(node: &mut JvmNode, at: SimTime, retained: u64) -> GcPause {
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let before = node.gc_stats().all().count;
+        node.retain(retained);
+        let eden = eden_target(node);
+        node.allocate(at, eden, &mut rng);
+        assert_eq!(node.gc_stats().all().count, before + 1, "one collection");
+        node.last_pause().unwrap()
+    }
+
+    /// A young pause lasts the fitted line over what it copies: retained
+    /// bytes are copied into survivors at the first pause after them and
+    /// promoted at the second, then no more; released bytes are not copied.
+    #[test]
+    fn a_young_pause_copies_what_is_retained_twice_then_never() {
+        let (mut node, params) = evacuating_node();
+        let evacuation = params.evacuation.unwrap();
+        let line = |copied: u64| {
+            evacuation.pause_base.as_secs_f64() + copied as f64 * evacuation.copy_ns_per_byte * 1e-9
+        };
+        let close = |pause: GcPause, copied: u64| {
+            assert_eq!(pause.kind, PauseKind::Young);
+            let expected = line(copied);
+            assert!(
+                (pause.duration.as_secs_f64() - expected).abs() < 1e-6,
+                "{:?} against {expected} s",
+                pause.duration
+            );
+        };
+        const MIB: u64 = 1 << 20;
+        close(collect_once(&mut node, at_ms(1_000), 64 * MIB), 64 * MIB);
+        let old = node.g1.as_ref().unwrap().old_used_bytes;
+        // The 64 MiB are promoted now, with nothing new.
+        close(collect_once(&mut node, at_ms(10_000), 0), 64 * MIB);
+        assert_eq!(node.g1.as_ref().unwrap().old_used_bytes, old + 64 * MIB);
+        // In the old generation they cost young pauses nothing.
+        close(collect_once(&mut node, at_ms(20_000), 0), 0);
+        // A flush releases rows before their first pause: nothing copied.
+        node.retain(32 * MIB);
+        node.release(32 * MIB + 64 * MIB);
+        close(collect_once(&mut node, at_ms(30_000), 0), 0);
+    }
+
+    /// Eden is sized to the pause goal: it shrinks at once after a pause
+    /// that found much alive, never below G1's smallest young generation
+    /// (less the survivors), and grows back pause by pause once nothing
+    /// survives, up to the largest young generation.
+    #[test]
+    fn eden_shrinks_after_a_costly_pause_and_grows_back_by_steps() {
+        let (mut node, params) = evacuating_node();
+        let evacuation = params.evacuation.unwrap();
+        let heap = params.heap_bytes as f64;
+        let region = evacuation.region_bytes;
+        let smallest =
+            (heap * evacuation.min_young_fraction / region as f64).floor() as u64 * region;
+        let first = eden_target(&node);
+        assert!(first >= smallest && first.is_multiple_of(region));
+        // A fifth of eden alive: the next eden is at its smallest.
+        let retained = first / 5;
+        collect_once(&mut node, at_ms(1_000), retained);
+        let shrunk = eden_target(&node);
+        assert!(shrunk < first, "{shrunk} after {first}");
+        let survivor_regions = retained.div_ceil(region);
+        assert!(shrunk + survivor_regions * region >= smallest);
+        // Nothing alive any more: eden grows at each pause, by at most the
+        // predictor's decay, up to the largest young generation.
+        let largest = (heap * evacuation.max_young_fraction) as u64;
+        let mut previous = shrunk;
+        let mut grew = 0;
+        for second in 2..40 {
+            collect_once(&mut node, at_ms(second * 1_000), 0);
+            let eden = eden_target(&node);
+            assert!(
+                eden >= previous && eden <= largest,
+                "{eden} after {previous}"
+            );
+            if eden > previous {
+                grew += 1;
+            }
+            previous = eden;
+        }
+        assert!(
+            grew >= 3,
+            "eden grows over several pauses, not at once ({grew})"
+        );
+        assert!(previous > first, "it ends larger than it started");
+    }
+
     fn node(cores: u32, threads: StageThreads, handoff_cost: SimDuration, gc: GcModel) -> JvmNode {
         JvmNode::new(JvmConfig {
             cores,
             threads,
             handoff_cost,
             gc,
-            allocation_per_step_bytes: ALLOCATION_PER_OPERATION_BYTES,
+            allocation: AllocationParams::per_step(ALLOCATION_PER_OPERATION_BYTES),
             inline_continuations: false,
             spin: None,
             exact_wakeups: false,
@@ -1312,7 +1782,7 @@ mod tests {
                 threads: threads(2, 2),
                 handoff_cost: SimDuration::ZERO,
                 gc: GcModel::Disabled,
-                allocation_per_step_bytes: 0,
+                allocation: AllocationParams::per_step(0),
                 inline_continuations: false,
                 spin: None,
                 exact_wakeups: exact,
@@ -1359,7 +1829,7 @@ mod tests {
             threads: threads(2, 2),
             handoff_cost: SimDuration::ZERO,
             gc: GcModel::Disabled,
-            allocation_per_step_bytes: 0,
+            allocation: AllocationParams::per_step(0),
             inline_continuations: true,
             spin: Some(spin),
             exact_wakeups: false,

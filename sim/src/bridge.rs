@@ -16,7 +16,7 @@
 use engine::{CpuWork, IoClass};
 use models::cost::CostTable;
 use models::io_scheduler::{FairQueueConfig, IoProperties, LEGACY_I3_REQUESTS_PER_DISK};
-use models::jvm::{JvmConfig, Stage};
+use models::jvm::{AllocationStep, JvmConfig, Stage};
 use models::nvme::NvmeProfile;
 use units::SimDuration;
 
@@ -109,17 +109,24 @@ pub fn continues_a_read(work: CpuWork) -> bool {
     matches!(work, CpuWork::IndexParse { .. } | CpuWork::DataParse { .. })
 }
 
-/// Whether `work` is request handling that allocates on Cassandra's heap
-/// (`models::jvm::ALLOCATION_PER_OPERATION_BYTES` each): the CQL request on
-/// its coordinator, each internode message taken in, each replica's read
-/// or write. Parsing, digests, flushes and compaction are counted in those.
-pub fn allocates_on_jvm(work: CpuWork) -> bool {
+/// Whether `work` is request handling that allocates on Cassandra's heap,
+/// and as which step (`models::jvm::AllocationParams` prices each): the
+/// CQL request on its coordinator, each internode message taken in, each
+/// replica's read or write, and each page a read brings in from the
+/// device. Parsing, digests, flushes and compaction are counted in those.
+pub fn allocation_step(work: CpuWork) -> Option<AllocationStep> {
     match work {
-        CpuWork::WriteRequest { .. }
-        | CpuWork::ReadRequest { .. }
-        | CpuWork::Coordinate
-        | CpuWork::ReceiveMessage { .. }
-        | CpuWork::HintSend { .. } => true,
+        CpuWork::WriteRequest { .. } => Some(AllocationStep::Write),
+        CpuWork::ReadRequest { .. } => Some(AllocationStep::Read),
+        CpuWork::Coordinate | CpuWork::ReceiveMessage { .. } | CpuWork::HintSend { .. } => {
+            Some(AllocationStep::Other)
+        }
+        CpuWork::IndexParse {
+            from_device: true, ..
+        }
+        | CpuWork::DataParse {
+            from_device: true, ..
+        } => Some(AllocationStep::DevicePage),
         CpuWork::HintWrite { .. }
         | CpuWork::IndexParse { .. }
         | CpuWork::DataParse { .. }
@@ -129,7 +136,7 @@ pub fn allocates_on_jvm(work: CpuWork) -> bool {
         | CpuWork::FlushSerialize { .. }
         | CpuWork::CommitlogReplay { .. }
         | CpuWork::StreamRead { .. }
-        | CpuWork::StreamApply { .. } => false,
+        | CpuWork::StreamApply { .. } => None,
     }
 }
 
@@ -246,7 +253,7 @@ pub enum CpuScheduling {
     },
     /// Cassandra: one engine shard per node on a JVM (`models::jvm`): SEDA
     /// stages whose threads share the node's cores, and G1 pauses.
-    Jvm(JvmConfig),
+    Jvm(Box<JvmConfig>),
 }
 
 impl CpuScheduling {
@@ -386,13 +393,45 @@ mod tests {
             stage_of(CpuWork::StreamRead { bytes: 1, rows: 1 }),
             Stage::Compaction
         );
-        let allocating: Vec<bool> = WORK.iter().map(|work| allocates_on_jvm(*work)).collect();
+        use AllocationStep::{DevicePage, Other, Read, Write};
+        let steps: Vec<Option<AllocationStep>> =
+            WORK.iter().map(|work| allocation_step(*work)).collect();
         assert_eq!(
-            allocating,
+            steps,
             [
-                true, true, false, true, false, false, true, false, false, false, false, true,
-                false, false, false
+                Some(Write),
+                Some(Other),
+                None,
+                Some(Read),
+                // WORK's parses read from the device.
+                Some(DevicePage),
+                Some(DevicePage),
+                Some(Other),
+                None,
+                None,
+                None,
+                None,
+                Some(Other),
+                None,
+                None,
+                None
             ]
+        );
+        // A parse of a page the page cache had allocates nothing apart.
+        assert_eq!(
+            allocation_step(CpuWork::DataParse {
+                row_bytes: 310,
+                decompress_bytes: 0,
+                from_device: false
+            }),
+            None
+        );
+        assert_eq!(
+            allocation_step(CpuWork::IndexParse {
+                bytes: 4096,
+                from_device: false
+            }),
+            None
         );
     }
 

@@ -1352,7 +1352,7 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         // 2.1 had no CPU scheduler (mechanisms doc 1.5); 2.2 added groups;
         // Cassandra runs on the JVM over all the node's vCPUs.
         cpu: match preset {
-            Preset::Cassandra3_11 | Preset::Cassandra5_0 => CpuScheduling::Jvm(jvm),
+            Preset::Cassandra3_11 | Preset::Cassandra5_0 => CpuScheduling::Jvm(Box::new(jvm)),
             Preset::Scylla2_1 => CpuScheduling::Fifo,
             Preset::Scylla2_2 => CpuScheduling::SCYLLA_2_2,
             Preset::Scylla2_3 | Preset::Scylla3_0 => CpuScheduling::SCYLLA_2_3,

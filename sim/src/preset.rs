@@ -19,8 +19,11 @@
 //! Cassandra 5.0 against 3.11, as the twin models them (each with its
 //! source): the heap sized by `cassandra-env.sh`'s rule instead of R5's
 //! 48 GiB ([`Preset::cassandra_heap_bytes`]); G1 under Java 17 with 5.0's
-//! `jvm17-server.options`, its pauses, eden and allocation fitted to the
-//! real node's GC logs (`models::jvm::G1Params::cassandra_5_0`); its cost
+//! `jvm17-server.options`: young pauses as long as what they copy (the
+//! on-heap memtable's rows), eden sized to the pause goal, the pause line,
+//! the allocation per step and the memtable row fitted to the real node's
+//! GC logs (`models::jvm::G1Params::cassandra_5_0`,
+//! [`Preset::memtable_row_overhead_bytes`]); its cost
 //! table fitted to the real node's CPU per operation
 //! (`models::cost::CostTable::cassandra_5_0`); 16-KiB compression chunks
 //! (4.0's CASSANDRA-13241); the index file mapped into memory
@@ -119,6 +122,23 @@ impl Preset {
         match self {
             Preset::Cassandra3_11 => Some(16),
             Preset::Cassandra5_0 => Some(64),
+            _ => None,
+        }
+    }
+
+    /// A memtable row's memory beyond its key and value bytes, where the
+    /// preset prices it apart from the engine's Cassandra default (200 B
+    /// \[E\], 3.11's): 5.0's on-heap memtable keeps 829 B per row beyond
+    /// them, from the real node's GC logs (`models::jvm::
+    /// CASSANDRA_5_0_RETAINED_BYTES_PER_WRITE`, 1,007 B left alive per C1
+    /// write, less C1's 178 row bytes as the engine counts them: 8 of key
+    /// and 5 x 34 of value). It sizes both the memtable (its flushes) and
+    /// what a young pause copies.
+    pub fn memtable_row_overhead_bytes(self) -> Option<u64> {
+        match self {
+            Preset::Cassandra5_0 => {
+                Some(models::jvm::CASSANDRA_5_0_RETAINED_BYTES_PER_WRITE - (8 + 5 * 34))
+            }
             _ => None,
         }
     }

@@ -23,6 +23,7 @@ pub mod plan_score;
 pub mod published;
 pub mod real;
 pub mod real_faults;
+pub mod real_gc;
 pub mod real_score;
 pub mod regress;
 pub mod scorecard;

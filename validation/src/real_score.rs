@@ -589,6 +589,26 @@ mod tests {
             .find(|row| row.phase == "W25" && row.name == "write p99 ms")
             .unwrap();
         assert_eq!(p99.basis, Basis::Predicted);
+        // G1 copies the rows a write leaves in the memtable: the twin's
+        // young pauses under writes are well above the pause's fixed part
+        // (C3's reads leave nothing alive).
+        let young_mean = |phase: &str| {
+            card.rows
+                .iter()
+                .find(|row| row.phase == phase && row.name == "young pause mean ms")
+                .and_then(|row| row.twin)
+                .unwrap()
+        };
+        let base_ms = models::jvm::EvacuationParams::cassandra_5_0()
+            .pause_base
+            .as_secs_f64()
+            * 1e3;
+        assert!(
+            young_mean("W25") > 1.5 * base_ms && young_mean("W25") > 1.5 * young_mean("C3"),
+            "W25 {} ms, C3 {} ms",
+            young_mean("W25"),
+            young_mean("C3")
+        );
         assert!(out.join("W25").join("summary.json").is_file());
         assert!(out.join("W25.toml").is_file());
         std::fs::remove_dir_all(&out).ok();

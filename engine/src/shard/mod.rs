@@ -751,6 +751,12 @@ impl Shard {
         })
     }
 
+    /// Memory of the active, sealed and flushing memtables (what a JVM
+    /// node holds on its heap for them).
+    pub fn memtable_memory_bytes(&self) -> u64 {
+        self.dirty_bytes()
+    }
+
     /// Current figures.
     pub fn stats(&self) -> ShardStats {
         let (cache_hits, cache_misses) = self.cache_counts();

@@ -323,10 +323,35 @@ impl Simulation {
                         // on its coordinator, each internode message
                         // taken in, each replica's read or write. G1
                         // collects when eden fills.
-                        if bridge::allocates_on_jvm(task.work) {
-                            let rng = &mut self.nodes[node_index].jvm_rng;
-                            let bytes = node.allocation_per_step();
-                            node.allocate(now, bytes, rng);
+                        if let Some(step) = bridge::allocation_step(task.work) {
+                            let bytes = node.allocation(step);
+                            if bytes > 0 {
+                                let rng = &mut self.nodes[node_index].jvm_rng;
+                                node.allocate(now, bytes, rng);
+                            }
+                        }
+                        // The memtables live on the heap: what they
+                        // gained since the last report is long-lived, what
+                        // they lost (a flush) is dead.
+                        let local = self.shards[shard as usize].local;
+                        let memtable = self.engines[node_index].shards()[local as usize]
+                            .memtable_memory_bytes();
+                        if let ShardCpu::Jvm {
+                            node,
+                            memtable_reported,
+                            ..
+                        } = &mut self.shards[shard as usize].cpu
+                        {
+                            match memtable.cmp(memtable_reported) {
+                                std::cmp::Ordering::Greater => {
+                                    node.retain(memtable - *memtable_reported)
+                                }
+                                std::cmp::Ordering::Less => {
+                                    node.release(*memtable_reported - memtable)
+                                }
+                                std::cmp::Ordering::Equal => {}
+                            }
+                            *memtable_reported = memtable;
                         }
                         self.rearm_jvm(shard);
                     }

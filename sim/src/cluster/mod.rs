@@ -342,6 +342,9 @@ enum ShardCpu {
         /// Its wake-ups in the kernel's queue.
         wake: WakeUps,
         finished: Vec<u64>,
+        /// The shard's memtable memory as last reported to the node
+        /// ([`JvmNode::retain`] / [`JvmNode::release`]).
+        memtable_reported: u64,
     },
 }
 
@@ -829,7 +832,15 @@ impl Simulation {
                     .unwrap_or(cluster.memory_per_shard_bytes),
                 ..match cluster.cpu {
                     CpuScheduling::Jvm(_) => {
-                        ShardConfig::cassandra_defaults(cluster.memory_per_shard_bytes)
+                        let defaults =
+                            ShardConfig::cassandra_defaults(cluster.memory_per_shard_bytes);
+                        ShardConfig {
+                            memtable_row_overhead_bytes: cluster
+                                .preset
+                                .memtable_row_overhead_bytes()
+                                .unwrap_or(defaults.memtable_row_overhead_bytes),
+                            ..defaults
+                        }
                     }
                     _ => ShardConfig::scylla_defaults(cluster.memory_per_shard_bytes),
                 }
@@ -856,7 +867,7 @@ impl Simulation {
                     CpuScheduling::Jvm(config) => {
                         // The run joins a cluster that has been serving:
                         // each node's collector is somewhere in its cycle.
-                        let mut node = JvmNode::new(*config);
+                        let mut node = JvmNode::new(**config);
                         node.start_mid_cycle(
                             &mut nodes[(index / simulated_shards) as usize].jvm_rng,
                         );
@@ -864,6 +875,7 @@ impl Simulation {
                             node: Box::new(node),
                             wake: WakeUps::default(),
                             finished: Vec::new(),
+                            memtable_reported: 0,
                         }
                     }
                     scheduling => {
@@ -1225,6 +1237,7 @@ impl Simulation {
                     node,
                     wake,
                     finished,
+                    ..
                 } = &mut self.shards[shard as usize].cpu
                 else {
                     unreachable!("JVM wake-ups go to JVM nodes");
