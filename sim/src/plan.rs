@@ -832,11 +832,16 @@ fn resolve_page_cache(
         .preset
         .cassandra_heap_bytes(memory_bytes)
         .expect("a Cassandra preset has a heap");
-    let config = PageCacheConfig::cassandra(
-        memory_bytes,
-        heap,
-        row_cache_bytes + filters_and_summaries + JVM_NON_HEAP_BYTES,
-    );
+    let config = PageCacheConfig {
+        // What a miss brings in where the host's drive has it measured
+        // (read-ahead; `models::nvme::DriveParams::page_cache_miss_bytes`).
+        miss_bytes: cluster.device.drive.page_cache_miss_bytes,
+        ..PageCacheConfig::cassandra(
+            memory_bytes,
+            heap,
+            row_cache_bytes + filters_and_summaries + JVM_NON_HEAP_BYTES,
+        )
+    };
     let (popularity, key_span, _) = read_popularity(scenario, loads)?;
     Ok(Some(PageCacheSetup {
         config,

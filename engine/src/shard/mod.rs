@@ -944,12 +944,10 @@ impl Shard {
                 // slice (a wide partition's promoted index finds it).
                 let row_bytes = self.sliced(read, row_bytes);
                 let bytes = read::data_read_bytes(row_bytes, self.config.compression_chunk_bytes);
-                if self.page_cache_hit(read, generation, bytes) {
-                    self.parse_data(read, row_bytes, version, false);
-                } else {
+                if let Some(read_bytes) = self.page_cache_miss(read, generation, bytes) {
                     self.submit_io(
                         IoKind::Read,
-                        bytes,
+                        read_bytes,
                         IoClass::Query,
                         IoPurpose::ReadData {
                             read,
@@ -957,6 +955,8 @@ impl Shard {
                             version,
                         },
                     );
+                } else {
+                    self.parse_data(read, row_bytes, version, false);
                 }
             }
             TaskPurpose::DataParsed { read, version } => self.read_data_done(now, read, version),

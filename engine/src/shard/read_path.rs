@@ -119,11 +119,19 @@ impl Shard {
         rows && pages
     }
 
-    /// Cassandra: whether the OS page cache holds the Data pages read
-    /// `read` needs from SSTable `generation` (a miss brings them in).
-    pub(super) fn page_cache_hit(&mut self, read: u32, generation: u64, bytes: u64) -> bool {
-        let Some(page_bytes) = self.config.page_cache.as_ref().map(|s| s.config.page_bytes) else {
-            return false;
+    /// Cassandra: whether the OS page cache holds the pages of `bytes` read
+    /// `read` needs from SSTable `generation`: `None` if it does, else the
+    /// bytes the miss reads from the device, which it brings into the
+    /// cache ([`page_cache::PageCacheConfig::miss_read_bytes`]: read-ahead
+    /// included). Without a page cache every read goes to the device.
+    pub(super) fn page_cache_miss(
+        &mut self,
+        read: u32,
+        generation: u64,
+        bytes: u64,
+    ) -> Option<u64> {
+        let Some(config) = self.config.page_cache.as_ref().map(|s| s.config) else {
+            return Some(bytes);
         };
         let Operation::Read { key, .. } = self.reads[read as usize].request.operation else {
             unreachable!("a read's lookup");
@@ -132,20 +140,22 @@ impl Shard {
         let draw = unit(&mut self.draws.page_cache);
         // Data mode names the page by SSTable and key (each row its own
         // page: neighbours sharing a page are left out).
-        let page_bytes = page_bytes.max(1);
+        let page_bytes = config.page_bytes.max(1);
         let page = page_cache::page_id(
             generation & 0xFF_FFFF,
             (key & ((1 << 40) - 1)) * page_bytes,
             page_bytes,
         );
         let cache = self.page_cache.as_mut().expect("built above");
-        let hit = cache.lookup(page, draw);
-        if !hit {
-            for _ in 0..bytes.div_ceil(page_bytes).max(1) {
-                cache.populate(page);
-            }
+        if cache.lookup(page, draw) {
+            return None;
         }
-        hit
+        let read_bytes = config.miss_read_bytes(bytes);
+        debug_assert!(read_bytes >= bytes, "a miss reads at least what was asked");
+        for _ in 0..read_bytes.div_ceil(page_bytes).max(1) {
+            cache.populate(page);
+        }
+        Some(read_bytes)
     }
 
     /// Looks the key up in the memtables and sends an index read to every
@@ -245,10 +255,16 @@ impl Shard {
                 generation < INDEX_FILE_BIT,
                 "generation {generation} collides with the Index file's bit"
             );
-            if index_cached && self.page_cache_hit(read_slot, generation | INDEX_FILE_BIT, bytes) {
-                self.parse_index(lookup, false);
+            let miss = if index_cached {
+                self.page_cache_miss(read_slot, generation | INDEX_FILE_BIT, bytes)
             } else {
-                self.submit_io(IoKind::Read, bytes, IoClass::Query, lookup);
+                Some(bytes)
+            };
+            match miss {
+                None => self.parse_index(lookup, false),
+                Some(read_bytes) => {
+                    self.submit_io(IoKind::Read, read_bytes, IoClass::Query, lookup)
+                }
             }
         }
         self.lookups = lookups;

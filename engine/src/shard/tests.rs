@@ -371,3 +371,64 @@ fn the_sync_timer_writes_a_partial_commitlog_buffer() {
     assert_eq!(ios, 1, "one partial buffer written at the sync");
     assert!(node.poll_timeout().unwrap() > deadline, "the timer re-arms");
 }
+
+/// A page-cache miss reads what the host measured a miss to bring in
+/// (read-ahead) when that is more than the read asks for, and brings it
+/// all into the cache: the same reads then hit sooner than with misses
+/// that bring in only their own pages.
+#[test]
+fn a_page_cache_miss_reads_ahead_and_caches_what_it_read() {
+    use crate::config::PageCacheSetup;
+    use crate::page_cache::PageCacheConfig;
+    use crate::row_cache::HotMass;
+    let reads_with = |miss_bytes: u64| {
+        let mut config = ShardConfig::cassandra_defaults(64 * MIB);
+        config.page_cache = Some(PageCacheSetup {
+            config: PageCacheConfig {
+                miss_bytes,
+                ..PageCacheConfig::cassandra(8 << 30, 1 << 30, 1 << 30)
+            },
+            popularity: Some(HotMass::uniform()),
+            key_rows: 20_000.0,
+            index_pages: true,
+        });
+        let mut shard = Shard::new(config, SimTime::ZERO);
+        let now = SimTime::from_nanos(1);
+        let mut replies = Vec::new();
+        for key in 0..20_000 {
+            shard.handle_client_request(now, write(key, key));
+            drive(&mut shard, now, &mut replies);
+        }
+        let flushed = shard.sstables()[0].first_key;
+        let mut sizes = Vec::new();
+        for id in 0..2_000 {
+            shard.handle_client_request(
+                now,
+                ClientRequest {
+                    id: RequestId(1_000_000 + id),
+                    operation: Operation::read(flushed + id % 500),
+                    consistency: ConsistencyLevel::One,
+                },
+            );
+            let mut outcome = testing::Outcome::default();
+            testing::run(&mut shard, now, &mut outcome, |action| {
+                if let Action::SubmitIo(io) = action {
+                    sizes.push(io.bytes);
+                }
+                testing::Verdict::Carry
+            });
+        }
+        sizes
+    };
+    let asked = reads_with(0);
+    let ahead = reads_with(24_808);
+    assert!(!asked.is_empty() && !ahead.is_empty());
+    assert!(asked.iter().all(|&bytes| bytes < 24_808), "{asked:?}");
+    assert!(ahead.iter().all(|&bytes| bytes == 24_808), "{ahead:?}");
+    assert!(
+        ahead.len() * 3 < asked.len(),
+        "read-ahead warms the cache faster: {} misses against {}",
+        ahead.len(),
+        asked.len()
+    );
+}

@@ -57,6 +57,13 @@ pub struct DriveParams {
     /// Host link bandwidth, bytes per second (the data of a buffered write
     /// crosses it before the write is acknowledged).
     pub link_bytes_per_s: f64,
+    /// What one miss of the host's page cache reads from this drive and
+    /// brings into the cache, read-ahead included, in bytes: the mean
+    /// device read of a Cassandra read from disk, where measured on the
+    /// host (0: not measured; a miss reads the pages it asks for). The
+    /// kernel reads ahead of buffered reads and around faults of mapped
+    /// files, by the block device's `read_ahead_kb`.
+    pub page_cache_miss_bytes: u64,
     /// Where the numbers come from.
     pub source: &'static str,
 }
@@ -80,6 +87,7 @@ pub const DRIVES: [DriveParams; 9] = [
         write_buffer_ns: NAND_WRITE_BUFFER_NS,
         program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
         link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        page_cache_miss_bytes: 0,
         source: "hardware.md 1.3 (Scylla io_properties, i3.ALL per disk) [S]; latencies hardware.md 3.2 [E]",
     },
     DriveParams {
@@ -98,6 +106,7 @@ pub const DRIVES: [DriveParams; 9] = [
         write_buffer_ns: NAND_WRITE_BUFFER_NS,
         program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
         link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        page_cache_miss_bytes: 0,
         source: "hardware.md 1.3 (Scylla io_properties, i3.large) [S]; latencies hardware.md 3.2 [E]",
     },
     DriveParams {
@@ -116,6 +125,7 @@ pub const DRIVES: [DriveParams; 9] = [
         write_buffer_ns: NAND_WRITE_BUFFER_NS,
         program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
         link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        page_cache_miss_bytes: 0,
         source: "hardware.md 1.3 (Scylla io_properties, i3.xlarge) [S]; latencies hardware.md 3.2 [E]",
     },
     DriveParams {
@@ -134,6 +144,7 @@ pub const DRIVES: [DriveParams; 9] = [
         write_buffer_ns: NAND_WRITE_BUFFER_NS,
         program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
         link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        page_cache_miss_bytes: 0,
         source: "hardware.md 1.3 (Scylla io_properties, i3en.ALL per disk) [S]; latencies [E] as i3",
     },
     DriveParams {
@@ -152,6 +163,7 @@ pub const DRIVES: [DriveParams; 9] = [
         write_buffer_ns: NAND_WRITE_BUFFER_NS,
         program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
         link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        page_cache_miss_bytes: 0,
         source: "hardware.md 1.3 (Scylla io_properties, i3en.large) [S]; latencies [E] as i3",
     },
     DriveParams {
@@ -171,6 +183,7 @@ pub const DRIVES: [DriveParams; 9] = [
         write_buffer_ns: NAND_WRITE_BUFFER_NS,
         program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
         link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        page_cache_miss_bytes: 0,
         source: "hardware.md 1.3 (Scylla io_properties, i3en.xlarge / i3en.2xlarge per disk) [S]; latencies [E] as i3",
     },
     DriveParams {
@@ -209,6 +222,7 @@ pub const DRIVES: [DriveParams; 9] = [
         // 3.1 [S]).
         program_read_stall_ns: 0,
         link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        page_cache_miss_bytes: 0,
         source: "hardware.md 3.1 (Intel spec via AnandTech; AnandTech QD1 latency) [S]; write bandwidth and buffer fitted to R6 (published-runs.md) [D/E]",
     },
     DriveParams {
@@ -224,6 +238,7 @@ pub const DRIVES: [DriveParams; 9] = [
         write_buffer_ns: NAND_WRITE_BUFFER_NS,
         program_read_stall_ns: NAND_PROGRAM_READ_STALL_NS,
         link_bytes_per_s: PCIE3_X4_BYTES_PER_S,
+        page_cache_miss_bytes: 0,
         source: "hardware.md 3.2 (Intel DC P4500 2.0 TB, Lenovo product guide) [S]",
     },
     DriveParams {
@@ -247,6 +262,12 @@ pub const DRIVES: [DriveParams; 9] = [
         // The link at the measured write bandwidth, the fastest transfer
         // seen [D].
         link_bytes_per_s: 2_658_139_766.0,
+        // [S] the disk probe (validation/real/2026-11-28/disk-probe/C3):
+        // REAL.md's C3 (1,000 reads/s of 4-KB rows, page cache dropped)
+        // read 1,917.8 MiB in 81,058 device reads, the kernel's read-ahead
+        // (`read_ahead_kb` 8192 on vda, machine.txt) bringing in 24.2 KiB
+        // a read where Cassandra asks for 4-16.
+        page_cache_miss_bytes: 24_808,
         source: "twin device measure on this machine, 2026-11-28 (validation/real/2026-11-28/device) [S]",
     },
 ];
