@@ -310,7 +310,13 @@ fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool, sets: &[St
         plan.cluster.nodes,
         plan.cluster.nodes * plan.cluster.simulated_shards(),
     );
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = match sim::cluster::run(plan, &mut |_| {}) {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            eprintln!("twin: {}: {error}", path.display());
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     let simulated_seconds = outcome.end.as_secs_f64();
     let wall = outcome.wall_seconds.max(1e-9);
     let operations: u64 = outcome.ops.iter().map(|ops| ops.count).sum();
@@ -481,6 +487,13 @@ fn run(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            eprintln!("twin: {}: {error}", path.display());
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     let summary: Summary = match write_results(&out, &outcome) {
         Ok(summary) => summary,
         Err(error) => {

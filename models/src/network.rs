@@ -128,6 +128,16 @@ pub struct NicFaults {
     pub bandwidth_factor: f64,
 }
 
+impl NicFaults {
+    /// The least fraction of its bandwidth a degraded NIC keeps: a
+    /// 10-Gb/s NIC then carries 1 Mb/s, one 4-KB row in 33 ms, slower
+    /// than any client waits; degradations that stack are clamped to it.
+    pub const MIN_BANDWIDTH_FACTOR: f64 = 1e-4;
+}
+
+const _: () =
+    assert!(NicFaults::MIN_BANDWIDTH_FACTOR > 0.0 && NicFaults::MIN_BANDWIDTH_FACTOR <= 1.0);
+
 impl Default for NicFaults {
     fn default() -> NicFaults {
         NicFaults {

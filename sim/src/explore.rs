@@ -117,12 +117,21 @@ pub fn run_seed(
     let actions = plan.operations.len();
     let run = catch_unwind(AssertUnwindSafe(|| crate::cluster::run(plan, &mut |_| {})));
     Ok(match run {
-        Ok(outcome) => SeedReport {
+        Ok(Ok(outcome)) => SeedReport {
             seed,
             faults,
             actions,
             checks: check(&outcome),
             crash: None,
+        },
+        // A mechanism asked for the impossible: as much a failure as a
+        // panic.
+        Ok(Err(error)) => SeedReport {
+            seed,
+            faults,
+            actions,
+            checks: Vec::new(),
+            crash: Some(error.to_string()),
         },
         Err(payload) => SeedReport {
             seed,

@@ -202,6 +202,48 @@ impl RadixHeap {
     }
 }
 
+/// An event the kernel refused to queue: scheduling it was a bug of the
+/// mechanism that asked (or an input too large for it), which the run
+/// reports as an error naming that mechanism rather than a panic.
+#[derive(Debug)]
+pub struct Refused<E> {
+    /// When the event was asked for.
+    pub at: SimTime,
+    /// The simulated time then.
+    pub now: SimTime,
+    /// Why it was refused.
+    pub reason: RefusedBecause,
+    /// The event itself, whose kind names the mechanism.
+    pub event: E,
+}
+
+/// Why the kernel refused an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusedBecause {
+    /// It was due before the current time.
+    InThePast,
+    /// The queue held its limit of pending entries (a model scheduling
+    /// without bound).
+    QueueFull {
+        /// The limit.
+        limit: usize,
+    },
+}
+
+impl std::fmt::Display for RefusedBecause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RefusedBecause::InThePast => f.write_str("an event due in the past"),
+            RefusedBecause::QueueFull { limit } => {
+                write!(
+                    f,
+                    "an event past the queue's limit of {limit} pending events"
+                )
+            }
+        }
+    }
+}
+
 /// The kernel: owns virtual time and the event queue.
 pub struct Kernel<E> {
     now: SimTime,
@@ -216,6 +258,9 @@ pub struct Kernel<E> {
     live_timers: usize,
     events_processed: u64,
     pending_limit: usize,
+    /// The first event refused, kept for the driver to report; later ones
+    /// are dropped (the run stops at the first).
+    refused: Option<Refused<E>>,
 }
 
 impl<E> Default for Kernel<E> {
@@ -230,7 +275,7 @@ impl<E> Kernel<E> {
         Self::with_limits(usize::MAX)
     }
 
-    /// A kernel that panics if more than `pending_limit` entries are queued.
+    /// A kernel that refuses events past `pending_limit` queued entries.
     pub fn with_limits(pending_limit: usize) -> Self {
         Kernel {
             now: SimTime::ZERO,
@@ -242,6 +287,7 @@ impl<E> Kernel<E> {
             live_timers: 0,
             events_processed: 0,
             pending_limit,
+            refused: None,
         }
     }
 
@@ -266,7 +312,21 @@ impl<E> Kernel<E> {
         self.live_timers
     }
 
-    /// Schedules `event` at `time`. Scheduling in the past is a bug.
+    /// Whether an event was refused ([`Kernel::take_refused`]): the driver
+    /// checks after each event and stops the run.
+    #[inline]
+    pub fn has_refused(&self) -> bool {
+        self.refused.is_some()
+    }
+
+    /// The first event refused (due in the past, or past the queue's
+    /// limit), if any.
+    pub fn take_refused(&mut self) -> Option<Refused<E>> {
+        self.refused.take()
+    }
+
+    /// Schedules `event` at `time`. Scheduling in the past is a bug: the
+    /// event is refused, kept for [`Kernel::take_refused`].
     #[inline]
     pub fn schedule_at(&mut self, time: SimTime, event: E) {
         self.push(time, NO_TIMER, event);
@@ -295,7 +355,10 @@ impl<E> Kernel<E> {
         let sequence = self.next_sequence;
         self.timer_sequences[slot as usize] = sequence;
         self.live_timers += 1;
-        self.push(time, slot, event);
+        if !self.push(time, slot, event) {
+            // Refused: the timer never fires.
+            self.retire_slot(slot);
+        }
         TimerId { slot, sequence }
     }
 
@@ -316,17 +379,11 @@ impl<E> Kernel<E> {
     }
 
     #[inline]
-    fn push(&mut self, time: SimTime, timer_slot: u32, event: E) {
-        assert!(
-            time >= self.now,
-            "event scheduled in the past: at {time}, now {}",
-            self.now
-        );
-        if self.queue.len() >= self.pending_limit {
-            panic!(
-                "kernel queue over its limit of {} pending entries at {} ({} live timers, {} events processed): a model is scheduling without bound",
-                self.pending_limit, self.now, self.live_timers, self.events_processed
-            );
+    /// Queues `event` at `time`; false if refused.
+    fn push(&mut self, time: SimTime, timer_slot: u32, event: E) -> bool {
+        if time < self.now || self.queue.len() >= self.pending_limit {
+            self.refuse(time, event);
+            return false;
         }
         let sequence = self.next_sequence;
         self.next_sequence += 1;
@@ -337,6 +394,28 @@ impl<E> Kernel<E> {
             timer_slot,
             event_slot,
         });
+        true
+    }
+
+    /// Keeps the first refused event; the queue is left as it was.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self, at: SimTime, event: E) {
+        let reason = if at < self.now {
+            RefusedBecause::InThePast
+        } else {
+            RefusedBecause::QueueFull {
+                limit: self.pending_limit,
+            }
+        };
+        if self.refused.is_none() {
+            self.refused = Some(Refused {
+                at,
+                now: self.now,
+                reason,
+                event,
+            });
+        }
     }
 
     /// The time of the next entry, if any (it may be a cancelled timer).
@@ -489,21 +568,37 @@ mod tests {
         assert_eq!(std::mem::size_of::<Entry>(), 24);
     }
 
+    /// An event due in the past is refused, not queued: the first one is
+    /// kept for the driver to report (later ones dropped), a refused timer
+    /// never fires, and the queue goes on as it was.
     #[test]
-    #[should_panic(expected = "in the past")]
-    fn scheduling_in_the_past_panics() {
+    fn an_event_in_the_past_is_refused_and_kept_for_the_driver() {
         let mut kernel = Kernel::new();
-        kernel.schedule_at(t(10), ());
+        kernel.schedule_at(t(10), 'a');
+        kernel.schedule_at(t(20), 'b');
         kernel.pop();
-        kernel.schedule_at(t(5), ());
+        assert!(!kernel.has_refused());
+        kernel.schedule_at(t(5), 'x');
+        kernel.set_timer(t(6), 'y');
+        assert!(kernel.has_refused());
+        assert_eq!(kernel.live_timers(), 0);
+        let refused = kernel.take_refused().expect("refused");
+        assert_eq!((refused.at, refused.now, refused.event), (t(5), t(10), 'x'));
+        assert_eq!(refused.reason, RefusedBecause::InThePast);
+        assert!(kernel.take_refused().is_none());
+        assert_eq!(kernel.pop(), Some((t(20), 'b')));
+        assert_eq!(kernel.pop(), None);
     }
 
     #[test]
-    #[should_panic(expected = "over its limit")]
     fn the_pending_limit_is_enforced() {
         let mut kernel = Kernel::with_limits(2);
         for i in 0..3 {
-            kernel.schedule_at(t(i), ());
+            kernel.schedule_at(t(i), i);
         }
+        let refused = kernel.take_refused().expect("the third is refused");
+        assert_eq!(refused.event, 2);
+        assert_eq!(refused.reason, RefusedBecause::QueueFull { limit: 2 });
+        assert_eq!(kernel.pending(), 2);
     }
 }

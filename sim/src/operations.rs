@@ -101,6 +101,8 @@ pub fn added_nodes(sections: &[ActionSection]) -> u32 {
 /// drawn from `seed` (`[actions.random]`, with the crashes its removenodes
 /// need, after the other faults); the faults first, since they may name
 /// the nodes the script adds and a removenode's node must be down by them.
+/// What `--duration` cut off (a fault or action past its end, a random
+/// window longer than it) goes to `notes`.
 pub fn faults_and_operations(
     scenario: &Scenario,
     nodes: u32,
@@ -108,6 +110,7 @@ pub fn faults_and_operations(
     instance: &str,
     seed: u64,
     duration: Option<SimDuration>,
+    notes: &mut Vec<String>,
 ) -> Result<(Vec<Fault>, Vec<Operation>), ScenarioError> {
     let drawn = draw(scenario, nodes, replication_factor, seed, duration)?;
     let sections = drawn
@@ -133,30 +136,64 @@ pub fn faults_and_operations(
         &faults,
     )?;
     // A written fault or action that starts at or after the run's end
-    // would silently never happen: refuse it, as `[faults.random]` refuses
-    // a window past the end.
+    // would silently never happen: refuse it where the scenario's own
+    // duration (or, without one, `--duration`) leaves it out, as
+    // `[faults.random]` refuses a window past the end; note it where
+    // `--duration` cut the scenario's own duration short of it.
     if let Some(duration) = duration {
+        let own = scenario.duration.map(|own| own.0);
         let late = |at: SimDuration| at >= duration;
         let written_faults = faults.iter().take(scenario.faults.len());
-        if let Some((index, fault)) = written_faults.enumerate().find(|(_, f)| late(f.at)) {
-            return Err(scenario.error(
-                &format!("fault[{index}].at"),
-                format!(
-                    "{} is not before the run's end ({duration}): the fault would never happen",
-                    fault.at
-                ),
-            ));
-        }
-        if drawn.is_none() {
-            if let Some((index, operation)) =
-                operations.iter().enumerate().find(|(_, o)| late(o.at))
-            {
+        let written_actions =
+            operations
+                .iter()
+                .take(if drawn.is_none() { operations.len() } else { 0 });
+        let late_ones = written_faults
+            .enumerate()
+            .filter(|(_, fault)| late(fault.at))
+            .map(|(index, fault)| (format!("fault[{index}]"), "fault", fault.at))
+            .chain(
+                written_actions
+                    .enumerate()
+                    .filter(|(_, operation)| late(operation.at))
+                    .map(|(index, operation)| (format!("action[{index}]"), "action", operation.at)),
+            );
+        for (name, what, at) in late_ones {
+            if own.is_some_and(|own| at < own) {
+                notes.push(format!(
+                    "{name} at {at} does not happen: --duration ends the run at {duration}"
+                ));
+            } else {
                 return Err(scenario.error(
-                    &format!("action[{index}].at"),
+                    &format!("{name}.at"),
                     format!(
-                        "{} is not before the run's end ({duration}): the action would never happen",
-                        operation.at
+                        "{at} is not before the run's end ({duration}): the {what} would never happen"
                     ),
+                ));
+            }
+        }
+        // Random draws kept to a window that `--duration` cut short.
+        let windows = [
+            (
+                "faults.random",
+                scenario
+                    .random_faults
+                    .as_ref()
+                    .and_then(|s| s.random.within),
+            ),
+            (
+                "actions.random",
+                scenario
+                    .random_actions
+                    .as_ref()
+                    .and_then(|s| s.random.within),
+            ),
+        ];
+        for (section, within) in windows {
+            if let Some(within) = within.filter(|within| within.0 > duration) {
+                notes.push(format!(
+                    "[{section}] draws within the first {duration}, not {}: --duration ends the run there",
+                    within.0
                 ));
             }
         }
@@ -237,7 +274,9 @@ pub fn draw(
             "draws no action; leave the section out".into(),
         ));
     }
-    let window = draw_window(section.within, duration).map_err(|reason| error("within", reason))?;
+    let own = scenario.duration.map(|own| own.0);
+    let window =
+        draw_window(section.within, duration, own).map_err(|reason| error("within", reason))?;
     let mut rng = crate::rng::stream(seed, "actions/random");
     let mut times: Vec<SimDuration> = (0..count)
         // Whole milliseconds, so that the describe line reads them.
@@ -535,8 +574,30 @@ mod tests {
             "i3.large",
             seed,
             Some(SimDuration::from_secs(3600)),
+            &mut Vec::new(),
         )
         .map_err(|error| error.to_string())
+    }
+
+    /// Faults, operations and the plan's notes.
+    type WithNotes = (Vec<Fault>, Vec<Operation>, Vec<String>);
+
+    /// `text` in a scenario whose own duration is an hour, run for
+    /// `duration` (as `--duration` sets it): its faults, operations and
+    /// the plan's notes.
+    fn resolved_for(text: &str, duration: SimDuration) -> Result<WithNotes, String> {
+        let scenario = crate::scenario::parse(
+            "ops.toml",
+            &format!(
+                "name = \"o\"\nduration = \"1h\"\n[cluster]\npreset = \"scylla-3.0\"\nnodes = 3\ninstance = \"i3.large\"\n[[load]]\nname = \"w\"\ncommand = \"cassandra-stress write n=10\"\n{text}"
+            ),
+        )
+        .map_err(|error| error.to_string())?;
+        let mut notes = Vec::new();
+        let (faults, operations) =
+            faults_and_operations(&scenario, 3, 3, "i3.large", 1, Some(duration), &mut notes)
+                .map_err(|error| error.to_string())?;
+        Ok((faults, operations, notes))
     }
 
     fn operations(text: &str, rf: u32) -> Result<Vec<Operation>, String> {
@@ -545,26 +606,74 @@ mod tests {
 
     const CRASH_2: &str = "[[fault]]\nat = \"10s\"\nnodes = [2]\nkind = \"crash\"\n";
 
-    /// The runs here last an hour: a fault or action at or after it is
+    /// A scenario of an hour: a fault or action at or after its end is
     /// refused by name; one just before it stands.
     #[test]
     fn a_fault_or_action_after_the_end_is_refused() {
-        let error = resolved(
+        let hour = SimDuration::from_secs(3600);
+        let error = resolved_for(
             "[[fault]]\nat = \"10s\"\nnodes = [2]\nkind = \"crash\"\n\
              [[fault]]\nat = \"1h\"\nnodes = [1]\nkind = \"crash\"\n",
-            3,
+            hour,
         )
         .unwrap_err();
         assert!(
             error.contains("fault[1].at") && error.contains("never happen"),
             "{error}"
         );
-        let error = resolved("[[action]]\nat = \"2h\"\nkind = \"add-node\"\n", 3).unwrap_err();
+        let error =
+            resolved_for("[[action]]\nat = \"2h\"\nkind = \"add-node\"\n", hour).unwrap_err();
         assert!(
             error.contains("action[0].at") && error.contains("never happen"),
             "{error}"
         );
-        assert!(resolved("[[action]]\nat = \"59m\"\nkind = \"add-node\"\n", 3).is_ok());
+        let (_, _, notes) =
+            resolved_for("[[action]]\nat = \"59m\"\nkind = \"add-node\"\n", hour).unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    /// Where `--duration` cuts the hour short, a fault or action past the
+    /// cut is not an error but a note naming it, and a random window past
+    /// it is drawn within what is left, also noted.
+    #[test]
+    fn a_fault_or_action_past_a_duration_cut_is_noted() {
+        let ten_minutes = SimDuration::from_secs(600);
+        let (faults, operations, notes) = resolved_for(
+            "[[fault]]\nat = \"20m\"\nnodes = [1]\nkind = \"crash\"\n\
+             [[action]]\nat = \"30m\"\nkind = \"add-node\"\n",
+            ten_minutes,
+        )
+        .unwrap();
+        assert_eq!((faults.len(), operations.len()), (1, 1));
+        assert_eq!(
+            notes,
+            [
+                "fault[0] at 20m does not happen: --duration ends the run at 10m",
+                "action[0] at 30m does not happen: --duration ends the run at 10m",
+            ]
+        );
+        let (faults, _, notes) = resolved_for(
+            "[faults.random]\nper_node_hour = 60\nwithin = \"30m\"\nkinds = [\"crash\"]\n",
+            ten_minutes,
+        )
+        .unwrap();
+        assert!(!faults.is_empty());
+        assert!(faults.iter().all(|fault| fault.at < ten_minutes));
+        assert_eq!(
+            notes,
+            ["[faults.random] draws within the first 10m, not 30m: --duration ends the run there"]
+        );
+        // Past the scenario's own hour, the window is still an error.
+        let error = resolved_for(
+            "[faults.random]\nper_node_hour = 60\nwithin = \"2h\"\nkinds = [\"crash\"]\n",
+            ten_minutes,
+        )
+        .unwrap_err();
+        assert!(
+            error.contains("faults.random.within")
+                && error.contains("2h is not within the run's 1h"),
+            "{error}"
+        );
     }
 
     #[test]

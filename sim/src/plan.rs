@@ -293,6 +293,7 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
         &cluster.instance,
         seed,
         duration,
+        &mut notes,
     )?;
     Ok(RunPlan {
         scenario: scenario.name.clone(),
@@ -1719,6 +1720,21 @@ fn resolve_load(
             return fail("c-s's automatic thread search (no `-rate threads=N`) is not simulated: its result depends on when throughput stops improving, which a twin should report rather than pick; give `-rate threads=N`".into())
         }
     };
+    let threads = match command.rate {
+        Rate::ClosedLoop { threads, .. } | Rate::Throttled { threads, .. } => Some(threads),
+        Rate::FixedRate { threads, .. } => threads,
+        Rate::Auto { .. } => None,
+    };
+    let processes = section.processes.unwrap_or(1);
+    if let Some(threads) = threads {
+        let total = u64::from(threads) * u64::from(processes);
+        if total > crate::scenario::MAX_CLIENT_THREADS_PER_LOAD {
+            return fail(format!(
+                "{processes} processes of {threads} threads are {total} client threads; a load runs at most {}",
+                crate::scenario::MAX_CLIENT_THREADS_PER_LOAD
+            ));
+        }
+    }
     let largest_row = match &profile {
         None => command
             .columns
@@ -1799,7 +1815,7 @@ fn resolve_load(
     Ok(LoadPlan {
         name: section.name.clone(),
         command: section.command.clone(),
-        processes: section.processes.unwrap_or(1),
+        processes,
         rate,
         operation,
         columns,
@@ -1827,4 +1843,35 @@ fn resolve_load(
             .client_timeout
             .map_or(DEFAULT_CLIENT_TIMEOUT, |HumanDuration(timeout)| timeout),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan of a 3-node scenario running `command` in `processes`.
+    fn plan(command: &str, processes: u32) -> Result<RunPlan, String> {
+        let scenario = crate::scenario::parse(
+            "p.toml",
+            &format!(
+                "name = \"p\"\n[cluster]\npreset = \"scylla-3.0\"\nnodes = 3\ninstance = \"i3.large\"\n[[load]]\nname = \"w\"\ncommand = \"{command}\"\nprocesses = {processes}\n"
+            ),
+        )
+        .map_err(|error| error.to_string())?;
+        resolve(&scenario, &RunOverrides::default()).map_err(|error| error.to_string())
+    }
+
+    /// Each count within its own bound can still multiply past what a load
+    /// may run: that is one line naming the load's command.
+    #[test]
+    fn a_load_runs_at_most_a_million_client_threads() {
+        assert!(plan("cassandra-stress write n=10 -rate threads=1000", 1000).is_ok());
+        let error = plan("cassandra-stress write n=10 -rate threads=1001", 1000).unwrap_err();
+        assert!(
+            error.contains("load[0].command")
+                && error.contains("1000 processes of 1001 threads are 1001000 client threads; a load runs at most 1000000")
+                && !error.contains('\n'),
+            "{error}"
+        );
+    }
 }

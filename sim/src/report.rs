@@ -471,7 +471,9 @@ pub struct OpSummary {
     pub ops_per_s: f64,
     /// Latency percentiles, milliseconds.
     pub latency_ms: LatencySummary,
-    /// Seconds from the first operation's start to the last one's reply.
+    /// Seconds from the first operation's start to the last one's reply,
+    /// or to the load's end where it is longer (c-s divides a `duration=`
+    /// load's operations by its duration).
     pub seconds: f64,
     /// Reads that found no row (0 for writes).
     pub not_found: u64,

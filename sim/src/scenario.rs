@@ -129,6 +129,17 @@ pub struct Source {
 }
 
 impl Scenario {
+    /// The error of a run of this scenario that stopped because a
+    /// mechanism asked for the impossible ([`crate::cluster::SimulationError`]).
+    pub fn run_error(&self, error: &crate::cluster::SimulationError) -> ScenarioError {
+        ScenarioError {
+            file: self.source.file.clone(),
+            line: None,
+            field: None,
+            reason: error.to_string(),
+        }
+    }
+
     /// An error about `field` (a dotted path such as `cluster.instance` or
     /// `load[1].command`), with the line that sets it when it can be found
     /// (for a key of an inline table, `cluster.instance.memory`, the line
@@ -698,7 +709,8 @@ pub struct LoadSection {
     pub name: String,
     /// The cassandra-stress command line, verbatim.
     pub command: String,
-    /// c-s processes (loader machines) running the command. Default 1.
+    /// c-s processes (loader machines) running the command. Default 1, at
+    /// most [`MAX_PROCESSES`].
     #[serde(default)]
     pub processes: Option<u32>,
     /// When the phase starts. Default 0 s.
@@ -932,11 +944,13 @@ fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
         );
     }
     for (index, load) in scenario.loads.iter().enumerate() {
-        if load.processes == Some(0) {
-            return fail(
-                &format!("load[{index}].processes"),
-                "must be at least 1".into(),
-            );
+        if let Some(processes) = load.processes {
+            if !(1..=MAX_PROCESSES).contains(&processes) {
+                return fail(
+                    &format!("load[{index}].processes"),
+                    format!("{processes} is not from 1 to {MAX_PROCESSES}"),
+                );
+            }
         }
         if load
             .client_timeout
@@ -962,6 +976,14 @@ fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
     }
     Ok(())
 }
+
+/// The most c-s processes (loader machines) a `[[load]]` runs: R5's
+/// largest load ran 14; each process is simulated with its own threads.
+pub const MAX_PROCESSES: u32 = 1000;
+
+/// The most client threads a `[[load]]` runs over all its processes
+/// (`processes` x `-rate threads=`): the twin keeps a state per thread.
+pub const MAX_CLIENT_THREADS_PER_LOAD: u64 = 1_000_000;
 
 /// Largest `num_tokens` accepted: 16x the default already evens ownership
 /// out within a few percent, and the replica map grows with nodes x tokens.
@@ -1098,6 +1120,12 @@ command = "cassandra-stress write n=1000"
         assert!(error(&GOOD.replace("nodes = 3", "nodes = 0")).contains("at least 1 node"));
         let zero_processes = GOOD.replace("n=1000\"", "n=1000\"\nprocesses = 0");
         assert!(error(&zero_processes).contains("load[0].processes"));
+        let many_processes = GOOD.replace("n=1000\"", "n=1000\"\nprocesses = 1001");
+        assert!(
+            error(&many_processes).contains("load[0].processes`: 1001 is not from 1 to 1000"),
+            "{}",
+            error(&many_processes)
+        );
     }
 
     #[test]

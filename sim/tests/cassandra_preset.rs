@@ -37,7 +37,7 @@ fn run(preset: &str) -> Run {
         .replace("PRESET", preset)
         .replace("INSTANCE", "i3.4xlarge");
     let plan = common::plan("preset.toml", &text, None);
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let series = &outcome.timeseries;
     let p99 = series
         .columns

@@ -28,7 +28,7 @@ command = "cassandra-stress write no-warmup cl=QUORUM duration=5s -rate 'threads
 "#
     );
     let plan = common::plan("pacing.toml", &text, None);
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let writes = outcome.op(OpKind::Write).expect("writes ran");
     LatencySummary::of(&writes.total)
 }
@@ -84,7 +84,7 @@ bandwidth_factor = 0.0001
 "#
     );
     let plan = common::plan("stall.toml", &text, None);
-    sim::cluster::run(plan, &mut |_| {})
+    sim::cluster::run(plan, &mut |_| {}).expect("the run completes")
 }
 
 /// Writes completed in [`run_around_a_stall`].

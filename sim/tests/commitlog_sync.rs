@@ -28,7 +28,7 @@ command = "cassandra-stress write no-warmup cl=ONE duration=5s -rate 'threads=20
 fn run(yaml: &str) -> (u64, LatencySummary) {
     let text = SCENARIO.replace("SYNC", yaml);
     let plan = common::plan("commitlog-sync.toml", &text, None);
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let writes = &outcome.ops[0];
     (writes.count, LatencySummary::of(&writes.total))
 }

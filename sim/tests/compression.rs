@@ -37,7 +37,7 @@ fn scenario(schema: &str, table: &str) -> sim::scenario::Scenario {
 fn run(schema: &str, table: &str) -> (f64, f64) {
     let plan = resolve(&scenario(schema, table), &RunOverrides::default())
         .unwrap_or_else(|e| panic!("{e}"));
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let reads = &outcome.ops[0];
     let mean = sim::metrics::LatencySummary::of(&reads.total).mean;
     let column = outcome

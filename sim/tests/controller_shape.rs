@@ -40,7 +40,7 @@ fn run(preset: &str) -> Shape {
     let scenario = sim::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let overrides = RunOverrides::default();
     let plan = resolve(&scenario, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let series = &outcome.timeseries;
     let column = |name: &str| series.column(name).unwrap();
     let (ops, compactions) = (column("write_ops_per_s"), column("node0_compactions"));

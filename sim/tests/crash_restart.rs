@@ -61,6 +61,7 @@ kind = "crash"
 
 fn run(text: &str) -> sim::cluster::RunOutcome {
     sim::cluster::run(common::plan("crash-restart.toml", text, None), &mut |_| {})
+        .expect("the run completes")
 }
 
 /// The events of node 1's life, by name.

@@ -25,7 +25,7 @@ fn run_quickstart(seed: u64, seconds: u64, out: &Path) {
         duration: Some(SimDuration::from_secs(seconds)),
     };
     let plan = resolve(&scenario, &overrides).expect("the quickstart resolves");
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     write_results(out, &outcome).expect("results are written");
 }
 
@@ -158,7 +158,7 @@ fn run_quorum_mix(seed: u64) -> (String, String) {
     let text = QUORUM_MIX.replace("SEED", &seed.to_string());
     let scenario = sim::scenario::parse("quorum-mix.toml", &text).unwrap_or_else(|e| panic!("{e}"));
     let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let summary = sim::report::Summary::of(&outcome);
     assert!(summary.ops["read"].count > 10_000);
     (

@@ -49,7 +49,7 @@ fn read_latency(hash: &str) -> LatencySummary {
     };
     plan.cluster.costs.digest_fixed_ns = other.digest_fixed_ns;
     plan.cluster.costs.digest_ns_per_byte = other.digest_ns_per_byte;
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let reads = outcome.op(OpKind::Read).expect("reads ran");
     assert!(reads.count > 300_000, "{} reads", reads.count);
     LatencySummary::of(&reads.total)

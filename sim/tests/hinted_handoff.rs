@@ -72,7 +72,8 @@ fn with_hints_the_replica_that_was_cut_off_has_every_write_before_the_reads() {
     let outcome = sim::cluster::run(
         common::plan("hinted-handoff.toml", &scenario("scylla-3.0"), None),
         &mut |_| {},
-    );
+    )
+    .expect("the run completes");
     let hints = sim::report::HintsReport::of(&outcome, 1.0).expect("3.0 keeps hints");
     println!("{hints:?}");
     // Writes coordinated by nodes 0 and 1 while node 2 was cut: ~2/3 of
@@ -99,7 +100,8 @@ fn without_hints_reads_repair_what_the_replica_missed_at_a_falling_rate() {
     let outcome = sim::cluster::run(
         common::plan("hinted-handoff.toml", &scenario("scylla-2.3"), None),
         &mut |_| {},
-    );
+    )
+    .expect("the run completes");
     assert!(sim::report::HintsReport::of(&outcome, 1.0).is_none());
     let coordinator = sim::report::CoordinatorSummary::of(&outcome);
     println!("{coordinator:?}");
@@ -184,6 +186,6 @@ fn turning_hints_off_on_3_0_leaves_the_repairs_to_reads() {
     );
     let plan = common::plan("hinted-handoff.toml", &text, None);
     assert!(plan.cluster.hints.is_none());
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     assert!(sim::report::CoordinatorSummary::of(&outcome).read_repairs > 5_000);
 }

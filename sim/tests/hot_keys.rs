@@ -55,7 +55,7 @@ fn the_hot_keys_shard_serves_its_share_from_the_row_cache() {
     assert_eq!(shards_per_node, 4);
     let shard_of = |key| shard_of_token(key_token(key), shards_per_node, SHARDING_IGNORE_MSB_BITS);
     let (hot_shard, low_shard) = (shard_of(15_000_000), shard_of(1));
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let reads = outcome.op(OpKind::Read).expect("reads ran");
     // The offered 4000 reads/s get through: no shard is a bottleneck.
     assert!(reads.count > 30_000, "{} reads in 8 s", reads.count);
@@ -138,7 +138,7 @@ fn replicas_publish_their_nodes_hit_rate_so_a_hot_shard_does_not_pull_the_reads(
             "gauss(1..150000000,100000000,50000000)",
         );
     let plan = common::plan("hot-keys.toml", &text, None);
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let reads = outcome.op(OpKind::Read).expect("reads ran");
     assert!(reads.count > 150_000, "{} reads in 40 s", reads.count);
     let series = &outcome.timeseries;

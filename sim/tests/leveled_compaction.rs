@@ -20,7 +20,7 @@ const MIB: u64 = 1024 * 1024;
 
 fn run(text: &str) -> RunOutcome {
     let plan = common::plan("leveled.toml", text, None);
-    sim::cluster::run(plan, &mut |_| {})
+    sim::cluster::run(plan, &mut |_| {}).expect("the run completes")
 }
 
 /// One Scylla shard with 256 MiB (a 35 MiB memtable), written with 4 KiB

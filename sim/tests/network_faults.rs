@@ -39,6 +39,7 @@ fn lasting(seconds: u32, text: String) -> String {
 
 fn run(text: &str) -> sim::cluster::RunOutcome {
     sim::cluster::run(common::plan("faults.toml", text, None), &mut |_| {})
+        .expect("the run completes")
 }
 
 fn writes(outcome: &sim::cluster::RunOutcome) -> (u64, u64) {
@@ -282,4 +283,35 @@ fn with_too_few_replicas_up_a_coordinator_answers_unavailable_at_once() {
     let outcome = run(&text);
     let (done, errors) = writes(&outcome);
     assert!(errors > 10_000, "{done} done, {errors} unavailable");
+}
+
+/// c-s divides a `duration=` load's operations by its duration: when every
+/// node crashes 5 s into a 20-s load, the clients' threads wait on replies
+/// that never come, and the rate is the 5 s of answered writes over the
+/// 20 s, not over the span from the first write to the last reply (which
+/// gave four times the rate the load achieved).
+#[test]
+fn the_rate_of_a_load_whose_clients_stall_is_over_its_duration() {
+    let crash = "[[fault]]\nat = \"5s\"\nnodes = [0, 1, 2]\nkind = \"crash\"\n";
+    let outcome = run(&scenario("ONE", crash));
+    let summary = sim::report::Summary::of(&outcome);
+    let write = &summary.loads["write"].ops["write"];
+    println!(
+        "{} writes answered, {} op/s over {} s",
+        write.count, write.ops_per_s, write.seconds
+    );
+    assert!(
+        write.count > 15_000,
+        "about 5 s at 4,000/s: {}",
+        write.count
+    );
+    assert_eq!(write.seconds, 20.0);
+    let expected = write.count as f64 / 20.0;
+    assert!(
+        (write.ops_per_s - expected).abs() < 0.01 * expected,
+        "{} op/s, {expected} expected",
+        write.ops_per_s
+    );
+    // The whole run's figure for writes is the same.
+    assert_eq!(summary.ops["write"].seconds, 20.0);
 }

@@ -32,7 +32,7 @@ command = "cassandra-stress read no-warmup cl=ONE duration=6s -rate 'threads=32 
 fn disk_reads(population: &str) -> Vec<f64> {
     let text = SCENARIO.replace("POP", population);
     let plan = common::plan("page-cache.toml", &text, None);
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let series = &outcome.timeseries;
     let disk = series
         .columns

@@ -37,7 +37,7 @@ command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=CL duration
 fn run(seed: u64, consistency: &str) -> (u64, u64) {
     let text = SCENARIO.replace("CL", consistency);
     let plan = common::plan("quorum-data-mode.toml", &text, Some(seed));
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let check = outcome.consistency.expect("data mode checks reads");
     (check.reads_checked, check.stale_reads)
 }

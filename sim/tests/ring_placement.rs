@@ -28,7 +28,7 @@ fn resolve_error(text: &str) -> String {
 }
 
 fn run(text: &str) -> RunOutcome {
-    sim::cluster::run(plan(text), &mut |_| {})
+    sim::cluster::run(plan(text), &mut |_| {}).expect("the run completes")
 }
 
 /// Six Scylla nodes of 2 shards with 8 vnodes each (few vnodes: ownership

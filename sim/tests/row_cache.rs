@@ -39,7 +39,7 @@ fn run_with_cache(population: &str, cache: &str) -> Vec<(f64, f64)> {
         .replace("POP", population)
         .replace("cache = \"cold\"", &format!("cache = \"{cache}\""));
     let plan = common::plan("row-cache.toml", &text, None);
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let series = &outcome.timeseries;
     let column = |name: &str| series.column(name).unwrap();
     let (hits, disk) = (

@@ -28,7 +28,7 @@ command = "cassandra-stress mixed ratio(write=1,read=1) no-warmup cl=QUORUM dura
 #[test]
 fn coordinators_measure_below_the_client_by_the_wire() {
     let plan = common::plan("server-latency.toml", SCENARIO, None);
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let summary = Summary::of(&outcome);
     for op in ["read", "write"] {
         let server = summary.server_latency_ms[op];
@@ -84,7 +84,7 @@ routing = "shard-aware"
 command = "cassandra-stress write no-warmup cl=ONE duration=3s -rate 'threads=8 limit=4000/s' -pop 'seq=1..1'"
 "#;
     let plan = common::plan("hot-shard.toml", text, None);
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let series = &outcome.timeseries;
     let column = |name: &str| series.column(name).unwrap();
     let (mean, hottest) = (
@@ -110,7 +110,7 @@ fn time_spent_shows_prices_and_waits_that_grow_with_the_load() {
         let scenario = SCENARIO.replace("limit=4000/s", &format!("limit={limit}/s"));
         let plan = common::plan("server-latency.toml", &scenario, None);
         let costs = plan.cluster.costs.clone();
-        let outcome = sim::cluster::run(plan, &mut |_| {});
+        let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
         (Summary::of(&outcome), costs)
     };
     let (light, costs) = run(500);

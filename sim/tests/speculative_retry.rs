@@ -45,7 +45,7 @@ command = "cassandra-stress read no-warmup cl=QUORUM duration=4s -rate 'threads=
 fn read_latency(policy: &str) -> (LatencySummary, u64) {
     let text = SCENARIO.replace("POLICY", policy);
     let plan = common::plan("speculative-retry.toml", &text, None);
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     (
         LatencySummary::of(&outcome.ops[0].total),
         sim::report::CoordinatorSummary::of(&outcome).speculative_retries,

@@ -33,7 +33,7 @@ command = "cassandra-stress write no-warmup cl=QUORUM duration=2s -rate 'threads
 fn run(state: &str, seed: u64) -> (Vec<(f64, f64)>, String) {
     let text = SCENARIO.replace("STATE", state);
     let plan = common::plan("steady-state.toml", &text, Some(seed));
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let series = &outcome.timeseries;
     let column = |name: &str| series.column(name).unwrap();
     let first = &series.rows[0];
@@ -114,6 +114,7 @@ fn a_steady_start_has_merges_under_way_as_its_pilot_measured_the_cycle() {
     let run = |state: &str| {
         let text = text.replace("STATE", state);
         sim::cluster::run(common::plan("steady-state.toml", &text, None), &mut |_| {})
+            .expect("the run completes")
     };
     let compacted = run("compacted");
     let steady = run("steady");
@@ -173,7 +174,7 @@ fn a_window_start_carries_each_shard_to_its_point_of_the_window() {
     // the merges they set off, some still under way.
     let run = |window: &str, seed: u64| {
         let plan = common::plan("window.toml", &window_scenario(window), Some(seed));
-        sim::cluster::run(plan, &mut |_| {})
+        sim::cluster::run(plan, &mut |_| {}).expect("the run completes")
     };
     let short = run("1m", 3);
     let long = run("6h", 3);

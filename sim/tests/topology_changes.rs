@@ -54,6 +54,7 @@ node = 0
 
 fn run(text: &str) -> sim::cluster::RunOutcome {
     sim::cluster::run(common::plan("topology.toml", text, None), &mut |_| {})
+        .expect("the run completes")
 }
 
 /// The events of `outcome` that `keep` accepts, in order.

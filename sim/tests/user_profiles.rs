@@ -99,7 +99,7 @@ fn a_profile_write_stores_its_rows_bytes() {
     let small = resolved(&dir, &KV.replace("fixed(1024)", "fixed(100)"), command).unwrap();
     let large = resolved(&dir, &KV.replace("fixed(1024)", "fixed(10000)"), command).unwrap();
     let written = |plan: sim::cluster::RunPlan| {
-        let outcome = sim::cluster::run(plan, &mut |_| {});
+        let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
         assert_eq!(outcome.ops[0].count, 4000, "2 processes x n=2000");
         let column = outcome
             .timeseries
@@ -233,7 +233,7 @@ fn a_user_load_is_deterministic() {
             command,
         )
         .unwrap();
-        let outcome = sim::cluster::run(plan, &mut |_| {});
+        let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
         (
             outcome.timeseries.to_csv(),
             outcome.ops.iter().map(|op| op.count).collect::<Vec<_>>(),
@@ -291,7 +291,7 @@ command = "{escaped}"
             .unwrap_or_else(|e| panic!("{command}: {e}"));
         let plan = resolve(&scenario, &RunOverrides::default())
             .unwrap_or_else(|e| panic!("{command}: {e}"));
-        let outcome = sim::cluster::run(plan, &mut |_| {});
+        let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
         let done: u64 = outcome.ops.iter().map(|op| op.count).sum();
         let failed: u64 = outcome.ops.iter().map(|op| op.errors).sum();
         assert!(done > 1000, "{command}: {done} operations in 1 s");
@@ -341,7 +341,7 @@ fn query_bytes_per_read(dir: &Path, query: &str) -> (f64, f64) {
         &RunOverrides::default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let summary = Summary::of(&outcome);
     let json = serde_json::to_value(&summary).unwrap();
     let query_io = &json["time_spent"]["io"]["query"];
@@ -403,7 +403,7 @@ fn a_wide_insert_writes_its_select_share_of_the_partition() {
     // select fixed(1)/100 of 1,000 rows: 10 rows of 104 bytes an insert.
     let command = "user profile=profiles/p.yaml ops(insert=1) no-warmup cl=ONE n=1000 -pop seq=1..1000 -rate threads=10 limit=1000/s";
     let plan = resolved(&dir, THOUSAND_ROWS, command).unwrap();
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let summary = serde_json::to_value(Summary::of(&outcome)).unwrap();
     let written = summary["ops"]["write"]["count"].as_f64().unwrap();
     assert_eq!(written, 2000.0, "2 processes x n=1000");
@@ -575,7 +575,7 @@ fn plan_of_text(test: &str, profile: &str, text: &str) -> sim::cluster::RunPlan 
 
 /// Runs `plan`; its summary as `summary.json` has it.
 fn summary_of_run(plan: sim::cluster::RunPlan) -> serde_json::Value {
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     serde_json::to_value(Summary::of(&outcome)).unwrap()
 }
 

@@ -22,7 +22,7 @@ fn scenario() -> String {
 fn a_fault_free_quorum_mix_has_no_digest_mismatch_and_no_repair() {
     let plan = common::plan("volume-quorum-mix.toml", &scenario(), None);
     assert!(!plan.cluster.data_mode, "volume mode");
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
     let flushes: u64 = outcome
         .shards
         .iter()

@@ -58,7 +58,8 @@ pub fn measure(root: &Path, scenario: &str, duration: &str) -> Result<Entry, Str
     let plan = sim::scenario::load(&path)
         .and_then(|scenario| sim::plan::resolve(&scenario, &overrides))
         .map_err(|error| error.to_string())?;
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {})
+        .map_err(|error| format!("{}: {error}", path.display()))?;
     let operations: u64 = outcome.ops.iter().map(|ops| ops.count).sum();
     let per_op = |count: u64| {
         if operations == 0 {

@@ -241,7 +241,8 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
                     plan.cluster.shards_per_node
                 )
             });
-            let outcome = sim::cluster::run(plan, &mut |_| {});
+            let outcome = sim::cluster::run(plan, &mut |_| {})
+                .map_err(|error| scenario.run_error(&error).to_string())?;
             let dir = options.out.join(id);
             sim::report::write_results(&dir, &outcome)
                 .map_err(|e| format!("{}: {e}", dir.display()))?;

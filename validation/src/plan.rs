@@ -852,7 +852,8 @@ fn simulate(
         plan.duration = plan.duration.map(|duration| duration + settle);
         from += settle;
     }
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome = sim::cluster::run(plan, &mut |_| {})
+        .map_err(|error| scenario.run_error(&error).to_string())?;
     let figures = measure(&outcome, from);
     let figure = |name: &str| {
         figures

@@ -339,7 +339,8 @@ pub fn score(
             sim::bridge::CpuScheduling::Jvm(jvm) => jvm.cores,
             _ => 1,
         };
-        let outcome = sim::cluster::run(plan, &mut |_| {});
+        let outcome = sim::cluster::run(plan, &mut |_| {})
+            .map_err(|error| scenario.run_error(&error).to_string())?;
         let dir = options.out.join(id);
         sim::report::write_results(&dir, &outcome)
             .map_err(|error| format!("{}: {error}", dir.display()))?;

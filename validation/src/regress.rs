@@ -177,7 +177,8 @@ pub fn figures_of_seed(
             duration: None,
         },
     )?;
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome =
+        sim::cluster::run(plan, &mut |_| {}).map_err(|error| scenario.run_error(&error))?;
     Ok(run_figures(&outcome, warmup))
 }
 

@@ -164,7 +164,8 @@ pub fn run_point(
             duration: None,
         },
     )?;
-    let outcome = sim::cluster::run(plan, &mut |_| {});
+    let outcome =
+        sim::cluster::run(plan, &mut |_| {}).map_err(|error| scenario.run_error(&error))?;
     Ok(row_of(axes, point, &outcome, warmup))
 }
 

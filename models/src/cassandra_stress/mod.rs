@@ -74,7 +74,10 @@
 //!   ([`Rate::FixedRate`] with `threads: None`); c-s demands `threads=`;
 //! - values c-s would take but that make no sense are rejected: `n=0`,
 //!   `duration=0s`, `threads=0`, `keysize=0`, a column count of 0,
-//!   `replication(factor=0)`, `ratio(write=0,read=0)`.
+//!   `replication(factor=0)`, `ratio(write=0,read=0)`;
+//! - counts and rates past what a c-s process could run are rejected
+//!   naming the bound: more than [`MAX_THREADS`] threads, rates above
+//!   [`MAX_RATE_PER_SECOND`].
 //!
 //! Faithful but easy to miss: `-rate` with no parameters, or with only
 //! `threads>=`/`threads<=`, is c-s's thread sweep without the `auto` flag
@@ -130,6 +133,16 @@ pub const DEFAULT_WRITE_THREADS: u32 = 200;
 pub const DEFAULT_AUTO_MIN_THREADS: u32 = 4;
 /// Auto mode's largest thread count (`threads<=`).
 pub const DEFAULT_AUTO_MAX_THREADS: u32 = 1000;
+/// The most threads one c-s process runs (`threads=`, `threads>=`,
+/// `threads<=`): c-s's own threads are OS threads, and a loader runs a few
+/// thousand; the twin keeps a state per thread, so the bound keeps a
+/// mistyped count (a billion) from eating the machine's memory.
+pub const MAX_THREADS: u32 = 100_000;
+/// The highest rate one c-s process is paced to (`limit=`, `throttle=`,
+/// `fixed=`), operations per second: a c-s process does well under a
+/// million a second; `fixed=` schedules an arrival per operation, so a
+/// mistyped rate would flood the event queue.
+pub const MAX_RATE_PER_SECOND: u64 = 10_000_000;
 /// The key population when neither `-pop` nor `n=` gives one.
 pub const DEFAULT_POPULATION_SIZE: u64 = 1_000_000;
 /// Columns per row when `-col n=` is absent.

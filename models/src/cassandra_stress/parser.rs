@@ -109,14 +109,43 @@ fn per_second(token: &str, value: &str) -> Result<u64, StressError> {
             format!("invalid rate `{token}`: expected operations per second such as {key}=20000/s"),
         )
     })?;
-    parse_whole(number).map_err(|e| {
+    let rate = parse_whole(number).map_err(|e| {
         StressError::new(
             token,
             format!(
                 "invalid rate `{token}`: {e}; expected operations per second such as {key}=20000/s"
             ),
         )
-    })
+    })?;
+    if rate > super::MAX_RATE_PER_SECOND {
+        return Err(StressError::new(
+            token,
+            format!(
+                "invalid rate `{token}`: at most {}/s per c-s process (run more processes for more)",
+                super::MAX_RATE_PER_SECOND
+            ),
+        ));
+    }
+    Ok(rate)
+}
+
+/// A thread count of `-rate`: 1 to [`super::MAX_THREADS`].
+fn thread_count(token: &str, value: &str, example: &str) -> Result<u32, StressError> {
+    let threads = positive_u32(
+        token,
+        value,
+        &format!("a positive number of threads such as {example}"),
+    )?;
+    if threads > super::MAX_THREADS {
+        return Err(StressError::new(
+            token,
+            format!(
+                "invalid `{token}`: at most {} threads per c-s process (run more processes for more)",
+                super::MAX_THREADS
+            ),
+        ));
+    }
+    Ok(threads)
 }
 
 fn strip_suffix_ci<'a>(token: &'a str, suffix: &str) -> Option<&'a str> {
@@ -1030,11 +1059,7 @@ fn rate(params: &[String]) -> Result<Rate, StressError> {
     for token in params {
         let t = token.as_str();
         if let Some(v) = strip_prefix_ci(t, "threads=") {
-            set_once(
-                &mut threads,
-                positive_u32(t, v, "a positive number of threads such as threads=200")?,
-                t,
-            )?;
+            set_once(&mut threads, thread_count(t, v, "threads=200")?, t)?;
         } else if let Some(v) = strip_prefix_ci(t, "limit=") {
             let r = per_second(t, v)?;
             set_once(&mut throttle, (r, false), t)?;
@@ -1046,17 +1071,9 @@ fn rate(params: &[String]) -> Result<Rate, StressError> {
         } else if t.eq_ignore_ascii_case("auto") {
             set_once(&mut auto, (), t)?;
         } else if let Some(v) = strip_prefix_ci(t, "threads>=") {
-            set_once(
-                &mut min_threads,
-                positive_u32(t, v, "a positive number of threads such as threads>=4")?,
-                t,
-            )?;
+            set_once(&mut min_threads, thread_count(t, v, "threads>=4")?, t)?;
         } else if let Some(v) = strip_prefix_ci(t, "threads<=") {
-            set_once(
-                &mut max_threads,
-                positive_u32(t, v, "a positive number of threads such as threads<=1000")?,
-                t,
-            )?;
+            set_once(&mut max_threads, thread_count(t, v, "threads<=1000")?, t)?;
         } else {
             return Err(StressError::new(
                 t,

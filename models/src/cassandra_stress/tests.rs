@@ -875,6 +875,21 @@ fn malformed_commands() {
     assert!(err.message().contains("/s"));
     rejects("read n=10 -rate threads=10 limit=100", "limit=100");
     rejects("read n=10 -rate threads=0", "threads=0");
+    // Counts and rates past their bounds: one line naming the bound.
+    let err = rejects("read n=10 -rate threads=1000000000", "threads=1000000000");
+    assert!(err.message().contains("at most 100000 threads"), "{err}");
+    rejects(
+        "read n=10 -rate threads>=4 threads<=100001",
+        "threads<=100001",
+    );
+    assert!(parse("read n=10 -rate threads=100000").is_ok());
+    let err = rejects(
+        "read n=10 -rate threads=10 fixed=20000000/s",
+        "fixed=20000000/s",
+    );
+    assert!(err.message().contains("at most 10000000/s"), "{err}");
+    rejects("read n=10 -rate threads=10 limit=1e15/s", "limit=1e15/s");
+    assert!(parse("read n=10 -rate threads=10 limit=10000000/s").is_ok());
     rejects("read n=10 -rate threads=-5", "threads=-5");
     rejects("read n=10 -rate threads=ten", "threads=ten");
     rejects("read n=10 -rate limit=100/s", "limit=100/s");

@@ -318,7 +318,50 @@ impl Slowdown {
         latency_factor: 1.0,
         throughput_factor: 1.0,
     };
+
+    /// The most a slowdown multiplies a device's latency by: a 70-us read
+    /// then takes 0.7 s, past every client's timeout, so a larger factor
+    /// says nothing more (a dead device is `disk-fail`), while keeping
+    /// every service time far from the clock's end.
+    pub const MAX_LATENCY_FACTOR: f64 = 1e4;
+
+    /// The least fraction of its throughput a slowed device keeps: an
+    /// i3's 100K-IOPS drive then serves 10 reads a second.
+    pub const MIN_THROUGHPUT_FACTOR: f64 = 1e-4;
+
+    /// Whether both factors are within their bounds
+    /// (`[1, MAX_LATENCY_FACTOR]`, `[MIN_THROUGHPUT_FACTOR, 1]`); NaN is
+    /// not.
+    pub fn is_bounded(&self) -> bool {
+        (1.0..=Self::MAX_LATENCY_FACTOR).contains(&self.latency_factor)
+            && (Self::MIN_THROUGHPUT_FACTOR..=1.0).contains(&self.throughput_factor)
+    }
+
+    /// Two slowdowns in force together: their factors multiply, clamped
+    /// to the bounds, so faults that are each valid cannot stack into a
+    /// device slower than the model is meant for.
+    pub fn stacked(self, other: Slowdown) -> Slowdown {
+        debug_assert!(self.is_bounded() && other.is_bounded());
+        let stacked = Slowdown {
+            latency_factor: (self.latency_factor * other.latency_factor)
+                .min(Self::MAX_LATENCY_FACTOR),
+            throughput_factor: (self.throughput_factor * other.throughput_factor)
+                .max(Self::MIN_THROUGHPUT_FACTOR),
+        };
+        debug_assert!(stacked.is_bounded());
+        stacked
+    }
 }
+
+// The bounds keep a slowed service time within the clock: a second-long
+// service scaled by both factors (1e17 ns, three years) stays a hundredth
+// of the nanoseconds a u64 holds.
+const _: () = assert!(Slowdown::MAX_LATENCY_FACTOR >= 1.0);
+const _: () =
+    assert!(Slowdown::MIN_THROUGHPUT_FACTOR > 0.0 && Slowdown::MIN_THROUGHPUT_FACTOR <= 1.0);
+const _: () = assert!(
+    1e9 * Slowdown::MAX_LATENCY_FACTOR / Slowdown::MIN_THROUGHPUT_FACTOR < u64::MAX as f64 / 100.0
+);
 
 /// Span of the random offsets [`NvmeDevice::submit`] draws, per drive: only
 /// the chunk an offset falls in matters, so any span of many chunks will do.

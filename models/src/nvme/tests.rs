@@ -664,3 +664,46 @@ fn presets_are_found_by_name_and_carry_sources() {
     assert_eq!(NvmeProfile::by_name("no-such-drive"), None);
     assert_eq!(NvmeProfile::i3_drive().name, "i3-nvme");
 }
+
+/// Slowdowns in force together multiply, and their product is clamped to
+/// the model's bounds, so two faults valid alone cannot stack past them.
+#[test]
+fn stacked_slowdowns_multiply_within_the_bounds() {
+    let half = Slowdown {
+        latency_factor: 2.0,
+        throughput_factor: 0.5,
+    };
+    assert_eq!(
+        half.stacked(half),
+        Slowdown {
+            latency_factor: 4.0,
+            throughput_factor: 0.25
+        }
+    );
+    assert_eq!(Slowdown::NONE.stacked(half), half);
+    let worst = Slowdown {
+        latency_factor: Slowdown::MAX_LATENCY_FACTOR,
+        throughput_factor: Slowdown::MIN_THROUGHPUT_FACTOR,
+    };
+    assert!(worst.is_bounded());
+    assert_eq!(worst.stacked(worst), worst);
+    assert_eq!(worst.stacked(half), worst);
+    assert!(!Slowdown {
+        latency_factor: f64::NAN,
+        throughput_factor: 1.0
+    }
+    .is_bounded());
+    // The worst device still completes a read, in a sane time.
+    let mut device = NvmeDevice::new(NvmeProfile::optane_p4800x());
+    device.set_slowdown(worst);
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    let done = device
+        .submit(SimTime::ZERO, 1, READ_4K, &mut rng)
+        .expect("an idle device takes a read at once");
+    assert!(
+        done.at > SimTime::ZERO + SimDuration::from_millis(10),
+        "{}",
+        done.at
+    );
+    assert!(done.at < SimTime::ZERO + SimDuration::from_secs(60));
+}

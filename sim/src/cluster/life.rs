@@ -257,15 +257,12 @@ impl Simulation {
                 .expect("a slow-disk fault ends once it started");
             hardware.slowdowns.remove(index);
         }
+        // Overlapping slow-disk faults multiply, clamped to the model's
+        // bounds.
         let combined = hardware
             .slowdowns
             .iter()
-            .fold(models::nvme::Slowdown::NONE, |acc, held| {
-                models::nvme::Slowdown {
-                    latency_factor: acc.latency_factor * held.latency_factor,
-                    throughput_factor: acc.throughput_factor * held.throughput_factor,
-                }
-            });
+            .fold(models::nvme::Slowdown::NONE, |acc, held| acc.stacked(*held));
         hardware.device.set_slowdown(combined);
     }
 }

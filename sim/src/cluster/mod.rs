@@ -631,18 +631,50 @@ struct Simulation {
     driver_down: engine::gossip::DownSet,
 }
 
+/// A run that stopped because a mechanism asked for what the simulator
+/// cannot do (an event due in the past, or an event queue without bound):
+/// a bug of that mechanism, or an input too large for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimulationError {
+    /// When the run stopped.
+    pub at: SimTime,
+    /// The event's kind, which names the mechanism that asked for it.
+    pub mechanism: EventKind,
+    /// What it asked for.
+    pub what: String,
+}
+
+impl std::fmt::Display for SimulationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the simulation stopped at {}: {} ({}) asked for {}; an input (a fault's factor, a rate, a size) may be beyond what the model is meant for",
+            self.at,
+            self.mechanism.name(),
+            self.mechanism.category(),
+            self.what
+        )
+    }
+}
+
+impl std::error::Error for SimulationError {}
+
 /// Runs a plan to its end, calling `progress` once per interval.
 #[allow(clippy::disallowed_methods)] // wall time for perf.json only
-pub fn run(mut plan: RunPlan, progress: &mut dyn FnMut(Progress)) -> RunOutcome {
+pub fn run(
+    mut plan: RunPlan,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunOutcome, SimulationError> {
     let started = Instant::now();
-    let steady = steady_start(&plan);
+    let steady = steady_start(&plan)?;
     if let Some(preload) = plan.cluster.preload.as_mut() {
         preload.steady = steady;
     }
     let mut simulation = Simulation::new(plan);
     simulation.run(progress);
+    simulation.refusal()?;
     let wall_seconds = started.elapsed().as_secs_f64();
-    simulation.finish(wall_seconds)
+    Ok(simulation.finish(wall_seconds))
 }
 
 /// The least CPU share left to compaction when the pilot's foreground
@@ -652,15 +684,17 @@ const LEAST_SPARE_CPU: f64 = 0.05;
 
 /// Runs the pilot of a mid-cycle or windowed size-tiered start
 /// ([`SteadyStart`]); `None` for any other start.
-fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
-    let preload = plan.cluster.preload?;
+fn steady_start(plan: &RunPlan) -> Result<Option<SteadyStart>, SimulationError> {
+    let Some(preload) = plan.cluster.preload else {
+        return Ok(None);
+    };
     if preload.start == TableStart::Compacted
         || !matches!(
             plan.cluster.compaction,
             engine::compaction::CompactionStrategy::SizeTiered(_)
         )
     {
-        return None;
+        return Ok(None);
     }
     let mut pilot = plan.clone();
     pilot.duration = Some(plan.duration.map_or(PILOT, |duration| duration.min(PILOT)));
@@ -690,12 +724,14 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
     // A shard's cores: 1 for a reactor, the node's for a JVM.
     let cores = f64::from(simulation.shards[0].cpu.busy(SimTime::ZERO).1.max(1));
     simulation.run_until(SimTime::from_nanos(end.as_nanos() / 2), &mut |_| {});
+    simulation.refusal()?;
     let (from, cpu_before, bytes_before) = totals(&simulation);
     simulation.run_until(end, &mut |_| {});
+    simulation.refusal()?;
     let (to, cpu_after, bytes_after) = totals(&simulation);
     let seconds = (to - from).as_secs_f64() * simulation.shards.len() as f64;
     if seconds <= 0.0 {
-        return None;
+        return Ok(None);
     }
     let foreground_utilisation = (cpu_after - cpu_before) / seconds / cores;
     let flushed_bytes_per_s = (bytes_after - bytes_before) / seconds;
@@ -703,13 +739,13 @@ fn steady_start(plan: &RunPlan) -> Option<SteadyStart> {
     // JVM) in what the foreground leaves of it.
     let spare = ((1.0 - foreground_utilisation) * cores).clamp(LEAST_SPARE_CPU, 1.0);
     let compaction_bytes_per_s = spare * 1e9 / plan.cluster.costs.compaction_ns_per_byte;
-    Some(SteadyStart {
+    Ok(Some(SteadyStart {
         pilot_seconds: (end - SimTime::ZERO).as_secs_f64(),
         foreground_utilisation,
         flushed_bytes_per_s,
         compaction_bytes_per_s,
         merge_duty: (flushed_bytes_per_s / compaction_bytes_per_s).min(1.0),
-    })
+    }))
 }
 
 /// A stratified sample of `count` positions in `[0, 1)`: `(i + u) / count`
@@ -1143,6 +1179,9 @@ impl Simulation {
 
     fn run(&mut self, progress: &mut dyn FnMut(Progress)) {
         self.run_until(self.end_time().unwrap_or(SimTime::MAX), progress);
+        if self.kernel.has_refused() {
+            return;
+        }
         let now = match self.end_time() {
             Some(end) if !self.finished() => end,
             _ => self.kernel.now(),
@@ -1168,9 +1207,21 @@ impl Simulation {
             } else {
                 self.handle(now, event);
             }
-            if stop_when_idle && self.finished() {
+            if self.kernel.has_refused() || (stop_when_idle && self.finished()) {
                 break;
             }
+        }
+    }
+
+    /// The event the kernel refused, if any, as the run's error.
+    fn refusal(&mut self) -> Result<(), SimulationError> {
+        match self.kernel.take_refused() {
+            None => Ok(()),
+            Some(refused) => Err(SimulationError {
+                at: refused.now,
+                mechanism: refused.event.kind(),
+                what: format!("{} (due at {})", refused.reason, refused.at),
+            }),
         }
     }
 
@@ -1457,8 +1508,30 @@ impl Simulation {
         for node in &self.server {
             server.merge_totals(node);
         }
-        let op_windows = self
-            .op_windows
+        // c-s divides a `duration=` load's operations by its duration
+        // (its run's clock), not by the span from the first operation to
+        // the last reply, which clients stuck on a stalled cluster would
+        // shrink to a fraction of the load: the window of such a load runs
+        // at least to its end (or the run's, if that came first).
+        let mut op_windows = self.op_windows.clone();
+        for (load, plan) in self.loads.iter_mut().zip(&self.plan.loads) {
+            let (StopPlan::Duration(duration), Some(started)) = (plan.stop, load.started_at) else {
+                continue;
+            };
+            let Some((first, last)) = load.window else {
+                continue;
+            };
+            let window = (first, last.max((started + duration).min(end)));
+            load.window = Some(window);
+            for (kind, ops) in load.kinds.iter().zip(&load.ops) {
+                if ops.count > 0 {
+                    if let Some(global) = self.ops.iter().position(|ops| ops.kind == *kind) {
+                        widen(&mut op_windows[global], window.0, window.1);
+                    }
+                }
+            }
+        }
+        let op_windows = op_windows
             .iter()
             .map(|window| window.unwrap_or((SimTime::ZERO, SimTime::ZERO)))
             .collect();
@@ -1693,9 +1766,39 @@ mod tests {
         }
     }
 
+    /// A mechanism that asks for an event in the past stops the run with
+    /// an error naming it, where the kernel used to panic.
+    #[test]
+    fn an_event_in_the_past_stops_the_run_with_an_error_naming_its_mechanism() {
+        let mut simulation = Simulation::new(small_plan(1));
+        let one_second = SimTime::ZERO + SimDuration::from_secs(1);
+        simulation.run_until(one_second, &mut |_| {});
+        assert!(simulation.refusal().is_ok());
+        let now = simulation.kernel.now();
+        simulation
+            .kernel
+            .schedule_at(SimTime::ZERO, Event::IntervalTick);
+        let processed = simulation.kernel.events_processed();
+        simulation.run_until(one_second + SimDuration::from_secs(1), &mut |_| {});
+        assert!(
+            simulation.kernel.events_processed() <= processed + 1,
+            "the run stops at once"
+        );
+        let error = simulation.refusal().expect_err("refused");
+        assert_eq!(error.mechanism, EventKind::IntervalTick);
+        assert_eq!(error.at, now);
+        let message = error.to_string();
+        assert!(
+            message
+                .contains("interval-tick (metrics) asked for an event due in the past (due at 0")
+                && !message.contains('\n'),
+            "{message}"
+        );
+    }
+
     #[test]
     fn a_bounded_load_completes_every_operation_and_flushes() {
-        let outcome = run(small_plan(1), &mut |_| {});
+        let outcome = run(small_plan(1), &mut |_| {}).expect("the run completes");
         assert_eq!(outcome.ops[0].count, 40_000, "2 processes x n=20000");
         assert!(!outcome.timeseries.rows.is_empty());
         // 40,000 x ~1.2 KB over 4 shards of 64 MiB: each shard passes its
@@ -1713,7 +1816,7 @@ mod tests {
 
     #[test]
     fn every_operation_pays_its_clients_three_thread_hand_offs() {
-        let outcome = run(small_plan(1), &mut |_| {});
+        let outcome = run(small_plan(1), &mut |_| {}).expect("the run completes");
         let client = outcome.time_spent.client;
         // One hand-off as the request leaves, two as its reply comes back.
         assert_eq!(client.handoffs, 3 * outcome.ops[0].count);
@@ -1732,7 +1835,7 @@ mod tests {
         plan.cluster.topology.simulated_shards_per_node = Some(2);
         plan.cluster.memory_per_shard_bytes = 16 * 1024 * 1024;
         plan.loads[0].stop = StopPlan::Count(60_000);
-        let outcome = run(plan, &mut |_| {});
+        let outcome = run(plan, &mut |_| {}).expect("the run completes");
         let series = &outcome.timeseries;
         let column = |name: &str| {
             let index = series.column(name).unwrap();
@@ -1763,7 +1866,7 @@ mod tests {
     #[test]
     fn the_same_seed_gives_identical_results_and_another_seed_does_not() {
         let render = |seed| {
-            let outcome = run(small_plan(seed), &mut |_| {});
+            let outcome = run(small_plan(seed), &mut |_| {}).expect("the run completes");
             let summary = serde_json::to_string(&Summary::of(&outcome)).unwrap();
             (summary, outcome.timeseries.to_csv())
         };
@@ -1830,7 +1933,7 @@ mod tests {
             limit_ops_per_s: Some(20_000.0),
         };
         plan.loads[0].stop = StopPlan::Duration(SimDuration::from_secs(2));
-        let outcome = run(plan, &mut |_| {});
+        let outcome = run(plan, &mut |_| {}).expect("the run completes");
         let rate = ops_per_second(outcome.ops[0].count, outcome.op_windows[0]);
         assert!((rate - 20_000.0).abs() / 20_000.0 < 0.005, "rate {rate}");
     }
@@ -1899,7 +2002,8 @@ mod workload_tests {
                 stop,
             ),
             &mut |_| {},
-        );
+        )
+        .expect("the run completes");
         let closed = run(
             slow_server(
                 RatePlan::ClosedLoop {
@@ -1909,7 +2013,8 @@ mod workload_tests {
                 stop,
             ),
             &mut |_| {},
-        );
+        )
+        .expect("the run completes");
         let open_p99 = LatencySummary::of(&open.ops[0].total).p99;
         let closed_p99 = LatencySummary::of(&closed.ops[0].total).p99;
         // The server does 1,000/s: the open loop falls 1,000 operations
@@ -1938,7 +2043,7 @@ mod workload_tests {
         plan.loads[0].client_timeout = SimDuration::from_secs(1);
         plan.loads[0].tries = 2;
         plan.duration = Some(SimDuration::from_secs(10));
-        let outcome = run(plan, &mut |_| {});
+        let outcome = run(plan, &mut |_| {}).expect("the run completes");
         let write = &outcome.loads[0].ops[0];
         // Every operation: a try, a 1 s timeout, a retry, a 1 s timeout, an error.
         assert_eq!(write.count, 0, "no write was answered within its timeout");
@@ -1961,7 +2066,7 @@ mod workload_tests {
             plan.cluster.shards_per_node = 2;
             plan.cluster.connection_landing = true;
             plan.loads[0].routing = routing;
-            let outcome = run(plan, &mut |_| {});
+            let outcome = run(plan, &mut |_| {}).expect("the run completes");
             assert_eq!(outcome.ops[0].count, 5_000, "every write is answered");
             LatencySummary::of(&outcome.ops[0].total).mean
         };
@@ -1994,7 +2099,7 @@ mod workload_tests {
             );
             plan.cluster.costs.write_request_ns = 10_000;
             plan.cluster.shards_per_node = 4;
-            let outcome = run(plan, &mut |_| {});
+            let outcome = run(plan, &mut |_| {}).expect("the run completes");
             let rate = ops_per_second(outcome.ops[0].count, outcome.op_windows[0]);
             assert!(
                 (rate - 20_000.0).abs() / 20_000.0 < 0.005,
@@ -2012,7 +2117,7 @@ mod workload_tests {
             },
             StopPlan::Duration(SimDuration::from_secs(10)),
         );
-        let outcome = run(plan, &mut |_| {});
+        let outcome = run(plan, &mut |_| {}).expect("the run completes");
         assert_eq!(
             outcome.ops[0].count, 5000,
             "one operation every 2 ms for 10 s"
@@ -2039,7 +2144,7 @@ mod workload_tests {
             StopPlan::Count(200),
             StartPlan::After(0),
         ));
-        let outcome = run(plan, &mut |_| {});
+        let outcome = run(plan, &mut |_| {}).expect("the run completes");
         let (first, second) = (&outcome.loads[0], &outcome.loads[1]);
         assert_eq!((first.ops[0].count, second.ops[0].count), (300, 200));
         assert!(

@@ -28,7 +28,8 @@ pub struct Progress {
 pub struct LoadOutcome {
     /// Per op kind of the load, in `LoadPlan::op_kinds` order.
     pub ops: Vec<OpMetrics>,
-    /// (first issue, last completion), for rates.
+    /// (first issue, last completion), for rates; for a `duration=` load
+    /// at least to its end (c-s divides by the duration).
     pub window: (SimTime, SimTime),
     /// HdrHistogram interval logs per op kind: (interval start, length,
     /// V2-deflate serialized interval histogram in microseconds).
@@ -54,7 +55,9 @@ pub struct RunOutcome {
     pub end: SimTime,
     /// Per op type metrics over all loads, in `OpKind` order.
     pub ops: Vec<OpMetrics>,
-    /// Per op type: (first issue, last completion) times, for rates.
+    /// Per op type: (first issue, last completion) times, for rates; a
+    /// `duration=` load's window runs at least to its end (c-s divides by
+    /// the duration).
     pub op_windows: Vec<(SimTime, SimTime)>,
     /// Per load, in plan order.
     pub loads: Vec<LoadOutcome>,

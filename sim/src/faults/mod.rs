@@ -379,16 +379,26 @@ const DRAWABLE_KINDS: [&str; 6] = [
 ];
 
 /// The part of a run of `duration` that random draws keep to: `within`
-/// (`[faults.random]`, `[actions.random]`), which must lie in the run, or
-/// the whole run.
+/// (`[faults.random]`, `[actions.random]`), which must lie in the
+/// scenario's own duration `own` (or the run's, without one), or the whole
+/// run; where `--duration` cut the run short of `within`, what is left of
+/// the run (`operations::faults_and_operations` notes it).
 pub(crate) fn draw_window(
     within: Option<crate::scenario::HumanDuration>,
     duration: SimDuration,
+    own: Option<SimDuration>,
 ) -> Result<SimDuration, String> {
     match within {
         None => Ok(duration),
         Some(within) if within.0 > SimDuration::ZERO && within.0 <= duration => Ok(within.0),
-        Some(within) => Err(format!("{} is not within the run's {}", within.0, duration)),
+        Some(within) if within.0 > SimDuration::ZERO && own.is_some_and(|own| within.0 <= own) => {
+            Ok(duration)
+        }
+        Some(within) => Err(format!(
+            "{} is not within the run's {}",
+            within.0,
+            own.unwrap_or(duration)
+        )),
     }
 }
 
@@ -445,7 +455,9 @@ fn draw(
     if lasts == SimDuration::ZERO {
         return Err(error("lasts", "a fault lasts longer than 0s".into()));
     }
-    let window = draw_window(section.within, duration).map_err(|reason| error("within", reason))?;
+    let own = scenario.duration.map(|own| own.0);
+    let window =
+        draw_window(section.within, duration, own).map_err(|reason| error("within", reason))?;
     let mut rng = crate::rng::stream(seed, "faults/random");
     let per_second = rate / 3600.0;
     let mut faults = Vec::new();
@@ -609,6 +621,17 @@ fn resolve_one(
             Err(error(key, format!("{value} is not in (0, 1]")))
         }
     };
+    // A degradation's factor: a fraction no smaller than the model goes.
+    let at_least = |key: &str, value: f64, least: f64| {
+        if (least..=1.0).contains(&value) {
+            Ok(value)
+        } else {
+            Err(error(
+                key,
+                format!("{value:?} is not in [{least}, 1] (less is a cut: a `partition` or `disk-fail`)"),
+            ))
+        }
+    };
     let kind = match kind_name {
         "partition" => {
             let other = match &section.from {
@@ -645,21 +668,27 @@ fn resolve_one(
         },
         "nic-degrade" => FaultKind::NicDegrade {
             nodes,
-            factor: fraction(
+            factor: at_least(
                 "bandwidth_factor",
                 required("bandwidth_factor", section.bandwidth_factor)?,
+                models::network::NicFaults::MIN_BANDWIDTH_FACTOR,
             )?,
         },
         "slow-disk" => {
             let latency_factor = section.latency_factor.unwrap_or(1.0);
-            if !(latency_factor.is_finite() && latency_factor >= 1.0) {
+            let most = models::nvme::Slowdown::MAX_LATENCY_FACTOR;
+            if !(1.0..=most).contains(&latency_factor) {
                 return Err(error(
                     "latency_factor",
-                    format!("{latency_factor} is not a factor of at least 1"),
+                    format!("{latency_factor:?} is not a factor from 1 to {most} (a device slower than that has failed: `disk-fail`)"),
                 ));
             }
             let throughput_factor = match section.throughput_factor {
-                Some(factor) => fraction("throughput_factor", factor)?,
+                Some(factor) => at_least(
+                    "throughput_factor",
+                    factor,
+                    models::nvme::Slowdown::MIN_THROUGHPUT_FACTOR,
+                )?,
                 None => 1.0,
             };
             if latency_factor == 1.0 && throughput_factor == 1.0 {
@@ -827,7 +856,23 @@ mod tests {
             ),
             (
                 "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"slow-disk\"\nlatency_factor = 0.5\n",
-                "field `fault[0].latency_factor`: 0.5 is not a factor of at least 1",
+                "field `fault[0].latency_factor`: 0.5 is not a factor from 1 to 10000",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"slow-disk\"\nlatency_factor = 1e300\n",
+                "field `fault[0].latency_factor`: 1e300 is not a factor from 1 to 10000",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"slow-disk\"\nthroughput_factor = 1e-9\n",
+                "field `fault[0].throughput_factor`: 1e-9 is not in [0.0001, 1]",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"nic-degrade\"\nbandwidth_factor = 1e-9\n",
+                "field `fault[0].bandwidth_factor`: 1e-9 is not in [0.0001, 1]",
+            ),
+            (
+                "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"nic-degrade\"\nbandwidth_factor = nan\n",
+                "field `fault[0].bandwidth_factor`: NaN is not in [0.0001, 1]",
             ),
             (
                 "[[fault]]\nat = \"1s\"\nnodes = [1]\nkind = \"crash\"\nprobability = 0.5\n",

@@ -119,7 +119,13 @@ impl NetworkFaults {
         NicFaults {
             cut: faults.cuts > 0,
             drop_probability: 1.0 - faults.drops.iter().map(|p| 1.0 - p).product::<f64>(),
-            bandwidth_factor: faults.factors.iter().product(),
+            // Overlapping degradations multiply, clamped to the model's
+            // bound.
+            bandwidth_factor: faults
+                .factors
+                .iter()
+                .product::<f64>()
+                .max(NicFaults::MIN_BANDWIDTH_FACTOR),
         }
     }
 
