@@ -110,9 +110,42 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     // hook would print it again, out of order, from its thread.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let reports: Vec<Result<SeedReport, String>> = run_each(&pool, &mine, "seeds", |&(_, seed)| {
-        run_seed(&scenario, seed, &|_| {}).map_err(|e| e.to_string())
-    });
+    // The table's rows go out in seed order as soon as they are ready (an
+    // interrupted explore has printed what it found), and a failing seed
+    // is told on stderr the moment it fails, with its replay line.
+    let replay = |seed: u64| {
+        format!(
+            "twin run {} --seed {seed}{}",
+            args.scenario.display(),
+            crate::sets_for_shell(&sets)
+        )
+    };
+    let streaming = shard.is_none();
+    if streaming {
+        say(&table_header());
+    }
+    let ready = std::sync::Mutex::new((0usize, std::collections::BTreeMap::new()));
+    let reports: Vec<Result<SeedReport, String>> =
+        run_each(&pool, &mine, "seeds", |&(index, seed)| {
+            let report = run_seed(&scenario, seed, &|_| {}).map_err(|e| e.to_string());
+            if let Ok(report) = &report {
+                if report.failed() || report.crash.is_some() {
+                    eprintln!("twin explore: seed {seed} failed: replay: {}", replay(seed));
+                }
+                if streaming {
+                    let mut ready = ready
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner());
+                    let (next, waiting) = &mut *ready;
+                    waiting.insert(index, table_row(report));
+                    while let Some(row) = waiting.remove(next) {
+                        say(&row);
+                        *next += 1;
+                    }
+                }
+            }
+            report
+        });
     std::panic::set_hook(hook);
     let mut done = Vec::with_capacity(reports.len());
     for report in reports {
@@ -133,26 +166,60 @@ pub fn run(args: ExploreArgs) -> ExitCode {
             mine.iter().map(|(index, _)| *index).zip(done).collect();
         return crate::merge_cmd::write_part("explore", shard, all.len(), &header, items, &out);
     }
-    finish(&header, &done)
+    finish(&header, &done, !streaming)
 }
 
 /// `twin merge` of an explore's parts: each item is a seed's report.
 pub fn merge(header: serde_json::Value, items: Vec<serde_json::Value>) -> Result<ExitCode, String> {
     let header: Header = crate::merge_cmd::from_value(header, "header")?;
     let reports: Vec<SeedReport> = crate::merge_cmd::items_as(items, "seed report")?;
-    Ok(finish(&header, &reports))
+    Ok(finish(&header, &reports, true))
 }
 
-/// Prints the table and the failures, and picks the exit code (a
-/// one-machine explore, or `twin merge` of its parts).
-fn finish(header: &Header, done: &[SeedReport]) -> ExitCode {
-    print_table(done);
+/// Prints the table (unless its rows went out as the seeds finished), how
+/// many seeds each checker judged, and the failures, and picks the exit
+/// code (a one-machine explore, or `twin merge` of its parts).
+fn finish(header: &Header, done: &[SeedReport], table: bool) -> ExitCode {
+    if table {
+        say(&table_header());
+        for report in done {
+            say(&table_row(report));
+        }
+    }
+    print_reasons(done);
+    // A seed where a checker did not apply is not a pass of that checker.
+    for (index, name) in sim::explore::CHECKERS.iter().enumerate() {
+        let verdicts = || done.iter().filter_map(|report| report.checks.get(index));
+        let held = verdicts()
+            .filter(|c| matches!(c.verdict, Verdict::Held))
+            .count();
+        let broken = verdicts()
+            .filter(|c| matches!(c.verdict, Verdict::Broken(_)))
+            .count();
+        let not_applicable = verdicts()
+            .filter(|c| matches!(c.verdict, Verdict::NotApplicable(_)))
+            .count();
+        say(&format!(
+            "{name}: judged {} of {} seeds ({held} held, {broken} broken), did not apply to {not_applicable}",
+            held + broken,
+            done.len()
+        ));
+    }
     let crashed: Vec<&SeedReport> = done.iter().filter(|r| r.crash.is_some()).collect();
     let failed: Vec<&SeedReport> = done.iter().filter(|r| r.failed()).collect();
+    let judged_all = done
+        .iter()
+        .filter(|r| {
+            r.crash.is_none()
+                && r.checks
+                    .iter()
+                    .all(|check| matches!(check.verdict, Verdict::Held))
+        })
+        .count();
     say(&format!(
-        "{} seeds: {} passed, {} with a checker failure, {} crashed",
+        "{} seeds: {judged_all} held every check, {} held those that applied, {} with a checker failure, {} crashed",
         done.len(),
-        done.len() - crashed.len() - failed.len(),
+        done.len() - crashed.len() - failed.len() - judged_all,
         failed.len(),
         crashed.len()
     ));
@@ -180,43 +247,37 @@ fn finish(header: &Header, done: &[SeedReport]) -> ExitCode {
     }
 }
 
-/// One line per seed: its faults and each checker's verdict.
-fn print_table(reports: &[SeedReport]) {
-    let names: Vec<&str> = reports
-        .iter()
-        .find(|report| !report.checks.is_empty())
-        .map(|report| {
-            report
-                .checks
-                .iter()
-                .map(|check| check.name.as_str())
-                .collect()
-        })
-        .unwrap_or_default();
+/// The table's header: seed, faults, actions and each checker.
+fn table_header() -> String {
     let mut header = format!("{:>8} {:>6} {:>7}", "seed", "faults", "actions");
-    for name in &names {
+    for name in sim::explore::CHECKERS {
         header.push_str(&format!("  {name:<34}"));
     }
-    say(&header);
-    for report in reports {
-        let mut line = format!(
-            "{:>8} {:>6} {:>7}",
-            report.seed, report.faults, report.actions
-        );
-        if report.crash.is_some() {
-            line.push_str("  CRASHED");
-        }
-        for check in &report.checks {
-            let verdict = match &check.verdict {
-                Verdict::Held => "held",
-                Verdict::Broken(_) => "BROKEN",
-                Verdict::NotApplicable(_) => "n/a",
-            };
-            line.push_str(&format!("  {verdict:<34}"));
-        }
-        say(line.trim_end());
+    header.trim_end().to_string()
+}
+
+/// A seed's row: its faults and each checker's verdict.
+fn table_row(report: &SeedReport) -> String {
+    let mut line = format!(
+        "{:>8} {:>6} {:>7}",
+        report.seed, report.faults, report.actions
+    );
+    if report.crash.is_some() {
+        line.push_str("  CRASHED");
     }
-    // Why a checker did not apply, once per reason.
+    for check in &report.checks {
+        let verdict = match &check.verdict {
+            Verdict::Held => "held",
+            Verdict::Broken(_) => "BROKEN",
+            Verdict::NotApplicable(_) => "n/a",
+        };
+        line.push_str(&format!("  {verdict:<34}"));
+    }
+    line.trim_end().to_string()
+}
+
+/// Why a checker did not apply, once per reason.
+fn print_reasons(reports: &[SeedReport]) {
     let mut reasons: Vec<(&str, &str)> = reports
         .iter()
         .flat_map(|report| {

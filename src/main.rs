@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use sim::bench_hold::{run_hold, HoldConfig};
 use sim::overrides::Assignment;
 use sim::plan::{resolve, RunOverrides};
-use sim::report::{write_results, Summary};
+use sim::report::{write_results_into, Summary};
 
 mod device_cmd;
 mod explore_cmd;
@@ -399,7 +399,10 @@ fn bench_events(update: bool) -> ExitCode {
         let path = root.join(validation::bench_events::BASELINE_FILE);
         let written = serde_json::to_string_pretty(&baseline)
             .map_err(|error| error.to_string())
-            .and_then(|text| std::fs::write(&path, text + "\n").map_err(|error| error.to_string()));
+            .and_then(|text| {
+                sim::results_dir::write_whole(&path, (text + "\n").as_bytes())
+                    .map_err(|error| error.to_string())
+            });
         if let Err(error) = written {
             eprintln!("twin bench events: {}: {error}", path.display());
             return ExitCode::from(EXIT_ENVIRONMENT);
@@ -453,6 +456,15 @@ fn run(
             .unwrap_or_else(|| "run".into());
         PathBuf::from("results").join(stem)
     });
+    // The folder the results are written into, beside `out`, made now:
+    // an `out` that cannot be written fails before the simulation.
+    let pending = match sim::results_dir::PendingResults::prepare(&out) {
+        Ok(pending) => pending,
+        Err(error) => {
+            eprintln!("twin: cannot write results to {}: {error}", out.display());
+            return ExitCode::from(EXIT_ENVIRONMENT);
+        }
+    };
     say(&plan.describe());
     say(&format!(
         "reproduce: twin run {} --seed {}{}",
@@ -494,7 +506,7 @@ fn run(
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let summary: Summary = match write_results(&out, &outcome) {
+    let summary: Summary = match write_results_into(pending, &outcome) {
         Ok(summary) => summary,
         Err(error) => {
             eprintln!("twin: cannot write results to {}: {error}", out.display());

@@ -142,7 +142,7 @@ pub fn run(args: RegressArgs) -> ExitCode {
                 return ExitCode::from(EXIT_ENVIRONMENT);
             }
         };
-        if let Err(error) = std::fs::write(&args.baseline, json) {
+        if let Err(error) = sim::results_dir::write_whole(&args.baseline, json.as_bytes()) {
             eprintln!("twin regress: {}: {error}", args.baseline.display());
             return ExitCode::from(EXIT_ENVIRONMENT);
         }

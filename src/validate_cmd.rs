@@ -293,7 +293,8 @@ fn finish(
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                     std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
                 }
-                std::fs::write(path, text + "\n").map_err(|e| e.to_string())
+                sim::results_dir::write_whole(path, (text + "\n").as_bytes())
+                    .map_err(|e| e.to_string())
             });
         if let Err(error) = written {
             eprintln!("twin validate: --json {}: {error}", path.display());
@@ -363,7 +364,7 @@ fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
     print!("{}", validation::real_score::scorecard_text(&card));
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&card).expect("a scorecard serializes");
-        if let Err(error) = std::fs::write(path, text + "\n") {
+        if let Err(error) = sim::results_dir::write_whole(path, (text + "\n").as_bytes()) {
             eprintln!("twin validate --real: {}: {error}", path.display());
             return ExitCode::from(EXIT_ENVIRONMENT);
         }

@@ -149,15 +149,21 @@ pub fn run_seed(
     })
 }
 
+/// The checkers, in the order [`check`] gives their verdicts.
+pub const CHECKERS: [&str; 2] = [
+    "acknowledged-writes-read-back",
+    "replicas-hold-acknowledged-writes",
+];
+
 /// Every checker's verdict on a finished run.
 pub fn check(outcome: &RunOutcome) -> Vec<Checked> {
     vec![
         Checked {
-            name: "acknowledged-writes-read-back".into(),
+            name: CHECKERS[0].into(),
             verdict: acknowledged_writes_read_back(outcome),
         },
         Checked {
-            name: "replicas-hold-acknowledged-writes".into(),
+            name: CHECKERS[1].into(),
             verdict: replicas_hold_acknowledged_writes(outcome),
         },
     ]

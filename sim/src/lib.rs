@@ -33,6 +33,7 @@ pub mod overrides;
 pub mod plan;
 pub mod preset;
 pub mod report;
+pub mod results_dir;
 pub mod rng;
 pub mod scenario;
 pub mod timeseries;

@@ -860,9 +860,30 @@ fn format_hms(seconds: f64) -> String {
 }
 
 /// Writes `summary.json`, `timeseries.csv`, `events.jsonl`, the HDR logs,
-/// the charts and `perf.json` into `dir`.
+/// the charts and `perf.json` into `dir` whole: into a folder beside it,
+/// put in its place with the completion record ([`crate::results_dir`]).
 pub fn write_results(dir: &Path, outcome: &RunOutcome) -> std::io::Result<Summary> {
-    std::fs::create_dir_all(dir)?;
+    let pending = crate::results_dir::PendingResults::prepare(dir)?;
+    write_results_into(pending, outcome)
+}
+
+/// [`write_results`] into a folder prepared before the run (so that a bad
+/// `--out` is an error before the simulation), then put in place.
+pub fn write_results_into(
+    pending: crate::results_dir::PendingResults,
+    outcome: &RunOutcome,
+) -> std::io::Result<Summary> {
+    let summary = write_files(pending.path(), outcome)?;
+    pending.commit(&crate::results_dir::Completion {
+        scenario: outcome.plan.scenario.clone(),
+        seed: outcome.plan.seed,
+        twin_version: env!("CARGO_PKG_VERSION").to_string(),
+    })?;
+    Ok(summary)
+}
+
+/// The results files, into `dir` as it is.
+fn write_files(dir: &Path, outcome: &RunOutcome) -> std::io::Result<Summary> {
     let summary = Summary::of(outcome);
     let mut json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
     json.push('\n');

@@ -107,7 +107,8 @@ impl Part {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(self.shard.file_name());
         let json = serde_json::to_string(self).map_err(std::io::Error::other)?;
-        std::fs::write(&path, json + "\n")?;
+        // Whole or not at all: `twin merge` never reads half a part.
+        sim::results_dir::write_whole(&path, (json + "\n").as_bytes())?;
         Ok(path)
     }
 }
