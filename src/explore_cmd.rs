@@ -12,7 +12,7 @@ use sim::explore::{explorable, run_seed, SeedReport, Verdict};
 use crate::{run_each, run_pool, say, EXIT_BAD_INPUT};
 
 /// Exit code when a checker found its property broken.
-const EXIT_CHECKER_FAILED: u8 = 3;
+pub(crate) const EXIT_CHECKER_FAILED: u8 = 3;
 /// Exit code when a run crashed (panicked); takes precedence over 3.
 const EXIT_CRASHED: u8 = 4;
 

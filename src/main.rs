@@ -515,6 +515,25 @@ fn run(
     };
     say(summary.to_stress_text().trim_end());
     say(&format!("results: {}", out.display()));
+    // A data-mode run is judged as `twin explore` judges a seed, so that
+    // the replay of a failing seed fails too.
+    if outcome.consistency.is_some() {
+        let mut broken = false;
+        for check in sim::explore::check(&outcome) {
+            let verdict = match &check.verdict {
+                sim::explore::Verdict::Held => "held".to_string(),
+                sim::explore::Verdict::Broken(what) => {
+                    broken = true;
+                    format!("BROKEN: {what}")
+                }
+                sim::explore::Verdict::NotApplicable(why) => format!("n/a: {why}"),
+            };
+            say(&format!("check {}: {verdict}", check.name));
+        }
+        if broken {
+            return ExitCode::from(explore_cmd::EXIT_CHECKER_FAILED);
+        }
+    }
     ExitCode::SUCCESS
 }
 
