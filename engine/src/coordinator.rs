@@ -157,6 +157,21 @@ impl WriteOp {
     fn acks(&self) -> u8 {
         self.acked.count_ones() as u8
     }
+
+    /// Marks the write answered; returns the client to answer. What must
+    /// hold, in every build: a client write is answered once, and only
+    /// after as many replicas as its level blocks for acknowledged it.
+    fn answer(&mut self) -> RequestId {
+        assert!(!self.answered, "a write answered twice");
+        assert!(
+            self.acks() >= self.block_for,
+            "a write answered after {} acknowledgements of the {} its level blocks for",
+            self.acks(),
+            self.block_for
+        );
+        self.answered = true;
+        self.client
+    }
 }
 
 /// Where a read is.
@@ -609,8 +624,7 @@ impl Coordinator {
                 write.acked |= 1 << position;
                 let acks = write.acks();
                 let next = if !write.answered && acks >= write.block_for {
-                    write.answered = true;
-                    Next::Written(write.client)
+                    Next::Written(write.answer())
                 } else {
                     Next::Wait
                 };
@@ -681,6 +695,16 @@ impl Coordinator {
                         count: read.contacted_count,
                     }
                 } else {
+                    // What must hold: a read is answered once, with the
+                    // data and as many matching responses as its level
+                    // blocks for.
+                    assert!(!read.answered, "a read answered twice");
+                    assert!(
+                        read.digests >= read.block_for,
+                        "a read answered after {} responses of the {} its level blocks for",
+                        read.digests,
+                        read.block_for
+                    );
                     read.answered = true;
                     let (client, opened_at) = (read.client, read.opened_at);
                     self.answered(now, opened_at);
@@ -861,6 +885,26 @@ mod tests {
 
     fn replica(node: u32) -> ShardAddress {
         ShardAddress { node, shard: 0 }
+    }
+
+    /// The invariant beside the write's state: a write answered with
+    /// fewer acknowledgements than its level blocks for (a coordinator
+    /// that answered QUORUM after one replica) stops at its source.
+    #[test]
+    #[should_panic(
+        expected = "a write answered after 1 acknowledgements of the 2 its level blocks for"
+    )]
+    fn a_write_answered_before_its_level_is_met_panics_where_it_is_answered() {
+        let mut write = WriteOp {
+            client: RequestId(1),
+            mutation: MUTATION,
+            block_for: 2,
+            targets: [0, 1, 2, 0, 0, 0, 0, 0],
+            expected: 3,
+            acked: 0b001,
+            answered: false,
+        };
+        write.answer();
     }
 
     #[test]
