@@ -88,6 +88,14 @@ pub fn run(args: RealArgs) -> ExitCode {
             .unwrap_or_else(|| "run".into());
         PathBuf::from("results").join("real").join(stem)
     });
+    // Made now: an `--out` that cannot be written fails before the load.
+    let pending = match sim::results_dir::PendingResults::prepare(&out) {
+        Ok(pending) => pending,
+        Err(error) => {
+            eprintln!("twin: cannot write results to {}: {error}", out.display());
+            return ExitCode::from(EXIT_ENVIRONMENT);
+        }
+    };
     say(&format!(
         "real run of {} against {}: {}",
         plan.scenario,
@@ -114,7 +122,7 @@ pub fn run(args: RealArgs) -> ExitCode {
             return ExitCode::from(EXIT_ENVIRONMENT);
         }
     };
-    match real::results::write(&out, &run) {
+    match real::results::write_into(pending, &run) {
         Ok(summary) => {
             say(summary.to_stress_text().trim_end());
             say(&format!("results: {}", out.display()));

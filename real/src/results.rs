@@ -422,9 +422,29 @@ pub fn timeseries_csv(run: &RealRun) -> String {
     out
 }
 
-/// Writes the folder (see the module doc) and returns the summary.
+/// Writes the folder (see the module doc) whole, as `twin run` writes
+/// its own ([`sim::results_dir`]), and returns the summary.
 pub fn write(dir: &Path, run: &RealRun) -> std::io::Result<RealSummary> {
-    std::fs::create_dir_all(dir)?;
+    write_into(sim::results_dir::PendingResults::prepare(dir)?, run)
+}
+
+/// [`write`] into a folder prepared before the run (a bad `--out` fails
+/// before the load starts), then put in place with its completion record.
+pub fn write_into(
+    pending: sim::results_dir::PendingResults,
+    run: &RealRun,
+) -> std::io::Result<RealSummary> {
+    let summary = write_files(pending.path(), run)?;
+    pending.commit(&sim::results_dir::Completion {
+        scenario: run.plan.scenario.clone(),
+        seed: run.plan.seed,
+        twin_version: env!("CARGO_PKG_VERSION").to_string(),
+    })?;
+    Ok(summary)
+}
+
+/// The folder's files, into `dir` as it is.
+fn write_files(dir: &Path, run: &RealRun) -> std::io::Result<RealSummary> {
     let summary = RealSummary::of(run);
     let mut json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
     json.push('\n');
