@@ -212,7 +212,7 @@ fn replicas_hold_acknowledged_writes(outcome: &RunOutcome) -> Verdict {
     }
     let Some(replicas) = &check.replicas else {
         return Verdict::NotApplicable(
-            "the run did not end with 30 s without writes or faults".into(),
+            "the run did not end with 30 s without writes or faults (a longer run may: --set duration=...)".into(),
         );
     };
     match &replicas.first {
