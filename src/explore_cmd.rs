@@ -52,6 +52,13 @@ struct Header {
     sets: String,
 }
 
+impl Header {
+    /// The command that replays `seed` byte for byte.
+    fn replay(&self, seed: u64) -> String {
+        format!("twin run {} --seed {seed}{}", self.scenario, self.sets)
+    }
+}
+
 pub fn run(args: ExploreArgs) -> ExitCode {
     let sets = match crate::parse_sets(&args.sets) {
         Ok(sets) => sets,
@@ -113,12 +120,9 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     // The table's rows go out in seed order as soon as they are ready (an
     // interrupted explore has printed what it found), and a failing seed
     // is told on stderr the moment it fails, with its replay line.
-    let replay = |seed: u64| {
-        format!(
-            "twin run {} --seed {seed}{}",
-            args.scenario.display(),
-            crate::sets_for_shell(&sets)
-        )
+    let header = Header {
+        scenario: args.scenario.display().to_string(),
+        sets: crate::sets_for_shell(&sets),
     };
     let streaming = shard.is_none();
     if streaming {
@@ -130,7 +134,10 @@ pub fn run(args: ExploreArgs) -> ExitCode {
             let report = run_seed(&scenario, seed, &|_| {}).map_err(|e| e.to_string());
             if let Ok(report) = &report {
                 if report.failed() || report.crash.is_some() {
-                    eprintln!("twin explore: seed {seed} failed: replay: {}", replay(seed));
+                    eprintln!(
+                        "twin explore: seed {seed} failed: replay: {}",
+                        header.replay(seed)
+                    );
                 }
                 if streaming {
                     let mut ready = ready
@@ -157,10 +164,6 @@ pub fn run(args: ExploreArgs) -> ExitCode {
             }
         }
     }
-    let header = Header {
-        scenario: args.scenario.display().to_string(),
-        sets: crate::sets_for_shell(&sets),
-    };
     if let (Some(shard), Some(out)) = (shard, out) {
         let items: Vec<(usize, SeedReport)> =
             mine.iter().map(|(index, _)| *index).zip(done).collect();
@@ -233,10 +236,7 @@ fn finish(header: &Header, done: &[SeedReport], table: bool) -> ExitCode {
                 say(&format!("  {}: {what}", check.name));
             }
         }
-        say(&format!(
-            "  replay: twin run {} --seed {}{}",
-            header.scenario, report.seed, header.sets
-        ));
+        say(&format!("  replay: {}", header.replay(report.seed)));
     }
     if !crashed.is_empty() {
         ExitCode::from(EXIT_CRASHED)
@@ -266,12 +266,7 @@ fn table_row(report: &SeedReport) -> String {
         line.push_str("  CRASHED");
     }
     for check in &report.checks {
-        let verdict = match &check.verdict {
-            Verdict::Held => "held",
-            Verdict::Broken(_) => "BROKEN",
-            Verdict::NotApplicable(_) => "n/a",
-        };
-        line.push_str(&format!("  {verdict:<34}"));
+        line.push_str(&format!("  {:<34}", check.verdict.label()));
     }
     line.trim_end().to_string()
 }

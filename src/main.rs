@@ -520,15 +520,12 @@ fn run(
     if outcome.consistency.is_some() {
         let mut broken = false;
         for check in sim::explore::check(&outcome) {
-            let verdict = match &check.verdict {
-                sim::explore::Verdict::Held => "held".to_string(),
-                sim::explore::Verdict::Broken(what) => {
-                    broken = true;
-                    format!("BROKEN: {what}")
-                }
-                sim::explore::Verdict::NotApplicable(why) => format!("n/a: {why}"),
-            };
-            say(&format!("check {}: {verdict}", check.name));
+            broken |= matches!(check.verdict, sim::explore::Verdict::Broken(_));
+            let label = check.verdict.label();
+            say(&match check.verdict.detail() {
+                Some(detail) => format!("check {}: {label}: {detail}", check.name),
+                None => format!("check {}: {label}", check.name),
+            });
         }
         if broken {
             return ExitCode::from(explore_cmd::EXIT_CHECKER_FAILED);

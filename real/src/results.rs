@@ -435,11 +435,10 @@ pub fn write_into(
     run: &RealRun,
 ) -> std::io::Result<RealSummary> {
     let summary = write_files(pending.path(), run)?;
-    pending.commit(&sim::results_dir::Completion {
-        scenario: run.plan.scenario.clone(),
-        seed: run.plan.seed,
-        twin_version: env!("CARGO_PKG_VERSION").to_string(),
-    })?;
+    pending.commit(&sim::results_dir::Completion::new(
+        &run.plan.scenario,
+        run.plan.seed,
+    ))?;
     Ok(summary)
 }
 

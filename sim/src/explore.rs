@@ -53,6 +53,25 @@ pub enum Verdict {
     NotApplicable(String),
 }
 
+impl Verdict {
+    /// The verdict in a word: `held`, `BROKEN` or `n/a`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verdict::Held => "held",
+            Verdict::Broken(_) => "BROKEN",
+            Verdict::NotApplicable(_) => "n/a",
+        }
+    }
+
+    /// What broke, or why it does not apply (none when it held).
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Verdict::Held => None,
+            Verdict::Broken(detail) | Verdict::NotApplicable(detail) => Some(detail),
+        }
+    }
+}
+
 /// One checker's verdict.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Checked {

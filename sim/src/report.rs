@@ -874,11 +874,10 @@ pub fn write_results_into(
     outcome: &RunOutcome,
 ) -> std::io::Result<Summary> {
     let summary = write_files(pending.path(), outcome)?;
-    pending.commit(&crate::results_dir::Completion {
-        scenario: outcome.plan.scenario.clone(),
-        seed: outcome.plan.seed,
-        twin_version: env!("CARGO_PKG_VERSION").to_string(),
-    })?;
+    pending.commit(&crate::results_dir::Completion::new(
+        &outcome.plan.scenario,
+        outcome.plan.seed,
+    ))?;
     Ok(summary)
 }
 

@@ -9,7 +9,7 @@
 //! old folder (`renameat2(RENAME_EXCHANGE)`), which is then deleted; where
 //! there is none, or elsewhere, by renames. So no file of an earlier run
 //! survives beside the new ones, and a folder without the record was never
-//! finished (`twin merge` and readers refuse it: [`check_complete`]).
+//! finished.
 //! A run stopped before the swap leaves the old folder as it was and its
 //! own `.partial` folder beside it, which a later run into the same
 //! `--out` deletes.
@@ -30,6 +30,17 @@ pub struct Completion {
     pub seed: u64,
     /// The twin that wrote it (`CARGO_PKG_VERSION`).
     pub twin_version: String,
+}
+
+impl Completion {
+    /// The record of a run of `scenario` with `seed` by this twin.
+    pub fn new(scenario: &str, seed: u64) -> Completion {
+        Completion {
+            scenario: scenario.to_string(),
+            seed,
+            twin_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
 }
 
 /// A results folder being written: files go to [`PendingResults::path`];
@@ -69,15 +80,11 @@ impl PendingResults {
         for entry in std::fs::read_dir(&parent)?.flatten() {
             let file_name = entry.file_name();
             let file_name = file_name.to_string_lossy();
-            let ours = file_name == format!("{prefix}{}", std::process::id());
-            if !ours && (file_name.starts_with(&prefix) || file_name.starts_with(&old_prefix)) {
+            if file_name.starts_with(&prefix) || file_name.starts_with(&old_prefix) {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
         let temp = parent.join(format!("{prefix}{}", std::process::id()));
-        if temp.exists() {
-            std::fs::remove_dir_all(&temp)?;
-        }
         std::fs::create_dir(&temp)?;
         Ok(PendingResults {
             target: target.to_path_buf(),
@@ -89,11 +96,6 @@ impl PendingResults {
     /// Where the run writes its files.
     pub fn path(&self) -> &Path {
         &self.temp
-    }
-
-    /// The folder the results end up in.
-    pub fn target(&self) -> &Path {
-        &self.target
     }
 
     /// Writes the completion record and puts the folder in `target`'s
@@ -152,19 +154,6 @@ fn swap(_: &Path, _: &Path) -> std::io::Result<()> {
     Err(std::io::Error::other("no atomic exchange on this system"))
 }
 
-/// The completion record of results folder `dir`, or why it is not a
-/// finished run's folder.
-pub fn check_complete(dir: &Path) -> Result<Completion, String> {
-    let record = dir.join(COMPLETION_FILE);
-    let text = std::fs::read_to_string(&record).map_err(|_| {
-        format!(
-            "{}: no {COMPLETION_FILE}: not the folder of a finished run (interrupted, or written by a twin before results were written whole)",
-            dir.display()
-        )
-    })?;
-    serde_json::from_str(&text).map_err(|error| format!("{}: {error}", record.display()))
-}
-
 /// Writes `bytes` to `path` whole: to a temporary file beside it, then
 /// renamed over it, so a reader never sees half of it.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -185,11 +174,13 @@ mod tests {
     use super::*;
 
     fn completion() -> Completion {
-        Completion {
-            scenario: "s".into(),
-            seed: 7,
-            twin_version: "0.1.0".into(),
-        }
+        Completion::new("s", 7)
+    }
+
+    /// The completion record in `dir`, if any.
+    fn record(dir: &Path) -> Option<Completion> {
+        let text = std::fs::read_to_string(dir.join(COMPLETION_FILE)).ok()?;
+        Some(serde_json::from_str(&text).unwrap())
     }
 
     fn scratch(name: &str) -> PathBuf {
@@ -226,7 +217,7 @@ mod tests {
             std::fs::read_to_string(out.join("summary.json")).unwrap(),
             "new"
         );
-        assert_eq!(check_complete(&out).unwrap(), completion());
+        assert_eq!(record(&out), Some(completion()));
         assert_eq!(names(&root), ["run"]);
         std::fs::remove_dir_all(root).unwrap();
     }
@@ -251,9 +242,7 @@ mod tests {
             std::fs::read_to_string(out.join("summary.json")).unwrap(),
             "old"
         );
-        assert!(check_complete(&out)
-            .unwrap_err()
-            .contains("no complete.json"));
+        assert_eq!(record(&out), None);
         std::fs::remove_dir_all(root).unwrap();
     }
 
