@@ -18,6 +18,10 @@ fi
 for file in "$@"; do
   [[ -f "$file" ]] || { echo "notebooks/run.sh: no such file: $file" >&2; exit 2; }
 done
+if [[ $# -eq 2 && ! -f "$(dirname "$2")/complete.json" ]]; then
+  echo "notebooks/run.sh: $(dirname "$2") has no complete.json: not a results folder twin finished writing (an interrupted run's?)" >&2
+  exit 2
+fi
 # Absolute paths: the kernel runs in notebooks/, not in the caller's folder.
 export TWIN_SCORECARD="$(realpath "$1")"
 if [[ $# -eq 2 ]]; then

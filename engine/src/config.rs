@@ -96,10 +96,9 @@ pub struct ShardConfig {
     /// Hinted handoff (`None`: the preset keeps no hints, as Scylla before
     /// 3.0).
     pub hints: Option<crate::hints::HintsSetup>,
-    /// A deliberate bug, for tests of the checkers only: writes go to
-    /// their first replica alone and are acknowledged by it.
-    #[doc(hidden)]
-    pub broken_replica_selection: bool,
+    /// Planted bugs, for tests of the explorer's checkers only (none but
+    /// in a `planted-bugs` build: [`crate::planted`]).
+    pub planted: crate::planted::Planted,
     /// The table's compression chunk (`chunk_length_in_kb`), if the table
     /// is compressed: a read then reads and decompresses whole chunks.
     /// `None`: uncompressed (c-s's default schema).
@@ -233,7 +232,7 @@ impl ShardConfig {
             page_cache: None,
             heat_weighted_balancing: true,
             hints: None,
-            broken_replica_selection: false,
+            planted: crate::planted::Planted::NONE,
             compression_chunk_bytes: None,
             partition_bytes: None,
             compaction: CompactionStrategy::default(),

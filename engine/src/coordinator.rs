@@ -291,6 +291,8 @@ pub struct Coordinator {
     pub background_read_repairs: u64,
     /// Extra requests sent by speculative retry.
     pub speculative_retries: u64,
+    /// Planted bugs (tests of the explorer only: [`crate::planted`]).
+    pub planted: crate::planted::Planted,
     /// Coordinator read latency, for the speculative-retry percentile.
     pub read_latency: LatencyEstimate,
     /// Deadlines of open writes and reads, in order: (deadline, id).
@@ -310,6 +312,14 @@ pub enum DeadlineKind {
 }
 
 impl Coordinator {
+    /// No operation open yet, with `planted` bugs (none outside tests).
+    pub fn new(planted: crate::planted::Planted) -> Coordinator {
+        Coordinator {
+            planted,
+            ..Coordinator::default()
+        }
+    }
+
     /// A restarted shard's coordinator: no operation open, the counters
     /// carried on, and ids that go on from the last one, so that an answer
     /// to an operation of the crashed process never lands on a new one
@@ -321,6 +331,7 @@ impl Coordinator {
             read_repairs: self.read_repairs,
             background_read_repairs: self.background_read_repairs,
             speculative_retries: self.speculative_retries,
+            planted: self.planted,
             ..Coordinator::default()
         }
     }
@@ -797,11 +808,22 @@ impl Coordinator {
         let mut behind = [ShardAddress { node: 0, shard: 0 }; MAX_REPLICAS];
         let mut behind_count = 0;
         let mut behind_positions = 0u8;
-        for (position, (result, replica)) in full[..count].iter().zip(&read.contacted).enumerate() {
+        let wrong_replica = self
+            .planted
+            .has(crate::planted::PlantedBug::ReadRepairToWrongReplica);
+        for (position, result) in full[..count].iter().enumerate() {
             if result.expect("answered") != Some(version) {
-                behind[behind_count] = *replica;
-                behind_count += 1;
-                behind_positions |= 1 << position;
+                // The planted bug repairs the next contacted replica.
+                let position = if wrong_replica {
+                    (position + 1) % count
+                } else {
+                    position
+                };
+                if behind_positions & (1 << position) == 0 {
+                    behind[behind_count] = read.contacted[position];
+                    behind_count += 1;
+                    behind_positions |= 1 << position;
+                }
             }
         }
         if behind_count == 0 {

@@ -39,6 +39,8 @@
 
 use std::collections::VecDeque;
 
+use crate::planted::{Planted, PlantedBug};
+
 use units::{SimDuration, SimTime};
 
 /// A write a replica missed, as the hint log keeps it.
@@ -262,6 +264,13 @@ pub struct HintsManager {
     wake_at: Option<SimTime>,
     /// Counters.
     pub stats: HintStats,
+    /// Planted bugs (tests of the explorer only: [`crate::planted`]).
+    planted: Planted,
+    /// Sends the planted `HintDroppedEveryFifth` has counted.
+    planted_sends: u64,
+    /// Acknowledgements received from destinations (over every life, as
+    /// `stats`): every hint counted delivered was acknowledged.
+    acknowledgements: u64,
 }
 
 impl HintsManager {
@@ -274,7 +283,46 @@ impl HintsManager {
             next_flush: None,
             wake_at: None,
             stats: HintStats::default(),
+            planted: Planted::NONE,
+            planted_sends: 0,
+            acknowledgements: 0,
         }
+    }
+
+    /// What must hold between the logs, the sends in flight and the
+    /// counters; panics naming what broke.
+    pub fn check_invariants(&self) {
+        let mut in_flight = 0;
+        for endpoint in &self.endpoints {
+            for segment in &endpoint.segments {
+                let acked: u32 = segment.acked.iter().map(|word| word.count_ones()).sum();
+                assert_eq!(
+                    acked as usize, segment.acked_count,
+                    "a segment's acknowledged count matches its bits"
+                );
+                assert!(
+                    segment.acked_count < segment.hints.len(),
+                    "a segment whose every hint is acknowledged is gone"
+                );
+                assert!(segment.cursor <= segment.hints.len());
+                assert!(segment.read_done <= segment.read_requested);
+                in_flight += segment.in_flight;
+            }
+        }
+        assert_eq!(
+            in_flight, self.in_flight,
+            "the sends in flight are those of the segments"
+        );
+        assert_eq!(
+            self.stats.replayed, self.acknowledgements,
+            "hints counted delivered are the hints destinations acknowledged"
+        );
+    }
+
+    /// The same manager with `planted` bugs (none outside tests).
+    pub fn planted(mut self, planted: Planted) -> HintsManager {
+        self.planted = planted;
+        self
     }
 
     /// What a restarted shard finds of its hints after a crash: the closed
@@ -285,8 +333,10 @@ impl HintsManager {
     /// segments, still in memory or being written, are lost. The counters
     /// carry on.
     pub fn after_crash(&self) -> HintsManager {
-        let mut after = HintsManager::new(self.setup.clone(), self.endpoints.len() as u32);
+        let mut after = HintsManager::new(self.setup.clone(), self.endpoints.len() as u32)
+            .planted(self.planted);
         after.stats = self.stats;
+        after.acknowledgements = self.acknowledgements;
         for (kept, endpoint) in after.endpoints.iter_mut().zip(&self.endpoints) {
             kept.segments = endpoint
                 .segments
@@ -430,6 +480,7 @@ impl HintsManager {
     pub fn send_done(&mut self, now: SimTime, node: u32, segment: u32, position: u32) {
         self.in_flight -= 1;
         self.stats.replayed += 1;
+        self.acknowledgements += 1;
         let endpoint = &mut self.endpoints[node as usize];
         let front = endpoint.sending(segment);
         let position = position as usize;
@@ -606,6 +657,20 @@ impl HintsManager {
             }
             front.cursor += 1;
             front.cursor_bytes += u64::from(hint.bytes);
+            if self.planted.has(PlantedBug::HintDroppedEveryFifth) {
+                self.planted_sends += 1;
+                if self.planted_sends.is_multiple_of(5) {
+                    // Never sent, yet counted delivered.
+                    front.acked[position / 64] |= 1 << (position % 64);
+                    front.acked_count += 1;
+                    self.stats.replayed += 1;
+                    if front.acked_count == front.hints.len() {
+                        endpoint.segments.pop_front();
+                        return None;
+                    }
+                    continue;
+                }
+            }
             front.in_flight += 1;
             self.in_flight += 1;
             out.push(HintsWork::Send {

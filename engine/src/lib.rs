@@ -57,6 +57,8 @@
 //!   restart);
 //! - [`gossip`], [`hints`], [`replay`]: gossip with its failure detector,
 //!   hinted handoff's logs, what the commitlog replays after a crash;
+//! - [`planted`]: deliberate bugs for the explorer's own tests, which
+//!   only a test build can plant;
 //! - [`testing`]: a harness that runs shards with every task and I/O done
 //!   at once, for tests of the engine's logic.
 
@@ -78,6 +80,7 @@ pub mod messaging;
 pub mod node;
 pub mod page_cache;
 pub mod placement;
+pub mod planted;
 pub mod read;
 pub mod replay;
 pub mod ring;

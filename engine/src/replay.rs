@@ -25,6 +25,7 @@
 use std::collections::VecDeque;
 
 use crate::coordinator::RowVersion;
+use crate::planted::{Planted, PlantedBug};
 
 /// The rows of one live segment, in volume mode's summary form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +56,8 @@ pub struct ReplayLog {
     pieces: VecDeque<Piece>,
     /// Data mode: every row of the live segments, in log order.
     rows: Option<VecDeque<LoggedRow>>,
+    /// Planted bugs (tests of the explorer only: [`crate::planted`]).
+    planted: Planted,
 }
 
 /// What a restarted shard replays: read from its commitlog segments and
@@ -81,6 +84,29 @@ impl ReplayLog {
         ReplayLog {
             pieces: VecDeque::new(),
             rows: data_mode.then(VecDeque::new),
+            planted: Planted::NONE,
+        }
+    }
+
+    /// The same log with `planted` bugs (none outside tests).
+    pub fn planted(mut self, planted: Planted) -> ReplayLog {
+        self.planted = planted;
+        self
+    }
+
+    /// The live segment a planted bug makes the replay skip, if any.
+    fn skipped_segment(&self) -> Option<u64> {
+        let (first, last) = (self.pieces.front()?.segment, self.pieces.back()?.segment);
+        if self.planted.has(PlantedBug::ReplaySkipsLastSegment) {
+            Some(last)
+        } else if self
+            .planted
+            .has(PlantedBug::ReplaySkipsSegmentWhenSeveralLive)
+            && first < last
+        {
+            Some(first)
+        } else {
+            None
         }
     }
 
@@ -192,9 +218,13 @@ impl ReplayLog {
             last_key: 0,
             ..Replay::default()
         };
+        let skipped = self.skipped_segment();
         for piece in &self.pieces {
             if piece.start_position >= durable_position {
                 break;
+            }
+            if Some(piece.segment) == skipped {
+                continue;
             }
             let span = piece.end_position - piece.start_position;
             let kept = durable_position.min(piece.end_position) - piece.start_position;
@@ -217,6 +247,7 @@ impl ReplayLog {
             replay.rows = rows
                 .iter()
                 .take_while(|row| row.end_position <= durable_position)
+                .filter(|row| Some(row.segment) != skipped)
                 .map(|row| (row.key, row.version))
                 .collect();
             // Data mode counts exactly.

@@ -184,7 +184,7 @@ pub fn bootstrap_transfers(
             .unwrap_or(current[0]);
         pairs.push((source, (start, end)));
     }
-    group(pairs, |source| (source, joining))
+    planted_drop(metadata, group(pairs, |source| (source, joining)))
 }
 
 /// What node `leaving` (announced in `metadata`) sends, and to whom: each
@@ -200,7 +200,7 @@ pub fn decommission_transfers(
             pairs.push((target, (start, end)));
         }
     }
-    group(pairs, |target| (leaving, target))
+    planted_drop(metadata, group(pairs, |target| (leaving, target)))
 }
 
 /// What the nodes gaining the ranges of dead node `removed` (announced as
@@ -231,14 +231,30 @@ pub fn removenode_transfers(
             }
         }
     }
-    by_pair
+    let transfers = by_pair
         .into_iter()
         .map(|((source, target), ranges)| Transfer {
             source,
             target,
             ranges,
         })
-        .collect()
+        .collect();
+    planted_drop(metadata, transfers)
+}
+
+/// `transfers`, or with the planted `StreamDropsLastRange` each one short
+/// of its last range.
+fn planted_drop(metadata: &TokenMetadata, mut transfers: Vec<Transfer>) -> Vec<Transfer> {
+    if metadata
+        .planted_bugs()
+        .has(crate::planted::PlantedBug::StreamDropsLastRange)
+    {
+        for transfer in &mut transfers {
+            transfer.ranges.pop();
+        }
+        transfers.retain(|transfer| !transfer.ranges.is_empty());
+    }
+    transfers
 }
 
 /// One stream plan: a slice of a transfer's ranges.

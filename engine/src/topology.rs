@@ -30,6 +30,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::planted::{Planted, PlantedBug};
 use crate::ring::{span_fraction, NodeSpec, Replication, Ring, RingError};
 
 /// The token metadata at one epoch.
@@ -44,6 +45,8 @@ pub struct TokenMetadata {
     joining: BTreeMap<u32, Vec<i64>>,
     /// Nodes being decommissioned.
     leaving: BTreeSet<u32>,
+    /// Planted bugs (tests of the explorer only: [`crate::planted`]).
+    planted: Planted,
 }
 
 /// Why a topology change was refused.
@@ -143,7 +146,19 @@ impl TokenMetadata {
             normal,
             joining: BTreeMap::new(),
             leaving: BTreeSet::new(),
+            planted: Planted::NONE,
         }
+    }
+
+    /// The same metadata with `planted` bugs (none outside tests).
+    pub fn planted(mut self, planted: Planted) -> TokenMetadata {
+        self.planted = planted;
+        self
+    }
+
+    /// The planted bugs (streaming's transfers read them).
+    pub fn planted_bugs(&self) -> Planted {
+        self.planted
     }
 
     /// The epoch: one more at every change.
@@ -300,6 +315,15 @@ impl TokenMetadata {
                 .filter(|node| !current.contains(node))
                 .collect();
             ends.push((end, pending));
+        }
+        if !self.leaving.is_empty()
+            && self
+                .planted
+                .has(PlantedBug::DecommissionForgetsPendingRange)
+        {
+            if let Some((_, pending)) = ends.iter_mut().find(|(_, pending)| !pending.is_empty()) {
+                pending.clear();
+            }
         }
         PendingRanges { ends }
     }

@@ -11,6 +11,13 @@
 //!   `block_for` > RF, e.g. QUORUM and QUORUM) however many replicas faults
 //!   take away: a lost replica costs availability, never an acknowledged
 //!   write.
+//! - *answers are held by their level*: when a client has a write's
+//!   acknowledgement, or a read's answer, at least as many replicas as its
+//!   level blocks for hold that version (a replica applies a write before
+//!   it answers; a read repairs the replicas it read before it answers).
+//!   It is what QUORUM's overlap and monotonic reads rest on, checked at
+//!   the moment of each answer rather than by a later read that happens to
+//!   meet the gap.
 //! - *replicas hold every acknowledged write*: with hinted handoff and an
 //!   end of run quiet for 30 s (no write, no fault), every replica of every
 //!   acknowledged key holds its newest acknowledged version.
@@ -169,8 +176,9 @@ pub fn run_seed(
 }
 
 /// The checkers, in the order [`check`] gives their verdicts.
-pub const CHECKERS: [&str; 2] = [
+pub const CHECKERS: [&str; 3] = [
     "acknowledged-writes-read-back",
+    "answers-held-by-their-level",
     "replicas-hold-acknowledged-writes",
 ];
 
@@ -183,6 +191,10 @@ pub fn check(outcome: &RunOutcome) -> Vec<Checked> {
         },
         Checked {
             name: CHECKERS[1].into(),
+            verdict: answers_held_by_their_level(outcome),
+        },
+        Checked {
+            name: CHECKERS[2].into(),
             verdict: replicas_hold_acknowledged_writes(outcome),
         },
     ]
@@ -218,6 +230,26 @@ fn acknowledged_writes_read_back(outcome: &RunOutcome) -> Verdict {
             stale.key,
             stale.returned,
             stale.acknowledged
+        )),
+    }
+}
+
+fn answers_held_by_their_level(outcome: &RunOutcome) -> Verdict {
+    let Some(check) = &outcome.consistency else {
+        return Verdict::NotApplicable("volume mode keeps no versions".into());
+    };
+    match check.first_thin {
+        None => Verdict::Held,
+        Some(thin) => Verdict::Broken(format!(
+            "{} of {} answers came while fewer replicas held their version than their level blocks for; first at {:.3} s: {} of key {} at timestamp {} held by {} of the {} replicas it blocks for",
+            check.thin_answers,
+            check.answers_counted,
+            thin.at.as_nanos() as f64 / 1e9,
+            if thin.write { "a write" } else { "a read" },
+            thin.key,
+            thin.timestamp,
+            thin.holders,
+            thin.block_for
         )),
     }
 }

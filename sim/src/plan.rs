@@ -39,6 +39,23 @@ const DEFAULT_LOADER: &str = "c4.4xlarge";
 /// 12,000 ms), which cassandra-stress runs with.
 const DEFAULT_CLIENT_TIMEOUT: SimDuration = SimDuration::from_secs(12);
 
+/// The largest row `[data] row_bytes` may give (cassandra-stress's own
+/// column values stop at 4 GiB a row too).
+pub const MAX_ROW_BYTES: u64 = 4 << 30;
+/// The most memory a node may have (`cluster.overrides.memory`): 64 TiB,
+/// beyond the largest instances sold (24 TiB).
+pub const MAX_NODE_MEMORY_BYTES: u64 = 64 << 40;
+/// The longest periodic commitlog sync (`commitlog_sync_period_in_ms`): a
+/// day.
+pub const MAX_SYNC_PERIOD_MS: u64 = 86_400_000;
+/// The most commitlog space (`commitlog_total_space_in_mb`): 1 PiB.
+pub const MAX_COMMITLOG_SPACE_MB: u64 = 1 << 30;
+/// The most compaction threads (`concurrent_compactors`).
+pub const MAX_CONCURRENT_COMPACTORS: u32 = 1024;
+/// cassandra.yaml's and scylla.yaml's int settings hold at most this
+/// (`max_hint_window_in_ms`, `hinted_handoff_throttle_in_kb`).
+const JAVA_INT_MAX: u64 = i32::MAX as u64;
+
 /// Command-line overrides of scenario fields.
 #[derive(Clone, Debug, Default)]
 pub struct RunOverrides {
@@ -675,9 +692,23 @@ fn resolve_hints(
         return Ok(None);
     }
     if let Some(ms) = yaml.max_hint_window_in_ms {
+        if ms > JAVA_INT_MAX {
+            return Err(scenario.error(
+                "cluster.yaml.max_hint_window_in_ms",
+                format!("{ms} ms is more than {JAVA_INT_MAX}, the largest the yaml's int holds"),
+            ));
+        }
         setup.max_hint_window = SimDuration::from_millis(ms);
     }
     if let Some(kib) = yaml.hinted_handoff_throttle_in_kb {
+        if kib > JAVA_INT_MAX {
+            return Err(scenario.error(
+                "cluster.yaml.hinted_handoff_throttle_in_kb",
+                format!(
+                    "{kib} KiB/s is more than {JAVA_INT_MAX}, the largest the yaml's int holds"
+                ),
+            ));
+        }
         if !preset.is_cassandra() {
             return Err(scenario.error(
                 "cluster.yaml.hinted_handoff_throttle_in_kb",
@@ -712,7 +743,10 @@ fn resolve_read_repair_chance(scenario: &Scenario) -> Result<f64, ScenarioError>
         if !(0.0..=1.0).contains(&value) {
             return Err(scenario.error(
                 &format!("table.{key}"),
-                format!("{value} is not a chance within 0..=1"),
+                format!(
+                    "{} is not a chance within 0..=1",
+                    units::format_number(value)
+                ),
             ));
         }
         chance = chance.max(value);
@@ -774,6 +808,15 @@ fn resolve_row_cache(
     let config = if cluster.preset.is_cassandra() {
         match cassandra_mb {
             None | Some(0) => return Ok(None),
+            Some(mb) if mb.saturating_mul(1 << 20) > cluster.memory_per_node_bytes => {
+                return Err(scenario.error(
+                    "cluster.yaml.row_cache_size_in_mb",
+                    format!(
+                        "{mb} MB is more than the node's {} of memory",
+                        units::format_bytes(cluster.memory_per_node_bytes)
+                    ),
+                ))
+            }
             Some(mb) => {
                 let mut config = RowCacheConfig::cassandra(mb);
                 config.capacity_bytes /= u64::from(cluster.shards_per_node.max(1));
@@ -926,12 +969,18 @@ fn resolve_data(scenario: &Scenario) -> Result<Option<Preload>, ScenarioError> {
             "partitions",
             format!(
                 "{} is not a number of partitions between 1 and 1e15",
-                data.partitions
+                units::format_number(data.partitions)
             ),
         );
     }
-    if data.row_bytes.0 == 0 {
-        return fail("row_bytes", "must be at least 1 byte".into());
+    if !(1..=MAX_ROW_BYTES).contains(&data.row_bytes.0) {
+        return fail(
+            "row_bytes",
+            format!(
+                "{} is outside 1 B..=4 GiB (a row's size)",
+                units::format_bytes(data.row_bytes.0)
+            ),
+        );
     }
     let partitions = data.partitions.round() as u64;
     let [first_key, last_key] = data.key_range.unwrap_or([1, partitions]);
@@ -1021,7 +1070,10 @@ fn scenario_controllers(scenario: &Scenario, preset: Preset) -> Result<Controlle
             if !(shares.is_finite() && shares > 0.0) {
                 return Err(scenario.error(
                     &format!("controller.{name}.static_shares"),
-                    format!("{shares} is not a positive number of shares"),
+                    format!(
+                        "{} is not a positive number of shares",
+                        units::format_number(shares)
+                    ),
                 ));
             }
             if settings.points.is_some() || settings.tick.is_some() {
@@ -1213,6 +1265,21 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         ));
     };
     let memory = instance.memory_bytes;
+    if memory > MAX_NODE_MEMORY_BYTES {
+        let field = if section.instance.overrides.memory_bytes.is_some() {
+            "cluster.instance.memory"
+        } else {
+            "cluster.overrides.memory"
+        };
+        return Err(scenario.error(
+            field,
+            format!(
+                "{} of memory per node is more than the {} the twin supports",
+                units::format_bytes(memory),
+                units::format_bytes(MAX_NODE_MEMORY_BYTES)
+            ),
+        ));
+    }
     if cassandra && overrides.shards.is_some_and(|shards| shards != 1) {
         return Err(scenario.error(
             "cluster.overrides.shards",
@@ -1272,10 +1339,10 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         // model's CompactionExecutor size); `compaction_throughput_mb_per_sec`
         // to 16, 0 turning the limit off.
         let compactors = yaml.concurrent_compactors.unwrap_or(jvm.threads.compaction);
-        if compactors == 0 {
+        if !(1..=MAX_CONCURRENT_COMPACTORS).contains(&compactors) {
             return Err(scenario.error(
                 "cluster.yaml.concurrent_compactors",
-                "at least 1 compactor is needed",
+                format!("{compactors} compactors is outside 1..={MAX_CONCURRENT_COMPACTORS}"),
             ));
         }
         jvm.threads.compaction = compactors;
@@ -1340,12 +1407,12 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             Some(phi) => {
                 return Err(scenario.error(
                     "cluster.yaml.phi_convict_threshold",
-                    format!("{phi} is not a positive number"),
+                    format!("{} is not a positive number", units::format_number(phi)),
                 ))
             }
         },
         hints: resolve_hints(scenario, &yaml, preset, section.nodes)?,
-        broken_replica_selection: false,
+        planted: engine::planted::Planted::NONE,
         commitlog: {
             let mut commitlog = resolve_commitlog(scenario, &yaml, shards)?;
             if cassandra && commitlog.total_space_per_shard_bytes.is_none() {
@@ -1504,10 +1571,10 @@ fn resolve_commitlog(
         };
     }
     if let Some(ms) = yaml.commitlog_sync_period_in_ms {
-        if ms == 0 {
+        if !(1..=MAX_SYNC_PERIOD_MS).contains(&ms) {
             return Err(scenario.error(
                 "cluster.yaml.commitlog_sync_period_in_ms",
-                "the sync period must be at least 1 ms",
+                format!("{ms} ms is outside 1..={MAX_SYNC_PERIOD_MS} (a day)"),
             ));
         }
         plan.sync_period = SimDuration::from_millis(ms);
@@ -1522,6 +1589,12 @@ fn resolve_commitlog(
         plan.segment_bytes = mb * 1024 * 1024;
     }
     if let Some(mb) = yaml.commitlog_total_space_in_mb {
+        if mb > MAX_COMMITLOG_SPACE_MB {
+            return Err(scenario.error(
+                "cluster.yaml.commitlog_total_space_in_mb",
+                format!("{mb} MB is more than {MAX_COMMITLOG_SPACE_MB} (1 PiB)"),
+            ));
+        }
         let per_shard = mb * 1024 * 1024 / u64::from(shards.max(1));
         if per_shard < plan.segment_bytes {
             return Err(scenario.error(
@@ -1873,5 +1946,97 @@ mod tests {
                 && !error.contains('\n'),
             "{error}"
         );
+    }
+
+    /// The plan of a 3-node scenario with `extra` TOML appended.
+    fn plan_with(preset: &str, instance: &str, extra: &str) -> Result<RunPlan, String> {
+        let scenario = crate::scenario::parse(
+            "p.toml",
+            &format!(
+                "name = \"p\"\n[cluster]\npreset = \"{preset}\"\nnodes = 3\ninstance = \"{instance}\"\n{extra}\n[[load]]\nname = \"w\"\ncommand = \"cassandra-stress write n=10\"\n"
+            ),
+        )
+        .map_err(|error| error.to_string())?;
+        resolve(&scenario, &RunOverrides::default()).map_err(|error| error.to_string())
+    }
+
+    /// Each numeric setting past its range is one line naming the field
+    /// (and never wraps around into a small number).
+    #[test]
+    fn settings_past_their_range_are_one_line_errors_naming_the_field() {
+        let cases = [
+            (
+                "scylla-3.0",
+                "i3.large",
+                "[cluster.yaml]\ncommitlog_sync_period_in_ms = 86400001",
+                "cluster.yaml.commitlog_sync_period_in_ms",
+                "outside 1..=86400000",
+            ),
+            (
+                "scylla-3.0",
+                "i3.large",
+                "[cluster.yaml]\ncommitlog_total_space_in_mb = 9223372036854775807",
+                "cluster.yaml.commitlog_total_space_in_mb",
+                "1 PiB",
+            ),
+            (
+                "scylla-3.0",
+                "i3.large",
+                "[cluster.yaml]\nmax_hint_window_in_ms = 2147483648",
+                "cluster.yaml.max_hint_window_in_ms",
+                "int",
+            ),
+            (
+                "cassandra-3.11",
+                "i3.4xlarge",
+                "[cluster.yaml]\nhinted_handoff_throttle_in_kb = 2147483648",
+                "cluster.yaml.hinted_handoff_throttle_in_kb",
+                "int",
+            ),
+            (
+                "cassandra-3.11",
+                "i3.4xlarge",
+                "[cluster.yaml]\nconcurrent_compactors = 4294967295",
+                "cluster.yaml.concurrent_compactors",
+                "outside 1..=1024",
+            ),
+            (
+                "cassandra-3.11",
+                "i3.4xlarge",
+                "[cluster.yaml]\nrow_cache_size_in_mb = 9223372036854775807",
+                "cluster.yaml.row_cache_size_in_mb",
+                "of memory",
+            ),
+            (
+                "scylla-3.0",
+                "i3.large",
+                "[cluster.overrides]\nmemory = \"1000TB\"",
+                "cluster.overrides.memory",
+                "64.0 TiB",
+            ),
+            (
+                "scylla-3.0",
+                "i3.large",
+                "[data]\npartitions = 1e300\nrow_bytes = \"100B\"",
+                "data.partitions",
+                "1e300 is not",
+            ),
+            (
+                "scylla-3.0",
+                "i3.large",
+                "[data]\npartitions = 1e6\nrow_bytes = \"5GiB\"",
+                "data.row_bytes",
+                "outside 1 B..=4 GiB",
+            ),
+        ];
+        for (preset, instance, extra, field, reason) in cases {
+            let error = plan_with(preset, instance, extra).unwrap_err();
+            assert!(
+                error.contains(field) && error.contains(reason) && !error.contains('\n'),
+                "{extra}: {error}"
+            );
+        }
+        // Within range, each is accepted.
+        assert!(plan_with("scylla-3.0", "i3.large", "[cluster.yaml]\ncommitlog_sync_period_in_ms = 86400000\nmax_hint_window_in_ms = 2147483647").is_ok());
     }
 }

@@ -932,7 +932,7 @@ fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
             if !(gbps.is_finite() && gbps > 0.0) {
                 return fail(
                     "cluster.overrides.nic_gbps",
-                    format!("{gbps} is not a positive bandwidth"),
+                    format!("{} is not a positive bandwidth", units::format_number(gbps)),
                 );
             }
         }

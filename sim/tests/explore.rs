@@ -58,15 +58,15 @@ fn two_hundred_seeds_of_random_faults_break_no_checker() {
     assert!(with_faults > 150, "{with_faults} seeds drew faults");
     let replica_checks = reports
         .iter()
-        .filter(|report| report.checks[1].verdict == Verdict::Held)
+        .filter(|report| report.checks[2].verdict == Verdict::Held)
         .count();
     assert!(
         replica_checks > 50,
         "{replica_checks} seeds checked the replicas"
     );
-    assert!(reports
-        .iter()
-        .all(|report| report.checks[0].verdict == Verdict::Held));
+    assert!(reports.iter().all(|report| {
+        report.checks[0].verdict == Verdict::Held && report.checks[1].verdict == Verdict::Held
+    }));
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn a_hundred_seeds_of_drawn_topology_operations_under_faults_break_no_checker() 
     // a node down to the end: a removenode that failed).
     let replica_checks = reports
         .iter()
-        .filter(|report| report.checks[1].verdict == Verdict::Held)
+        .filter(|report| report.checks[2].verdict == Verdict::Held)
         .count();
     assert!(
         replica_checks > 60,
@@ -95,7 +95,10 @@ fn a_hundred_seeds_of_drawn_topology_operations_under_faults_break_no_checker() 
 #[test]
 fn a_broken_replica_selection_is_caught_and_names_the_key() {
     let scenario = explore_5();
-    let broken = |plan: &mut sim::cluster::RunPlan| plan.cluster.broken_replica_selection = true;
+    let broken = |plan: &mut sim::cluster::RunPlan| {
+        plan.cluster.planted =
+            engine::planted::Planted::bug(engine::planted::PlantedBug::WritesToFirstReplicaOnly)
+    };
     let reports = explore(&scenario, 1..=4, &broken);
     for report in &reports {
         assert!(report.failed(), "seed {}: {report:?}", report.seed);

@@ -274,6 +274,17 @@ pub fn parse_bytes(text: &str) -> Result<u64, UnitError> {
     Ok(bytes.round() as u64)
 }
 
+/// Formats a number as a person wrote it, but in scientific notation when
+/// it is huge or tiny (`1e300`, not three hundred digits), for error
+/// messages that quote an input back.
+pub fn format_number(value: f64) -> String {
+    if value != 0.0 && value.is_finite() && !(1e-6..1e15).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
+}
+
 /// Formats a byte count with the largest IEC unit that keeps it at least 1,
 /// e.g. `1.5 MiB`; for reports.
 pub fn format_bytes(bytes: u64) -> String {

@@ -12,6 +12,7 @@ use crate::coordinator::{digest_of, DeadlineKind, Mutation, Next, ReadResult, MA
 use crate::heat;
 use crate::messaging::RELAYED;
 use crate::placement::{key_token, ShardAddress};
+use crate::planted::PlantedBug;
 use rand_core::Rng;
 use units::SimTime;
 
@@ -255,12 +256,24 @@ impl Shard {
             self.reply_client(now, request.id, ReplyStatus::Unavailable);
             return;
         }
-        let (count, block_for) = if self.config.broken_replica_selection
-            && matches!(request.operation, Operation::Write { .. })
-        {
-            (1, 1)
-        } else {
-            (count, block_for)
+        let (count, block_for) = match request.operation {
+            Operation::Write { .. }
+                if self
+                    .config
+                    .planted
+                    .has(PlantedBug::WritesToFirstReplicaOnly) =>
+            {
+                (1, 1)
+            }
+            Operation::Write { .. }
+                if self
+                    .config
+                    .planted
+                    .has(PlantedBug::QuorumAckAfterOneReplica) =>
+            {
+                (count, 1)
+            }
+            _ => (count, block_for),
         };
         let replicas = &mut replicas[..count];
         match request.operation {

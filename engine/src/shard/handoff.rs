@@ -186,6 +186,16 @@ impl Shard {
             .iter()
             .position(|replica| replica.node == node)
         {
+            // The planted bug sends it to the key's next replica.
+            Some(position)
+                if self
+                    .config
+                    .planted
+                    .has(crate::planted::PlantedBug::HintToWrongNode) =>
+            {
+                let wrong = (position + 1) % count;
+                (wrong, wrong + 1)
+            }
             Some(position) => (position, position + 1),
             None => {
                 let token = crate::placement::key_token(hint.key);

@@ -596,11 +596,12 @@ impl Shard {
             .map(|rate| RateLimiter::new(rate, now));
         let handoff = config.hints.clone().map(|setup| {
             let nodes = config.placement.nodes();
-            Box::new(handoff::Handoff::new(crate::hints::HintsManager::new(
-                setup, nodes,
-            )))
+            Box::new(handoff::Handoff::new(
+                crate::hints::HintsManager::new(setup, nodes).planted(config.planted),
+            ))
         });
         let config_data_mode = config.data_mode;
+        let planted = config.planted;
         let mut shard = Shard {
             config,
             active,
@@ -616,7 +617,7 @@ impl Shard {
             reads: Slab::new(),
             lookups: Vec::new(),
             population: read::Population::default(),
-            coordinator: Coordinator::default(),
+            coordinator: Coordinator::new(planted),
             next_timeout: None,
             row_cache,
             page_cache: None,
@@ -653,7 +654,7 @@ impl Shard {
             flushed_bytes_written: 0,
             reads_completed: 0,
             sealed_memory_bytes: 0,
-            replay_log: crate::replay::ReplayLog::new(config_data_mode),
+            replay_log: crate::replay::ReplayLog::new(config_data_mode).planted(planted),
             incarnation: 0,
             life: restart::Life::Running,
             carried: restart::Counters::default(),
@@ -1245,6 +1246,9 @@ impl Shard {
             let sealed: u64 = self.sealed.iter().map(|m| m.memory_bytes).sum();
             assert_eq!(sealed, self.sealed_memory_bytes);
             self.batches.check_invariants();
+            if let Some(handoff) = &self.handoff {
+                handoff.manager.check_invariants();
+            }
         }
     }
 }

@@ -195,6 +195,13 @@ impl Shard {
                     self.config.flush_write_bytes,
                     self.config.flush_write_behind,
                 ));
+                if self
+                    .config
+                    .planted
+                    .has(crate::planted::PlantedBug::FlushReleasesCommitlogAtStart)
+                {
+                    self.release_commitlog_segments();
+                }
                 self.advance_flush(now);
             }
         }
@@ -246,7 +253,13 @@ impl Shard {
         let oldest_needed = self
             .sealed
             .iter()
-            .chain(self.flushing.as_ref().map(FlushJob::memtable))
+            .chain(self.flushing.as_ref().map(FlushJob::memtable).filter(|_| {
+                // The planted bug takes a flush under way for done.
+                !self
+                    .config
+                    .planted
+                    .has(crate::planted::PlantedBug::FlushReleasesCommitlogAtStart)
+            }))
             .chain(std::iter::once(&self.active))
             .filter_map(|memtable| memtable.first_segment)
             .min()

@@ -656,6 +656,31 @@ impl Simulation {
                 }
             }
         }
+        if self.consistency.is_some() && in_flight.batch.is_none() {
+            let answered = match (in_flight.operation, outcome) {
+                (Operation::Write { key, timestamp, .. }, _) => Some((true, key, timestamp)),
+                (Operation::Read { key, .. }, ReplyOutcome::Found { timestamp }) => {
+                    Some((false, key, timestamp))
+                }
+                _ => None,
+            };
+            if let Some((write, key, timestamp)) = answered {
+                let load = self.processes[in_flight.process as usize].load as usize;
+                let rf = self.plan.cluster.replication_factor;
+                let block_for = self.plan.loads[load].consistency.block_for(rf).clamp(1, rf);
+                let holders = self.holders(key, timestamp, in_flight.measured_from);
+                if let Some(check) = &mut self.consistency {
+                    check.answer_held(ThinAnswer {
+                        at: now,
+                        write,
+                        key,
+                        timestamp,
+                        holders,
+                        block_for,
+                    });
+                }
+            }
+        }
         if let Some(check) = &mut self.consistency {
             match (in_flight.operation, outcome) {
                 (Operation::Write { key, timestamp, .. }, _) => {

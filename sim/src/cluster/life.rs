@@ -96,7 +96,7 @@ impl Simulation {
         }
         let losses = self.engines[node as usize].crash(now);
         if let Some(check) = self.consistency.as_mut() {
-            check.crashed(node, &losses);
+            check.crashed(now, node, &losses);
         }
     }
 

@@ -105,7 +105,7 @@ pub use event_counts::{EventCounts, EventKind};
 use hdrhistogram::serialization::V2DeflateSerializer;
 pub use outcome::{
     ConsistencyCheck, LoadOutcome, MessagesLost, Progress, ReplicaCheck, RunOutcome,
-    SerializedInterval, ShardOutcome, StaleRead,
+    SerializedInterval, ShardOutcome, StaleRead, ThinAnswer,
 };
 use rand::seq::SliceRandom;
 use rand::RngExt;
@@ -772,7 +772,7 @@ impl Simulation {
         let total_nodes = crate::operations::total_nodes(cluster.nodes, &plan.operations);
         let placement = if total_nodes > cluster.nodes {
             engine::Placement::of_topology(
-                &engine::topology::TokenMetadata::new(&cluster.ring(seed)),
+                &engine::topology::TokenMetadata::new(&cluster.ring(seed)).planted(cluster.planted),
                 &cluster.replication(),
                 cluster.shards_per_node,
                 total_nodes,
@@ -849,7 +849,7 @@ impl Simulation {
                 speculative_retry: cluster.speculative_retry,
                 read_repair_chance: cluster.read_repair_chance,
                 hints: cluster.hints.clone(),
-                broken_replica_selection: cluster.broken_replica_selection,
+                planted: cluster.planted,
                 row_cache: cluster.row_cache.clone(),
                 page_cache: cluster.page_cache.clone(),
                 compaction_controller: cluster.controllers.compaction.clone(),
@@ -1057,6 +1057,7 @@ impl Simulation {
                     &plan.cluster.ring(seed),
                     plan.cluster.replication(),
                     seed,
+                    plan.cluster.planted,
                 ))
             }),
             plan,
@@ -1471,6 +1472,28 @@ impl Simulation {
         )
     }
 
+    /// Data mode: how many of `key`'s replicas, natural and pending, hold
+    /// version `timestamp` or a newer one; a replica that crashed at or
+    /// after `since`, or whose shard is not simulated, counts as holding
+    /// it (see `ThinAnswer`).
+    pub(super) fn holders(&self, key: u64, timestamp: u64, since: SimTime) -> u32 {
+        let Some(check) = self.consistency.as_ref() else {
+            return 0;
+        };
+        let token = engine::key_token(key);
+        self.placement
+            .replica_nodes(token)
+            .iter()
+            .chain(self.placement.pending_nodes(token))
+            .filter(|&&node| {
+                check.crashed_since(node, since)
+                    || self
+                        .held_version(node, key)
+                        .is_none_or(|held| held >= timestamp)
+            })
+            .count() as u32
+    }
+
     /// Whether a topology change explains a read of `key` that missed
     /// version `timestamp`: some node streamed it from a node that lacked
     /// it, or a hint for it was replayed while its replica was pending.
@@ -1685,7 +1708,7 @@ fn test_cluster(
         compaction_throughput_bytes_per_sec: None,
         phi_convict_threshold: engine::gossip::PHI_CONVICT_THRESHOLD,
         hints: None,
-        broken_replica_selection: false,
+        planted: engine::planted::Planted::NONE,
         preload: None,
         data_mode: false,
         compression_chunk_bytes: None,

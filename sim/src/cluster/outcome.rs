@@ -151,6 +151,41 @@ pub struct ConsistencyCheck {
     /// them, where a crash had destroyed that version on a replica (not
     /// counted in `stale_reads`).
     pub stale_after_crash_loss: u64,
+    /// Writes acknowledged, and reads answered with a version, whose
+    /// replicas were counted when the client had the answer.
+    pub answers_counted: u64,
+    /// Of those, answers the client had while fewer replicas held the
+    /// version than the level blocks for (see [`ThinAnswer`]).
+    pub thin_answers: u64,
+    /// The first of them.
+    pub first_thin: Option<ThinAnswer>,
+    /// When each node last crashed (a crash may take a version away from
+    /// a replica that held it).
+    crashed_at: std::collections::HashMap<u32, SimTime>,
+}
+
+/// A write acknowledged, or a read answered, while fewer replicas held its
+/// version than its consistency level blocks for. A replica applies a
+/// write before it answers and a read repairs the replicas it read before
+/// it answers, so when the client has the answer, at least `block_for`
+/// replicas (natural or pending) hold that version or a newer one: the
+/// property QUORUM's overlap and monotonic reads rest on. Replicas that
+/// crashed since the operation began, or whose shard is not simulated,
+/// count as holding it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThinAnswer {
+    /// When the client had the answer.
+    pub at: SimTime,
+    /// A write (else a read).
+    pub write: bool,
+    /// Its key.
+    pub key: u64,
+    /// The version written, or read.
+    pub timestamp: u64,
+    /// Replicas holding it (or newer) then.
+    pub holders: u32,
+    /// Replicas its level blocks for.
+    pub block_for: u32,
 }
 
 /// A read that returned less than what was acknowledged before it.
@@ -233,8 +268,25 @@ impl ConsistencyCheck {
         }
     }
 
-    /// Node `node` crashed and lost what `losses` lists.
-    pub(super) fn crashed(&mut self, node: u32, losses: &[engine::CrashLoss]) {
+    /// The client had a write's acknowledgement (`write`) or a read's
+    /// answer of version `timestamp` of `key` while `holders` replicas
+    /// held it and its level blocks for `block_for`.
+    pub(super) fn answer_held(&mut self, thin: ThinAnswer) {
+        self.answers_counted += 1;
+        if thin.holders < thin.block_for {
+            self.thin_answers += 1;
+            self.first_thin.get_or_insert(thin);
+        }
+    }
+
+    /// Whether `node` crashed at or after `since`.
+    pub(super) fn crashed_since(&self, node: u32, since: SimTime) -> bool {
+        self.crashed_at.get(&node).is_some_and(|&at| at >= since)
+    }
+
+    /// Node `node` crashed at `now` and lost what `losses` lists.
+    pub(super) fn crashed(&mut self, now: SimTime, node: u32, losses: &[engine::CrashLoss]) {
+        self.crashed_at.insert(node, now);
         for loss in losses {
             for (destination, hint) in &loss.hints {
                 self.lost_to_crashes

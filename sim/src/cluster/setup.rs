@@ -65,9 +65,9 @@ pub struct ClusterPlan {
     pub phi_convict_threshold: f64,
     /// Hinted handoff (`None`: no hints).
     pub hints: Option<engine::hints::HintsSetup>,
-    /// A deliberate bug for tests of the checkers (`engine::ShardConfig`'s).
-    #[doc(hidden)]
-    pub broken_replica_selection: bool,
+    /// Planted bugs, for tests of the checkers only (`engine::planted`:
+    /// none but in a test build).
+    pub planted: engine::planted::Planted,
     /// Data on disk at the start (`[data]`).
     pub preload: Option<Preload>,
     /// Data mode: the engine keeps rows and reads return versions.

@@ -96,9 +96,10 @@ impl TopologyRun {
         ring: &engine::ring::Ring,
         replication: Replication,
         seed: u64,
+        planted: engine::planted::Planted,
     ) -> TopologyRun {
         TopologyRun {
-            metadata: TokenMetadata::new(ring),
+            metadata: TokenMetadata::new(ring).planted(planted),
             replication,
             waiting: VecDeque::new(),
             stopped: false,

@@ -425,7 +425,7 @@ fn draw(
     if !(rate > 0.0 && rate.is_finite()) {
         return Err(error(
             "per_node_hour",
-            format!("{rate} is not a positive rate"),
+            format!("{} is not a positive rate", units::format_number(rate)),
         ));
     }
     let kinds: Vec<String> = match &section.kinds {
@@ -618,7 +618,10 @@ fn resolve_one(
         if value > 0.0 && value <= 1.0 {
             Ok(value)
         } else {
-            Err(error(key, format!("{value} is not in (0, 1]")))
+            Err(error(
+                key,
+                format!("{} is not in (0, 1]", units::format_number(value)),
+            ))
         }
     };
     // A degradation's factor: a fraction no smaller than the model goes.
