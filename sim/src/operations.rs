@@ -217,6 +217,8 @@ pub const REMOVENODE_AFTER_CRASH: SimDuration = SimDuration::from_secs(10);
 
 /// The kinds `[actions.random]` draws from unless told.
 const RANDOM_KINDS: [&str; 2] = ["add-node", "decommission"];
+/// The most actions `[actions.random] count` may draw.
+pub const MAX_RANDOM_ACTIONS: u32 = 100;
 
 /// `[actions.random]`'s script for run seed `seed` (stream
 /// `actions/random`), on a cluster of `nodes` nodes at the start and a
@@ -272,6 +274,12 @@ pub fn draw(
         return Err(error(
             "count",
             "draws no action; leave the section out".into(),
+        ));
+    }
+    if count > MAX_RANDOM_ACTIONS {
+        return Err(error(
+            "count",
+            format!("{count} actions is more than {MAX_RANDOM_ACTIONS} (each waits 30 s of ring delay before its data moves)"),
         ));
     }
     let own = scenario.duration.map(|own| own.0);
@@ -974,6 +982,10 @@ mod tests {
             (
                 "count = 0\n",
                 "field `actions.random.count`: draws no action; leave the section out",
+            ),
+            (
+                "count = 101\n",
+                "field `actions.random.count`: 101 actions is more than 100 (each waits 30 s of ring delay before its data moves)",
             ),
             (
                 "within = \"2h\"\n",

@@ -42,6 +42,9 @@ const DEFAULT_CLIENT_TIMEOUT: SimDuration = SimDuration::from_secs(12);
 /// The largest row `[data] row_bytes` may give (cassandra-stress's own
 /// column values stop at 4 GiB a row too).
 pub const MAX_ROW_BYTES: u64 = 4 << 30;
+/// The longest `[network] latency` and `jitter`: 10 s, far past any
+/// network a database spans (a message that late has timed out).
+pub const MAX_NETWORK_DELAY: SimDuration = SimDuration::from_secs(10);
 /// The most memory a node may have (`cluster.overrides.memory`): 64 TiB,
 /// beyond the largest instances sold (24 TiB).
 pub const MAX_NODE_MEMORY_BYTES: u64 = 64 << 40;
@@ -1384,16 +1387,8 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         page_cache: None,
         compression_chunk_bytes: None,
         partition_bytes: None,
-        network_latency: scenario
-            .network
-            .as_ref()
-            .and_then(|network| network.latency)
-            .map_or(models::network::ONE_WAY_LATENCY, |latency| latency.0),
-        network_jitter: scenario
-            .network
-            .as_ref()
-            .and_then(|network| network.jitter)
-            .map_or(models::network::JITTER_MEDIAN, |jitter| jitter.0),
+        network_latency: network_delay(scenario, "latency", models::network::ONE_WAY_LATENCY)?,
+        network_jitter: network_delay(scenario, "jitter", models::network::JITTER_MEDIAN)?,
         compaction_enforce_min_threshold: yaml
             .compaction_enforce_min_threshold
             .unwrap_or(preset.enforces_min_threshold()),
@@ -1608,6 +1603,34 @@ fn resolve_commitlog(
         plan.total_space_per_shard_bytes = Some(per_shard);
     }
     Ok(plan)
+}
+
+/// `[network] latency` or `jitter` (`field`), at most
+/// [`MAX_NETWORK_DELAY`]; `default` when unset.
+fn network_delay(
+    scenario: &Scenario,
+    field: &str,
+    default: SimDuration,
+) -> Result<SimDuration, ScenarioError> {
+    let Some(network) = &scenario.network else {
+        return Ok(default);
+    };
+    let delay = if field == "latency" {
+        network.latency
+    } else {
+        network.jitter
+    };
+    match delay {
+        None => Ok(default),
+        Some(delay) if delay.0 <= MAX_NETWORK_DELAY => Ok(delay.0),
+        Some(delay) => Err(scenario.error(
+            &format!("network.{field}"),
+            format!(
+                "{} is longer than {MAX_NETWORK_DELAY}, the most a message's {field} may be",
+                delay.0
+            ),
+        )),
+    }
 }
 
 /// The engine's level for c-s's: one datacenter, no hints, so ANY and
@@ -2027,6 +2050,20 @@ mod tests {
                 "[data]\npartitions = 1e6\nrow_bytes = \"5GiB\"",
                 "data.row_bytes",
                 "outside 1 B..=4 GiB",
+            ),
+            (
+                "scylla-3.0",
+                "i3.large",
+                "[network]\nlatency = \"11s\"",
+                "network.latency",
+                "longer than 10s",
+            ),
+            (
+                "scylla-3.0",
+                "i3.large",
+                "[network]\njitter = \"1000h\"",
+                "network.jitter",
+                "longer than 10s",
             ),
         ];
         for (preset, instance, extra, field, reason) in cases {

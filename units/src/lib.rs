@@ -279,7 +279,11 @@ pub fn parse_bytes(text: &str) -> Result<u64, UnitError> {
 /// messages that quote an input back.
 pub fn format_number(value: f64) -> String {
     if value != 0.0 && value.is_finite() && !(1e-6..1e15).contains(&value.abs()) {
-        format!("{value:e}")
+        // Four significant digits, trailing zeros dropped: 6.944e297, 1e300.
+        let text = format!("{value:.3e}");
+        let (mantissa, exponent) = text.split_once('e').expect("`e` formatting has one");
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        format!("{mantissa}e{exponent}")
     } else {
         format!("{value}")
     }
@@ -305,6 +309,16 @@ pub fn format_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_quoted_back_stay_short() {
+        assert_eq!(format_number(1e300), "1e300");
+        assert_eq!(format_number(6.944444444444445e297), "6.944e297");
+        assert_eq!(format_number(-2.5e-9), "-2.5e-9");
+        assert_eq!(format_number(300e6), "300000000");
+        assert_eq!(format_number(0.5), "0.5");
+        assert_eq!(format_number(0.0), "0");
+    }
 
     #[test]
     fn durations_read_in_every_unit() {

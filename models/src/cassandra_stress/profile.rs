@@ -448,6 +448,11 @@ pub struct UserProfile {
 }
 
 /// Salt of the partition-seeded draws of rows per partition.
+/// The most rows a partition of a profile may hold (the product of its
+/// clustering columns' largest `cluster` counts): a hundred million, well
+/// past where Scylla and Cassandra warn of a large partition (100,000
+/// rows), and as far as the twin's per-row bookkeeping stays quick.
+pub const MAX_PARTITION_ROWS: u64 = 100_000_000;
 const CLUSTER_SALT: u64 = 0x0063_6c75_7374_6572;
 
 impl UserProfile {
@@ -696,6 +701,22 @@ pub fn parse_profile(text: &str, file: &str) -> Result<UserProfile, ProfileError
     }
 
     let columns = columnspec(fields.get("columnspec"), &table, file)?;
+    // The most rows a partition may hold: the product of the clustering
+    // columns' largest counts.
+    let most_rows = table
+        .clustering
+        .iter()
+        .map(|&index| columns[index].cluster.range().1.max(1) as f64)
+        .product::<f64>();
+    if most_rows > MAX_PARTITION_ROWS as f64 {
+        return Err(error(
+            "columnspec",
+            format!(
+                "the clustering columns' `cluster` distributions allow partitions of up to {} rows; a partition of the twin holds at most {MAX_PARTITION_ROWS}",
+                units::format_number(most_rows)
+            ),
+        ));
+    }
     let insert = insert_spec(fields.get("insert"), file)?;
     let queries = queries(fields.get("queries"), &table, file)?;
     Ok(UserProfile {

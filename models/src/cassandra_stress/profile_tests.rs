@@ -502,6 +502,11 @@ fn profile_errors_name_the_file_the_key_and_what_is_accepted() {
             "not a clustering column",
         ),
         (
+            WIDE_PROFILE.replace("cluster: uniform(1..1000)", "cluster: uniform(1..1000000000000)"),
+            "columnspec",
+            "partitions of up to 1000000000000 rows; a partition of the twin holds at most 100000000",
+        ),
+        (
             R6_PROFILE.replace(
                 "    size: fixed(1024)",
                 "    size: fixed(1024)\n    colour: red",

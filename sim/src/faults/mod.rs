@@ -355,6 +355,8 @@ fn check_restarts(scenario: &Scenario, faults: &[Fault], nodes: u32) -> Result<(
 const RANDOM_FLAP_OFF: SimDuration = SimDuration::from_secs(10);
 const RANDOM_FLAP_ON: SimDuration = SimDuration::from_secs(20);
 const RANDOM_DROP_PROBABILITY: f64 = 0.01;
+/// The most faults `[faults.random]` may draw on average in a run.
+pub const MAX_DRAWN_FAULTS: f64 = 10_000.0;
 const RANDOM_BANDWIDTH_FACTOR: f64 = 0.5;
 /// A drawn slow disk: 4 times the latency, a quarter of the throughput (a
 /// drive in the middle of internal garbage collection or thermal
@@ -458,6 +460,18 @@ fn draw(
     let own = scenario.duration.map(|own| own.0);
     let window =
         draw_window(section.within, duration, own).map_err(|reason| error("within", reason))?;
+    let expected = rate * f64::from(nodes) * window.as_secs_f64() / 3600.0;
+    if expected > MAX_DRAWN_FAULTS {
+        return Err(error(
+            "per_node_hour",
+            format!(
+                "{} per node-hour over {nodes} nodes and {} draws about {} faults; at most {MAX_DRAWN_FAULTS} (lower the rate or the window)",
+                units::format_number(rate),
+                window,
+                units::format_number(expected.round())
+            ),
+        ));
+    }
     let mut rng = crate::rng::stream(seed, "faults/random");
     let per_second = rate / 3600.0;
     let mut faults = Vec::new();
@@ -900,6 +914,28 @@ mod tests {
                 "{text:?}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn a_rate_that_would_draw_too_many_faults_is_refused() {
+        let text = |rate: &str| {
+            format!(
+                "name = \"f\"\nduration = \"1h\"\n[cluster]\npreset = \"scylla-3.0\"\nnodes = 3\ninstance = \"i3.large\"\n[[load]]\nname = \"w\"\ncommand = \"cassandra-stress write n=10\"\n[faults.random]\nper_node_hour = {rate}\n"
+            )
+        };
+        let draw = |rate: &str| {
+            let scenario = crate::scenario::parse("random.toml", &text(rate)).unwrap();
+            resolve(&scenario, 3, 3, 1, Some(SimDuration::from_secs(3600)))
+                .map_err(|error| error.to_string())
+        };
+        // 3 nodes for an hour: 3,333 per node-hour draws ~10,000.
+        assert!(draw("3000").is_ok());
+        let error = draw("1e300").unwrap_err();
+        assert!(
+            error.contains("faults.random.per_node_hour")
+                && error.contains("1e300 per node-hour over 3 nodes and 1h draws about 3e300 faults; at most 10000"),
+            "{error}"
+        );
     }
 
     #[test]
