@@ -84,6 +84,121 @@ pub struct Figure {
     pub bound: Bound,
 }
 
+/// What a figure on the scorecard tests: a prediction, or what a fitted
+/// constant or plain arithmetic already gives (validation/CALIBRATION.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// A constant was fitted to this figure (named).
+    Fitted(&'static str),
+    /// It follows from the inputs by arithmetic (why).
+    Derived(&'static str),
+    /// Nothing was fitted to it: the mechanisms predict it.
+    Predicted,
+}
+
+impl Basis {
+    /// `fitted`, `derived` or `predicted`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Basis::Fitted(_) => "fitted",
+            Basis::Derived(_) => "derived",
+            Basis::Predicted => "predicted",
+        }
+    }
+
+    /// The constant fitted, or why it is derived.
+    pub fn detail(self) -> Option<&'static str> {
+        match self {
+            Basis::Fitted(what) | Basis::Derived(what) => Some(what),
+            Basis::Predicted => None,
+        }
+    }
+}
+
+/// The figures that are not predictions, as (run, setup prefix, metric,
+/// basis); an empty metric stands for every figure of the setup. Every
+/// other figure is predicted. The constants are CALIBRATION.md's.
+const NOT_PREDICTED: &[(&str, &str, &str, Basis)] = &[
+    (
+        "R1",
+        "scylla-2.2",
+        "server load",
+        Basis::Fitted("index_parse_ns and index_ns_per_byte (models::cost), with R5 Scylla 300K's load"),
+    ),
+    (
+        "R2",
+        "scylla-2.1",
+        "write throughput",
+        Basis::Fitted("compaction_ns_per_byte (models::cost)"),
+    ),
+    (
+        "R2",
+        "scylla-2.2",
+        "write throughput",
+        Basis::Fitted("write_request_ns (models::cost)"),
+    ),
+    (
+        "R5",
+        "scylla-2.2 4 x i3.metal, 300K",
+        "server load",
+        Basis::Fitted("index_parse_ns and index_ns_per_byte (models::cost), with R1 2.2's load"),
+    ),
+    (
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, 300K",
+        "server load",
+        Basis::Fitted("CASSANDRA_FACTOR (models::cost)"),
+    ),
+    (
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, ",
+        "read latency p99.9",
+        Basis::Fitted("the G1 pause model's eden_bytes and young median (models::jvm), fitted to R5 Cassandra's four p99.9s"),
+    ),
+    (
+        "R5",
+        "cassandra-3.11 40 x i3.4xlarge, ",
+        "write latency p99.9",
+        Basis::Fitted("the G1 pause model's eden_bytes and young median (models::jvm), fitted to R5 Cassandra's four p99.9s"),
+    ),
+    (
+        "R5",
+        "",
+        "achieved throughput",
+        Basis::Derived("the client's limit= on a cluster it does not saturate"),
+    ),
+    (
+        "R5",
+        "",
+        "1-year reserved cost, all upfront",
+        Basis::Derived("instance prices times node count"),
+    ),
+    (
+        "R5",
+        "",
+        "probability of a concurrent double failure",
+        Basis::Derived("the report's own formula over the node count"),
+    ),
+    (
+        "R6",
+        "optane-p4800x",
+        "",
+        Basis::Fitted("the device constants (models::nvme::params): FIO_HOST_TURNAROUND_NS fitted to R6's knees, with write_bytes_per_s, write_buffer_ns and RAID_MD_OVERHEAD_NS"),
+    ),
+];
+
+/// What `figure` tests: fitted, derived or predicted.
+pub fn basis(figure: &Figure) -> Basis {
+    NOT_PREDICTED
+        .iter()
+        .find(|(run, setup, metric, _)| {
+            *run == figure.run
+                && figure.setup.starts_with(setup)
+                && (metric.is_empty() || *metric == figure.metric)
+        })
+        .map_or(Basis::Predicted, |(_, _, _, basis)| *basis)
+}
+
 /// How a figure is published: a value, or a bound the report states
 /// (R6's "p95 < 0.5 ms").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -847,6 +962,33 @@ mod tests {
         } else {
             (baseline - candidate) / baseline * 100.0
         }
+    }
+
+    /// Every rule of `NOT_PREDICTED` names a figure, and the counts are
+    /// CALIBRATION.md's: 15 fitted, 8 derived, the rest predicted.
+    #[test]
+    fn every_figure_has_a_basis_and_every_rule_a_figure() {
+        for (run, setup, metric, _) in NOT_PREDICTED {
+            assert!(
+                FIGURES.iter().any(|figure| figure.run == *run
+                    && figure.setup.starts_with(setup)
+                    && (metric.is_empty() || figure.metric == *metric)),
+                "no figure for {run} {setup} {metric}"
+            );
+        }
+        let count = |name: &str| {
+            FIGURES
+                .iter()
+                .filter(|figure| basis(figure).name() == name)
+                .count()
+        };
+        assert_eq!(
+            (count("fitted"), count("derived"), count("predicted")),
+            (15, 8, FIGURES.len() - 23)
+        );
+        // The R1 2.1 load is predicted: only 2.2's and R5's were fitted.
+        let r1_21_load = find("R1", "scylla-2.1", "server load").unwrap();
+        assert_eq!(basis(r1_21_load), Basis::Predicted);
     }
 
     #[test]

@@ -10,6 +10,12 @@
 //! R4's read repairs: zero for 3.0, decaying for 2.3) passes when the
 //! simulated series does what the words say, judged on the means of its
 //! first and last thirds.
+//!
+//! Every figure says its basis (`published::basis`): *fitted* (a constant
+//! was fitted to it, named), *derived* (arithmetic from the inputs) or
+//! *predicted*; the headline counts the predicted figures first, the pass
+//! rate that tests the twin. A comparison says whether either side is
+//! fitted.
 
 use serde::{Deserialize, Serialize};
 
@@ -81,6 +87,12 @@ pub struct FigureRow {
     pub status: String,
     /// The report it comes from.
     pub source: String,
+    /// `fitted`, `derived` or `predicted` (`published::Basis`).
+    #[serde(default)]
+    pub basis: String,
+    /// The constant fitted to it, or why it is derived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis_detail: Option<String>,
 }
 
 /// One published comparison on the scorecard.
@@ -104,6 +116,10 @@ pub struct ComparisonRow {
     pub size_within_third: Option<bool>,
     /// Direction and size both right.
     pub pass: Option<bool>,
+    /// Whether a constant was fitted to either side's figure (then the
+    /// comparison is not a prediction either).
+    #[serde(default)]
+    pub fitted_side: bool,
 }
 
 /// One published shape on the scorecard.
@@ -159,6 +175,25 @@ pub struct Totals {
     /// Shapes that do what the report says.
     #[serde(default)]
     pub shapes_passed: usize,
+    /// Predicted figures simulated, and those within tolerance: the pass
+    /// rate that counts.
+    #[serde(default)]
+    pub predicted: usize,
+    /// See `predicted`.
+    #[serde(default)]
+    pub predicted_passed: usize,
+    /// Fitted figures simulated, and those within tolerance.
+    #[serde(default)]
+    pub fitted: usize,
+    /// See `fitted`.
+    #[serde(default)]
+    pub fitted_passed: usize,
+    /// Derived figures simulated, and those within tolerance.
+    #[serde(default)]
+    pub derived: usize,
+    /// See `derived`.
+    #[serde(default)]
+    pub derived_passed: usize,
 }
 
 /// The whole scorecard (the `--json` output).
@@ -246,6 +281,11 @@ pub fn build(results: &[CaseResult], quick: bool, wall_seconds: f64) -> Scorecar
         .iter()
         .filter(|f| f.kind == Kind::Load.name())
         .collect();
+    // (simulated, passed) among the figures of a basis.
+    let of_basis = |basis: &str| {
+        let of: Vec<&&FigureRow> = simulated.iter().filter(|f| f.basis == basis).collect();
+        (of.len(), of.iter().filter(|f| f.pass == Some(true)).count())
+    };
     let summary = Totals {
         figures: figures.len(),
         simulated: simulated.len(),
@@ -265,6 +305,12 @@ pub fn build(results: &[CaseResult], quick: bool, wall_seconds: f64) -> Scorecar
         shapes: shapes.len(),
         shapes_simulated: shapes.iter().filter(|s| s.pass.is_some()).count(),
         shapes_passed: shapes.iter().filter(|s| s.pass == Some(true)).count(),
+        predicted: of_basis("predicted").0,
+        predicted_passed: of_basis("predicted").1,
+        fitted: of_basis("fitted").0,
+        fitted_passed: of_basis("fitted").1,
+        derived: of_basis("derived").0,
+        derived_passed: of_basis("derived").1,
     };
     let cases = results.iter().map(|r| r.case.clone()).collect();
     Scorecard {
@@ -338,6 +384,8 @@ fn figure_row(figure: &Figure, results: &[CaseResult]) -> FigureRow {
         pass: None,
         status: NOT_RUN.into(),
         source: source_of(figure.run),
+        basis: crate::published::basis(figure).name().into(),
+        basis_detail: crate::published::basis(figure).detail().map(str::to_string),
     };
     let Some(case) = case_for(figure, results) else {
         return row;
@@ -369,12 +417,15 @@ fn round_sig(value: f64) -> f64 {
 }
 
 fn comparison_row(comparison: &Comparison, figures: &[FigureRow]) -> ComparisonRow {
-    let simulated = |setup: &str| {
+    let row = |setup: &str| {
         figures
             .iter()
             .find(|f| f.run == comparison.run && f.setup == setup && f.figure == comparison.metric)
-            .and_then(|f| f.simulated)
     };
+    let simulated = |setup: &str| row(setup).and_then(|f| f.simulated);
+    let fitted_side = [comparison.baseline, comparison.candidate]
+        .iter()
+        .any(|setup| row(setup).is_some_and(|f| f.basis == "fitted"));
     let published_ratio = comparison.published_ratio();
     let simulated_ratio = match (
         simulated(comparison.baseline),
@@ -399,6 +450,7 @@ fn comparison_row(comparison: &Comparison, figures: &[FigureRow]) -> ComparisonR
         direction_right,
         size_within_third,
         pass: direction_right.zip(size_within_third).map(|(d, s)| d && s),
+        fitted_side,
     }
 }
 
@@ -428,8 +480,8 @@ impl Scorecard {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         out.push_str(&format!(
-            "{:<5} {:<38} {:<42} {:>11} {:>11} {:>8} {:>5}\n",
-            "run", "setup", "figure", "published", "simulated", "error", "pass"
+            "{:<5} {:<38} {:<42} {:>11} {:>11} {:>8} {:>5}  {}\n",
+            "run", "setup", "figure", "published", "simulated", "error", "pass", "basis"
         ));
         for f in &self.figures {
             let (simulated, error, pass) = match (f.simulated, f.relative_error, f.pass) {
@@ -441,7 +493,7 @@ impl Scorecard {
                 _ => (f.status.clone(), String::new(), String::new()),
             };
             out.push_str(&format!(
-                "{:<5} {:<38} {:<42} {:>11} {:>11} {:>8} {:>5}\n",
+                "{:<5} {:<38} {:<42} {:>11} {:>11} {:>8} {:>5}  {}\n",
                 f.run,
                 f.setup,
                 f.figure,
@@ -452,12 +504,20 @@ impl Scorecard {
                 },
                 simulated,
                 error,
-                pass
+                pass,
+                f.basis
             ));
         }
         out.push_str(&format!(
-            "\n{:<5} {:<20} {:<58} {:>9} {:>9} {:>9} {:>5}\n",
-            "run", "metric", "candidate / baseline", "published", "simulated", "direction", "size"
+            "\n{:<5} {:<20} {:<58} {:>9} {:>9} {:>9} {:>5}  {}\n",
+            "run",
+            "metric",
+            "candidate / baseline",
+            "published",
+            "simulated",
+            "direction",
+            "size",
+            "sides"
         ));
         for c in &self.comparisons {
             let yes_no = |v: Option<bool>| match v {
@@ -466,7 +526,7 @@ impl Scorecard {
                 None => "-",
             };
             out.push_str(&format!(
-                "{:<5} {:<20} {:<58} {:>9.3} {:>9} {:>9} {:>5}\n",
+                "{:<5} {:<20} {:<58} {:>9.3} {:>9} {:>9} {:>5}  {}\n",
                 c.run,
                 c.metric,
                 format!("{} / {}", c.candidate, c.baseline),
@@ -475,6 +535,11 @@ impl Scorecard {
                     .map_or_else(|| "-".to_string(), |r| format!("{r:.3}")),
                 yes_no(c.direction_right),
                 yes_no(c.size_within_third),
+                if c.fitted_side {
+                    "a side fitted"
+                } else {
+                    "predicted"
+                },
             ));
         }
         if !self.shapes.is_empty() {
@@ -502,8 +567,19 @@ impl Scorecard {
             ));
         }
         let s = &self.summary;
+        let share = |passed: usize, of: usize| 100.0 * passed as f64 / of.max(1) as f64;
         out.push_str(&format!(
-            "\nfigures: {} published, {} simulated, {} within tolerance ({:.0}%); server loads: {} of {} within 15%\n\
+            "\npredicted: {} of {} within tolerance ({:.0}%); fitted: {} of {}; derived: {} of {}\n",
+            s.predicted_passed,
+            s.predicted,
+            share(s.predicted_passed, s.predicted),
+            s.fitted_passed,
+            s.fitted,
+            s.derived_passed,
+            s.derived,
+        ));
+        out.push_str(&format!(
+            "figures: {} published, {} simulated, {} within tolerance ({:.0}%); server loads: {} of {} within 15%\n\
              comparisons: {} published, {} simulated, {} in the right direction, {} also of the right size\n\
              shapes: {} published, {} simulated, {} as the report describes\n",
             s.figures,
