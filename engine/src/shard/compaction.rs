@@ -13,6 +13,19 @@ use crate::sstable::SSTable;
 use crate::timer::TimerKind;
 use units::SimTime;
 
+/// The next compaction job a strategy picked and the manager lets start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct NextCompaction {
+    /// Generations of its input SSTables (at least two for size-tiered).
+    generations: Vec<u64>,
+    /// Its weight (Scylla's compaction manager runs one job per weight).
+    weight: u32,
+    /// The level its outputs go to (leveled; 0 for size-tiered).
+    level: u32,
+    /// The size an output SSTable is cut at (leveled: 160 MiB), if any.
+    max_sstable_bytes: Option<u64>,
+}
+
 impl Shard {
     /// Starts every compaction the table's strategy asks for that the
     /// compaction manager lets run: Scylla's (one size-tiered job per
@@ -25,7 +38,12 @@ impl Shard {
             if self.at_compactor_limit() {
                 return;
             }
-            let Some((generations, weight, level, max_sstable_bytes)) = self.next_compaction()
+            let Some(NextCompaction {
+                generations,
+                weight,
+                level,
+                max_sstable_bytes,
+            }) = self.next_compaction()
             else {
                 return;
             };
@@ -89,7 +107,7 @@ impl Shard {
 
     /// The strategy's next job, if the compaction manager lets one start:
     /// its inputs, weight, output level and output size limit.
-    pub(super) fn next_compaction(&mut self) -> Option<(Vec<u64>, u32, u32, Option<u64>)> {
+    pub(super) fn next_compaction(&mut self) -> Option<NextCompaction> {
         let compacting = self.compacting_generations();
         let cassandra = self.config.concurrent_compactors.is_some();
         let weight_of = |sstables: &[SSTable], generations: &[u64]| {
@@ -124,7 +142,12 @@ impl Shard {
                     return None;
                 }
                 let weight = weight_of(&self.sstables, &generations);
-                Some((generations, weight, 0, None))
+                Some(NextCompaction {
+                    generations,
+                    weight,
+                    level: 0,
+                    max_sstable_bytes: None,
+                })
             }
             CompactionStrategy::Leveled(options) => {
                 // Scylla: `parallel_compaction() == false` for LCS.
@@ -133,7 +156,12 @@ impl Shard {
                 }
                 let job = lcs::next_job(&self.sstables, &compacting, options, &mut self.lcs_state)?;
                 let weight = weight_of(&self.sstables, &job.generations);
-                Some((job.generations, weight, job.level, job.max_sstable_bytes))
+                Some(NextCompaction {
+                    generations: job.generations,
+                    weight,
+                    level: job.level,
+                    max_sstable_bytes: job.max_sstable_bytes,
+                })
             }
         }
     }

@@ -4,6 +4,46 @@
 
 use super::*;
 
+/// A node's engine counters, summed over its shards, as an interval tick
+/// reads them (each counts from the start of the run); one tick's less the
+/// last tick's is the interval's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct EngineCounters {
+    /// Memtable flushes completed.
+    flushes: u64,
+    /// Bytes compaction merged.
+    bytes_compacted: u64,
+    /// Time writes waited at the dirty-memory limit.
+    write_throttled: SimDuration,
+    /// Reads whose digests disagreed (each repaired).
+    reads_repaired: u64,
+    /// Of those, repaired in the background.
+    background_repairs: u64,
+    /// Rows read repair wrote back.
+    rows_repaired: u64,
+    /// Hints written.
+    hints_written: u64,
+    /// Hints acknowledged on replay.
+    hints_replayed: u64,
+}
+
+impl EngineCounters {
+    /// What happened since `before` (an earlier tick's counters).
+    fn since(self, before: EngineCounters) -> EngineCounters {
+        debug_assert!(self.write_throttled >= before.write_throttled);
+        EngineCounters {
+            flushes: self.flushes - before.flushes,
+            bytes_compacted: self.bytes_compacted - before.bytes_compacted,
+            write_throttled: self.write_throttled - before.write_throttled,
+            reads_repaired: self.reads_repaired - before.reads_repaired,
+            background_repairs: self.background_repairs - before.background_repairs,
+            rows_repaired: self.rows_repaired - before.rows_repaired,
+            hints_written: self.hints_written - before.hints_written,
+            hints_replayed: self.hints_replayed - before.hints_replayed,
+        }
+    }
+}
+
 impl Simulation {
     pub(super) fn interval_tick(&mut self, now: SimTime) -> Vec<String> {
         let interval_start = self.last_tick;
@@ -31,11 +71,8 @@ impl Simulation {
                 shards: shards_per_node,
                 ..NodeInterval::default()
             };
-            let (mut flushes, mut compacted, mut cache_hits, mut cache_lookups) = (0, 0, 0, 0);
-            let mut throttled = SimDuration::ZERO;
-            // Reads repaired, background ones, rows written back, hints
-            // written, hints replayed.
-            let mut repairs = [0u64; 5];
+            let (mut cache_hits, mut cache_lookups) = (0, 0);
+            let mut counters = EngineCounters::default();
             let mut streamed = (0u64, 0u64);
             let engine = &self.engines[node];
             for (shard, engine_shard) in shards.iter_mut().zip(engine.shards()) {
@@ -50,16 +87,17 @@ impl Simulation {
                 interval.virtual_dirty_bytes += stats.virtual_dirty_bytes;
                 interval.flush_shares += stats.flush_shares;
                 cache_hits += stats.cache_hits;
-                flushes += stats.flushes_completed;
-                compacted += stats.bytes_compacted;
-                throttled = throttled + engine_shard.write_throttled_time(now);
+                counters.flushes += stats.flushes_completed;
+                counters.bytes_compacted += stats.bytes_compacted;
+                counters.write_throttled =
+                    counters.write_throttled + engine_shard.write_throttled_time(now);
                 cache_lookups += stats.cache_hits + stats.cache_misses;
-                repairs[0] += stats.digest_mismatches;
-                repairs[1] += stats.background_read_repairs;
-                repairs[2] += stats.read_repairs;
+                counters.reads_repaired += stats.digest_mismatches;
+                counters.background_repairs += stats.background_read_repairs;
+                counters.rows_repaired += stats.read_repairs;
                 if let Some(hints) = engine_shard.hint_stats() {
-                    repairs[3] += hints.stats.written;
-                    repairs[4] += hints.stats.replayed;
+                    counters.hints_written += hints.stats.written;
+                    counters.hints_replayed += hints.stats.replayed;
                     interval.hints_pending += hints.pending;
                 }
                 let (busy, cores) = shard.cpu.busy(now);
@@ -91,11 +129,13 @@ impl Simulation {
             hardware.disk_bytes_at_last_tick = disk;
             interval.disk_read_bytes = disk.0 - read;
             interval.disk_written_bytes = disk.1 - written;
-            let (flushes_before, compacted_before, throttled_before) = hardware.engine_at_last_tick;
-            hardware.engine_at_last_tick = (flushes, compacted, throttled);
-            interval.flushes = flushes - flushes_before;
-            interval.compacted_bytes = compacted - compacted_before;
-            interval.write_throttled_s = (throttled - throttled_before).as_secs_f64();
+            let counted = counters.since(std::mem::replace(
+                &mut hardware.counters_at_last_tick,
+                counters,
+            ));
+            interval.flushes = counted.flushes;
+            interval.compacted_bytes = counted.bytes_compacted;
+            interval.write_throttled_s = counted.write_throttled.as_secs_f64();
             let (hits_before, lookups_before) = hardware.cache_at_last_tick;
             hardware.cache_at_last_tick = (cache_hits, cache_lookups);
             interval.cache_hits = cache_hits - hits_before;
@@ -106,9 +146,14 @@ impl Simulation {
                 std::mem::replace(&mut hardware.stream_bytes_at_last_tick, streamed);
             interval.stream_sent_bytes = streamed.0 - out_before;
             interval.stream_received_bytes = streamed.1 - in_before;
-            let before = std::mem::replace(&mut hardware.repairs_at_last_tick, repairs);
-            let [reads, background, rows, written, replayed]: [u64; 5] =
-                std::array::from_fn(|i| repairs[i] - before[i]);
+            let EngineCounters {
+                reads_repaired: reads,
+                background_repairs: background,
+                rows_repaired: rows,
+                hints_written: written,
+                hints_replayed: replayed,
+                ..
+            } = counted;
             interval.read_repairs = rows;
             interval.hints_written = written;
             interval.hints_replayed = replayed;

@@ -306,13 +306,8 @@ struct NodeHardware {
     disk_bytes_at_last_tick: (u64, u64),
     /// Row-cache (hits, lookups) of the node's shards at the last tick.
     cache_at_last_tick: (u64, u64),
-    /// The node's shards' (flushes, bytes compacted, time writes were
-    /// throttled) at the last tick.
-    engine_at_last_tick: (u64, u64, SimDuration),
-    /// The node's shards' repair and hint counters at the last interval
-    /// tick: (reads repaired, background ones, rows written back, hints
-    /// written, hints replayed).
-    repairs_at_last_tick: [u64; 5],
+    /// The node's shards' engine counters at the last interval tick.
+    counters_at_last_tick: metrics::EngineCounters,
     /// Bytes its shards had streamed out and in at the last tick.
     stream_bytes_at_last_tick: (u64, u64),
     /// Its device has failed (`disk-fail`): no I/O completes any more.
@@ -809,8 +804,7 @@ impl Simulation {
                 nic_bytes_at_last_tick: (0, 0),
                 disk_bytes_at_last_tick: (0, 0),
                 cache_at_last_tick: (0, 0),
-                engine_at_last_tick: (0, 0, SimDuration::ZERO),
-                repairs_at_last_tick: [0; 5],
+                counters_at_last_tick: metrics::EngineCounters::default(),
                 stream_bytes_at_last_tick: (0, 0),
                 disk_failed: false,
                 isolated: false,
