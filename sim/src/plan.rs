@@ -1945,16 +1945,17 @@ fn resolve_load(
 mod tests {
     use super::*;
 
+    /// The plan of scenario `text`, or its error as one string.
+    fn resolved(text: &str) -> Result<RunPlan, String> {
+        let scenario = crate::scenario::parse("p.toml", text).map_err(|error| error.to_string())?;
+        resolve(&scenario, &RunOverrides::default()).map_err(|error| error.to_string())
+    }
+
     /// The plan of a 3-node scenario running `command` in `processes`.
     fn plan(command: &str, processes: u32) -> Result<RunPlan, String> {
-        let scenario = crate::scenario::parse(
-            "p.toml",
-            &format!(
-                "name = \"p\"\n[cluster]\npreset = \"scylla-3.0\"\nnodes = 3\ninstance = \"i3.large\"\n[[load]]\nname = \"w\"\ncommand = \"{command}\"\nprocesses = {processes}\n"
-            ),
-        )
-        .map_err(|error| error.to_string())?;
-        resolve(&scenario, &RunOverrides::default()).map_err(|error| error.to_string())
+        resolved(&format!(
+            "name = \"p\"\n[cluster]\npreset = \"scylla-3.0\"\nnodes = 3\ninstance = \"i3.large\"\n[[load]]\nname = \"w\"\ncommand = \"{command}\"\nprocesses = {processes}\n"
+        ))
     }
 
     /// Each count within its own bound can still multiply past what a load
@@ -1973,14 +1974,9 @@ mod tests {
 
     /// The plan of a 3-node scenario with `extra` TOML appended.
     fn plan_with(preset: &str, instance: &str, extra: &str) -> Result<RunPlan, String> {
-        let scenario = crate::scenario::parse(
-            "p.toml",
-            &format!(
-                "name = \"p\"\n[cluster]\npreset = \"{preset}\"\nnodes = 3\ninstance = \"{instance}\"\n{extra}\n[[load]]\nname = \"w\"\ncommand = \"cassandra-stress write n=10\"\n"
-            ),
-        )
-        .map_err(|error| error.to_string())?;
-        resolve(&scenario, &RunOverrides::default()).map_err(|error| error.to_string())
+        resolved(&format!(
+            "name = \"p\"\n[cluster]\npreset = \"{preset}\"\nnodes = 3\ninstance = \"{instance}\"\n{extra}\n[[load]]\nname = \"w\"\ncommand = \"cassandra-stress write n=10\"\n"
+        ))
     }
 
     /// Each numeric setting past its range is one line naming the field

@@ -5,15 +5,13 @@
 //! selection is caught, a run that panics is reported as a crash, and a
 //! volume-mode scenario is refused.
 
+mod common;
+
 use std::path::PathBuf;
 
+use common::bundled;
 use sim::explore::{explorable, run_seed, SeedReport, Verdict};
 use sim::scenario::Scenario;
-
-fn bundled(name: &str) -> Scenario {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../scenarios/{name}"));
-    sim::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn explore_5() -> Scenario {
     bundled("explore-5.toml")
@@ -26,19 +24,7 @@ fn explore(
     adjust: &(dyn Fn(&mut sim::cluster::RunPlan) + Sync),
 ) -> Vec<SeedReport> {
     let seeds: Vec<u64> = seeds.collect();
-    let halves = seeds.split_at(seeds.len() / 2);
-    let run = |part: &[u64]| -> Vec<SeedReport> {
-        part.iter()
-            .map(|&seed| run_seed(scenario, seed, adjust).unwrap_or_else(|e| panic!("{e}")))
-            .collect()
-    };
-    std::thread::scope(|scope| {
-        let first = scope.spawn(|| run(halves.0));
-        let mut reports = run(halves.1);
-        let mut all = first.join().expect("the first half ran");
-        all.append(&mut reports);
-        all
-    })
+    common::explore_seeds(scenario, &seeds, adjust)
 }
 
 #[test]

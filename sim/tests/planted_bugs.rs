@@ -7,16 +7,12 @@
 //! --nocapture catch_rates` prints each bug's catch rate on each bundled
 //! explore scenario over 40 seeds (`PLANTED_SEEDS` to change it).
 
-use std::path::PathBuf;
+mod common;
 
+use common::bundled;
 use engine::planted::{Planted, PlantedBug};
-use sim::explore::{run_seed, SeedReport};
+use sim::explore::SeedReport;
 use sim::scenario::Scenario;
-
-fn bundled(name: &str) -> Scenario {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../scenarios/{name}"));
-    sim::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// The bundled explore scenarios.
 const SCENARIOS: [&str; 4] = [
@@ -30,19 +26,8 @@ const SCENARIOS: [&str; 4] = [
 /// is), on two threads; the reports in seed order.
 fn explore(scenario: &Scenario, bug: Option<PlantedBug>, seeds: &[u64]) -> Vec<SeedReport> {
     let planted = bug.map_or(Planted::NONE, Planted::bug);
-    let adjust = move |plan: &mut sim::cluster::RunPlan| plan.cluster.planted = planted;
-    let halves = seeds.split_at(seeds.len() / 2);
-    let run = |part: &[u64]| -> Vec<SeedReport> {
-        part.iter()
-            .map(|&seed| run_seed(scenario, seed, &adjust).unwrap_or_else(|e| panic!("{e}")))
-            .collect()
-    };
-    std::thread::scope(|scope| {
-        let first = scope.spawn(|| run(halves.0));
-        let mut second = run(halves.1);
-        let mut all = first.join().expect("the first half ran");
-        all.append(&mut second);
-        all
+    common::explore_seeds(scenario, seeds, &move |plan: &mut sim::cluster::RunPlan| {
+        plan.cluster.planted = planted
     })
 }
 

@@ -56,3 +56,35 @@ pub fn plan(name: &str, text: &str, seed: Option<u64>) -> sim::cluster::RunPlan 
     };
     sim::plan::resolve(&scenario, &overrides).unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// A bundled scenario of `scenarios/`, by file name.
+pub fn bundled(name: &str) -> sim::scenario::Scenario {
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../scenarios/{name}"));
+    sim::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `seeds` of `scenario` as `twin explore` does, after `adjust` has
+/// its way with each plan (tests break things on purpose), on two threads;
+/// the reports in seed order.
+pub fn explore_seeds(
+    scenario: &sim::scenario::Scenario,
+    seeds: &[u64],
+    adjust: &(dyn Fn(&mut sim::cluster::RunPlan) + Sync),
+) -> Vec<sim::explore::SeedReport> {
+    let halves = seeds.split_at(seeds.len() / 2);
+    let run = |part: &[u64]| -> Vec<sim::explore::SeedReport> {
+        part.iter()
+            .map(|&seed| {
+                sim::explore::run_seed(scenario, seed, adjust).unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect()
+    };
+    std::thread::scope(|scope| {
+        let first = scope.spawn(|| run(halves.0));
+        let mut second = run(halves.1);
+        let mut all = first.join().expect("the first half ran");
+        all.append(&mut second);
+        all
+    })
+}
