@@ -67,6 +67,11 @@ pub struct ValidateArgs {
     /// With --real: only these phases (REAL.md ids; may repeat).
     #[arg(long = "phase")]
     phases: Vec<String>,
+    /// With --real: how many times the twin runs the phases, each time
+    /// with its own seeds (its figures are the medians, as the real ones
+    /// are over the real repeats).
+    #[arg(long, requires = "real", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    twin_repeats: u32,
     /// With --real: print G1's evacuation fitted to the calibration
     /// phases' GC logs (the cassandra-5.0 preset's constants) and stop.
     #[arg(long, requires = "real")]
@@ -351,9 +356,13 @@ fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
         machine: args.machine.clone(),
         out: args.out.join("real"),
         phases: args.phases.clone(),
+        twin_repeats: args.twin_repeats,
     };
     let card = match validation::real_score::score(&options, &mut |phase| {
-        eprintln!("twin validate --real: phase {phase} in the twin");
+        eprintln!(
+            "twin validate --real: phase {phase} in the twin, {} times",
+            args.twin_repeats
+        );
     }) {
         Ok(card) => card,
         Err(error) => {

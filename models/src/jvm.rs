@@ -481,6 +481,76 @@ impl EvacuationParams {
 /// the pauses show less.
 pub const G1_INITIAL_SURVIVAL: f64 = 0.4;
 
+/// What a running G1 has learnt, to start another node from (G1 with
+/// [`EvacuationParams`] only): the old generation's occupancy and the two
+/// predictions eden is sized by. A JVM that served one load starts the
+/// next with these, not with G1's start-up guesses: after a read-only load
+/// (nothing survives) eden is large, after writes it is sized to their
+/// memtable rows. [`JvmNode::g1_history`] reads it at the end of a run;
+/// [`JvmConfig::g1_start`] starts a node from it.
+///
+/// Retained bytes (memtable rows) are not carried: a node started from a
+/// history has flushed its memtables, so what they held in the old
+/// generation is garbage there, counted in `old_used_bytes`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct G1History {
+    /// Old generation in use, live or not yet collected, bytes: from the
+    /// preset's live set ([`G1Params::old_live_fraction`] of the heap) to
+    /// the heap less one region.
+    pub old_used_bytes: u64,
+    /// The predicted fraction of eden a young pause finds alive: the
+    /// decaying average, in `[0, 1]`.
+    pub survival: f64,
+    /// Its decaying deviation (the square root of HotSpot's variance).
+    pub survival_deviation: f64,
+    /// The predicted copy cost, ns per byte: the decaying average, > 0.
+    pub copy_ns_per_byte: f64,
+    /// Its decaying deviation.
+    pub copy_deviation: f64,
+}
+
+impl G1History {
+    /// Why this history cannot start a node with `params`, if it cannot:
+    /// the message names the field.
+    pub fn check(&self, params: &G1Params) -> Result<(), String> {
+        let Some(evacuation) = params.evacuation else {
+            return Err("this G1 has a fixed eden and no predictions to start from".into());
+        };
+        // From the live set to all of the heap but one region of eden.
+        let live = params.live_old_bytes();
+        let most = params.heap_bytes.saturating_sub(evacuation.region_bytes);
+        if !(live..=most).contains(&self.old_used_bytes) {
+            return Err(format!(
+                "old: {} bytes is outside the live set to the heap less a region ({live} to {most})",
+                self.old_used_bytes
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.survival) {
+            return Err(format!("survival: {} is outside 0 to 1", self.survival));
+        }
+        if !(0.0..=1.0).contains(&self.survival_deviation) {
+            return Err(format!(
+                "survival_deviation: {} is outside 0 to 1",
+                self.survival_deviation
+            ));
+        }
+        // A copy cost from a picosecond to a millisecond a byte.
+        if !(1e-3..=1e6).contains(&self.copy_ns_per_byte) {
+            return Err(format!(
+                "copy_ns_per_byte: {} is outside 0.001 to 1000000",
+                self.copy_ns_per_byte
+            ));
+        }
+        if !(0.0..=1e6).contains(&self.copy_deviation) {
+            return Err(format!(
+                "copy_deviation: {} is outside 0 to 1000000",
+                self.copy_deviation
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Bytes a write leaves alive on Cassandra 5.0's heap (its on-heap
 /// memtable row), **fitted** to C1's GC logs (`validation::real_gc`): the
 /// heap in use after each young pause grows 1,007 B per write answered
@@ -659,6 +729,9 @@ pub struct JvmConfig {
     /// spinner looks every 94 us on the real node's core, where that
     /// sharing would take a core's worth of time at moderate loads.
     pub exact_wakeups: bool,
+    /// What G1 starts from ([`G1History`]); `None`: a new JVM, G1's own
+    /// start-up guesses. Only for G1 with [`EvacuationParams`].
+    pub g1_start: Option<G1History>,
 }
 
 impl JvmConfig {
@@ -675,6 +748,7 @@ impl JvmConfig {
             inline_continuations: false,
             spin: None,
             exact_wakeups: false,
+            g1_start: None,
         }
     }
 
@@ -695,6 +769,7 @@ impl JvmConfig {
             inline_continuations: true,
             spin: Some(CASSANDRA_5_0_SPIN),
             exact_wakeups: true,
+            g1_start: None,
         }
     }
 }
@@ -819,6 +894,9 @@ struct G1State {
     params: G1Params,
     eden_used_bytes: u64,
     old_used_bytes: u64,
+    /// Whether the node started from a [`G1History`] (its old generation
+    /// is known).
+    from_history: bool,
     /// With [`G1Params::evacuation`]: what is alive and where, and eden.
     evacuation: Option<Evacuation>,
 }
@@ -861,6 +939,19 @@ impl Predictor {
         }
     }
 
+    /// A predictor that has learnt `average`, with `deviation` the square
+    /// root of its variance.
+    fn with(average: f64, deviation: f64) -> Predictor {
+        Predictor {
+            average,
+            variance: deviation * deviation,
+        }
+    }
+
+    fn deviation(&self) -> f64 {
+        self.variance.sqrt()
+    }
+
     fn add(&mut self, value: f64) {
         self.average = (1.0 - Self::ALPHA) * value + Self::ALPHA * self.average;
         let diff = value - self.average;
@@ -868,7 +959,7 @@ impl Predictor {
     }
 
     fn predict(&self) -> f64 {
-        self.average + Self::CONFIDENCE * self.variance.sqrt()
+        self.average + Self::CONFIDENCE * self.deviation()
     }
 }
 
@@ -942,6 +1033,7 @@ impl JvmNode {
                     params,
                     eden_used_bytes: 0,
                     old_used_bytes: params.live_old_bytes(),
+                    from_history: config.g1_start.is_some(),
                     evacuation: params.evacuation.map(|evacuation| Evacuation {
                         params: evacuation,
                         eden_target: 0,
@@ -954,6 +1046,18 @@ impl JvmNode {
                         cost: Predictor::starting_at(evacuation.copy_ns_per_byte),
                     }),
                 };
+                if let Some(start) = config.g1_start {
+                    if let Err(reason) = start.check(&params) {
+                        panic!("JvmConfig::g1_start: {reason}");
+                    }
+                    g1.old_used_bytes = start.old_used_bytes;
+                    if let Some(evacuation) = g1.evacuation.as_mut() {
+                        evacuation.survival =
+                            Predictor::with(start.survival, start.survival_deviation);
+                        evacuation.cost =
+                            Predictor::with(start.copy_ns_per_byte, start.copy_deviation);
+                    }
+                }
                 g1.size_eden();
                 Some(g1)
             }
@@ -1020,10 +1124,15 @@ impl JvmNode {
         let params = g1.params;
         if g1.evacuation.is_some() {
             // The old generation anywhere between the live set and the
-            // mixed trigger, eden as G1 sizes it then, part filled.
+            // mixed trigger (where it is unknown: a node started from a
+            // history keeps its own), eden as G1 sizes it then, part
+            // filled.
             let live = params.live_old_bytes() as f64;
             let trigger = params.heap_bytes as f64 * params.mixed_trigger_fraction;
-            g1.old_used_bytes = (live + (trigger - live) * rng.random::<f64>()) as u64;
+            let drawn = (live + (trigger - live) * rng.random::<f64>()) as u64;
+            if !g1.from_history {
+                g1.old_used_bytes = drawn;
+            }
             g1.size_eden();
             g1.eden_used_bytes = (g1.eden_limit() as f64 * rng.random::<f64>()) as u64;
             debug_assert!(g1.eden_used_bytes < g1.eden_limit());
@@ -1294,6 +1403,20 @@ impl JvmNode {
     /// The last pause started.
     pub fn last_pause(&self) -> Option<GcPause> {
         self.last_pause
+    }
+
+    /// What G1 has learnt so far ([`G1History`]), to start another node
+    /// from; `None` without G1's evacuation.
+    pub fn g1_history(&self) -> Option<G1History> {
+        let g1 = self.g1.as_ref()?;
+        let evacuation = g1.evacuation.as_ref()?;
+        Some(G1History {
+            old_used_bytes: g1.old_used_bytes,
+            survival: evacuation.survival.average,
+            survival_deviation: evacuation.survival.deviation(),
+            copy_ns_per_byte: evacuation.cost.average,
+            copy_deviation: evacuation.cost.deviation(),
+        })
     }
 
     /// Pause counters.
@@ -1791,6 +1914,57 @@ mod tests {
         assert!(previous > first, "it ends larger than it started");
     }
 
+    /// A node started from another's [`G1History`] predicts what that one
+    /// had learnt: the same eden and old generation as the node it came
+    /// from (its memtable rows flushed), a larger eden than a new JVM's
+    /// after a load that left nothing alive; a history that cannot be is
+    /// refused by name.
+    #[test]
+    fn a_node_started_from_a_history_sizes_eden_from_what_it_learnt() {
+        let (mut reads, params) = evacuating_node();
+        let fresh = eden_target(&reads);
+        for second in 1..20 {
+            collect_once(&mut reads, at_ms(second * 1_000), 0);
+        }
+        let history = reads.g1_history().unwrap();
+        assert!(history.survival < 0.01, "{history:?}");
+        assert_eq!(history.check(&params), Ok(()));
+        let mut config = JvmConfig::cassandra_5_0(1, 1, params.heap_bytes);
+        config.gc = GcModel::G1(params);
+        config.g1_start = Some(history);
+        let started = JvmNode::new(config);
+        assert_eq!(
+            started.g1_history(),
+            Some(history),
+            "it starts where the other ended"
+        );
+        assert_eq!(eden_target(&started), eden_target(&reads));
+        assert!(
+            eden_target(&started) > 2 * fresh,
+            "{} against {fresh}",
+            eden_target(&started)
+        );
+        // Carried rows are garbage in the old generation: none is copied.
+        let mut started = started;
+        let pause = collect_once(&mut started, at_ms(1_000), 0);
+        let base = params.evacuation.unwrap().pause_base;
+        assert_eq!(pause.duration, base);
+
+        let refused = |change: &dyn Fn(&mut G1History)| {
+            let mut bad = history;
+            change(&mut bad);
+            bad.check(&params).unwrap_err()
+        };
+        assert!(refused(&|h| h.survival = 1.5).starts_with("survival:"));
+        assert!(refused(&|h| h.survival_deviation = -0.1).starts_with("survival_deviation:"));
+        assert!(refused(&|h| h.copy_ns_per_byte = 0.0).starts_with("copy_ns_per_byte:"));
+        assert!(refused(&|h| h.copy_deviation = f64::NAN).starts_with("copy_deviation:"));
+        assert!(refused(&|h| h.old_used_bytes = 0).starts_with("old:"));
+        assert!(refused(&|h| h.old_used_bytes = params.heap_bytes).starts_with("old:"));
+        let fixed = G1Params::cassandra_3_11_heap_48g();
+        assert!(history.check(&fixed).unwrap_err().contains("fixed eden"));
+    }
+
     fn node(cores: u32, threads: StageThreads, handoff_cost: SimDuration, gc: GcModel) -> JvmNode {
         JvmNode::new(JvmConfig {
             cores,
@@ -1802,6 +1976,7 @@ mod tests {
             inline_continuations: false,
             spin: None,
             exact_wakeups: false,
+            g1_start: None,
         })
     }
 
@@ -1822,6 +1997,7 @@ mod tests {
                 inline_continuations: false,
                 spin: None,
                 exact_wakeups: exact,
+                g1_start: None,
             });
             node.submit(SimTime::ZERO, Stage::Mutation, 1, MS, SimDuration::ZERO);
             node.submit(
@@ -1868,6 +2044,7 @@ mod tests {
                 inline_continuations: false,
                 spin: None,
                 exact_wakeups: true,
+                g1_start: None,
             });
             node.submit(SimTime::ZERO, Stage::Mutation, 1, MS, SimDuration::ZERO);
             node.submit(SimTime::ZERO, Stage::Mutation, 2, MS, SimDuration::ZERO);
@@ -1900,6 +2077,7 @@ mod tests {
             inline_continuations: true,
             spin: Some(spin),
             exact_wakeups: false,
+            g1_start: None,
         });
         // A new node's workers spin their first 10 ms, then park.
         assert_eq!(node.spinning(at_ms(5)), Some(spin.iteration));

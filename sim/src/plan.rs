@@ -1336,6 +1336,41 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         }
         _ => models::jvm::JvmConfig::cassandra_3_11(instance.vcpus, drives),
     };
+    if let Some(start) = &section.g1_start {
+        let models::jvm::GcModel::G1(g1) = jvm.gc else {
+            unreachable!("the Cassandra presets collect with G1");
+        };
+        if !cassandra || g1.evacuation.is_none() {
+            return Err(scenario.error(
+                "cluster.g1_start",
+                format!(
+                    "the {} preset has no G1 that learns eden's size (only cassandra-5.0 does)",
+                    section.preset
+                ),
+            ));
+        }
+        let history = models::jvm::G1History {
+            old_used_bytes: start.old.0,
+            survival: start.survival,
+            survival_deviation: start.survival_deviation,
+            copy_ns_per_byte: start.copy_ns_per_byte,
+            copy_deviation: start.copy_deviation,
+        };
+        history.check(&g1).map_err(|reason| {
+            let field = reason.split(':').next().unwrap_or("");
+            scenario.error(
+                &format!("cluster.g1_start.{field}"),
+                format!(
+                    "{} (heap {})",
+                    reason
+                        .split_once(": ")
+                        .map_or(reason.as_str(), |(_, why)| why),
+                    units::format_bytes(g1.heap_bytes)
+                ),
+            )
+        })?;
+        jvm.g1_start = Some(history);
+    }
     let (concurrent_compactors, compaction_throughput_bytes_per_sec) = if cassandra {
         // cassandra.yaml 3.11: `concurrent_compactors` defaults to the
         // smaller of data directories and cores within 2..=8 (the JVM
@@ -1949,6 +1984,54 @@ mod tests {
     fn resolved(text: &str) -> Result<RunPlan, String> {
         let scenario = crate::scenario::parse("p.toml", text).map_err(|error| error.to_string())?;
         resolve(&scenario, &RunOverrides::default()).map_err(|error| error.to_string())
+    }
+
+    /// `[cluster.g1_start]` starts cassandra-5.0's G1 from what it names;
+    /// a value it cannot hold, or a preset without a learning G1, is one
+    /// line naming the field.
+    #[test]
+    fn a_jvm_starts_from_the_g1_the_scenario_gives_it() {
+        let scenario = |preset: &str, start: &str| {
+            format!(
+                "name = \"p\"\n[cluster]\npreset = \"{preset}\"\nnodes = 1\ninstance = \"i3.2xlarge\"\n[cluster.g1_start]\n{start}\n[[load]]\nname = \"w\"\ncommand = \"cassandra-stress write n=10\"\n"
+            )
+        };
+        let good = "old = \"4GiB\"\nsurvival = 0.05\nsurvival_deviation = 0.01\ncopy_ns_per_byte = 1.5\ncopy_deviation = 0.1";
+        let plan = resolved(&scenario("cassandra-5.0", good)).unwrap();
+        let CpuScheduling::Jvm(jvm) = &plan.cluster.cpu else {
+            panic!("a JVM preset");
+        };
+        let start = jvm.g1_start.unwrap();
+        assert_eq!(start.old_used_bytes, 4 << 30);
+        assert_eq!((start.survival, start.copy_ns_per_byte), (0.05, 1.5));
+        for (start, field) in [
+            (good.replace("0.05", "1.2"), "cluster.g1_start.survival"),
+            (good.replace("\"4GiB\"", "\"1MiB\""), "cluster.g1_start.old"),
+            (good.replace("\"4GiB\"", "\"1TiB\""), "cluster.g1_start.old"),
+            (
+                good.replace("= 1.5", "= -1.5"),
+                "cluster.g1_start.copy_ns_per_byte",
+            ),
+        ] {
+            let error = resolved(&scenario("cassandra-5.0", &start)).unwrap_err();
+            assert!(error.contains(field), "{field}: {error}");
+        }
+        for preset in ["cassandra-3.11", "scylla-2.2"] {
+            let instance = if preset == "cassandra-3.11" {
+                "i3.metal"
+            } else {
+                "i3.2xlarge"
+            };
+            let text = scenario(preset, good).replace("i3.2xlarge", instance);
+            let error = resolved(&text).unwrap_err();
+            assert!(
+                error.contains("cluster.g1_start") && error.contains("only cassandra-5.0"),
+                "{preset}: {error}"
+            );
+        }
+        let unknown =
+            resolved(&scenario("cassandra-5.0", &format!("{good}\neden = 3"))).unwrap_err();
+        assert!(unknown.contains("eden"), "{unknown}");
     }
 
     /// The plan of a 3-node scenario running `command` in `processes`.

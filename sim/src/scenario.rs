@@ -237,6 +237,32 @@ pub struct ClusterSection {
     /// Node settings, named as in scylla.yaml / cassandra.yaml.
     #[serde(default)]
     pub yaml: Option<NodeYaml>,
+    /// `[cluster.g1_start]`: what every node's G1 has learnt when the run
+    /// starts (cassandra-5.0); default: a new JVM.
+    #[serde(default)]
+    pub g1_start: Option<G1StartSection>,
+}
+
+/// `[cluster.g1_start]`: the G1 state a JVM that has served load before
+/// starts from (`models::jvm::G1History`): its old generation and the
+/// two predictions G1 sizes eden by. `twin validate --real` writes it to
+/// chain REAL.md's phases as the real node ran them, one JVM through all
+/// (from each run's `RunOutcome::g1_end`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct G1StartSection {
+    /// Old generation in use, live or garbage not yet collected.
+    pub old: HumanBytes,
+    /// Predicted fraction of eden a young pause finds alive (0 to 1).
+    pub survival: f64,
+    /// Its deviation.
+    #[serde(default)]
+    pub survival_deviation: f64,
+    /// Predicted copy cost, ns per byte copied.
+    pub copy_ns_per_byte: f64,
+    /// Its deviation.
+    #[serde(default)]
+    pub copy_deviation: f64,
 }
 
 /// `[cluster] racks`: how many racks (nodes dealt round-robin) or each

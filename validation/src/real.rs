@@ -86,7 +86,9 @@ impl Figure {
     }
 }
 
-fn median(values: &[f64]) -> f64 {
+/// The median of `values` (the mean of the middle two of an even count;
+/// NaN for none).
+pub fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     match sorted.len() {
@@ -413,7 +415,26 @@ pub fn op_figures(summary: &serde_json::Value) -> (Vec<(String, f64)>, f64) {
     (figures, answered)
 }
 
-/// REAL.md's order of the phases (unknown ids last, by name).
+/// REAL.md's populate phases, which no figure comes from.
+pub const POPULATE_PHASES: [&str; 2] = ["P1", "P2"];
+
+/// The order `measure.sh` runs the phases of a repeat in, one node
+/// through all: the rate-limited phases by level, each level's writes,
+/// reads from memory, reads from disk and mixed together (unknown ids
+/// last).
+pub fn run_order(phase: &str) -> usize {
+    const ORDER: [&str; 22] = [
+        "P1", "P2", "C1", "C2", "C3", "S1", "S2", "S3", "W25", "M25", "D25", "X25", "W50", "M50",
+        "D50", "X50", "W80", "M80", "D80", "X80", "Z1", "L1",
+    ];
+    ORDER
+        .iter()
+        .position(|id| *id == phase)
+        .unwrap_or(ORDER.len())
+}
+
+/// REAL.md's order of the phases, as its table lists them (unknown ids
+/// last, by name).
 fn phase_order(phase: &str) -> usize {
     const ORDER: [&str; 22] = [
         "P1", "P2", "C1", "C2", "C3", "S1", "S2", "S3", "W25", "W50", "W80", "M25", "M50", "M80",

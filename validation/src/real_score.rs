@@ -30,6 +30,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use rayon::prelude::*;
+
 use crate::real::{Basis, Figure, Measurement};
 
 /// Tolerance of throughput, CPU and count figures.
@@ -112,15 +114,52 @@ pub fn phase_command(measurement: &Measurement, id: &str) -> Result<String, Stri
     Ok(commands[(commands.len() - 1) / 2].1.clone())
 }
 
+/// The G1 a phase's twin node starts from: what the twin's run of the
+/// phase before it (`after`) had learnt when it ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct G1Carried<'a> {
+    /// The phase that left it.
+    pub after: &'a str,
+    /// What G1 had learnt.
+    pub history: models::jvm::G1History,
+}
+
 /// The twin's scenario of phase `id`: the machine, the phase's data, its
-/// load.
-pub fn twin_scenario(machine: &str, id: &str, command: &str) -> String {
+/// load, and the G1 the phase before it left (`start`; `None`: a new JVM,
+/// for the first phase).
+pub fn twin_scenario(
+    machine: &str,
+    id: &str,
+    command: &str,
+    seed: u64,
+    start: Option<G1Carried>,
+) -> String {
+    let g1 = start.map_or(String::new(), |carried| {
+        let h = carried.history;
+        format!(
+            "# G1 as the twin's run of {after} left it: one JVM runs every phase in\n\
+             # measure.sh's order, its memtables flushed between them.\n\
+             [cluster.g1_start]\n\
+             old = \"{old}B\"\n\
+             survival = {survival:?}\n\
+             survival_deviation = {survival_deviation:?}\n\
+             copy_ns_per_byte = {copy:?}\n\
+             copy_deviation = {copy_deviation:?}\n",
+            after = carried.after,
+            old = h.old_used_bytes,
+            survival = h.survival,
+            survival_deviation = h.survival_deviation,
+            copy = h.copy_ns_per_byte,
+            copy_deviation = h.copy_deviation,
+        )
+    });
     format!(
         "# twin validate --real: REAL.md phase {id} in the twin\n\
          name = \"twin-{id}\"\n\
-         seed = 1\n\
+         seed = {seed}\n\
          interval = \"1s\"\n\
          {machine}\n\
+         {g1}\
          {data}\n\
          [[load]]\n\
          name = \"{id}\"\n\
@@ -142,6 +181,9 @@ pub struct RealScoreOptions {
     pub out: PathBuf,
     /// Only these phases (REAL.md ids); all the measurement has if empty.
     pub phases: Vec<String>,
+    /// How many times the twin runs the phases (each time with its own
+    /// seeds); its figures are the medians.
+    pub twin_repeats: u32,
 }
 
 /// One figure: real against twin.
@@ -233,14 +275,14 @@ pub fn twin_figures(id: &str, dir: &Path, cores: u32) -> Result<BTreeMap<String,
         let pauses = young + mixed;
         figures.insert("young GC pauses".into(), pauses);
         figures.insert("mixed GC pauses".into(), mixed);
-        if pauses > 0.0 {
-            for (key, name) in [
-                ("young_pause_mean_ms", "young pause mean ms"),
-                ("young_pause_max_ms", "young pause max ms"),
-            ] {
-                if let Some(ms) = gc[key].as_f64() {
-                    figures.insert(name.into(), ms);
-                }
+        // No pause at all is a pause length of nothing: a miss where the
+        // real node paused, not a figure left out.
+        for (key, name) in [
+            ("young_pause_mean_ms", "young pause mean ms"),
+            ("young_pause_max_ms", "young pause max ms"),
+        ] {
+            if let Some(ms) = gc[key].as_f64() {
+                figures.insert(name.into(), if pauses > 0.0 { ms } else { 0.0 });
             }
         }
     }
@@ -324,27 +366,73 @@ pub fn score(
     }
     std::fs::create_dir_all(&options.out)
         .map_err(|error| format!("{}: {error}", options.out.display()))?;
-    let mut twin: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    // One JVM runs every phase of a repeat in `measure.sh`'s order, the
+    // populate phases first, so each twin phase starts from the G1 its
+    // predecessor left; the phases before the last one asked run too.
+    let last = phases
+        .iter()
+        .map(|id| crate::real::run_order(id))
+        .max()
+        .unwrap_or(0);
+    let mut chain: Vec<String> = crate::real::POPULATE_PHASES
+        .iter()
+        .map(|id| id.to_string())
+        .filter(|id| phase_command(&measurement, id).is_ok())
+        .collect();
+    chain.extend(
+        real.iter()
+            .filter(|figure| figure.basis != Basis::Setup)
+            .map(|figure| figure.phase.clone())
+            .filter(|id| crate::real::run_order(id) <= last),
+    );
+    chain.sort_by_key(|id| crate::real::run_order(id));
+    chain.dedup();
+    // The twin runs the chain as often as the real node did (each repeat
+    // its own seeds), and each figure is the median over its repeats, as
+    // the real one is over the real repeats.
+    let repeats = options.twin_repeats.max(1);
+    for id in &chain {
+        if phases.contains(id) {
+            progress(id);
+        } else {
+            progress(&format!("{id} (for the G1 it leaves)"));
+        }
+    }
+    let runs: Vec<Result<PhaseFigures, String>> = (1..=repeats)
+        .into_par_iter()
+        .map(|repeat| {
+            run_chain(
+                &measurement,
+                &machine,
+                &chain,
+                &phases,
+                repeat,
+                &options.out.join(format!("repeat-{repeat}")),
+            )
+        })
+        .collect();
+    let mut by_repeat = Vec::new();
+    for run in runs {
+        by_repeat.push(run?);
+    }
+    let mut twin = PhaseFigures::new();
     for id in &phases {
-        progress(id);
-        let command = phase_command(&measurement, id)?;
-        let text = twin_scenario(&machine, id, &command);
-        let file = options.out.join(format!("{id}.toml"));
-        std::fs::write(&file, &text).map_err(|error| format!("{}: {error}", file.display()))?;
-        let scenario = sim::scenario::parse(&file.display().to_string(), &text)
-            .map_err(|error| error.to_string())?;
-        let plan = sim::plan::resolve(&scenario, &sim::plan::RunOverrides::default())
-            .map_err(|error| error.to_string())?;
-        let cores = match &plan.cluster.cpu {
-            sim::bridge::CpuScheduling::Jvm(jvm) => jvm.cores,
-            _ => 1,
-        };
-        let outcome = sim::cluster::run(plan, &mut |_| {})
-            .map_err(|error| scenario.run_error(&error).to_string())?;
-        let dir = options.out.join(id);
-        sim::report::write_results(&dir, &outcome)
-            .map_err(|error| format!("{}: {error}", dir.display()))?;
-        twin.insert(id.clone(), twin_figures(id, &dir, cores)?);
+        let mut names: Vec<&String> = by_repeat
+            .iter()
+            .filter_map(|repeat| repeat.get(id))
+            .flat_map(|figures| figures.keys())
+            .collect();
+        names.sort();
+        names.dedup();
+        let figures = twin.entry(id.clone()).or_default();
+        for name in names {
+            let values: Vec<f64> = by_repeat
+                .iter()
+                .filter_map(|repeat| repeat.get(id).and_then(|figures| figures.get(name)))
+                .copied()
+                .collect();
+            figures.insert(name.clone(), crate::real::median(&values));
+        }
     }
     let mut capped: BTreeMap<String, bool> = BTreeMap::new();
     for id in &phases {
@@ -385,6 +473,65 @@ pub fn score(
         repeats: measurement.repeats.len(),
         rows,
     })
+}
+
+/// Each phase's figures by name.
+type PhaseFigures = BTreeMap<String, BTreeMap<String, f64>>;
+
+/// The seed of phase `id` in the twin's repeat `repeat`: every phase
+/// run its own (the real phases do not share their chance either), the
+/// same on every machine.
+pub fn phase_seed(repeat: u32, id: &str) -> u64 {
+    u64::from(repeat) * 100 + crate::real::run_order(id) as u64
+}
+
+/// One twin repeat: every phase of `chain` in order, each starting from
+/// the G1 the one before left, written under `out`; the figures of the
+/// `scored` ones.
+fn run_chain(
+    measurement: &Measurement,
+    machine: &str,
+    chain: &[String],
+    scored: &[String],
+    repeat: u32,
+    out: &Path,
+) -> Result<PhaseFigures, String> {
+    std::fs::create_dir_all(out).map_err(|error| format!("{}: {error}", out.display()))?;
+    let mut twin = BTreeMap::new();
+    let mut carried: Option<(String, models::jvm::G1History)> = None;
+    for id in chain {
+        let command = phase_command(measurement, id)?;
+        let start = carried.as_ref().map(|(after, history)| G1Carried {
+            after,
+            history: *history,
+        });
+        let text = twin_scenario(machine, id, &command, phase_seed(repeat, id), start);
+        let file = out.join(format!("{id}.toml"));
+        std::fs::write(&file, &text).map_err(|error| format!("{}: {error}", file.display()))?;
+        let scenario = sim::scenario::parse(&file.display().to_string(), &text)
+            .map_err(|error| error.to_string())?;
+        let plan = sim::plan::resolve(&scenario, &sim::plan::RunOverrides::default())
+            .map_err(|error| error.to_string())?;
+        let cores = match &plan.cluster.cpu {
+            sim::bridge::CpuScheduling::Jvm(jvm) => jvm.cores,
+            _ => 1,
+        };
+        let outcome = sim::cluster::run(plan, &mut |_| {})
+            .map_err(|error| scenario.run_error(&error).to_string())?;
+        carried = outcome
+            .g1_end
+            .first()
+            .copied()
+            .flatten()
+            .map(|history| (id.clone(), history));
+        let dir = out.join(id);
+        sim::report::write_results(&dir, &outcome)
+            .map_err(|error| format!("{}: {error}", dir.display()))?;
+        if scored.contains(id) {
+            twin.insert(id.clone(), twin_figures(id, &dir, cores)?);
+        }
+    }
+    Ok(twin)
 }
 
 /// How close to its `limit=` a rate-limited phase's throughput must be to
@@ -556,14 +703,40 @@ mod tests {
             machine: root.join("machine.toml"),
             out: out.clone(),
             phases: vec!["C1".into(), "C3".into(), "W25".into()],
+            twin_repeats: 2,
         };
         let mut heard = Vec::new();
         let card = score(&options, &mut |phase| heard.push(phase.to_string())).unwrap();
+        let history = |id: &str| format!("{id} (for the G1 it leaves)");
         assert_eq!(
             heard,
-            ["C1", "C3", "W25"],
-            "REAL.md's order, asked ones only"
+            [
+                history("P1"),
+                history("P2"),
+                "C1".into(),
+                history("C2"),
+                "C3".into(),
+                history("S1"),
+                history("S2"),
+                history("S3"),
+                "W25".into()
+            ],
+            "REAL.md's order: the asked ones, and those before them for their G1"
         );
+        assert!(
+            card.rows
+                .iter()
+                .all(|row| ["C1", "C3", "W25"].contains(&row.phase.as_str())),
+            "only the asked phases are scored"
+        );
+        // Each twin repeat its own chain and seeds.
+        let w25 = |repeat: u32| {
+            std::fs::read_to_string(out.join(format!("repeat-{repeat}")).join("W25.toml")).unwrap()
+        };
+        assert!(w25(1).contains("[cluster.g1_start]") && w25(1).contains("twin's run of S3"));
+        assert!(w25(1).contains(&format!("seed = {}", phase_seed(1, "W25"))));
+        assert!(w25(2).contains(&format!("seed = {}", phase_seed(2, "W25"))));
+        assert_ne!(w25(1), w25(2), "the repeats' G1 differs with their seeds");
         assert_eq!(card.repeats, 3);
         for phase in ["C1", "C3"] {
             let fitted = card
@@ -592,7 +765,7 @@ mod tests {
         assert_eq!(p99.basis, Basis::Predicted);
         // G1 copies the rows a write leaves in the memtable: the twin's
         // young pauses under writes are well above the pause's fixed part
-        // (C3's reads leave nothing alive).
+        // and above those of reads, which leave nothing alive.
         let young_mean = |phase: &str| {
             card.rows
                 .iter()
@@ -605,13 +778,18 @@ mod tests {
             .as_secs_f64()
             * 1e3;
         assert!(
-            young_mean("W25") > 1.5 * base_ms && young_mean("W25") > 1.5 * young_mean("C3"),
-            "W25 {} ms, C3 {} ms",
-            young_mean("W25"),
+            young_mean("C1") > 1.5 * base_ms && young_mean("C1") > young_mean("C3"),
+            "C1 {} ms, C3 {} ms",
+            young_mean("C1"),
             young_mean("C3")
         );
-        assert!(out.join("W25").join("summary.json").is_file());
-        assert!(out.join("W25.toml").is_file());
+        for repeat in ["repeat-1", "repeat-2"] {
+            assert!(out.join(repeat).join("W25").join("summary.json").is_file());
+            assert!(
+                out.join(repeat).join("P1.toml").is_file(),
+                "history runs are kept too"
+            );
+        }
         std::fs::remove_dir_all(&out).ok();
         // An unknown phase is an error naming it.
         let error = score(
@@ -645,11 +823,52 @@ mod tests {
             machine,
             "D50",
             "cassandra-stress read no-warmup cl=ONE duration=30s -rate threads=200 limit=6000/s -pop dist=uniform(10000001..10500000) -col n=FIXED(1) size=FIXED(4096) -mode native cql3",
+            7,
+            None,
         );
         let scenario = sim::scenario::parse("D50.toml", &text).unwrap();
         assert_eq!(scenario.loads.len(), 1);
         let data = scenario.data.as_ref().unwrap();
         assert_eq!(data.key_range, Some([10000001, 10500000]));
         assert_eq!(data.cache.as_deref(), Some("cold"));
+        assert!(
+            scenario.cluster.g1_start.is_none(),
+            "the first phase: a new JVM"
+        );
+        assert_eq!(scenario.seed, Some(7));
+    }
+
+    /// A phase after another starts from the G1 the twin's run of that one
+    /// left, written into its scenario (after the machine's `[network]`)
+    /// exactly, so the file alone reruns it.
+    #[test]
+    fn a_phase_starts_from_the_g1_its_predecessor_left() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
+        let machine = std::fs::read_to_string(root.join("machine.toml")).unwrap();
+        let history = models::jvm::G1History {
+            old_used_bytes: 2_345_678_901,
+            survival: 0.012_345_678_9,
+            survival_deviation: 0.003_1,
+            copy_ns_per_byte: 1.467_891_234_5,
+            copy_deviation: 0.1 / 3.0,
+        };
+        let carried = G1Carried {
+            after: "S3",
+            history,
+        };
+        let text = twin_scenario(
+            &machine,
+            "W25",
+            "cassandra-stress write no-warmup cl=ONE duration=30s -rate threads=200 limit=6116/s -pop seq=4300001..5300000 -mode native cql3",
+            108,
+            Some(carried),
+        );
+        assert!(text.contains("twin's run of S3"), "{text}");
+        let scenario = sim::scenario::parse("W25.toml", &text).unwrap();
+        let plan = sim::plan::resolve(&scenario, &sim::plan::RunOverrides::default()).unwrap();
+        let sim::bridge::CpuScheduling::Jvm(jvm) = &plan.cluster.cpu else {
+            panic!("cassandra-5.0 runs a JVM");
+        };
+        assert_eq!(jvm.g1_start, Some(history));
     }
 }

@@ -1576,12 +1576,21 @@ impl Simulation {
                 ShardCpu::Reactor(_) => None,
             })
             .collect();
+        let g1_end = self
+            .shards
+            .iter()
+            .filter_map(|shard| match &shard.cpu {
+                ShardCpu::Jvm { node, .. } => Some(node.g1_history()),
+                ShardCpu::Reactor(_) => None,
+            })
+            .collect();
         RunOutcome {
             end,
             ops: self.ops,
             op_windows,
             time_spent,
             gc,
+            g1_end,
             loads,
             timeseries: self.timeseries,
             consistency: self.consistency,

@@ -87,6 +87,10 @@ pub struct RunOutcome {
     /// JVM presets: each node's garbage-collection pauses over the run, in
     /// node order (empty for Scylla's reactors).
     pub gc: Vec<models::jvm::GcStats>,
+    /// JVM presets: what each node's G1 had learnt when the run ended
+    /// (`None` for a G1 without evacuation), in node order; a later run's
+    /// `[cluster.g1_start]` can start from it.
+    pub g1_end: Vec<Option<models::jvm::G1History>>,
 }
 
 impl RunOutcome {
