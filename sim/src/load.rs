@@ -398,6 +398,48 @@ impl Default for MixCursor {
     }
 }
 
+/// The program that runs a load's cassandra-stress semantics, where it
+/// changes when operations start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Client {
+    /// Apache cassandra-stress (Java): a thread waits for its start in the
+    /// rate limiter's sleep (`parkNanos`), to within the kernel's timer
+    /// slack, which the twin takes as exact. The published runs' client.
+    CassandraStress,
+    /// `twin real` (tokio): a thread waits for its start in a tokio sleep,
+    /// whose deadline the runtime's timer wheel rounds up to the end of a
+    /// millisecond (`deadline_to_tick`, tokio 1.x `runtime/time/source.rs`)
+    /// and fires when the time driver turns past that tick, so threads
+    /// start on 1-ms ticks, all of a tick's together; a deadline whose
+    /// tick has already been turned past fires at once. REAL.md's
+    /// measurements ran it.
+    TwinReal,
+}
+
+impl Client {
+    /// The timer wheel's tick of [`Client::TwinReal`].
+    pub const TOKIO_TICK: SimDuration = SimDuration::from_millis(1);
+
+    /// When an operation the pacer gives `start` starts on a thread that
+    /// asks at `now`.
+    pub fn start_at(self, now: SimTime, start: SimTime) -> SimTime {
+        match self {
+            Client::CassandraStress => start.max(now),
+            Client::TwinReal => {
+                let tick = Self::TOKIO_TICK.as_nanos();
+                let deadline_tick = start.as_nanos().div_ceil(tick);
+                // The driver has turned past every tick up to now's.
+                let turned = now.as_nanos() / tick;
+                if deadline_tick <= turned {
+                    now
+                } else {
+                    SimTime::from_nanos(deadline_tick * tick)
+                }
+            }
+        }
+    }
+}
+
 /// A resolved `[[load]]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadPlan {
@@ -431,6 +473,8 @@ pub struct LoadPlan {
     pub routing: Routing,
     /// The consistency level of its requests (`cl=`).
     pub consistency: engine::ConsistencyLevel,
+    /// The program running it (`[[load]] client`).
+    pub client: Client,
 }
 
 impl LoadPlan {
@@ -657,6 +701,12 @@ impl Schedule {
         }
     }
 
+    /// Whether an operation's latency is measured from its intended start
+    /// (`fixed=`) rather than from when it actually starts.
+    pub fn measures_from_intended(&self) -> bool {
+        matches!(self, Schedule::Fixed { .. })
+    }
+
     /// When the next operation would be issued if reserved at `now`, without
     /// reserving it: (issue time, latency origin).
     pub fn peek(&self) -> (SimTime, SimTime) {
@@ -724,6 +774,35 @@ fn scheduled(origin: SimTime, interval_ns: f64, next_index: &mut u64) -> SimTime
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `twin real`'s threads start on tokio's 1-ms ticks: a start is
+    /// rounded up to the end of its millisecond unless that tick has
+    /// already passed; cassandra-stress starts when its pacer says.
+    #[test]
+    fn twin_real_starts_threads_on_the_timer_wheels_ticks() {
+        let us = |micros: u64| SimTime::from_nanos(micros * 1_000);
+        let twin = Client::TwinReal;
+        // A start inside a millisecond waits for its end.
+        assert_eq!(twin.start_at(us(10_100), us(10_250)), us(11_000));
+        assert_eq!(twin.start_at(us(10_100), us(10_999)), us(11_000));
+        // Asking now, with nothing to wait for, still waits for the tick.
+        assert_eq!(twin.start_at(us(10_100), us(10_100)), us(11_000));
+        // A start on a tick's boundary is that tick.
+        assert_eq!(twin.start_at(us(10_100), us(12_000)), us(12_000));
+        // A start whose tick the wheel has turned past fires at once.
+        assert_eq!(twin.start_at(us(12_300), us(10_500)), us(12_300));
+        assert_eq!(twin.start_at(us(12_300), us(11_999)), us(12_300));
+        assert_eq!(twin.start_at(us(12_300), us(12_000)), us(12_300));
+        // Three threads asking inside one millisecond start together.
+        let starts: Vec<SimTime> = [10_050, 10_400, 10_900]
+            .into_iter()
+            .map(|start| twin.start_at(us(10_000), us(start)))
+            .collect();
+        assert_eq!(starts, [us(11_000); 3]);
+        let cs = Client::CassandraStress;
+        assert_eq!(cs.start_at(us(10_100), us(10_250)), us(10_250));
+        assert_eq!(cs.start_at(us(12_300), us(10_500)), us(12_300));
+    }
 
     #[test]
     fn a_limited_schedule_spaces_starts_and_banks_up_to_a_second_of_credit() {

@@ -1973,6 +1973,18 @@ fn resolve_load(
         client_timeout: section
             .client_timeout
             .map_or(DEFAULT_CLIENT_TIMEOUT, |HumanDuration(timeout)| timeout),
+        client: match section.client.as_deref() {
+            None | Some("cassandra-stress") => crate::load::Client::CassandraStress,
+            Some("twin-real") => crate::load::Client::TwinReal,
+            Some(other) => {
+                return Err(scenario.error(
+                    &field.replace(".command", ".client"),
+                    format!(
+                        "`{other}` is not a client the twin models; accepted: \"cassandra-stress\", \"twin-real\""
+                    ),
+                ))
+            }
+        },
     })
 }
 
@@ -1984,6 +1996,34 @@ mod tests {
     fn resolved(text: &str) -> Result<RunPlan, String> {
         let scenario = crate::scenario::parse("p.toml", text).map_err(|error| error.to_string())?;
         resolve(&scenario, &RunOverrides::default()).map_err(|error| error.to_string())
+    }
+
+    /// `[[load]] client` names the program running the load: c-s by
+    /// default, `twin real`, or an error naming the field and the choices.
+    #[test]
+    fn a_load_names_its_client() {
+        let scenario = |client: &str| {
+            format!(
+                "name = \"p\"\n[cluster]\npreset = \"scylla-3.0\"\nnodes = 1\ninstance = \"i3.large\"\n[[load]]\nname = \"w\"\n{client}\ncommand = \"cassandra-stress write n=10\"\n"
+            )
+        };
+        let client = |text: &str| resolved(&scenario(text)).map(|plan| plan.loads[0].client);
+        assert_eq!(client(""), Ok(crate::load::Client::CassandraStress));
+        assert_eq!(
+            client("client = \"cassandra-stress\""),
+            Ok(crate::load::Client::CassandraStress)
+        );
+        assert_eq!(
+            client("client = \"twin-real\""),
+            Ok(crate::load::Client::TwinReal)
+        );
+        let error = client("client = \"ycsb\"").unwrap_err();
+        assert!(
+            error.contains("load[0].client")
+                && error.contains("`ycsb`")
+                && error.contains("twin-real"),
+            "{error}"
+        );
     }
 
     /// `[cluster.g1_start]` starts cassandra-5.0's G1 from what it names;

@@ -748,6 +748,11 @@ pub struct LoadSection {
     /// `"token-aware"` (default), `"shard-aware"` or `"round-robin"`.
     #[serde(default)]
     pub routing: Option<String>,
+    /// The program running the load: `"cassandra-stress"` (default, the
+    /// published runs') or `"twin-real"` (`twin real`, whose threads start
+    /// on tokio's 1-ms timer ticks).
+    #[serde(default)]
+    pub client: Option<String>,
     /// How long a client waits for a reply before it retries. Default 12 s,
     /// the DataStax Java driver's read timeout that c-s runs with.
     #[serde(default)]

@@ -164,6 +164,8 @@ pub fn twin_scenario(
          [[load]]\n\
          name = \"{id}\"\n\
          processes = 1\n\
+         # The measurement's client: threads start on tokio's 1-ms ticks.\n\
+         client = \"twin-real\"\n\
          command = \"{command}\"\n",
         machine = machine.trim_end(),
         data = PhaseData::of(id).section(),

@@ -43,6 +43,7 @@ impl Simulation {
                     // The first arrival is where the pacer's phase puts it.
                     state.issuers_running = 1;
                     let (first, _) = state.schedule.peek();
+                    let first = self.plan.loads[load as usize].client.start_at(now, first);
                     self.kernel
                         .schedule_at(first, Event::OpenLoopArrival { process });
                 }
@@ -78,8 +79,19 @@ impl Simulation {
     /// A thread is free: issue its next operation (now or at its scheduled
     /// time), or stop.
     pub(super) fn issue(&mut self, now: SimTime, process_index: u32) {
-        let Some((issue_at, measured_from)) = self.reserve_next(now, process_index) else {
+        let Some((start, measured_from)) = self.reserve_next(now, process_index) else {
             return;
+        };
+        let process = &self.processes[process_index as usize];
+        let issue_at = self.plan.loads[process.load as usize]
+            .client
+            .start_at(now, start);
+        // Measured from the actual start unless the rate measures from the
+        // intended one (`fixed=`).
+        let measured_from = if process.schedule.measures_from_intended() {
+            measured_from
+        } else {
+            issue_at
         };
         if issue_at > now {
             self.kernel.schedule_at(
@@ -99,13 +111,17 @@ impl Simulation {
         let Some((due, _)) = self.reserve_next(now, process_index) else {
             return;
         };
-        debug_assert_eq!(due, now);
+        debug_assert!(due <= now, "an arrival comes at or after its due time");
         // Sent first: a batch's partitions are charged to the schedule
         // before the next arrival is read from it.
         self.send_request(now, process_index, due);
-        let (next, _) = self.processes[process_index as usize].schedule.peek();
+        let process = &self.processes[process_index as usize];
+        let (next, _) = process.schedule.peek();
+        let arrival = self.plan.loads[process.load as usize]
+            .client
+            .start_at(now, next);
         self.kernel.schedule_at(
-            next,
+            arrival,
             Event::OpenLoopArrival {
                 process: process_index,
             },

@@ -1784,6 +1784,7 @@ mod tests {
                 client_timeout: SimDuration::from_secs(12),
                 routing: Routing::TokenAware,
                 consistency: engine::ConsistencyLevel::One,
+                client: crate::load::Client::CassandraStress,
             }],
             notes: Vec::new(),
             server_totals_from: SimDuration::ZERO,
@@ -2013,6 +2014,7 @@ mod workload_tests {
             client_timeout: SimDuration::from_secs(12),
             routing: Routing::TokenAware,
             consistency: engine::ConsistencyLevel::One,
+            client: crate::load::Client::CassandraStress,
         }
     }
 
