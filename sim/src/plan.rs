@@ -1720,6 +1720,11 @@ fn user_profile(
             ));
         }
     }
+    // What the profile defines and the twin does not simulate is refused
+    // only when this load uses it.
+    if let Some((key, reason)) = profile.refusal(ops) {
+        return Err(scenario.error(field, format!("{shown}: {key}: {reason}")));
+    }
     // What the engine cannot run, refused by name.
     if profile.insert.partitions.range().1 > engine::MAX_BATCH_PARTS as u64 {
         return Err(scenario.error(

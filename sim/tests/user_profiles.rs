@@ -209,6 +209,37 @@ fn what_cannot_run_is_refused_naming_file_and_construct() {
         );
         assert!(!error.contains('\n'), "{error}");
     }
+    // What the profile defines but the load does not use runs; what it
+    // uses is refused naming the profile key.
+    let extras = format!(
+        "{KV}  cas:\n    cql: UPDATE kv SET value = ? WHERE key = ? IF EXISTS\n    fields: samerow\ntoken_range_queries:\n  all:\n    columns: '*'\n    page_size: 5000\nextra_definitions:\n  - CREATE INDEX kv_value ON kv (value)\n"
+    );
+    let plan = resolved(
+        &dir,
+        &extras,
+        &format!("user profile=profiles/p.yaml ops(getdata=1) {run}"),
+    );
+    assert!(plan.is_ok(), "reads use none of them: {plan:?}");
+    for (ops, needle) in [
+        (
+            "getdata=1,all=1",
+            "token_range_queries.all: token range scans",
+        ),
+        (
+            "getdata=1,cas=1",
+            "queries.cas.cql: IF ...: a lightweight transaction",
+        ),
+        ("insert=1", "extra_definitions[0]: a secondary index"),
+    ] {
+        let error = resolved(
+            &dir,
+            &extras,
+            &format!("user profile=profiles/p.yaml ops({ops}) {run}"),
+        )
+        .unwrap_err();
+        assert!(error.contains(needle), "{ops}: {error}");
+        assert!(error.contains("p.yaml"), "{error}");
+    }
     // A profile whose keyspace's factor differs from [data]'s.
     let conflict = scenario(
         &dir,

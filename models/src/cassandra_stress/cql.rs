@@ -684,6 +684,9 @@ pub fn table_definition(text: &str) -> Result<TableDefinition, String> {
                             return Err("default_time_to_live: expiring data (TTLs) is not simulated by the twin; leave it 0".into());
                         }
                     }
+                    "cdc" => {
+                        return Err("cdc: change data capture is in none of the twin's presets: Scylla's `cdc = {...}` came with Scylla 3.2 (experimental), after scylla-3.0, the newest Scylla preset; Cassandra's `cdc = true` (since 3.8) keeps commitlog segments for a consumer, which the twin does not simulate".into());
+                    }
                     harmless if HARMLESS_TABLE_OPTIONS.contains(&harmless) => {
                         if cursor.peek() == Some(&Token::Symbol('{')) {
                             cursor.option_map()?;

@@ -17,7 +17,16 @@
 //!   `DIST/DIVISOR`, default `fixed(1)/1`), `row-population` (likewise) and
 //!   `batchtype` (`LOGGED`, the default, or `UNLOGGED`);
 //! - `queries`: named statements, each `cql:` and `fields: samerow|multirow`
-//!   (or, as c-s 2.1 wrote them, the CQL text alone).
+//!   (or, as c-s 2.1 wrote them, the CQL text alone);
+//! - `token_range_queries`: named scans of the ring (`columns`,
+//!   `page_size`);
+//! - `extra_definitions`: CQL run after the table is made (types, indexes,
+//!   materialized views).
+//!
+//! c-s prepares only what `ops(...)` names, so a query, token range query
+//! or extra definition the twin does not simulate is parsed, checked and
+//! kept ([`Unsimulated`]); [`UserProfile::refusal`] refuses it only for a
+//! load that uses it (an index or a view: a load that writes).
 //!
 //! Distributions are c-s's `OptionDistribution` forms: `FIXED(v)`,
 //! `UNIFORM(min..max)`, `GAUSSIAN(min..max[,stdvrng])` and
@@ -443,8 +452,35 @@ pub struct UserProfile {
     pub columns: Vec<ProfileColumn>,
     /// `insert:`.
     pub insert: InsertSpec,
-    /// `queries:`, in the file's order.
+    /// `queries:`, in the file's order: those the twin runs.
     pub queries: Vec<ProfileQuery>,
+    /// What the profile defines that the twin parsed and checked but does
+    /// not simulate: refused only when a load uses it
+    /// ([`UserProfile::refusal`]), as c-s prepares only what `ops(...)`
+    /// names.
+    pub unsimulated: Vec<Unsimulated>,
+}
+
+/// Something a profile defines that the twin does not simulate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unsimulated {
+    /// The profile key that defines it (`queries.cas.cql`,
+    /// `token_range_queries.all`, `extra_definitions[0]`).
+    pub key: String,
+    /// When a load uses it.
+    pub used_by: UsedBy,
+    /// Why the twin cannot run it.
+    pub reason: String,
+}
+
+/// When a load uses an [`Unsimulated`] definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UsedBy {
+    /// When `ops(...)` names this operation.
+    Operation(String),
+    /// When the load writes (a view or an index is kept up to date on
+    /// every write to its table).
+    Writes,
 }
 
 /// Salt of the partition-seeded draws of rows per partition.
@@ -461,11 +497,45 @@ impl UserProfile {
         self.queries.iter().find(|query| query.name == name)
     }
 
-    /// The names an `ops(...)` may use: `insert` and every query.
+    /// The names an `ops(...)` may use: `insert`, every query and every
+    /// token range query, simulated or not.
     pub fn operation_names(&self) -> Vec<String> {
         std::iter::once("insert".to_string())
             .chain(self.queries.iter().map(|query| query.name.clone()))
+            .chain(
+                self.unsimulated
+                    .iter()
+                    .filter_map(|item| match &item.used_by {
+                        UsedBy::Operation(name) => Some(name.clone()),
+                        UsedBy::Writes => None,
+                    }),
+            )
             .collect()
+    }
+
+    /// Whether operation `name` writes (`insert`, or a query that writes).
+    pub fn writes(&self, name: &str) -> bool {
+        name == "insert"
+            || self
+                .query(name)
+                .is_some_and(|query| query.shape == QueryShape::Write)
+    }
+
+    /// Why a load running `ops` (names with weights) cannot run on the
+    /// twin, if it cannot: the first unsimulated definition it uses, as
+    /// (profile key, reason). Operations of weight 0 are not used.
+    pub fn refusal(&self, ops: &[(String, f64)]) -> Option<(String, String)> {
+        let used = |name: &str| ops.iter().any(|(op, weight)| op == name && *weight > 0.0);
+        let writes = ops
+            .iter()
+            .any(|(op, weight)| *weight > 0.0 && self.writes(op));
+        self.unsimulated
+            .iter()
+            .find(|item| match &item.used_by {
+                UsedBy::Operation(name) => used(name),
+                UsedBy::Writes => writes,
+            })
+            .map(|item| (item.key.clone(), item.reason.clone()))
     }
 
     /// Expected bytes of the partition key.
@@ -647,12 +717,7 @@ pub fn parse_profile(text: &str, file: &str) -> Result<UserProfile, ProfileError
             )),
         }
     };
-    if fields.contains_key("token_range_queries") {
-        return Err(error(
-            "token_range_queries",
-            "token range scans are not simulated by the twin".into(),
-        ));
-    }
+    let mut unsimulated = token_range_queries(fields.get("token_range_queries"), file)?;
     let keyspace = text_field("keyspace")?.ok_or_else(|| {
         error(
             "keyspace",
@@ -688,17 +753,7 @@ pub fn parse_profile(text: &str, file: &str) -> Result<UserProfile, ProfileError
             ),
         ));
     }
-    if let Some(extra) = fields.get("extra_definitions") {
-        if !matches!(extra, Value::Null)
-            && !matches!(extra, Value::Sequence(items) if items.is_empty())
-        {
-            return Err(error(
-                "extra_definitions",
-                "extra CQL (indexes, materialized views, types) is not simulated by the twin"
-                    .into(),
-            ));
-        }
-    }
+    unsimulated.extend(extra_definitions(fields.get("extra_definitions"), file)?);
 
     let columns = columnspec(fields.get("columnspec"), &table, file)?;
     // The most rows a partition may hold: the product of the clustering
@@ -718,7 +773,8 @@ pub fn parse_profile(text: &str, file: &str) -> Result<UserProfile, ProfileError
         ));
     }
     let insert = insert_spec(fields.get("insert"), file)?;
-    let queries = queries(fields.get("queries"), &table, file)?;
+    let (queries, refused_queries) = queries(fields.get("queries"), &table, file)?;
+    unsimulated.extend(refused_queries);
     Ok(UserProfile {
         keyspace,
         keyspace_definition,
@@ -726,7 +782,139 @@ pub fn parse_profile(text: &str, file: &str) -> Result<UserProfile, ProfileError
         columns,
         insert,
         queries,
+        unsimulated,
     })
+}
+
+/// `token_range_queries:`: each a name and its `columns` (and
+/// `page_size`), checked; c-s scans the ring with them, which the twin
+/// does not simulate.
+fn token_range_queries(
+    value: Option<&Value>,
+    file: &str,
+) -> Result<Vec<Unsimulated>, ProfileError> {
+    let Some(map) = optional_mapping(
+        value,
+        "token_range_queries",
+        "named token range queries (name: {columns: ..., page_size: ...})",
+        file,
+    )?
+    else {
+        return Ok(Vec::new());
+    };
+    let mut scans = Vec::new();
+    for (name, spec) in map {
+        let Some(name) = name.as_str() else {
+            return Err(ProfileError::new(
+                file,
+                "token_range_queries",
+                format!("a query's name is not text: {}", describe(name)),
+            ));
+        };
+        let here = format!("token_range_queries.{name}");
+        let Value::Mapping(spec) = spec else {
+            return Err(ProfileError::new(
+                file,
+                &here,
+                format!("expected columns and page_size, found {}", describe(spec)),
+            ));
+        };
+        for (key, value) in spec {
+            let key = key.as_str().unwrap_or_default().to_ascii_lowercase();
+            match (key.as_str(), value) {
+                ("columns", Value::String(_)) => {}
+                ("page_size", Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => {}
+                ("columns" | "page_size", other) => {
+                    return Err(ProfileError::new(
+                        file,
+                        &format!("{here}.{key}"),
+                        format!(
+                            "expected {}, found {}",
+                            if key == "columns" {
+                                "the columns to read ('*' or a list)"
+                            } else {
+                                "a positive number of rows"
+                            },
+                            describe(other)
+                        ),
+                    ))
+                }
+                _ => {
+                    return Err(ProfileError::new(
+                        file,
+                        &format!("{here}.{key}"),
+                        "unknown key: accepted are columns and page_size",
+                    ))
+                }
+            }
+        }
+        scans.push(Unsimulated {
+            key: here,
+            used_by: UsedBy::Operation(name.to_ascii_lowercase()),
+            reason: "token range scans (every partition of the ring, page by page) are not simulated by the twin".into(),
+        });
+    }
+    Ok(scans)
+}
+
+/// `extra_definitions:`: CQL statements run after the table is made. A
+/// type changes nothing the twin models; an index or a materialized view
+/// is kept up to date on every write, so it is refused for loads that
+/// write.
+fn extra_definitions(value: Option<&Value>, file: &str) -> Result<Vec<Unsimulated>, ProfileError> {
+    let items = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Sequence(items)) => items,
+        Some(other) => {
+            return Err(ProfileError::new(
+                file,
+                "extra_definitions",
+                format!(
+                    "expected a list of CQL statements, found {}",
+                    describe(other)
+                ),
+            ))
+        }
+    };
+    let mut kept = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let key = format!("extra_definitions[{index}]");
+        let Value::String(text) = item else {
+            return Err(ProfileError::new(
+                file,
+                &key,
+                format!("expected a CQL statement, found {}", describe(item)),
+            ));
+        };
+        let words: Vec<String> = text
+            .split_whitespace()
+            .take(4)
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let reason = match words.as_slice() {
+            ["create", "type", ..] => continue,
+            ["create", "materialized", "view", ..] => {
+                "a materialized view (the base row read and the view updated on every write) is not simulated by the twin"
+            }
+            ["create", "index", ..] | ["create", "custom", "index", ..] => {
+                "a secondary index (updated on every write) is not simulated by the twin"
+            }
+            _ => {
+                return Err(ProfileError::new(
+                    file,
+                    &key,
+                    "expected CREATE TYPE, CREATE INDEX or CREATE MATERIALIZED VIEW",
+                ))
+            }
+        };
+        kept.push(Unsimulated {
+            key,
+            used_by: UsedBy::Writes,
+            reason: reason.into(),
+        });
+    }
+    Ok(kept)
 }
 
 fn describe(value: &Value) -> String {
@@ -965,11 +1153,13 @@ fn insert_spec(value: Option<&Value>, file: &str) -> Result<InsertSpec, ProfileE
     Ok(spec)
 }
 
+/// `queries:`: those the twin runs, and those it parsed but cannot
+/// (refused only if a load's `ops(...)` names them).
 fn queries(
     value: Option<&Value>,
     table: &TableDefinition,
     file: &str,
-) -> Result<Vec<ProfileQuery>, ProfileError> {
+) -> Result<(Vec<ProfileQuery>, Vec<Unsimulated>), ProfileError> {
     let Some(map) = optional_mapping(
         value,
         "queries",
@@ -977,9 +1167,10 @@ fn queries(
         file,
     )?
     else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
     let mut queries = Vec::new();
+    let mut refused = Vec::new();
     for (name, value) in map {
         let Some(name) = name.as_str().map(str::to_string) else {
             return Err(ProfileError::new(
@@ -1047,15 +1238,21 @@ fn queries(
                 ))
             }
         };
-        let shape = cql::query(&cql_text, table)
-            .map_err(|e| ProfileError::new(file, &format!("{here}.cql"), e))?;
-        queries.push(ProfileQuery {
-            // c-s keys its queries lower-cased, as it looks them up.
-            name: name.to_ascii_lowercase(),
-            cql: cql_text.trim().to_string(),
-            fields,
-            shape,
-        });
+        // c-s keys its queries lower-cased, as it looks them up.
+        let lower = name.to_ascii_lowercase();
+        match cql::query(&cql_text, table) {
+            Ok(shape) => queries.push(ProfileQuery {
+                name: lower,
+                cql: cql_text.trim().to_string(),
+                fields,
+                shape,
+            }),
+            Err(reason) => refused.push(Unsimulated {
+                key: format!("{here}.cql"),
+                used_by: UsedBy::Operation(lower),
+                reason,
+            }),
+        }
     }
-    Ok(queries)
+    Ok((queries, refused))
 }

@@ -606,15 +606,47 @@ fn profile_errors_name_the_file_the_key_and_what_is_accepted() {
             "`kv3`",
         ),
         (
-            format!("{R6_PROFILE}token_range_queries:\n  all:\n    columns: '*'\n"),
-            "token_range_queries",
-            "token range",
+            format!("{R6_PROFILE}token_range_queries:\n  all:\n    columns: 3\n"),
+            "token_range_queries.all.columns",
+            "columns to read",
+        ),
+        (
+            format!("{R6_PROFILE}token_range_queries:\n  all:\n    rows: 3\n"),
+            "token_range_queries.all.rows",
+            "page_size",
+        ),
+        (
+            R6_PROFILE.replace("    value blob\n  );", "    value blob\n  ) WITH cdc = {'enabled': true};"),
+            "table_definition",
+            "Scylla 3.2",
+        ),
+        (
+            format!("{R6_PROFILE}extra_definitions:\n  - DROP TABLE kv\n"),
+            "extra_definitions[0]",
+            "CREATE MATERIALIZED VIEW",
         ),
     ];
     for (text, key, needle) in cases {
-        let error = parse_profile(&text, "profiles/kv.yaml").unwrap_err();
-        assert_eq!(error.key(), key, "{error}");
-        let line = error.to_string();
+        let line = match parse_profile(&text, "profiles/kv.yaml") {
+            Err(error) => {
+                assert_eq!(error.key(), key, "{error}");
+                error.to_string()
+            }
+            // A query the twin cannot run is kept, and refused when a
+            // load's ops(...) names it.
+            Ok(profile) => {
+                assert!(
+                    key.starts_with("queries.") && key.ends_with(".cql"),
+                    "{key}: accepted"
+                );
+                let (refused, reason) = profile
+                    .refusal(&ops(&[("getdata", 1.0)]))
+                    .unwrap_or_else(|| panic!("{key}: not refused when used"));
+                assert_eq!(refused, key);
+                assert_eq!(profile.refusal(&ops(&[("insert", 1.0)])), None, "{key}");
+                format!("profiles/kv.yaml: {refused}: {reason}")
+            }
+        };
         assert!(line.starts_with("profiles/kv.yaml: "), "{line}");
         assert!(line.contains(needle), "{key}: {line}");
         assert!(!line.contains('\n'), "{line}");
@@ -668,4 +700,46 @@ fn queries_select_the_rows_their_restrictions_and_limit_give() {
         (share - 0.52).abs() < 0.03,
         "a range reads {share} of the rows"
     );
+}
+
+/// Cassandra's own `cqlstress-example.yaml` has a `token_range_queries`
+/// section, and profiles carry queries and definitions the twin cannot
+/// run: all are parsed and checked, and refused only for a load whose
+/// `ops(...)` uses them, naming the key (c-s prepares only what the ops
+/// name).
+#[test]
+fn what_a_load_does_not_use_is_checked_but_not_refused() {
+    let text = format!(
+        "{EXAMPLE_FORM}   cas:\n      cql: update typestest set value = ? where name = ? and choice = ? and date = ? and address = ? and dbl = ? and lval = ? and ival = ? and uid = ? IF value = ?\n      fields: samerow\n\
+         token_range_queries:\n  all:\n    columns: '*'\n    page_size: 5000\n\
+         extra_definitions:\n  - CREATE TYPE perftesting.point (x int, y int)\n  - CREATE MATERIALIZED VIEW perftesting.by_uid AS SELECT * FROM typestest WHERE uid IS NOT NULL PRIMARY KEY (uid, name, choice, date, address, dbl, lval, ival)\n"
+    );
+    let profile = profile(&text);
+    let names = profile.operation_names();
+    for name in ["insert", "simple1", "cas", "all"] {
+        assert!(names.contains(&name.to_string()), "{name} in {names:?}");
+    }
+    // Reads only: neither the LWT, the scan nor the view is used.
+    assert_eq!(
+        profile.refusal(&ops(&[("simple1", 1.0), ("range1", 2.0)])),
+        None
+    );
+    // Named with weight 0: not used either.
+    assert_eq!(
+        profile.refusal(&ops(&[("simple1", 1.0), ("all", 0.0)])),
+        None
+    );
+    let refused = |pairs: &[(&str, f64)]| profile.refusal(&ops(pairs)).unwrap();
+    let (key, reason) = refused(&[("simple1", 1.0), ("all", 1.0)]);
+    assert_eq!(key, "token_range_queries.all");
+    assert!(reason.contains("token range"), "{reason}");
+    let (key, reason) = refused(&[("cas", 1.0)]);
+    assert_eq!(key, "queries.cas.cql");
+    assert!(reason.contains("lightweight transaction"), "{reason}");
+    // Writes keep the view up to date: refused, naming the definition
+    // (the type is harmless).
+    let (key, reason) = refused(&[("insert", 1.0), ("simple1", 1.0)]);
+    assert_eq!(key, "extra_definitions[1]");
+    assert!(reason.contains("materialized view"), "{reason}");
+    assert!(profile.writes("insert") && !profile.writes("simple1"));
 }
