@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use crate::cells::Cell;
-use crate::coordinator::{ConsistencyLevel, ReadResult};
+use crate::cells::ReadResult;
+use crate::consistency::ConsistencyLevel;
 
 /// A client request's id, chosen by the driver and echoed in the reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

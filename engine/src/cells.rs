@@ -22,7 +22,30 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::coordinator::RowVersion;
+/// A version of a row as a replica holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RowVersion {
+    /// Write timestamp of the newest cell (microseconds, client-assigned).
+    pub timestamp: u64,
+    /// Bytes of column values.
+    pub value_bytes: u32,
+}
+
+/// What a replica read returned: the row's newest version, if any.
+pub type ReadResult = Option<RowVersion>;
+
+/// The digest of a read result (the replica hashes what it would return).
+pub fn digest_of(result: ReadResult) -> u64 {
+    match result {
+        None => 0x6E6F_6E65, // "none"
+        Some(version) => {
+            let mut value = version.timestamp ^ (u64::from(version.value_bytes) << 40);
+            value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            value ^ (value >> 31)
+        }
+    }
+}
 
 /// One row of data mode: a key and its newest version in a structure.
 pub type Cell = (u64, RowVersion);

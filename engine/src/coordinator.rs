@@ -49,63 +49,9 @@ use slab::Slab;
 use units::SimTime;
 
 use crate::action::RequestId;
+use crate::cells::{ReadResult, RowVersion};
 use crate::placement::ShardAddress;
 use crate::speculation::LatencyEstimate;
-
-/// How many replicas must answer (`cl=` of cassandra-stress).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConsistencyLevel {
-    /// One replica.
-    One,
-    /// Two replicas.
-    Two,
-    /// Three replicas.
-    Three,
-    /// A majority of the replicas.
-    Quorum,
-    /// A majority of the local datacenter's replicas (one DC here).
-    LocalQuorum,
-    /// Every replica.
-    All,
-}
-
-impl ConsistencyLevel {
-    /// Replicas to wait for at replication factor `rf`.
-    pub fn block_for(self, rf: u32) -> u32 {
-        match self {
-            ConsistencyLevel::One => 1,
-            ConsistencyLevel::Two => 2,
-            ConsistencyLevel::Three => 3,
-            ConsistencyLevel::Quorum | ConsistencyLevel::LocalQuorum => rf / 2 + 1,
-            ConsistencyLevel::All => rf,
-        }
-    }
-}
-
-/// A version of a row as a replica holds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct RowVersion {
-    /// Write timestamp of the newest cell (microseconds, client-assigned).
-    pub timestamp: u64,
-    /// Bytes of column values.
-    pub value_bytes: u32,
-}
-
-/// What a replica read returned: the row's newest version, if any.
-pub type ReadResult = Option<RowVersion>;
-
-/// The digest of a read result (the replica hashes what it would return).
-pub fn digest_of(result: ReadResult) -> u64 {
-    match result {
-        None => 0x6E6F_6E65, // "none"
-        Some(version) => {
-            let mut value = version.timestamp ^ (u64::from(version.value_bytes) << 40);
-            value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            value ^ (value >> 31)
-        }
-    }
-}
 
 /// A write as the coordinator keeps it until every replica answered or
 /// the deadline passed (a replica still silent then gets a hint of it).
@@ -895,6 +841,7 @@ impl Coordinator {
 mod tests {
     use super::*;
     use crate::action::WHOLE_PARTITION;
+    use crate::cells::digest_of;
 
     const NOW: SimTime = SimTime::ZERO;
 
@@ -927,15 +874,6 @@ mod tests {
             answered: false,
         };
         write.answer();
-    }
-
-    #[test]
-    fn block_for_by_level() {
-        assert_eq!(ConsistencyLevel::Quorum.block_for(3), 2);
-        assert_eq!(ConsistencyLevel::Quorum.block_for(5), 3);
-        assert_eq!(ConsistencyLevel::One.block_for(3), 1);
-        assert_eq!(ConsistencyLevel::All.block_for(3), 3);
-        assert_eq!(ConsistencyLevel::LocalQuorum.block_for(2), 2);
     }
 
     #[test]

@@ -26,6 +26,14 @@
 //!
 //! Module map (one mechanism per module):
 //! - [`config`]: a shard's limits and sizes, each with its source;
+//! - [`cells`]: what a replica holds of a row ([`RowVersion`], the
+//!   digests replicas compare) and the sorted runs memtables and SSTables
+//!   keep; the storage side, importing nothing of the engine;
+//! - [`consistency`]: consistency levels and how many replicas each waits
+//!   for;
+//! - [`action`], [`coordinator`]: what a shard asks its driver to do, and
+//!   a coordinator's requests in flight (the request side, above the
+//!   storage modules: `tests/module_graph.rs` holds the direction);
 //! - [`commitlog`]: periodic-mode commitlog buffers and segments;
 //! - [`memtable`]: memtables and dirty-memory accounting;
 //! - [`flush`]: writing a sealed memtable out as an SSTable;
@@ -69,6 +77,7 @@ pub mod cells;
 pub mod commitlog;
 pub mod compaction;
 pub mod config;
+pub mod consistency;
 pub mod controller;
 pub mod coordinator;
 pub mod flush;
@@ -99,9 +108,10 @@ pub use action::{
     IoRequest, Message, Operation, ReplyStatus, RequestId, SchedulingGroup, TaskId,
     WHOLE_PARTITION,
 };
+pub use cells::{ReadResult, RowVersion};
 pub use commitlog::SyncMode;
 pub use config::{ShardConfig, ShardSeeds};
-pub use coordinator::{ConsistencyLevel, ReadResult, RowVersion};
+pub use consistency::ConsistencyLevel;
 pub use messaging::Landing;
 pub use node::Node;
 pub use placement::{key_token, Placement, ShardAddress};

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::coordinator::RowVersion;
+use crate::cells::RowVersion;
 
 /// One memtable.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -494,7 +494,7 @@ mod tests {
     use super::*;
     use crate::action::{Operation, RequestId};
     use crate::config::RowCacheSetup;
-    use crate::coordinator::ConsistencyLevel;
+    use crate::consistency::ConsistencyLevel;
     use crate::placement::Placement;
     use crate::row_cache::RowCacheConfig;
     use crate::testing::{self, Outcome};

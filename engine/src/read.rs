@@ -43,11 +43,12 @@
 //! is uncompressed); in a compressed table, the whole chunks holding the
 //! row. Partition-index caching is left out.
 
-use crate::coordinator::RowVersion;
+use crate::cells::RowVersion;
 use crate::memtable::Memtable;
 use crate::ring::{span_width, ReplicaMap};
-use crate::sstable::{SSTable, KEY_SHARE_ONE};
+use crate::sstable::SSTable;
 use crate::token_set::position_of;
+use crate::token_set::KEY_SHARE_ONE;
 
 /// False-positive rate of a bloom filter built for `bloom_filter_fp_chance`
 /// 0.01 (the size-tiered default): 10 bits per partition and 7 hash

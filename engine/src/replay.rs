@@ -24,7 +24,7 @@
 
 use std::collections::VecDeque;
 
-use crate::coordinator::RowVersion;
+use crate::cells::RowVersion;
 use crate::planted::{Planted, PlantedBug};
 
 /// The rows of one live segment, in volume mode's summary form.

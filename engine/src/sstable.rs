@@ -42,7 +42,7 @@ use std::sync::Arc;
 use units::SimTime;
 
 use crate::cells::SortedCells;
-use crate::token_set::TokenSet;
+use crate::token_set::{TokenSet, KEY_SHARE_ONE};
 
 /// How often the summary samples the index (module doc).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -251,9 +251,6 @@ pub struct Segment {
     /// Rows in the piece.
     pub rows: u64,
 }
-
-/// The whole key hash space, in `SSTable::key_share` units (2^53).
-pub const KEY_SHARE_ONE: u64 = 1 << 53;
 
 impl SSTable {
     /// A volume-mode SSTable for tests: `rows` rows over keys

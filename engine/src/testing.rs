@@ -13,8 +13,9 @@
 //! count digests, drop a node's messages) says so through the `watch`
 //! callback, which sees every action before it is carried out.
 //!
-//! What it never does: advance time. Timers fire only when a test calls
-//! `handle_timeout`, at a time it chooses.
+//! Time moves only in [`run_until`], which fires a shard's timers in order
+//! up to a time the test chooses; elsewhere timers fire only when a test
+//! calls `handle_timeout`.
 
 use crate::action::{Action, ClientReply, IoRequest, Message, SchedulingGroup};
 use crate::placement::ShardAddress;
@@ -75,6 +76,37 @@ pub fn run(
 /// [`run`] with nothing held.
 pub fn run_all(shard: &mut Shard, now: SimTime, outcome: &mut Outcome) {
     run(shard, now, outcome, |_| Verdict::Carry);
+}
+
+/// Carries out `shard`'s actions as [`run_all`] does, firing its timers in
+/// order from `from` to `until` (each at its time, then what it asked for
+/// at that time), until nothing is left to do by `until` or `stop`, asked
+/// after each action, says to stop. Returns the time it stopped at.
+pub fn run_until(
+    shard: &mut Shard,
+    from: SimTime,
+    until: SimTime,
+    outcome: &mut Outcome,
+    mut stop: impl FnMut(&Shard) -> bool,
+) -> SimTime {
+    let mut now = from;
+    loop {
+        while let Some(action) = shard.poll_action() {
+            if let Some(sent) = carry(shard, now, action, Verdict::Carry, outcome) {
+                outcome.sent.push(sent);
+            }
+            if stop(shard) {
+                return now;
+            }
+        }
+        match shard.poll_timeout() {
+            Some(at) if at <= until => {
+                now = now.max(at);
+                shard.handle_timeout(now);
+            }
+            _ => return now,
+        }
+    }
 }
 
 /// Carries out the actions of a cluster's shards at `now` until none has

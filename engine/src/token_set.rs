@@ -25,7 +25,9 @@
 use std::sync::Arc;
 
 use crate::ring::span_width;
-use crate::sstable::KEY_SHARE_ONE;
+
+/// The whole ring, in positions (2^53; `SSTable::key_share` units).
+pub const KEY_SHARE_ONE: u64 = 1 << 53;
 
 /// The position of ring token `token`, in `KEY_SHARE_ONE` units (see the
 /// module doc).

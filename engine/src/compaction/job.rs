@@ -50,7 +50,8 @@ use units::SimTime;
 
 use crate::cells::{Cell, SortedCells};
 use crate::read::key_position;
-use crate::sstable::{SSTable, Segment, KEY_SHARE_ONE};
+use crate::sstable::{SSTable, Segment};
+use crate::token_set::KEY_SHARE_ONE;
 
 /// An in-progress compaction.
 #[derive(Clone, Debug)]
@@ -794,7 +795,7 @@ pub fn distinct_rows(inputs: &[SSTable], ownership: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::RowVersion;
+    use crate::cells::RowVersion;
 
     fn sstable(generation: u64, first_key: u64, last_key: u64, rows: u64) -> SSTable {
         SSTable::for_test(generation, rows * 100, rows, first_key, last_key)

@@ -760,7 +760,7 @@ impl LcsBacklogTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sstable::KEY_SHARE_ONE;
+    use crate::token_set::KEY_SHARE_ONE;
     use units::{SimDuration, SimTime};
 
     const SIZE: u64 = DEFAULT_SSTABLE_SIZE_MIB * MIB;

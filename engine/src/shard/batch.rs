@@ -35,7 +35,7 @@ use crate::action::{
     ReplyStatus, RequestId, SchedulingGroup,
 };
 use crate::commitlog::{Append, ENTRY_OVERHEAD_BYTES};
-use crate::coordinator::ConsistencyLevel;
+use crate::consistency::ConsistencyLevel;
 use crate::placement::ShardAddress;
 use crate::timer::TimerKind;
 

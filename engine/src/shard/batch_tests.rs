@@ -7,7 +7,7 @@ use super::Shard;
 use crate::action::{
     Action, BatchRequest, ClientReply, Message, Operation, ReplyStatus, RequestId,
 };
-use crate::coordinator::ConsistencyLevel;
+use crate::consistency::ConsistencyLevel;
 use crate::placement::ShardAddress;
 use crate::testing;
 use units::SimTime;

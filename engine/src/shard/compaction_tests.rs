@@ -5,11 +5,12 @@ use super::{PreloadState, Shard};
 use crate::action::{Action, ClientRequest, Operation, RequestId, SchedulingGroup};
 use crate::compaction::{lcs, CompactionStrategy};
 use crate::config::ShardConfig;
+use crate::consistency::ConsistencyLevel;
 use crate::controller::BacklogController;
 use crate::controller::{compaction_curve_2_2, COMPACTION_TICK};
-use crate::coordinator::ConsistencyLevel;
-use crate::sstable::{SSTable, KEY_SHARE_ONE};
+use crate::sstable::SSTable;
 use crate::testing;
+use crate::token_set::KEY_SHARE_ONE;
 use units::{SimDuration, SimTime};
 
 const MIB: u64 = 1024 * 1024;
@@ -276,24 +277,17 @@ fn leveled_outputs_hold_the_rows_of_their_token_ranges_in_data_mode() {
 /// once.
 fn run_timers(shard: &mut Shard, from: SimTime, until: SimTime) -> u64 {
     let mut most = shard.stats().active_compactions;
-    let mut now = from;
-    loop {
-        while let Some(action) = shard.poll_action() {
-            match action {
-                Action::RunCpu(task) => shard.handle_cpu_done(now, task.id),
-                Action::SubmitIo(io) => shard.handle_io_done(now, io.id),
-                _ => {}
-            }
+    testing::run_until(
+        shard,
+        from,
+        until,
+        &mut testing::Outcome::default(),
+        |shard| {
             most = most.max(shard.stats().active_compactions);
-        }
-        match shard.poll_timeout() {
-            Some(at) if at <= until => {
-                now = at;
-                shard.handle_timeout(now);
-            }
-            _ => return most,
-        }
-    }
+            false
+        },
+    );
+    most
 }
 
 #[test]

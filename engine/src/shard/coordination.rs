@@ -8,7 +8,8 @@ use crate::action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, Message, Operation, ReplyStatus,
     RequestId, SchedulingGroup,
 };
-use crate::coordinator::{digest_of, DeadlineKind, Mutation, Next, ReadResult, MAX_REPLICAS};
+use crate::cells::{digest_of, ReadResult};
+use crate::coordinator::{DeadlineKind, Mutation, Next, MAX_REPLICAS};
 use crate::heat;
 use crate::messaging::RELAYED;
 use crate::placement::{key_token, ShardAddress};

@@ -6,7 +6,7 @@ use crate::action::{
     Action, ClientReply, ClientRequest, CpuWork, Message, Operation, ReplyStatus, RequestId,
 };
 use crate::config::ShardConfig;
-use crate::coordinator::ConsistencyLevel;
+use crate::consistency::ConsistencyLevel;
 use crate::coordinator::MAX_REPLICAS;
 use crate::messaging::RELAYED;
 use crate::placement::Placement;

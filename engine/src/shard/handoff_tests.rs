@@ -6,7 +6,7 @@
 use super::coordinator_tests::{read_at_one, three_nodes_with};
 use super::Shard;
 use crate::action::{Action, ClientRequest, Message, Operation, ReplyStatus, RequestId};
-use crate::coordinator::ConsistencyLevel;
+use crate::consistency::ConsistencyLevel;
 use crate::hints::HintsSetup;
 use crate::testing;
 use units::{SimDuration, SimTime};

@@ -53,12 +53,13 @@ use crate::action::{
     Action, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest, Message, Operation,
     ReplyStatus, RequestId, SchedulingGroup, TaskId,
 };
+use crate::cells::ReadResult;
 use crate::commitlog::{BufferWrite, Commitlog};
 use crate::compaction::job::{ChunkRead, CompactionJob};
 use crate::compaction::{LcsState, RateLimiter, TableBacklog};
 use crate::config::ShardConfig;
 use crate::controller::{self, BacklogController};
-use crate::coordinator::{Coordinator, Expired, ReadResult};
+use crate::coordinator::{Coordinator, Expired};
 use crate::flush::FlushJob;
 use crate::heat::HeardRates;
 use crate::memtable::Memtable;

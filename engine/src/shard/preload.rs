@@ -4,7 +4,8 @@
 use super::{mutation_bytes, PreloadState, Shard};
 use crate::compaction::{lcs, stcs, CompactionStrategy};
 use crate::read;
-use crate::sstable::{SSTable, KEY_SHARE_ONE};
+use crate::sstable::SSTable;
+use crate::token_set::KEY_SHARE_ONE;
 use units::SimTime;
 
 impl Shard {

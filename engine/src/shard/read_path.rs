@@ -5,7 +5,7 @@ use super::{unit, BloomPasses, IoPurpose, PendingRead, Request, Shard, TaskPurpo
 use crate::action::{
     Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup, WHOLE_PARTITION,
 };
-use crate::coordinator::{ReadResult, RowVersion};
+use crate::cells::{ReadResult, RowVersion};
 use crate::page_cache::PageCache;
 use crate::row_cache::RowCache;
 use crate::{page_cache, read, row_cache};

@@ -25,7 +25,7 @@
 
 use super::{IoPurpose, Shard, TaskPurpose};
 use crate::action::{Action, CpuTask, CpuWork, IoClass, IoKind, SchedulingGroup};
-use crate::coordinator::RowVersion;
+use crate::cells::RowVersion;
 use crate::replay::Replay;
 use units::SimTime;
 

@@ -3,9 +3,10 @@
 
 use super::Shard;
 use crate::action::{Action, ClientRequest, IoClass, IoRequest, Operation, ReplyStatus, RequestId};
+use crate::cells::RowVersion;
 use crate::commitlog::SyncMode;
 use crate::config::ShardConfig;
-use crate::coordinator::{ConsistencyLevel, RowVersion};
+use crate::consistency::ConsistencyLevel;
 use crate::testing::{self, Outcome, Verdict};
 use units::SimTime;
 

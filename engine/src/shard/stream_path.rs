@@ -39,8 +39,8 @@ use super::{IoPurpose, Shard, TaskPurpose};
 use crate::action::{
     Action, CpuTask, CpuWork, IoClass, IoKind, Message, SchedulingGroup, StreamedPopulation,
 };
+use crate::cells::RowVersion;
 use crate::cells::{reconcile, Cell, SortedCells};
-use crate::coordinator::RowVersion;
 use crate::flush::{FlushJob, FlushStep};
 use crate::memtable::Memtable;
 use crate::placement::{key_token, ShardAddress};

@@ -94,7 +94,7 @@ fn a_preloaded_range_arrives_whole_in_both_modes() {
 #[test]
 fn data_mode_streams_the_newest_version_of_every_row_of_the_range() {
     use crate::action::{ClientRequest, Operation, RequestId};
-    use crate::coordinator::ConsistencyLevel;
+    use crate::consistency::ConsistencyLevel;
     for mode in [StreamMode::Rpc, StreamMode::Stream] {
         let mut shards = pair(mode, true);
         let placement = shards[0].config().placement.clone();

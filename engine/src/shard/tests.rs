@@ -8,7 +8,7 @@ use crate::action::{
 };
 use crate::commitlog::SyncMode;
 use crate::config::ShardConfig;
-use crate::coordinator::ConsistencyLevel;
+use crate::consistency::ConsistencyLevel;
 use crate::testing;
 use units::SimTime;
 
@@ -145,14 +145,16 @@ fn a_mid_cycle_preload_resumes_the_merges_its_phases_place_part_way() {
     // Each merge reads only what it had left. (The 32-flush output then
     // pairs with the settled one, so stop at the two.)
     let now = SimTime::from_nanos(1);
-    while shard.stats().compactions_completed < 2 {
-        match shard.poll_action().expect("the merges run to their end") {
-            Action::RunCpu(task) => shard.handle_cpu_done(now, task.id),
-            Action::SubmitIo(io) => shard.handle_io_done(now, io.id),
-            Action::SetShares { .. } => {}
-            other => unreachable!("{other:?}"),
-        }
-    }
+    let mut outcome = testing::Outcome::default();
+    testing::run_until(&mut shard, now, now, &mut outcome, |shard| {
+        shard.stats().compactions_completed >= 2
+    });
+    assert_eq!(
+        shard.stats().compactions_completed,
+        2,
+        "the merges run to their end"
+    );
+    assert!(outcome.sent.is_empty() && outcome.replies.is_empty());
     let stats = shard.stats();
     let expected = (0.75 * 8.0 + 0.25 * 32.0) * flush_bytes as f64;
     let read = stats.bytes_compacted as f64;

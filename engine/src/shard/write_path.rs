@@ -3,8 +3,8 @@
 
 use super::{mutation_bytes, new_memtable, unit, IoPurpose, Request, Shard, TaskPurpose};
 use crate::action::{Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup};
+use crate::cells::RowVersion;
 use crate::commitlog::{Append, SyncMode, ENTRY_OVERHEAD_BYTES};
-use crate::coordinator::RowVersion;
 use crate::flush::{FlushJob, FlushStep};
 use units::{SimDuration, SimTime};
 
