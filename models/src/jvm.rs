@@ -230,10 +230,14 @@ pub enum Stage {
     Compaction,
     /// `MemtableFlushWriter`.
     MemtableFlush,
+    /// The native transport's Netty event loop, which reads a CQL request
+    /// off its connection and hands it to the stage that runs it
+    /// ([`JvmConfig::event_loop_front`]).
+    EventLoop,
 }
 
 /// Number of [`Stage`]s.
-pub const STAGE_COUNT: usize = 5;
+pub const STAGE_COUNT: usize = 6;
 
 impl Stage {
     /// Every stage, in index order.
@@ -243,6 +247,7 @@ impl Stage {
         Stage::Mutation,
         Stage::Compaction,
         Stage::MemtableFlush,
+        Stage::EventLoop,
     ];
 
     /// Position in [`Stage::ALL`].
@@ -253,6 +258,7 @@ impl Stage {
             Stage::Mutation => 2,
             Stage::Compaction => 3,
             Stage::MemtableFlush => 4,
+            Stage::EventLoop => 5,
         }
     }
 
@@ -264,6 +270,7 @@ impl Stage {
             Stage::Mutation => "MutationStage",
             Stage::Compaction => "CompactionExecutor",
             Stage::MemtableFlush => "MemtableFlushWriter",
+            Stage::EventLoop => "nioEventLoopGroup",
         }
     }
 }
@@ -282,6 +289,9 @@ pub struct StageThreads {
     /// Memtable flush threads in all (`memtable_flush_writers` per data
     /// directory).
     pub memtable_flush: u32,
+    /// The native transport's event loop threads that serve the client's
+    /// connections: one (a client on one connection is served by one).
+    pub event_loop: u32,
 }
 
 impl StageThreads {
@@ -309,6 +319,7 @@ impl StageThreads {
             } else {
                 data_directories
             },
+            event_loop: 1,
         }
     }
 
@@ -320,6 +331,7 @@ impl StageThreads {
             Stage::Mutation => self.mutation,
             Stage::Compaction => self.compaction,
             Stage::MemtableFlush => self.memtable_flush,
+            Stage::EventLoop => self.event_loop,
         }
     }
 }
@@ -732,6 +744,15 @@ pub struct JvmConfig {
     /// What G1 starts from ([`G1History`]); `None`: a new JVM, G1's own
     /// start-up guesses. Only for G1 with [`EvacuationParams`].
     pub g1_start: Option<G1History>,
+    /// Whether a client request's first task first passes through the
+    /// native transport's event loop ([`Stage::EventLoop`], its threads
+    /// [`StageThreads::event_loop`]; [`JvmNode::submit_from_client`]):
+    /// the loop, parked in `epoll_wait` while idle, pays
+    /// [`JvmConfig::handoff_cost`] to wake for a request and hands it on;
+    /// a request that finds it busy (queued behind others, as at
+    /// saturation) costs it nothing. 5.0's preset; 3.11's folds the loop
+    /// into its fitted prices.
+    pub event_loop_front: bool,
 }
 
 impl JvmConfig {
@@ -749,6 +770,7 @@ impl JvmConfig {
             spin: None,
             exact_wakeups: false,
             g1_start: None,
+            event_loop_front: false,
         }
     }
 
@@ -770,6 +792,7 @@ impl JvmConfig {
             spin: Some(CASSANDRA_5_0_SPIN),
             exact_wakeups: true,
             g1_start: None,
+            event_loop_front: true,
         }
     }
 }
@@ -1013,6 +1036,12 @@ pub struct JvmNode {
     spin_nanos: u128,
     /// [`JvmConfig::exact_wakeups`].
     exact_wakeups: bool,
+    /// [`JvmConfig::event_loop_front`].
+    event_loop_front: bool,
+    /// Client requests' first tasks in the event loop, in the order the
+    /// loop (one FIFO) finishes them: each one's tag, the stage it goes on
+    /// to, its demand there and its thread's wake-up.
+    after_event_loop: VecDeque<(u64, Stage, SimDuration, SimDuration)>,
     /// Threads woken for a task, not yet running (exact wake-ups only):
     /// each holds its pool's thread.
     waking: BinaryHeap<Reverse<WakingTask>>,
@@ -1069,6 +1098,11 @@ impl JvmNode {
             allocation: config.allocation,
             inline_continuations: config.inline_continuations,
             pools: Stage::ALL.map(|stage| {
+                // The loop's hand-ons come out in its one FIFO's order.
+                assert!(
+                    !config.event_loop_front || config.threads.event_loop == 1,
+                    "an event loop in front is one thread"
+                );
                 let threads = config.threads.get(stage);
                 assert!(threads >= 1, "{} needs a thread", stage.name());
                 Pool {
@@ -1095,6 +1129,8 @@ impl JvmNode {
             last_activity: SimTime::ZERO,
             spin_nanos: 0,
             exact_wakeups: config.exact_wakeups,
+            event_loop_front: config.event_loop_front,
+            after_event_loop: VecDeque::new(),
             waking: BinaryHeap::new(),
         }
     }
@@ -1169,6 +1205,35 @@ impl JvmNode {
         wake: SimDuration,
     ) -> Option<SimTime> {
         self.enqueue(now, stage, tag, demand, self.handoff_cost, wake)
+    }
+
+    /// [`JvmNode::submit`] for the first task of a client's request: with
+    /// [`JvmConfig::event_loop_front`] it first passes through the native
+    /// transport's event loop ([`Stage::EventLoop`]), which pays the
+    /// hand-off to wake if it was parked and hands the task on to `stage`
+    /// when it is done; otherwise it is [`JvmNode::submit`].
+    pub fn submit_from_client(
+        &mut self,
+        now: SimTime,
+        stage: Stage,
+        tag: u64,
+        demand: SimDuration,
+        wake: SimDuration,
+    ) -> Option<SimTime> {
+        if !self.event_loop_front {
+            return self.submit(now, stage, tag, demand, wake);
+        }
+        // The loop's own wake-up latency is in the network's (REAL.md's
+        // loopback round trip holds it).
+        self.after_event_loop.push_back((tag, stage, demand, wake));
+        self.enqueue(
+            now,
+            Stage::EventLoop,
+            tag,
+            SimDuration::ZERO,
+            self.handoff_cost,
+            SimDuration::ZERO,
+        )
     }
 
     /// Submits task `tag` as the continuation of a task of `stage` that
@@ -1257,14 +1322,27 @@ impl JvmNode {
                 break;
             }
             self.running.pop();
-            finished.push(task.tag);
-            self.tasks_completed += 1;
             let pool = &mut self.pools[task.stage.index()];
             pool.completed += 1;
             match pool.queue.pop_front() {
                 Some((tag, demand)) => self.start(task.stage, tag, demand),
                 None => pool.active -= 1,
             }
+            // A request the loop has read is handed on, not finished (the
+            // loop is one FIFO, so its hand-ons come out in order).
+            if task.stage == Stage::EventLoop
+                && self
+                    .after_event_loop
+                    .front()
+                    .is_some_and(|&(tag, ..)| tag == task.tag)
+            {
+                if let Some((tag, stage, demand, wake)) = self.after_event_loop.pop_front() {
+                    self.enqueue(now, stage, tag, demand, self.handoff_cost, wake);
+                }
+                continue;
+            }
+            finished.push(task.tag);
+            self.tasks_completed += 1;
         }
         debug_assert!(self.invariants_hold());
         let next = self.update_next();
@@ -1284,6 +1362,8 @@ impl JvmNode {
             dropped.extend(pool.queue.drain(..).map(|(tag, _)| tag));
             pool.active = 0;
         }
+        // Tags in the event loop were dropped with its tasks above.
+        self.after_event_loop.clear();
         debug_assert!(self.invariants_hold());
         self.update_next();
         dropped
@@ -1803,6 +1883,7 @@ mod tests {
             mutation,
             compaction: 2,
             memtable_flush: 2,
+            event_loop: 1,
         }
     }
 
@@ -1977,7 +2058,66 @@ mod tests {
             spin: None,
             exact_wakeups: false,
             g1_start: None,
+            event_loop_front: false,
         })
+    }
+
+    /// A client request's first task passes through the event loop
+    /// ([`JvmConfig::event_loop_front`]): the loop pays a hand-off to
+    /// wake for the first of a burst, requests queued behind it pay none
+    /// there, and each then starts on its own stage as any task does,
+    /// finishing once; without the loop in front it is a plain submit.
+    #[test]
+    fn the_event_loop_wakes_once_for_requests_that_queue_for_it() {
+        let run = |front: bool, requests: u64| {
+            let mut node = JvmNode::new(JvmConfig {
+                cores: 1,
+                threads: threads(2, 8),
+                handoff_cost: SimDuration::from_micros(10),
+                queued_tasks_pay_handoff: false,
+                gc: GcModel::Disabled,
+                allocation: AllocationParams::per_step(0),
+                inline_continuations: false,
+                spin: None,
+                exact_wakeups: true,
+                g1_start: None,
+                event_loop_front: front,
+            });
+            for tag in 1..=requests {
+                node.submit_from_client(
+                    SimTime::ZERO,
+                    Stage::Mutation,
+                    tag,
+                    SimDuration::from_micros(50),
+                    SimDuration::ZERO,
+                );
+            }
+            let (mut finished, mut all) = (Vec::new(), Vec::new());
+            let mut last = SimTime::ZERO;
+            while let Some(at) = node.next_completion() {
+                node.complete(at, &mut finished);
+                all.append(&mut finished);
+                last = at;
+            }
+            all.sort_unstable();
+            assert_eq!(
+                all,
+                (1..=requests).collect::<Vec<_>>(),
+                "each finishes once"
+            );
+            assert_eq!(node.tasks_completed(), requests);
+            (
+                node.cpu_busy().as_nanos() / 1000,
+                last.saturating_since(SimTime::ZERO).as_nanos() / 1000,
+            )
+        };
+        // One request: the loop's wake, then the stage's hand-off and work.
+        assert_eq!(run(true, 1), (70, 70));
+        assert_eq!(run(false, 1), (60, 60));
+        // Five at once: the loop wakes once; each still takes an idle
+        // mutation thread (eight), paying its hand-off.
+        assert_eq!(run(true, 5).0, 10 + 5 * 60);
+        assert_eq!(run(false, 5).0, 5 * 60);
     }
 
     /// With exact wake-ups a woken thread takes no core until it runs: a
@@ -1998,6 +2138,7 @@ mod tests {
                 spin: None,
                 exact_wakeups: exact,
                 g1_start: None,
+                event_loop_front: false,
             });
             node.submit(SimTime::ZERO, Stage::Mutation, 1, MS, SimDuration::ZERO);
             node.submit(
@@ -2045,6 +2186,7 @@ mod tests {
                 spin: None,
                 exact_wakeups: true,
                 g1_start: None,
+                event_loop_front: false,
             });
             node.submit(SimTime::ZERO, Stage::Mutation, 1, MS, SimDuration::ZERO);
             node.submit(SimTime::ZERO, Stage::Mutation, 2, MS, SimDuration::ZERO);
@@ -2078,6 +2220,7 @@ mod tests {
             spin: Some(spin),
             exact_wakeups: false,
             g1_start: None,
+            event_loop_front: false,
         });
         // A new node's workers spin their first 10 ms, then park.
         assert_eq!(node.spinning(at_ms(5)), Some(spin.iteration));

@@ -175,6 +175,7 @@ impl Simulation {
                 if self.live_attempt(slot, serial) {
                     self.in_flight[slot as usize].at_coordinator = now;
                 }
+                self.shards[shard as usize].from_client = true;
                 self.engines[node].handle_client_request(now, local, request);
             }
             Inbound::Batch(batch) => {
@@ -182,6 +183,7 @@ impl Simulation {
                 if self.live_attempt(slot, serial) {
                     self.in_flight[slot as usize].at_coordinator = now;
                 }
+                self.shards[shard as usize].from_client = true;
                 self.engines[node].handle_batch_request(now, local, batch);
             }
             Inbound::Message { from, message } => {
@@ -207,6 +209,9 @@ impl Simulation {
             }
         }
         self.drain(now, shard);
+        // A request that started no task now (throttled, or answered at
+        // once) marks none later.
+        self.shards[shard as usize].from_client = false;
     }
 
     /// The shard's reactor polls at `now` (its period ended): what its
@@ -291,6 +296,7 @@ impl Simulation {
                 tally.on_cpu.start(now);
                 tally.price_ns += u128::from(cost.as_nanos());
                 let tag = task_tag(task.id, kind);
+                let from_client = std::mem::take(&mut self.shards[shard as usize].from_client);
                 match &mut self.shards[shard as usize].cpu {
                     ShardCpu::Reactor(core) => {
                         if let Some(started) = core.submit(now, tag, group, cost) {
@@ -317,7 +323,13 @@ impl Simulation {
                             } else {
                                 models::wakeup::draw(rng)
                             };
-                            node.submit(now, stage, tag, cost, wake);
+                            if from_client {
+                                // The request's first task: read off its
+                                // connection by the event loop.
+                                node.submit_from_client(now, stage, tag, cost, wake);
+                            } else {
+                                node.submit(now, stage, tag, cost, wake);
+                            }
                         }
                         // Request handling allocates: the CQL request
                         // on its coordinator, each internode message

@@ -386,6 +386,10 @@ struct ShardState {
     /// Whether `inbox` holds the shard's timer (then nothing rearms it
     /// until the poll takes it in).
     timer_in_inbox: bool,
+    /// Whether the next CPU task the shard's engine asks for is the first
+    /// of the client request it is taking in (JVM presets send it through
+    /// the native transport's event loop: `JvmNode::submit_from_client`).
+    from_client: bool,
     /// What the shard's tasks sent out during the current period (messages,
     /// replies, I/Os), to leave at its next poll.
     outbox: Vec<Action>,
@@ -936,6 +940,7 @@ impl Simulation {
                 timer: WakeUps::default(),
                 inbox: Vec::new(),
                 timer_in_inbox: false,
+                from_client: false,
                 outbox: Vec::new(),
                 up: true,
             })
