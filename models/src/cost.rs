@@ -150,19 +150,21 @@ pub const CASSANDRA_FACTOR: f64 = 1.9;
 /// **fitted** to REAL.md's C1 (writes at 5,000/s; its last 20 s, medians
 /// of three repeats: 92.8 us of server CPU per write, of which the twin's
 /// spinning worker takes ~42, the hand-off to an idle thread 10 and the
-/// native transport's event loop waking for the request 10, less the
-/// spinning that work displaces; was 0.961 before the event loop),
+/// native transport's event loop waking for the request and again for
+/// its response 10 each, less the spinning that work displaces; 0.961
+/// before the event loop was modelled, 0.84 with its request wake only),
 /// `validation/CALIBRATION.md` ("The real node");
 /// [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 0.84;
+pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 0.729;
 
 /// Cassandra 5.0's read steps over Scylla's, on the real node's core:
 /// **fitted** to C2 (reads of rows in the page cache at 3,000/s; 135.2 us
 /// per read in its last 20 s; 0.153 before the event loop's wake-ups were
-/// charged apart). Well under one because Scylla's read prices
+/// charged apart, 0.135 with the request's only). Well under one because
+/// Scylla's read prices
 /// were fitted to disk-bound published loads and carry work the twin does
 /// not model (CALIBRATION.md); [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.135;
+pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.114;
 
 /// The kernel's CPU per page-cache miss under Cassandra 5.0 on the real
 /// node's machine (a KVM guest's buffered read: the request, its exit and
@@ -172,8 +174,9 @@ pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.135;
 /// the twin now misses 0.37 times per read (its whole phase 0.97; the real
 /// node 1.35 device reads per read over the phase, disk probe). Was 39 us
 /// over 1.7 misses of 6 KiB before misses brought their read-ahead in,
-/// 124.3 us before queued tasks stopped paying a hand-off, and 129 us
-/// before the event loop's wake-ups were charged apart. So
+/// 124.3 us before queued tasks stopped paying a hand-off, 129 us before
+/// the event loop's wake-ups were charged apart and 118 us with the
+/// request's only. So
 /// few misses in the tail pin the price loosely: the tail also holds
 /// whatever else C3 costs that the twin does not model at 1,000/s (the
 /// JIT may still be compiling the disk-read path, first run in C3);

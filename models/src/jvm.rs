@@ -112,6 +112,11 @@ pub const CONCURRENT_WRITES: u32 = 32;
 /// hop \[E\]; this is the middle of that range.
 pub const HANDOFF_COST: SimDuration = SimDuration::from_micros(10);
 
+/// The tag of the event loop's response flushes
+/// ([`JvmNode::flush_response`]), which finish inside the node: no task of
+/// the driver's has it.
+pub const FLUSH_TAG: u64 = u64::MAX;
+
 /// Garbage one step of request handling allocates (the CQL request on its
 /// coordinator, an internode message taken in, a replica's read or write:
 /// memtable, CQL and messaging objects): hardware.md 4.4 estimates 5-20 KB
@@ -1207,6 +1212,26 @@ impl JvmNode {
         self.enqueue(now, stage, tag, demand, self.handoff_cost, wake)
     }
 
+    /// A response handed to the native transport's event loop to flush
+    /// to its connection (Cassandra's `Flusher`, run on the loop): with
+    /// [`JvmConfig::event_loop_front`] the loop pays the hand-off to wake
+    /// if it was parked, and nothing if it is busy with others; the
+    /// response itself is not held for it (its bytes leave when the
+    /// driver sends them). Returns the next completion.
+    pub fn flush_response(&mut self, now: SimTime) -> Option<SimTime> {
+        if !self.event_loop_front {
+            return self.next_completion();
+        }
+        self.enqueue(
+            now,
+            Stage::EventLoop,
+            FLUSH_TAG,
+            SimDuration::ZERO,
+            self.handoff_cost,
+            SimDuration::ZERO,
+        )
+    }
+
     /// [`JvmNode::submit`] for the first task of a client's request: with
     /// [`JvmConfig::event_loop_front`] it first passes through the native
     /// transport's event loop ([`Stage::EventLoop`]), which pays the
@@ -1330,6 +1355,10 @@ impl JvmNode {
             }
             // A request the loop has read is handed on, not finished (the
             // loop is one FIFO, so its hand-ons come out in order).
+            if task.stage == Stage::EventLoop && task.tag == FLUSH_TAG {
+                // A flush is the loop's own work: nothing to report.
+                continue;
+            }
             if task.stage == Stage::EventLoop
                 && self
                     .after_event_loop
@@ -2118,6 +2147,41 @@ mod tests {
         // mutation thread (eight), paying its hand-off.
         assert_eq!(run(true, 5).0, 10 + 5 * 60);
         assert_eq!(run(false, 5).0, 5 * 60);
+    }
+
+    /// A response flush wakes the loop if it is parked, costs nothing
+    /// queued behind other loop work, finishes no task of the driver's,
+    /// and is nothing without the loop in front.
+    #[test]
+    fn a_response_flush_wakes_a_parked_event_loop_and_reports_nothing() {
+        let busy = |front: bool, flushes: u32| {
+            let mut node = JvmNode::new(JvmConfig {
+                cores: 1,
+                threads: threads(2, 2),
+                handoff_cost: SimDuration::from_micros(10),
+                queued_tasks_pay_handoff: false,
+                gc: GcModel::Disabled,
+                allocation: AllocationParams::per_step(0),
+                inline_continuations: false,
+                spin: None,
+                exact_wakeups: true,
+                g1_start: None,
+                event_loop_front: front,
+            });
+            for _ in 0..flushes {
+                node.flush_response(SimTime::ZERO);
+            }
+            let mut finished = Vec::new();
+            while let Some(at) = node.next_completion() {
+                node.complete(at, &mut finished);
+            }
+            assert!(finished.is_empty(), "{finished:?}");
+            assert_eq!(node.tasks_completed(), 0);
+            node.cpu_busy().as_nanos() / 1000
+        };
+        assert_eq!(busy(true, 1), 10);
+        assert_eq!(busy(true, 4), 10, "three queued behind the first");
+        assert_eq!(busy(false, 4), 0);
     }
 
     /// With exact wake-ups a woken thread takes no core until it runs: a

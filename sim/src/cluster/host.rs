@@ -421,6 +421,12 @@ impl Simulation {
                 self.stream_received(now, plan, rows, bytes)
             }
             Action::Reply(reply) => {
+                // The event loop wakes to flush it (JVM presets that model
+                // the loop).
+                if let ShardCpu::Jvm { node, .. } = &mut self.shards[shard as usize].cpu {
+                    node.flush_response(now);
+                    self.rearm_jvm(shard);
+                }
                 let (slot, serial) = attempt_of(reply.id);
                 if !self.live_attempt(slot, serial) {
                     // The client gave up on this attempt: nobody reads

@@ -427,6 +427,10 @@ fn task_tag(id: TaskId, kind: usize) -> u64 {
 /// Bits of a CPU tag that hold the task's kind.
 const TASK_KIND_BITS: u32 = 4;
 const _: () = assert!(engine::CpuWork::KINDS <= 1 << TASK_KIND_BITS);
+// No task of the engine's has the JVM's own flush tag (all bits set: kind
+// 15, which no work kind reaches).
+const _: () = assert!(engine::CpuWork::KINDS < 1 << TASK_KIND_BITS);
+const _: () = assert!(models::jvm::FLUSH_TAG == u64::MAX);
 
 impl ShardState {
     /// The CPU finished the task it knows as `tag` at `now`: tallies it and
