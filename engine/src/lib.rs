@@ -38,7 +38,8 @@
 //! - [`memtable`]: memtables and dirty-memory accounting;
 //! - [`flush`]: writing a sealed memtable out as an SSTable;
 //! - [`compaction`]: the size-tiered and leveled strategies, their backlog
-//!   trackers, jobs, and Cassandra's compaction throughput limit;
+//!   trackers, jobs, Cassandra's compaction throughput limit, and a
+//!   shard's compaction state with its invariants ([`compaction::manager`]);
 //! - [`controller`]: backlog controllers turning backlog into shares;
 //! - [`sstable`]: SSTable descriptors;
 //! - [`token_set`]: ring positions, and the slices of the ring an SSTable

@@ -21,12 +21,14 @@
 pub mod backlog;
 pub mod job;
 pub mod lcs;
+pub mod manager;
 pub mod stcs;
 pub mod strategy;
 pub mod throttle;
 
 pub use backlog::{stcs_backlog_bytes, StcsBacklogTracker};
 pub use lcs::{LcsBacklogTracker, LcsOptions, LcsState};
+pub use manager::CompactionManager;
 pub use stcs::{StcsOptions, TrimmedJob};
 pub use strategy::{CompactionStrategy, TableBacklog};
 pub use throttle::RateLimiter;

@@ -77,7 +77,7 @@ impl Shard {
     /// its pipeline.
     pub(super) fn launch_compaction(&mut self, now: SimTime, job: CompactionJob) {
         self.next_sstable_generation += job.output_count();
-        let job = self.compactions.insert(job) as u32;
+        let job = self.compaction.jobs.insert(job) as u32;
         self.advance_compaction(now, job);
     }
 
@@ -86,12 +86,13 @@ impl Shard {
     pub(super) fn at_compactor_limit(&self) -> bool {
         self.config
             .concurrent_compactors
-            .is_some_and(|limit| self.compactions.len() >= limit as usize)
+            .is_some_and(|limit| self.compaction.jobs.len() >= limit as usize)
     }
 
     /// The weights of the running jobs (Scylla runs one job per weight).
     pub(super) fn busy_weights(&self) -> Vec<u32> {
-        self.compactions
+        self.compaction
+            .jobs
             .iter()
             .map(|(_, job)| job.weight())
             .collect()
@@ -99,7 +100,8 @@ impl Shard {
 
     /// Generations of the SSTables running jobs are merging.
     pub(super) fn compacting_generations(&self) -> Vec<u64> {
-        self.compactions
+        self.compaction
+            .jobs
             .iter()
             .flat_map(|(_, job)| job.input_generations())
             .collect()
@@ -151,10 +153,15 @@ impl Shard {
             }
             CompactionStrategy::Leveled(options) => {
                 // Scylla: `parallel_compaction() == false` for LCS.
-                if !cassandra && !self.compactions.is_empty() {
+                if !cassandra && !self.compaction.jobs.is_empty() {
                     return None;
                 }
-                let job = lcs::next_job(&self.sstables, &compacting, options, &mut self.lcs_state)?;
+                let job = lcs::next_job(
+                    &self.sstables,
+                    &compacting,
+                    options,
+                    &mut self.compaction.lcs,
+                )?;
                 let weight = weight_of(&self.sstables, &job.generations);
                 Some(NextCompaction {
                     generations: job.generations,
@@ -169,17 +176,18 @@ impl Shard {
     /// Fills the job's pipeline with chunk reads, each after the
     /// throughput limit (if any) grants its bytes.
     pub(super) fn advance_compaction(&mut self, now: SimTime, job: u32) {
-        while let Some(chunk) = self.compactions[job as usize].next_chunk() {
-            let granted = match self.compaction_limiter.as_mut() {
+        while let Some(chunk) = self.compaction.jobs[job as usize].next_chunk() {
+            let granted = match self.compaction.limiter.as_mut() {
                 Some(limiter) => limiter.reserve(now, chunk.input_bytes),
                 None => now,
             };
-            if granted <= now && self.throttled_compaction_reads.is_empty() {
+            if granted <= now && self.compaction.throttled_reads.is_empty() {
                 self.submit_compaction_read(job, chunk);
             } else {
-                self.throttled_compaction_reads
+                self.compaction
+                    .throttled_reads
                     .push_back((granted, job, chunk));
-                if self.throttled_compaction_reads.len() == 1 {
+                if self.compaction.throttled_reads.len() == 1 {
                     self.timers.set(TimerKind::CompactionThrottle, granted);
                 }
             }
@@ -203,12 +211,12 @@ impl Shard {
     /// The throughput limit's timer: submits the reads granted by now and
     /// re-arms for the next.
     pub(super) fn release_throttled_compaction_reads(&mut self, now: SimTime) {
-        while let Some(&(granted, job, chunk)) = self.throttled_compaction_reads.front() {
+        while let Some(&(granted, job, chunk)) = self.compaction.throttled_reads.front() {
             if granted > now {
                 self.timers.set(TimerKind::CompactionThrottle, granted);
                 return;
             }
-            self.throttled_compaction_reads.pop_front();
+            self.compaction.throttled_reads.pop_front();
             self.submit_compaction_read(job, chunk);
         }
     }
@@ -216,14 +224,14 @@ impl Shard {
     /// A chunk's output is on disk: continue the job, or seal its outputs
     /// and replace its inputs.
     pub(super) fn compaction_chunk_written(&mut self, now: SimTime, job: u32, output_bytes: u64) {
-        self.compactions[job as usize].chunk_written(output_bytes);
-        if !self.compactions[job as usize].is_complete() {
+        self.compaction.jobs[job as usize].chunk_written(output_bytes);
+        if !self.compaction.jobs[job as usize].is_complete() {
             self.advance_compaction(now, job);
             return;
         }
-        let (outputs, inputs) = self.compactions.remove(job as usize).finish(now);
+        let (outputs, inputs) = self.compaction.jobs.remove(job as usize).finish(now);
         for input in &inputs {
-            self.backlog.remove_sstable(input);
+            self.compaction.backlog.remove_sstable(input);
         }
         self.sstables.retain(|sstable| {
             !inputs
@@ -236,13 +244,13 @@ impl Shard {
             .filter(|output| output.rows > 0)
             .collect();
         if matches!(self.config.compaction, CompactionStrategy::Leveled(_)) {
-            self.lcs_state.notify_completion(&inputs, &outputs);
+            self.compaction.lcs.notify_completion(&inputs, &outputs);
         }
         for output in outputs {
-            self.backlog.add_sstable(&output);
+            self.compaction.backlog.add_sstable(&output);
             self.sstables.push(output);
         }
-        self.compactions_completed += 1;
+        self.compaction.completed += 1;
         self.maybe_start_compactions(now);
     }
 
@@ -251,7 +259,8 @@ impl Shard {
     /// flushes and compactions have written so far.
     pub(super) fn compaction_backlog(&self) -> f64 {
         let compacting: Vec<(u32, u64, u64)> = self
-            .compactions
+            .compaction
+            .jobs
             .iter()
             .flat_map(|(_, job)| {
                 job.inputs()
@@ -260,7 +269,8 @@ impl Shard {
             })
             .collect();
         let partial_writes: Vec<(u32, u64)> = self
-            .compactions
+            .compaction
+            .jobs
             .iter()
             .map(|(_, job)| (job.output_level(), job.written_bytes()))
             .chain(
@@ -269,7 +279,10 @@ impl Shard {
                     .map(|flush| (0, FlushJob::written_bytes(flush))),
             )
             .collect();
-        let backlog_bytes = self.backlog.backlog_bytes(&compacting, &partial_writes);
+        let backlog_bytes = self
+            .compaction
+            .backlog
+            .backlog_bytes(&compacting, &partial_writes);
         controller::compaction_input(backlog_bytes, self.config.memory_bytes)
     }
 
@@ -292,7 +305,7 @@ impl Shard {
             self.timers.set(timer, now + tick);
         }
         let last = match group {
-            SchedulingGroup::Compaction => &mut self.compaction_shares,
+            SchedulingGroup::Compaction => &mut self.compaction.shares,
             _ => &mut self.flush_shares,
         };
         if *last != shares {

@@ -55,8 +55,7 @@ use crate::action::{
 };
 use crate::cells::ReadResult;
 use crate::commitlog::{BufferWrite, Commitlog};
-use crate::compaction::job::{ChunkRead, CompactionJob};
-use crate::compaction::{LcsState, RateLimiter, TableBacklog};
+use crate::compaction::{CompactionManager, RateLimiter, TableBacklog};
 use crate::config::ShardConfig;
 use crate::controller::{self, BacklogController};
 use crate::coordinator::{Coordinator, Expired};
@@ -449,19 +448,8 @@ pub struct Shard {
     /// Volume mode: the keys the shard's writes and preload gave it, which
     /// decide what its reads return (replicas with the same writes agree).
     population: read::Population,
-    compactions: Slab<CompactionJob>,
-    /// The table's backlog tracker (its strategy's).
-    backlog: TableBacklog,
-    /// Leveled compaction's memory between picks.
-    lcs_state: LcsState,
-    /// `compaction_throughput_mb_per_sec`'s token bucket, if set.
-    compaction_limiter: Option<RateLimiter>,
-    /// Compaction reads waiting for the limiter, in grant order: (when
-    /// granted, job, chunk).
-    throttled_compaction_reads: VecDeque<(SimTime, u32, ChunkRead)>,
-    compactions_completed: u64,
-    bytes_compacted: u64,
-    compaction_shares: f64,
+    /// Compaction's state: jobs, backlog, limiter, counters, shares.
+    compaction: CompactionManager,
     flush_shares: f64,
     throttled: VecDeque<Request>,
     /// Since when writes have been waiting, if they are.
@@ -632,14 +620,7 @@ impl Shard {
             streams: stream_path::Streams::default(),
             hints_wake: None,
             expired: Vec::new(),
-            compactions: Slab::new(),
-            backlog,
-            lcs_state: LcsState::new(),
-            compaction_limiter,
-            throttled_compaction_reads: VecDeque::new(),
-            compactions_completed: 0,
-            bytes_compacted: 0,
-            compaction_shares: 0.0,
+            compaction: CompactionManager::new(backlog, compaction_limiter),
             flush_shares: 0.0,
             throttled: VecDeque::new(),
             throttled_since: None,
@@ -775,11 +756,11 @@ impl Shard {
             writes_completed: self.writes_completed,
             flushed_bytes_written: self.flushed_bytes_written,
             reads_completed: self.reads_completed,
-            active_compactions: self.compactions.len() as u64,
-            compactions_completed: self.compactions_completed,
-            bytes_compacted: self.bytes_compacted,
+            active_compactions: self.compaction.jobs.len() as u64,
+            compactions_completed: self.compaction.completed,
+            bytes_compacted: self.compaction.bytes_compacted,
             compaction_backlog: self.compaction_backlog(),
-            compaction_shares: self.compaction_shares,
+            compaction_shares: self.compaction.shares,
             flush_shares: self.flush_shares,
             digest_mismatches: self.coordinator.digest_mismatches,
             read_repairs: self.coordinator.read_repairs,
@@ -981,9 +962,9 @@ impl Shard {
                 input_bytes,
                 output_bytes,
             } => {
-                self.bytes_compacted += input_bytes;
+                self.compaction.bytes_compacted += input_bytes;
                 if output_bytes > 0 {
-                    let (total_bytes, rows) = self.compactions[job as usize].output_shape();
+                    let (total_bytes, rows) = self.compaction.jobs[job as usize].output_shape();
                     let disk_bytes =
                         self.config
                             .sstable_format
@@ -1063,7 +1044,7 @@ impl Shard {
                 input_bytes,
                 output_bytes,
             } => {
-                self.compactions[job as usize].chunk_read(input_bytes);
+                self.compaction.jobs[job as usize].chunk_read(input_bytes);
                 let task = self.new_task(TaskPurpose::CompactionMerge {
                     job,
                     input_bytes,
@@ -1239,6 +1220,7 @@ impl Shard {
     fn check_invariants(&self) {
         if cfg!(debug_assertions) {
             self.commitlog.check_invariants();
+            self.compaction.check_invariants();
             assert!(self.virtual_dirty_bytes() <= self.dirty_bytes());
             assert!(
                 self.flushing.is_some() || self.sealed.is_empty(),

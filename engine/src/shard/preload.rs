@@ -388,7 +388,7 @@ impl Shard {
         }
         sstable.generation = self.next_sstable_generation;
         self.next_sstable_generation += 1;
-        self.backlog.add_sstable(&sstable);
+        self.compaction.backlog.add_sstable(&sstable);
         self.sstables.push(sstable);
         self.sstables_epoch += 1;
     }

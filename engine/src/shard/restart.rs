@@ -222,7 +222,7 @@ impl Shard {
         let mut shard = Shard::new(config, now);
         shard.incarnation = durable.incarnation;
         for sstable in &durable.sstables {
-            shard.backlog.add_sstable(sstable);
+            shard.compaction.backlog.add_sstable(sstable);
         }
         shard.sstables = durable.sstables.clone();
         shard.sstables_epoch = durable.incarnation << 32;
@@ -239,8 +239,8 @@ impl Shard {
         shard.writes_completed = counters.writes_completed;
         shard.flushed_bytes_written = counters.flushed_bytes_written;
         shard.reads_completed = counters.reads_completed;
-        shard.compactions_completed = counters.compactions_completed;
-        shard.bytes_compacted = counters.bytes_compacted;
+        shard.compaction.completed = counters.compactions_completed;
+        shard.compaction.bytes_compacted = counters.bytes_compacted;
         shard.heat_balanced_reads = counters.heat_balanced_reads;
         shard.throttled_total = counters.throttled_total;
         shard.carried = counters;
@@ -254,8 +254,8 @@ impl Shard {
             writes_completed: self.writes_completed,
             flushed_bytes_written: self.flushed_bytes_written,
             reads_completed: self.reads_completed,
-            compactions_completed: self.compactions_completed,
-            bytes_compacted: self.bytes_compacted,
+            compactions_completed: self.compaction.completed,
+            bytes_compacted: self.compaction.bytes_compacted,
             heat_balanced_reads: self.heat_balanced_reads,
             throttled_total: self.write_throttled_time(now),
             cache: self.cache_counts(),

@@ -916,7 +916,7 @@ impl Shard {
 
     /// A streamed SSTable joins the table.
     fn add_streamed_sstable(&mut self, now: SimTime, sstable: SSTable) {
-        self.backlog.add_sstable(&sstable);
+        self.compaction.backlog.add_sstable(&sstable);
         self.sstables.push(sstable);
         self.sstables_epoch += 1;
         self.resize_row_cache();

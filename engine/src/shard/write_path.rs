@@ -223,7 +223,7 @@ impl Shard {
         if job.is_complete() {
             let job = self.flushing.take().expect("checked");
             let (sstable, _memtable) = job.finish(now);
-            self.backlog.add_sstable(&sstable);
+            self.compaction.backlog.add_sstable(&sstable);
             self.sstables.push(sstable);
             self.sstables_epoch += 1;
             self.flushes_completed += 1;
