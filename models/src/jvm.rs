@@ -60,13 +60,15 @@
 //! interference; OS scheduler time slices and priorities (processor sharing
 //! is their fluid limit); threads blocked on I/O or locks while holding a
 //! pool thread (a task here is CPU only: the driver models a blocking read
-//! as separate CPU tasks around the I/O); the `SharedExecutorPool`'s
-//! spinning workers (a worker that spins briefly before parking takes
-//! work without a full wake-up); the exact hand-off graph: every task of
-//! the driver counts as one hand-off, so a local read or write that
-//! Cassandra runs on the calling thread (`maybeExecuteImmediately`) pays
-//! one it does not, while the messaging service's own outbound and inbound
-//! threads, which every internode message wakes, are not tasks here.
+//! as separate CPU tasks around the I/O); for 3.11, the
+//! `SharedExecutorPool`'s spinning workers (5.0's preset has them,
+//! [`SpinParams`]) and the native transport's event loop (5.0's has it for
+//! client connections, [`JvmConfig::event_loop_front`]); the exact
+//! hand-off graph: every task of the driver counts as one hand-off, so a
+//! local read or write that Cassandra runs on the calling thread
+//! (`maybeExecuteImmediately`) pays one it does not, while the messaging
+//! service's own outbound and inbound threads, which every internode
+//! message wakes, are not tasks here.
 //!
 //! # Using it (event-driven)
 //! Every input takes `now` and returns [`JvmNode::next_completion`] after
