@@ -2093,6 +2093,24 @@ mod tests {
         })
     }
 
+    /// One core, 10-us hand-offs taken only by idle threads, exact
+    /// wake-ups, no collector: a node to watch the event loop on.
+    fn loop_node(front: bool, threads: StageThreads) -> JvmNode {
+        JvmNode::new(JvmConfig {
+            cores: 1,
+            threads,
+            handoff_cost: SimDuration::from_micros(10),
+            queued_tasks_pay_handoff: false,
+            gc: GcModel::Disabled,
+            allocation: AllocationParams::per_step(0),
+            inline_continuations: false,
+            spin: None,
+            exact_wakeups: true,
+            g1_start: None,
+            event_loop_front: front,
+        })
+    }
+
     /// A client request's first task passes through the event loop
     /// ([`JvmConfig::event_loop_front`]): the loop pays a hand-off to
     /// wake for the first of a burst, requests queued behind it pay none
@@ -2101,19 +2119,7 @@ mod tests {
     #[test]
     fn the_event_loop_wakes_once_for_requests_that_queue_for_it() {
         let run = |front: bool, requests: u64| {
-            let mut node = JvmNode::new(JvmConfig {
-                cores: 1,
-                threads: threads(2, 8),
-                handoff_cost: SimDuration::from_micros(10),
-                queued_tasks_pay_handoff: false,
-                gc: GcModel::Disabled,
-                allocation: AllocationParams::per_step(0),
-                inline_continuations: false,
-                spin: None,
-                exact_wakeups: true,
-                g1_start: None,
-                event_loop_front: front,
-            });
+            let mut node = loop_node(front, threads(2, 8));
             for tag in 1..=requests {
                 node.submit_from_client(
                     SimTime::ZERO,
@@ -2157,19 +2163,7 @@ mod tests {
     #[test]
     fn a_response_flush_wakes_a_parked_event_loop_and_reports_nothing() {
         let busy = |front: bool, flushes: u32| {
-            let mut node = JvmNode::new(JvmConfig {
-                cores: 1,
-                threads: threads(2, 2),
-                handoff_cost: SimDuration::from_micros(10),
-                queued_tasks_pay_handoff: false,
-                gc: GcModel::Disabled,
-                allocation: AllocationParams::per_step(0),
-                inline_continuations: false,
-                spin: None,
-                exact_wakeups: true,
-                g1_start: None,
-                event_loop_front: front,
-            });
+            let mut node = loop_node(front, threads(2, 2));
             for _ in 0..flushes {
                 node.flush_response(SimTime::ZERO);
             }

@@ -423,27 +423,33 @@ pub const POPULATE_PHASES: [&str; 2] = ["P1", "P2"];
 /// reads from memory, reads from disk and mixed together (unknown ids
 /// last).
 pub fn run_order(phase: &str) -> usize {
-    const ORDER: [&str; 22] = [
-        "P1", "P2", "C1", "C2", "C3", "S1", "S2", "S3", "W25", "M25", "D25", "X25", "W50", "M50",
-        "D50", "X50", "W80", "M80", "D80", "X80", "Z1", "L1",
-    ];
-    ORDER
-        .iter()
-        .position(|id| *id == phase)
-        .unwrap_or(ORDER.len())
+    position_in(
+        &[
+            "P1", "P2", "C1", "C2", "C3", "S1", "S2", "S3", "W25", "M25", "D25", "X25", "W50",
+            "M50", "D50", "X50", "W80", "M80", "D80", "X80", "Z1", "L1",
+        ],
+        phase,
+    )
 }
 
 /// REAL.md's order of the phases, as its table lists them (unknown ids
 /// last, by name).
 fn phase_order(phase: &str) -> usize {
-    const ORDER: [&str; 22] = [
-        "P1", "P2", "C1", "C2", "C3", "S1", "S2", "S3", "W25", "W50", "W80", "M25", "M50", "M80",
-        "D25", "D50", "D80", "X25", "X50", "X80", "Z1", "L1",
-    ];
-    ORDER
+    position_in(
+        &[
+            "P1", "P2", "C1", "C2", "C3", "S1", "S2", "S3", "W25", "W50", "W80", "M25", "M50",
+            "M80", "D25", "D50", "D80", "X25", "X50", "X80", "Z1", "L1",
+        ],
+        phase,
+    )
+}
+
+/// Where `phase` stands in `order` (after every listed one if unlisted).
+fn position_in(order: &[&str], phase: &str) -> usize {
+    order
         .iter()
         .position(|id| *id == phase)
-        .unwrap_or(ORDER.len())
+        .unwrap_or(order.len())
 }
 
 /// Throughput and p99 (ms) of each whole minute of an HDR interval log.

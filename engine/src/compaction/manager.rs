@@ -105,15 +105,20 @@ mod tests {
         manager.check_invariants();
     }
 
-    #[test]
-    #[should_panic(expected = "not running")]
-    fn a_read_held_back_for_a_job_that_is_not_running_is_caught() {
-        let mut manager = manager(true);
+    /// A read of job `job` held back until time zero.
+    fn held_back(job: u32) -> (SimTime, u32, ChunkRead) {
         let chunk = ChunkRead {
             input_bytes: 1,
             output_bytes: 1,
         };
-        manager.throttled_reads.push_back((SimTime::ZERO, 3, chunk));
+        (SimTime::ZERO, job, chunk)
+    }
+
+    #[test]
+    #[should_panic(expected = "not running")]
+    fn a_read_held_back_for_a_job_that_is_not_running_is_caught() {
+        let mut manager = manager(true);
+        manager.throttled_reads.push_back(held_back(3));
         manager.check_invariants();
     }
 
@@ -121,11 +126,7 @@ mod tests {
     #[should_panic(expected = "no limiter")]
     fn reads_held_back_without_a_limiter_are_caught() {
         let mut manager = manager(false);
-        let chunk = ChunkRead {
-            input_bytes: 1,
-            output_bytes: 1,
-        };
-        manager.throttled_reads.push_back((SimTime::ZERO, 0, chunk));
+        manager.throttled_reads.push_back(held_back(0));
         manager.check_invariants();
     }
 
