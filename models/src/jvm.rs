@@ -1224,10 +1224,17 @@ impl JvmNode {
         if !self.event_loop_front {
             return self.next_completion();
         }
+        self.enqueue_on_event_loop(now, FLUSH_TAG)
+    }
+
+    /// Puts `tag` on the event loop: no work of its own, the hand-off if
+    /// the loop was parked. The loop's own wake-up latency is in the
+    /// network's (REAL.md's loopback round trip holds it).
+    fn enqueue_on_event_loop(&mut self, now: SimTime, tag: u64) -> Option<SimTime> {
         self.enqueue(
             now,
             Stage::EventLoop,
-            FLUSH_TAG,
+            tag,
             SimDuration::ZERO,
             self.handoff_cost,
             SimDuration::ZERO,
@@ -1250,17 +1257,8 @@ impl JvmNode {
         if !self.event_loop_front {
             return self.submit(now, stage, tag, demand, wake);
         }
-        // The loop's own wake-up latency is in the network's (REAL.md's
-        // loopback round trip holds it).
         self.after_event_loop.push_back((tag, stage, demand, wake));
-        self.enqueue(
-            now,
-            Stage::EventLoop,
-            tag,
-            SimDuration::ZERO,
-            self.handoff_cost,
-            SimDuration::ZERO,
-        )
+        self.enqueue_on_event_loop(now, tag)
     }
 
     /// Submits task `tag` as the continuation of a task of `stage` that
