@@ -528,43 +528,69 @@ pub struct G1History {
     pub copy_deviation: f64,
 }
 
+/// Why a [`G1History`] cannot start a node: the field at fault (empty for
+/// the history as a whole) and the reason.
+#[derive(Clone, Debug, PartialEq)]
+pub struct G1HistoryError {
+    /// The field, as `[cluster.g1_start]` names it.
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl std::fmt::Display for G1HistoryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}", self.reason)
+        } else {
+            write!(f, "{}: {}", self.field, self.reason)
+        }
+    }
+}
+
 impl G1History {
-    /// Why this history cannot start a node with `params`, if it cannot:
-    /// the message names the field.
-    pub fn check(&self, params: &G1Params) -> Result<(), String> {
+    /// Why this history cannot start a node with `params`, if it cannot.
+    pub fn check(&self, params: &G1Params) -> Result<(), G1HistoryError> {
+        let refuse = |field: &'static str, reason: String| Err(G1HistoryError { field, reason });
         let Some(evacuation) = params.evacuation else {
-            return Err("this G1 has a fixed eden and no predictions to start from".into());
+            return refuse(
+                "",
+                "this G1 has a fixed eden and no predictions to start from".into(),
+            );
         };
         // From the live set to all of the heap but one region of eden.
         let live = params.live_old_bytes();
         let most = params.heap_bytes.saturating_sub(evacuation.region_bytes);
         if !(live..=most).contains(&self.old_used_bytes) {
-            return Err(format!(
-                "old: {} bytes is outside the live set to the heap less a region ({live} to {most})",
-                self.old_used_bytes
-            ));
+            return refuse(
+                "old",
+                format!(
+                    "{} bytes is outside the live set to the heap less a region ({live} to {most})",
+                    self.old_used_bytes
+                ),
+            );
         }
         if !(0.0..=1.0).contains(&self.survival) {
-            return Err(format!("survival: {} is outside 0 to 1", self.survival));
+            return refuse("survival", format!("{} is outside 0 to 1", self.survival));
         }
         if !(0.0..=1.0).contains(&self.survival_deviation) {
-            return Err(format!(
-                "survival_deviation: {} is outside 0 to 1",
-                self.survival_deviation
-            ));
+            return refuse(
+                "survival_deviation",
+                format!("{} is outside 0 to 1", self.survival_deviation),
+            );
         }
         // A copy cost from a picosecond to a millisecond a byte.
         if !(1e-3..=1e6).contains(&self.copy_ns_per_byte) {
-            return Err(format!(
-                "copy_ns_per_byte: {} is outside 0.001 to 1000000",
-                self.copy_ns_per_byte
-            ));
+            return refuse(
+                "copy_ns_per_byte",
+                format!("{} is outside 0.001 to 1000000", self.copy_ns_per_byte),
+            );
         }
         if !(0.0..=1e6).contains(&self.copy_deviation) {
-            return Err(format!(
-                "copy_deviation: {} is outside 0 to 1000000",
-                self.copy_deviation
-            ));
+            return refuse(
+                "copy_deviation",
+                format!("{} is outside 0 to 1000000", self.copy_deviation),
+            );
         }
         Ok(())
     }
@@ -2065,14 +2091,33 @@ mod tests {
             change(&mut bad);
             bad.check(&params).unwrap_err()
         };
-        assert!(refused(&|h| h.survival = 1.5).starts_with("survival:"));
-        assert!(refused(&|h| h.survival_deviation = -0.1).starts_with("survival_deviation:"));
-        assert!(refused(&|h| h.copy_ns_per_byte = 0.0).starts_with("copy_ns_per_byte:"));
-        assert!(refused(&|h| h.copy_deviation = f64::NAN).starts_with("copy_deviation:"));
-        assert!(refused(&|h| h.old_used_bytes = 0).starts_with("old:"));
-        assert!(refused(&|h| h.old_used_bytes = params.heap_bytes).starts_with("old:"));
+        assert_eq!(refused(&|h| h.survival = 1.5).field, "survival");
+        assert_eq!(
+            refused(&|h| h.survival_deviation = -0.1).field,
+            "survival_deviation"
+        );
+        assert_eq!(
+            refused(&|h| h.copy_ns_per_byte = 0.0).field,
+            "copy_ns_per_byte"
+        );
+        assert_eq!(
+            refused(&|h| h.copy_deviation = f64::NAN).field,
+            "copy_deviation"
+        );
+        assert_eq!(refused(&|h| h.old_used_bytes = 0).field, "old");
+        assert_eq!(
+            refused(&|h| h.old_used_bytes = params.heap_bytes).field,
+            "old"
+        );
+        assert!(refused(&|h| h.survival = 1.5)
+            .to_string()
+            .starts_with("survival: 1.5"));
         let fixed = G1Params::cassandra_3_11_heap_48g();
-        assert!(history.check(&fixed).unwrap_err().contains("fixed eden"));
+        assert!(history
+            .check(&fixed)
+            .unwrap_err()
+            .reason
+            .contains("fixed eden"));
     }
 
     fn node(cores: u32, threads: StageThreads, handoff_cost: SimDuration, gc: GcModel) -> JvmNode {

@@ -1268,14 +1268,15 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         ));
     };
     let memory = instance.memory_bytes;
+    // Where a memory the twin refuses was set (or, by default, may be).
+    let memory_field = if section.instance.overrides.memory_bytes.is_some() {
+        "cluster.instance.memory"
+    } else {
+        "cluster.overrides.memory"
+    };
     if memory > MAX_NODE_MEMORY_BYTES {
-        let field = if section.instance.overrides.memory_bytes.is_some() {
-            "cluster.instance.memory"
-        } else {
-            "cluster.overrides.memory"
-        };
         return Err(scenario.error(
-            field,
+            memory_field,
             format!(
                 "{} of memory per node is more than the {} the twin supports",
                 units::format_bytes(memory),
@@ -1315,13 +1316,8 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
         usable / u64::from(shards)
     };
     if memory_per_shard < 64 * 1024 * 1024 {
-        let field = if section.instance.overrides.memory_bytes.is_some() {
-            "cluster.instance.memory"
-        } else {
-            "cluster.overrides.memory"
-        };
         return Err(scenario.error(
-            field,
+            memory_field,
             format!(
                 "{} of memory leaves {} per shard for {shards} shards after the OS reserve; at least 64 MiB per shard is needed",
                 units::format_bytes(memory),
@@ -1356,15 +1352,12 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             copy_ns_per_byte: start.copy_ns_per_byte,
             copy_deviation: start.copy_deviation,
         };
-        history.check(&g1).map_err(|reason| {
-            let field = reason.split(':').next().unwrap_or("");
+        history.check(&g1).map_err(|error| {
             scenario.error(
-                &format!("cluster.g1_start.{field}"),
+                &format!("cluster.g1_start.{}", error.field),
                 format!(
                     "{} (heap {})",
-                    reason
-                        .split_once(": ")
-                        .map_or(reason.as_str(), |(_, why)| why),
+                    error.reason,
                     units::format_bytes(g1.heap_bytes)
                 ),
             )
