@@ -338,11 +338,26 @@ fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
         }
     };
     if args.fit_gc {
-        let fit = validation::real::load(&measurement)
-            .and_then(|loaded| validation::real_gc::fit(&loaded));
+        let loaded = validation::real::load(&measurement);
+        let fit = loaded
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(validation::real_gc::fit);
         return match fit {
             Ok(fit) => {
                 print!("{}", validation::real_gc::fit_text(&fit));
+                // The pauses' parts need logs at gc+phases=debug.
+                match loaded
+                    .as_ref()
+                    .map_err(Clone::clone)
+                    .and_then(validation::real_gc::fit_phases)
+                {
+                    Ok(parts) => print!("{}", validation::real_gc::fit_phases_text(&parts)),
+                    Err(why) => println!(
+                        "young pauses' parts: not priced from this measurement ({why}); \
+                         validation/real/g1/ holds the one the preset's prices come from"
+                    ),
+                }
                 ExitCode::SUCCESS
             }
             Err(error) => {

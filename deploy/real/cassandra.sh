@@ -133,7 +133,10 @@ EOF
 }
 
 # Cassandra 5.0's JVM options for Java 17 (its conf/jvm17-server.options and
-# jvm-server.options), with GC logging on.
+# jvm-server.options), with GC logging on: G1's pause phases at debug (the
+# object copy time G1 learns its copy cost from, apart from root and card
+# scanning), the pause it predicted as it chose each collection set
+# (gc+ergo+cset at trace) and its heap ergonomics.
 jvm_options() {
     local i=$1 d heap
     d="$(node_dir "$i")"
@@ -156,7 +159,7 @@ jvm_options() {
 -XX:+HeapDumpOnOutOfMemoryError
 -XX:+CrashOnOutOfMemoryError
 -XX:HeapDumpPath=$d
--Xlog:gc*,safepoint:file=$d/gc.log:time,uptime,pid,tid,level
+-Xlog:gc*=info,gc+phases=debug,gc+ergo+heap=debug,gc+ergo+cset=trace,gc+ergo=debug,safepoint=info:file=$d/gc.log:time,uptime,pid,tid,level
 -Djava.net.preferIPv4Stack=true
 -Djdk.attach.allowAttachSelf=true
 -Dio.netty.tryReflectionSetAccessible=true

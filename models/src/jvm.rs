@@ -171,7 +171,11 @@ impl AllocationParams {
     /// calibration phases' GC logs (REAL.md C1-C3, `validation/real/
     /// 2026-11-28`, all repeats; `twin validate --real --fit-gc`): the
     /// eden collected over the operations answered is 10,178 B per write
-    /// (C1) and 17,931 B per read from memory (C2); a read from disk (C3)
+    /// (C1), of which the step allocates all but the 1,007-B memtable row
+    /// the write leaves ([`CASSANDRA_5_0_RETAINED_BYTES_PER_WRITE`]; the
+    /// row is allocated as the memtable takes it, [`JvmNode::retain`], so
+    /// a larger row allocates more), and 17,931 B per read from memory
+    /// (C2); a read from disk (C3)
     /// allocates 41,011 B, the 23,080 B more spread over the 1.351 device
     /// reads per operation the disk probe measured for C3
     /// (`disk-probe/C3`): 17,083 B per page read from the device (the
@@ -181,7 +185,7 @@ impl AllocationParams {
     /// \[E\].
     pub const fn cassandra_5_0() -> AllocationParams {
         AllocationParams {
-            write_step_bytes: 10_178,
+            write_step_bytes: 10_178 - CASSANDRA_5_0_RETAINED_BYTES_PER_WRITE,
             read_step_bytes: 17_931,
             other_step_bytes: (10_178 + 17_931) / 2,
             device_page_bytes: 17_083,
@@ -418,46 +422,82 @@ pub struct G1Params {
 }
 
 /// G1's evacuation as a mechanism (5.0's preset): a young pause copies
-/// what is still alive in the young generation, and G1 sizes eden so that
-/// the pause it predicts meets its goal.
+/// what is still alive in the young generation and scans the cards that
+/// point into it, and G1 sizes eden so that the pause it predicts meets
+/// its goal.
 ///
-/// What is alive is what the node reported with [`JvmNode::retain`]: the
-/// on-heap memtable's rows (Cassandra 5.0's `memtable_allocation_type:
-/// heap_buffers`), which live until their memtable is flushed
-/// ([`JvmNode::release`]). Such bytes are copied twice: into a survivor
-/// region at the first pause after they were allocated, and into the old
-/// generation at the next (the real node's logs show survivors promoted
-/// at the pause after they were made, as G1 does when its survivor space
-/// is small). Everything else a request allocates is garbage by the next
-/// pause; the pause's fixed part carries the roots, the card scan and the
-/// few live request objects.
+/// What is alive at a pause is of two kinds. The on-heap memtable's rows
+/// (Cassandra 5.0's `memtable_allocation_type: heap_buffers`), reported
+/// with [`JvmNode::retain`], live until their memtable is flushed
+/// ([`JvmNode::release`]); they are copied twice: into a survivor region
+/// at the first pause after they were allocated, and into the old
+/// generation at the next (`MaxTenuringThreshold=1` in 5.0's
+/// `jvm17-server.options`). And what an operation leaves alive for a
+/// little while (a read's objects still referenced when the pause comes:
+/// in-flight requests, cache entries being replaced), its
+/// [`YoungWork::transient_bytes`]: copied into a survivor region once,
+/// dead by the pause after. Everything else a request allocates is
+/// garbage by the next pause.
 ///
-/// A young pause lasts `pause_base + copy cost x bytes copied`, times a
-/// lognormal spread. After it, as G1's `G1Policy` does, the next eden is
-/// the largest whose predicted pause (`pause_base` + cost x (survivors to
-/// promote + eden x predicted survival)) meets `pause_goal`, between
-/// `G1NewSizePercent` and `G1MaxNewSizePercent` of the heap (and no more
-/// than the heap's free regions less `G1ReservePercent`); predictions are
-/// decaying averages plus half a decaying deviation (HotSpot's `AbsSeq`,
-/// alpha 0.7, `G1ConfidencePercent` 50), so after a costly pause eden
-/// shrinks at once and grows back over several.
+/// A young pause lasts `pause_other` (roots, the collection set's set-up
+/// and freeing) plus its object copy (rows and transient bytes, each at
+/// its own price per byte, times a lognormal spread) plus its card scan
+/// (each operation since the last pause dirtied cards of old objects that
+/// now point into eden, [`YoungWork::card_scan_ns`], times a lognormal
+/// spread). The three parts are the real node's GC log at
+/// `gc+phases=debug`: `Object Copy`, `Scan Heap Roots` and the rest.
 ///
-/// Left out: the survivor space's own cap and tenuring threshold (every
-/// retained byte is promoted at its second pause), humongous regions,
-/// remembered-set and card costs growing with the old generation, the
-/// eight mixed collections of a concurrent cycle (one mixed pause here,
-/// as the 3.11 model has it), adaptive IHOP.
+/// After a pause, as G1's `G1Policy` does, the next eden is the largest
+/// whose predicted pause meets `pause_goal`: the other part, plus the
+/// survivors to promote and eden times its survival at the copy cost, plus
+/// eden times the card scan per byte of eden, all as learnt and times
+/// `prediction_over_pause`; between `G1NewSizePercent` and
+/// `G1MaxNewSizePercent` of the
+/// heap (and no more than the heap's free regions less
+/// `G1ReservePercent`). G1 learns the copy cost as the pause's object copy
+/// time over the bytes it copied, so reads' costly small objects and
+/// writes' rows blend into one price, as they do in the real collector;
+/// what it learns are decaying averages (HotSpot's `AbsSeq`, alpha 0.7), so
+/// after a costly pause eden shrinks at once and grows back over several.
+///
+/// G1's own predictions run well over the pauses it then takes (the real
+/// node's logs at `gc+ergo+cset=trace` show a predicted 290-390 ms for
+/// pauses of 35-170 ms): it predicts each eden region's survival with a
+/// confidence margin and extrapolates a larger eden from its newest
+/// region, whose objects are still in flight (`G1SurvRateGroup`), and
+/// starts from pessimistic default costs. The twin does not model those
+/// per-region predictions; it takes their effect as measured,
+/// `prediction_over_pause`, so a write load keeps eden near its smallest
+/// and a read load grows it to a few hundred MiB, as the real node does.
+///
+/// Left out: survival predicted per eden region (`G1SurvRateGroup`; here
+/// one figure for all of eden, its pessimism measured), G1's remembered-set sampling that ends a
+/// mutator phase early when the cards grow, card scanning that grows with
+/// the memtable's size rather than with the operations since the last
+/// pause (S1's logs show both), the survivor space's cap, humongous
+/// regions, the eight mixed collections of a concurrent cycle (one mixed
+/// pause here, as the 3.11 model has it), adaptive IHOP.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EvacuationParams {
     /// G1 region size (`-XX:G1HeapRegionSize=16m`, 5.0's
     /// `jvm17-server.options`): eden is sized in whole regions.
     pub region_bytes: u64,
-    /// A young pause's fixed part.
-    pub pause_base: SimDuration,
-    /// Copy cost per byte copied, ns.
-    pub copy_ns_per_byte: f64,
-    /// The pauses' lognormal spread about `pause_base + cost x copied`.
-    pub pause_sigma: f64,
+    /// A young pause's part that neither copies nor scans cards.
+    pub pause_other: SimDuration,
+    /// Object copy cost per byte of memtable rows, ns.
+    pub row_copy_ns_per_byte: f64,
+    /// Object copy cost per transient byte, ns.
+    pub transient_copy_ns_per_byte: f64,
+    /// The object copy's lognormal spread about its price.
+    pub copy_sigma: f64,
+    /// The card scan's lognormal spread about its price.
+    pub card_sigma: f64,
+    /// What a replica's write leaves for the next young pause.
+    pub write: YoungWork,
+    /// What a replica's read leaves.
+    pub read: YoungWork,
+    /// The pause G1 predicts over the pause it takes.
+    pub prediction_over_pause: f64,
     /// The pause-time goal (`-XX:MaxGCPauseMillis`).
     pub pause_goal: SimDuration,
     /// Smallest young generation, fraction of the heap (`G1NewSizePercent`,
@@ -470,25 +510,73 @@ pub struct EvacuationParams {
     pub reserve_fraction: f64,
 }
 
+/// What one step of request handling leaves for the next young pause,
+/// beyond its garbage ([`EvacuationParams`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct YoungWork {
+    /// Card scanning the pause does for it, ns: the old objects it made
+    /// point into eden (a memtable's index nodes, a cache's entries).
+    pub card_scan_ns: f64,
+    /// Bytes of it still alive at the next pause and dead by the one
+    /// after.
+    pub transient_bytes: u64,
+}
+
+impl YoungWork {
+    /// Nothing left for the pause.
+    pub const NONE: YoungWork = YoungWork {
+        card_scan_ns: 0.0,
+        transient_bytes: 0,
+    };
+}
+
 impl EvacuationParams {
-    /// Cassandra 5.0 on the real node's machine: the pause line and spread
-    /// **fitted** to C1-C3's GC logs (`validation::real_gc`, `twin
-    /// validate --real --fit-gc`): 39 young pauses, `pause = 59.1 ms +
-    /// 1.539 ms/MiB copied`, sigma 0.479. The goal is 5.0's
-    /// `MaxGCPauseMillis=300`; the region size, young bounds and reserve
-    /// are G1's defaults under Java 17 (the logs show eden 1 to 225
-    /// regions of 16 MiB, young at least 19 regions, 5 % of 378, and at
-    /// most the heap less the old generation less 10 %).
+    /// Cassandra 5.0 on the real node's machine. The pause's parts are
+    /// **fitted** to the calibration phases' GC logs at `gc+phases=debug`
+    /// (`validation/real/2026-11-29-g1`, C1-C3 of three repeats; `twin
+    /// validate --real --fit-gc`, [`validation::real_gc`]'s module doc
+    /// says how): medians over the young pauses of each phase after its
+    /// first. The goal is 5.0's `MaxGCPauseMillis=300`; the region size,
+    /// young bounds and reserve are G1's defaults under Java 17 (the logs
+    /// show eden 1 to 225 regions of 16 MiB, young at least 19 regions, 5 %
+    /// of 378, and at most the heap less the old generation less 10 %).
     pub fn cassandra_5_0() -> EvacuationParams {
         EvacuationParams {
             region_bytes: 16 << 20,
-            pause_base: SimDuration::from_micros(59_100),
-            copy_ns_per_byte: 1.539e6 / (1u64 << 20) as f64,
-            pause_sigma: 0.479,
+            pause_other: SimDuration::from_micros(8_013),
+            row_copy_ns_per_byte: 1.4695,
+            transient_copy_ns_per_byte: 4.2463,
+            copy_sigma: 0.31,
+            card_sigma: 0.7125,
+            write: YoungWork {
+                card_scan_ns: 1_448.3,
+                transient_bytes: 0,
+            },
+            read: YoungWork {
+                card_scan_ns: 432.0,
+                transient_bytes: 361,
+            },
+            prediction_over_pause: 1.9479,
             pause_goal: SimDuration::from_millis(300),
             min_young_fraction: 0.05,
             max_young_fraction: 0.60,
             reserve_fraction: 0.10,
+        }
+    }
+
+    /// What `step` leaves for the next pause: a write's or a read's work;
+    /// a coordinator's request or an internode message (none in the
+    /// calibration phases) the mean of the two \[E\]; a device page
+    /// nothing beyond its read's.
+    pub fn work(&self, step: AllocationStep) -> YoungWork {
+        match step {
+            AllocationStep::Write => self.write,
+            AllocationStep::Read => self.read,
+            AllocationStep::Other => YoungWork {
+                card_scan_ns: (self.write.card_scan_ns + self.read.card_scan_ns) / 2.0,
+                transient_bytes: (self.write.transient_bytes + self.read.transient_bytes) / 2,
+            },
+            AllocationStep::DevicePage => YoungWork::NONE,
         }
     }
 }
@@ -526,6 +614,12 @@ pub struct G1History {
     pub copy_ns_per_byte: f64,
     /// Its decaying deviation.
     pub copy_deviation: f64,
+    /// The predicted card scan per byte of eden allocated, ns: the
+    /// decaying average, >= 0 (0: a JVM that has not learnt it, as a new
+    /// one starts).
+    pub card_ns_per_byte: f64,
+    /// Its decaying deviation.
+    pub card_deviation: f64,
 }
 
 /// Why a [`G1History`] cannot start a node: the field at fault (empty for
@@ -590,6 +684,18 @@ impl G1History {
             return refuse(
                 "copy_deviation",
                 format!("{} is outside 0 to 1000000", self.copy_deviation),
+            );
+        }
+        if !(0.0..=1e6).contains(&self.card_ns_per_byte) {
+            return refuse(
+                "card_ns_per_byte",
+                format!("{} is outside 0 to 1000000", self.card_ns_per_byte),
+            );
+        }
+        if !(0.0..=1e6).contains(&self.card_deviation) {
+            return refuse(
+                "card_deviation",
+                format!("{} is outside 0 to 1000000", self.card_deviation),
             );
         }
         Ok(())
@@ -673,9 +779,21 @@ impl G1Params {
         );
         if let Some(evacuation) = &self.evacuation {
             assert!(evacuation.region_bytes > 0);
-            assert!(evacuation.copy_ns_per_byte > 0.0 && evacuation.pause_sigma >= 0.0);
             assert!(
-                evacuation.pause_goal > evacuation.pause_base,
+                evacuation.row_copy_ns_per_byte > 0.0
+                    && evacuation.transient_copy_ns_per_byte > 0.0
+            );
+            assert!(evacuation.copy_sigma >= 0.0 && evacuation.card_sigma >= 0.0);
+            for work in [evacuation.write, evacuation.read] {
+                assert!(work.card_scan_ns >= 0.0 && work.card_scan_ns.is_finite());
+            }
+            assert!(
+                evacuation.prediction_over_pause > 0.0
+                    && evacuation.prediction_over_pause.is_finite()
+            );
+            assert!(
+                evacuation.pause_goal.as_secs_f64() / evacuation.prediction_over_pause
+                    > evacuation.pause_other.as_secs_f64(),
                 "the goal leaves room to copy"
             );
             assert!(
@@ -722,6 +840,10 @@ pub struct SpinParams {
 }
 
 /// Whether the node collects garbage.
+// A configuration, held once per node and copied only when a node is
+// built: its size costs nothing on the hot path, and boxing would cost it
+// `Copy`.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum GcModel {
     /// No collector: [`JvmNode::allocate`] does nothing (for comparisons;
@@ -965,6 +1087,11 @@ struct Evacuation {
     eden_target: u64,
     /// Retained bytes allocated since the last pause (in eden).
     retained_new: u64,
+    /// Transient bytes of the operations since the last pause: alive at
+    /// the next one, dead by the one after.
+    transient_new: u64,
+    /// Card scanning the operations since the last pause left, ns.
+    card_scan_new_ns: f64,
     /// Retained bytes in survivor regions, promoted at the next pause.
     retained_survivor: u64,
     /// Retained bytes promoted to the old generation, still alive.
@@ -973,26 +1100,34 @@ struct Evacuation {
     survival: Predictor,
     /// Copy cost, ns per byte.
     cost: Predictor,
+    /// Card scan per byte of eden, ns.
+    card: Predictor,
 }
 
-/// HotSpot's decaying average and variance (`AbsSeq`, alpha 0.7) and
-/// G1's prediction from them (average plus `G1ConfidencePercent` 50 % of
-/// the deviation).
+/// HotSpot's decaying average and variance (`AbsSeq`, alpha 0.7): what
+/// G1 learns from each pause. The eden it sizes from them is the measured
+/// pessimism times the averages ([`EvacuationParams`]); the deviation is
+/// carried to the next phase with the rest of the [`G1History`].
 #[derive(Clone, Copy, Debug)]
 struct Predictor {
     average: f64,
     variance: f64,
+    /// Samples added (the first is the average).
+    samples: u32,
 }
 
 impl Predictor {
     const ALPHA: f64 = 0.7;
-    const CONFIDENCE: f64 = 0.5;
 
+    /// A predictor seeded with one sample, as G1 seeds its sequences.
     fn starting_at(value: f64) -> Predictor {
-        Predictor {
-            average: value,
+        let mut predictor = Predictor {
+            average: 0.0,
             variance: 0.0,
-        }
+            samples: 0,
+        };
+        predictor.add(value);
+        predictor
     }
 
     /// A predictor that has learnt `average`, with `deviation` the square
@@ -1001,6 +1136,7 @@ impl Predictor {
         Predictor {
             average,
             variance: deviation * deviation,
+            samples: 1,
         }
     }
 
@@ -1009,13 +1145,17 @@ impl Predictor {
     }
 
     fn add(&mut self, value: f64) {
-        self.average = (1.0 - Self::ALPHA) * value + Self::ALPHA * self.average;
-        let diff = value - self.average;
-        self.variance = (1.0 - Self::ALPHA) * diff * diff + Self::ALPHA * self.variance;
-    }
-
-    fn predict(&self) -> f64 {
-        self.average + Self::CONFIDENCE * self.deviation()
+        debug_assert!(value.is_finite(), "a sample is a number: {value}");
+        if self.samples == 0 {
+            // `AbsSeq::add`: the first sample is the average.
+            self.average = value;
+            self.variance = 0.0;
+        } else {
+            self.average = (1.0 - Self::ALPHA) * value + Self::ALPHA * self.average;
+            let diff = value - self.average;
+            self.variance = (1.0 - Self::ALPHA) * diff * diff + Self::ALPHA * self.variance;
+        }
+        self.samples = self.samples.saturating_add(1);
     }
 }
 
@@ -1100,12 +1240,15 @@ impl JvmNode {
                         params: evacuation,
                         eden_target: 0,
                         retained_new: 0,
+                        transient_new: 0,
+                        card_scan_new_ns: 0.0,
                         retained_survivor: 0,
                         retained_old: 0,
-                        // No history: G1's initial survival guess and
-                        // the fitted cost.
+                        // No history: G1's initial survival guess, the
+                        // fitted cost of copying rows, no card scan.
                         survival: Predictor::starting_at(G1_INITIAL_SURVIVAL),
-                        cost: Predictor::starting_at(evacuation.copy_ns_per_byte),
+                        cost: Predictor::starting_at(evacuation.row_copy_ns_per_byte),
+                        card: Predictor::starting_at(0.0),
                     }),
                 };
                 if let Some(start) = config.g1_start {
@@ -1118,6 +1261,8 @@ impl JvmNode {
                             Predictor::with(start.survival, start.survival_deviation);
                         evacuation.cost =
                             Predictor::with(start.copy_ns_per_byte, start.copy_deviation);
+                        evacuation.card =
+                            Predictor::with(start.card_ns_per_byte, start.card_deviation);
                     }
                 }
                 g1.size_eden();
@@ -1451,6 +1596,7 @@ impl JvmNode {
             self.stop_the_world(now, kind, duration);
             collected = true;
         }
+        debug_assert!(self.invariants_hold());
         if collected {
             self.update_next()
         } else {
@@ -1459,14 +1605,49 @@ impl JvmNode {
         }
     }
 
-    /// Reports `bytes` of what was allocated (and reported with
-    /// [`JvmNode::allocate`]) as long-lived: on-heap memtable rows, alive
-    /// until [`JvmNode::release`]. Young pauses copy them
-    /// ([`EvacuationParams`]); without evacuation it changes nothing.
-    pub fn retain(&mut self, bytes: u64) {
+    /// Reports one step of request handling at `now`: the garbage it
+    /// allocates ([`JvmConfig::allocation`]) and, with G1's evacuation,
+    /// what it leaves for the next young pause ([`EvacuationParams::work`]),
+    /// then collects as [`JvmNode::allocate`] does. Returns the next
+    /// completion.
+    pub fn allocate_step<R: Rng + ?Sized>(
+        &mut self,
+        now: SimTime,
+        step: AllocationStep,
+        rng: &mut R,
+    ) -> Option<SimTime> {
         if let Some(evacuation) = self.g1.as_mut().and_then(|g1| g1.evacuation.as_mut()) {
-            evacuation.retained_new = evacuation.retained_new.saturating_add(bytes);
+            let work = evacuation.params.work(step);
+            evacuation.transient_new = evacuation
+                .transient_new
+                .saturating_add(work.transient_bytes);
+            evacuation.card_scan_new_ns += work.card_scan_ns;
         }
+        let bytes = self.allocation.bytes(step);
+        if bytes == 0 {
+            return self.next_completion();
+        }
+        self.allocate(now, bytes, rng)
+    }
+
+    /// Reports `bytes` allocated at `now` to be long-lived: on-heap
+    /// memtable rows, alive until [`JvmNode::release`]. With G1's
+    /// evacuation they fill eden as any allocation does (a write's step
+    /// allocates the rest, [`AllocationParams::cassandra_5_0`]) and young
+    /// pauses copy them ([`EvacuationParams`]); without it, it changes
+    /// nothing (3.11's per-step allocation counts the rows). Returns the
+    /// next completion.
+    pub fn retain<R: Rng + ?Sized>(
+        &mut self,
+        now: SimTime,
+        bytes: u64,
+        rng: &mut R,
+    ) -> Option<SimTime> {
+        let Some(evacuation) = self.g1.as_mut().and_then(|g1| g1.evacuation.as_mut()) else {
+            return self.next_completion();
+        };
+        evacuation.retained_new = evacuation.retained_new.saturating_add(bytes);
+        self.allocate(now, bytes, rng)
     }
 
     /// Reports `bytes` of retained memory dead (a memtable flushed, its
@@ -1551,6 +1732,8 @@ impl JvmNode {
             survival_deviation: evacuation.survival.deviation(),
             copy_ns_per_byte: evacuation.cost.average,
             copy_deviation: evacuation.cost.deviation(),
+            card_ns_per_byte: evacuation.card.average,
+            card_deviation: evacuation.card.deviation(),
         })
     }
 
@@ -1762,12 +1945,30 @@ impl JvmNode {
                 pool.active <= pool.threads
                     && (pool.queue.is_empty() || pool.active == pool.threads)
             })
+            && self.g1.as_ref().is_none_or(G1State::invariants_hold)
     }
 }
 
 impl G1State {
+    /// What must hold of the collector between inputs: eden is a whole
+    /// number of regions and at least one, the work waiting for the next
+    /// pause is a number of nanoseconds, and the predictions are numbers.
+    fn invariants_hold(&self) -> bool {
+        self.evacuation.as_ref().is_none_or(|evacuation| {
+            let region = evacuation.params.region_bytes;
+            evacuation.eden_target >= region
+                && evacuation.eden_target.is_multiple_of(region)
+                && evacuation.card_scan_new_ns.is_finite()
+                && evacuation.card_scan_new_ns >= 0.0
+                && [evacuation.survival, evacuation.cost, evacuation.card]
+                    .iter()
+                    .all(|p| p.average.is_finite() && p.variance.is_finite() && p.variance >= 0.0)
+        })
+    }
+
     /// A collection as eden fills: its kind and pause, and the old
-    /// generation afterwards. Always draws one uniform and one normal.
+    /// generation afterwards. Always draws one uniform and one normal (two
+    /// with evacuation).
     fn collect<R: Rng + ?Sized>(&mut self, rng: &mut R) -> (PauseKind, SimDuration) {
         if self.evacuation.is_some() {
             return self.evacuate(rng);
@@ -1810,23 +2011,31 @@ impl G1State {
     }
 
     /// A collection with [`EvacuationParams`]: young pauses copy the
-    /// retained bytes in eden and survivors and promote the survivors' to
-    /// the old generation; then eden is sized anew. Mixed and full
-    /// collections keep the lognormal model and reclaim the old
-    /// generation's garbage. Always draws one uniform and one normal.
+    /// retained bytes in eden and survivors and the transient bytes in
+    /// eden, promote the survivors' retained bytes to the old generation
+    /// and scan the operations' cards; G1 learns the copy cost, the card
+    /// scan per byte of eden and the survival from it; then eden is sized
+    /// anew. Mixed and full collections keep the lognormal model and
+    /// reclaim the old generation's garbage. Always draws one uniform and
+    /// two normals.
     fn evacuate<R: Rng + ?Sized>(&mut self, rng: &mut R) -> (PauseKind, SimDuration) {
         let uniform: f64 = rng.random();
         let normal = standard_normal(rng);
+        let card_normal = standard_normal(rng);
         let params = self.params;
         let eden = self.eden_limit();
         let Some(evacuation) = self.evacuation.as_mut() else {
             unreachable!("evacuate runs with evacuation");
         };
         let (new, promoted) = (evacuation.retained_new, evacuation.retained_survivor);
-        let copied = new + promoted;
+        let transient = evacuation.transient_new;
+        let card_scan_ns = evacuation.card_scan_new_ns;
         evacuation.retained_old += promoted;
         evacuation.retained_survivor = new;
         evacuation.retained_new = 0;
+        // Transient bytes go to a survivor region and die there.
+        evacuation.transient_new = 0;
+        evacuation.card_scan_new_ns = 0.0;
         let live = params.live_old_bytes() + evacuation.retained_old;
         let old_capacity = params.heap_bytes.saturating_sub(eden);
         let (kind, duration) = if uniform < params.full_probability
@@ -1845,20 +2054,28 @@ impl G1State {
             (PauseKind::Mixed, duration)
         } else {
             self.old_used_bytes += promoted;
-            let line = evacuation.params.pause_base.as_secs_f64()
-                + copied as f64 * evacuation.params.copy_ns_per_byte * 1e-9;
-            let duration =
-                SimDuration::from_secs_f64(line * (evacuation.params.pause_sigma * normal).exp());
-            // G1 learns the cost per byte from the pauses it times.
-            if copied >= evacuation.params.region_bytes {
-                let copying = duration.as_secs_f64() - evacuation.params.pause_base.as_secs_f64();
-                evacuation
-                    .cost
-                    .add((copying.max(0.0) * 1e9) / copied as f64);
+            let p = evacuation.params;
+            let rows = new + promoted;
+            // The copy prices are means (per byte, weighted by the
+            // bytes), the card scans medians per operation: spreads of
+            // mean one and of median one about them.
+            let copy_ns = (rows as f64 * p.row_copy_ns_per_byte
+                + transient as f64 * p.transient_copy_ns_per_byte)
+                * mean_one_lognormal(p.copy_sigma, normal);
+            let card_ns = card_scan_ns * (p.card_sigma * card_normal).exp();
+            let duration = p.pause_other + SimDuration::from_secs_f64((copy_ns + card_ns) * 1e-9);
+            // G1 learns the copy cost from the object copy it timed over
+            // the bytes it copied, and the card scan per byte of eden.
+            let copied = rows + transient;
+            if copied > 0 {
+                evacuation.cost.add(copy_ns / copied as f64);
             }
+            evacuation.card.add(card_ns / eden.max(1) as f64);
             (PauseKind::Young, duration)
         };
-        evacuation.survival.add(new as f64 / eden.max(1) as f64);
+        evacuation
+            .survival
+            .add((new + transient) as f64 / eden.max(1) as f64);
         self.size_eden();
         (kind, duration)
     }
@@ -1880,14 +2097,16 @@ impl G1State {
         let young_max = (heap * p.max_young_fraction / region)
             .min(((heap * (1.0 - p.reserve_fraction) - old) / region).floor())
             .max(young_min);
-        // What the goal leaves to copy out of eden, over what survives per
-        // byte of eden.
-        let budget = (p.pause_goal.as_secs_f64() - p.pause_base.as_secs_f64()) * 1e9
-            / evacuation.cost.predict().max(f64::MIN_POSITIVE)
-            - survivors;
-        let survival = evacuation.survival.predict();
-        let by_goal = if survival > 0.0 {
-            (budget.max(0.0) / survival / region).floor()
+        // What the goal leaves, as G1's pessimism sees it, once the other
+        // part and the survivors' copy are paid, over what a byte of eden
+        // costs: its survival at the copy cost and its cards.
+        let cost = evacuation.cost.average.max(0.0);
+        let goal_s = p.pause_goal.as_secs_f64() / p.prediction_over_pause;
+        let budget_ns = (goal_s - p.pause_other.as_secs_f64()) * 1e9 - cost * survivors;
+        let per_eden_byte =
+            cost * evacuation.survival.average.clamp(0.0, 1.0) + evacuation.card.average.max(0.0);
+        let by_goal = if per_eden_byte > 0.0 {
+            (budget_ns.max(0.0) / per_eden_byte / region).floor()
         } else {
             f64::INFINITY
         };
@@ -1896,6 +2115,12 @@ impl G1State {
         debug_assert!(eden_regions >= 1.0);
         evacuation.eden_target = (eden_regions * region) as u64;
     }
+}
+
+/// A lognormal factor of mean one and spread `sigma` from a standard
+/// normal.
+fn mean_one_lognormal(sigma: f64, normal: f64) -> f64 {
+    (sigma * normal - sigma * sigma / 2.0).exp()
 }
 
 /// A lognormal draw with the given median and p99 from a standard normal.
@@ -1948,7 +2173,8 @@ mod tests {
         let mut params = G1Params::cassandra_5_0(6 << 30);
         params.full_probability = 0.0;
         if let Some(evacuation) = params.evacuation.as_mut() {
-            evacuation.pause_sigma = 0.0;
+            evacuation.copy_sigma = 0.0;
+            evacuation.card_sigma = 0.0;
         }
         (
             node(1, threads(2, 2), SimDuration::ZERO, GcModel::G1(params)),
@@ -1960,27 +2186,36 @@ mod tests {
         node.g1.as_ref().unwrap().eden_limit()
     }
 
+    /// Marks `bytes` of eden long-lived, as [`JvmNode::retain`] does
+    /// without allocating them.
+    fn keep(node: &mut JvmNode, bytes: u64) {
+        let evacuation = node.g1.as_mut().unwrap().evacuation.as_mut().unwrap();
+        evacuation.retained_new += bytes;
+    }
+
     /// Fills the node's eden once (one collection) at `at`, retaining
     /// `retained` of it; returns the pause.
     fn collect_once(node: &mut JvmNode, at: SimTime, retained: u64) -> GcPause {
         let mut rng = Pcg64Mcg::seed_from_u64(1);
         let before = node.gc_stats().all().count;
-        node.retain(retained);
+        keep(node, retained);
         let eden = eden_target(node);
         node.allocate(at, eden, &mut rng);
         assert_eq!(node.gc_stats().all().count, before + 1, "one collection");
         node.last_pause().unwrap()
     }
 
-    /// A young pause lasts the fitted line over what it copies: retained
-    /// bytes are copied into survivors at the first pause after them and
-    /// promoted at the second, then no more; released bytes are not copied.
+    /// A young pause lasts its other part plus the rows it copies at
+    /// their price: retained bytes are copied into survivors at the first
+    /// pause after them and promoted at the second, then no more; released
+    /// bytes are not copied.
     #[test]
     fn a_young_pause_copies_what_is_retained_twice_then_never() {
         let (mut node, params) = evacuating_node();
         let evacuation = params.evacuation.unwrap();
         let line = |copied: u64| {
-            evacuation.pause_base.as_secs_f64() + copied as f64 * evacuation.copy_ns_per_byte * 1e-9
+            evacuation.pause_other.as_secs_f64()
+                + copied as f64 * evacuation.row_copy_ns_per_byte * 1e-9
         };
         let close = |pause: GcPause, copied: u64| {
             assert_eq!(pause.kind, PauseKind::Young);
@@ -2000,9 +2235,87 @@ mod tests {
         // In the old generation they cost young pauses nothing.
         close(collect_once(&mut node, at_ms(20_000), 0), 0);
         // A flush releases rows before their first pause: nothing copied.
-        node.retain(32 * MIB);
+        keep(&mut node, 32 * MIB);
         node.release(32 * MIB + 64 * MIB);
         close(collect_once(&mut node, at_ms(30_000), 0), 0);
+    }
+
+    /// A read's transient bytes are copied once, at their own price, and
+    /// never promoted; the operations' cards are scanned at the next pause
+    /// and not again; a device page leaves nothing for the pause.
+    #[test]
+    fn a_young_pause_copies_reads_transient_bytes_once_and_scans_cards() {
+        let (mut node, params) = evacuating_node();
+        let evacuation = params.evacuation.unwrap();
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        let (reads, writes) = (1_000u64, 500u64);
+        for _ in 0..reads {
+            node.allocate_step(at_ms(1), AllocationStep::Read, &mut rng);
+            node.allocate_step(at_ms(1), AllocationStep::DevicePage, &mut rng);
+        }
+        for _ in 0..writes {
+            node.allocate_step(at_ms(1), AllocationStep::Write, &mut rng);
+        }
+        assert_eq!(node.gc_stats().all().count, 0, "eden is far from full");
+        let transient = reads * evacuation.read.transient_bytes;
+        let cards = reads as f64 * evacuation.read.card_scan_ns
+            + writes as f64 * evacuation.write.card_scan_ns;
+        let expected = evacuation.pause_other.as_secs_f64()
+            + (transient as f64 * evacuation.transient_copy_ns_per_byte + cards) * 1e-9;
+        let pause = collect_once(&mut node, at_ms(1_000), 0);
+        assert!(
+            (pause.duration.as_secs_f64() - expected).abs() < 1e-6,
+            "{:?} against {expected} s",
+            pause.duration
+        );
+        // The next pause finds them dead and their cards scanned.
+        let pause = collect_once(&mut node, at_ms(2_000), 0);
+        assert_eq!(pause.duration, evacuation.pause_other);
+        assert_eq!(
+            node.g1.as_ref().unwrap().evacuation.unwrap().retained_old,
+            0,
+            "nothing transient is promoted"
+        );
+    }
+
+    /// Writes leave cards and rows: G1 sizes eden so that the pauses it
+    /// predicts meet the goal, and once its predictions have settled the
+    /// pauses it takes stay under the goal, at a smaller eden than reads
+    /// that leave only a few transient bytes get.
+    #[test]
+    fn writes_cards_and_rows_keep_eden_small_and_pauses_under_the_goal() {
+        let steady_eden = |step: AllocationStep| {
+            let (mut node, params) = evacuating_node();
+            let evacuation = params.evacuation.unwrap();
+            let mut rng = Pcg64Mcg::seed_from_u64(5);
+            node.allocation = AllocationParams::cassandra_5_0();
+            let mut longest = SimDuration::ZERO;
+            for op in 0..1_000_000u64 {
+                if step == AllocationStep::Write {
+                    node.retain(
+                        at_ms(op / 1_000),
+                        CASSANDRA_5_0_RETAINED_BYTES_PER_WRITE,
+                        &mut rng,
+                    );
+                }
+                let before = node.gc_stats().all().count;
+                node.allocate_step(at_ms(op / 1_000), step, &mut rng);
+                if node.gc_stats().all().count > before && before >= 5 {
+                    longest = longest.max(node.last_pause().unwrap().duration);
+                }
+            }
+            assert!(node.gc_stats().all().count > 8, "{step:?} collects");
+            assert!(
+                longest <= evacuation.pause_goal,
+                "{step:?}: {longest:?} over the goal"
+            );
+            eden_target(&node)
+        };
+        let (writes, reads) = (
+            steady_eden(AllocationStep::Write),
+            steady_eden(AllocationStep::Read),
+        );
+        assert!(writes * 2 < reads, "writes {writes} B, reads {reads} B");
     }
 
     /// Eden is sized to the pause goal: it shrinks at once after a pause
@@ -2083,8 +2396,8 @@ mod tests {
         // Carried rows are garbage in the old generation: none is copied.
         let mut started = started;
         let pause = collect_once(&mut started, at_ms(1_000), 0);
-        let base = params.evacuation.unwrap().pause_base;
-        assert_eq!(pause.duration, base);
+        let other = params.evacuation.unwrap().pause_other;
+        assert_eq!(pause.duration, other);
 
         let refused = |change: &dyn Fn(&mut G1History)| {
             let mut bad = history;
@@ -2103,6 +2416,14 @@ mod tests {
         assert_eq!(
             refused(&|h| h.copy_deviation = f64::NAN).field,
             "copy_deviation"
+        );
+        assert_eq!(
+            refused(&|h| h.card_ns_per_byte = -1.0).field,
+            "card_ns_per_byte"
+        );
+        assert_eq!(
+            refused(&|h| h.card_deviation = f64::INFINITY).field,
+            "card_deviation"
         );
         assert_eq!(refused(&|h| h.old_used_bytes = 0).field, "old");
         assert_eq!(

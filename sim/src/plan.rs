@@ -1351,6 +1351,8 @@ fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, ScenarioError> {
             survival_deviation: start.survival_deviation,
             copy_ns_per_byte: start.copy_ns_per_byte,
             copy_deviation: start.copy_deviation,
+            card_ns_per_byte: start.card_ns_per_byte,
+            card_deviation: start.card_deviation,
         };
         history.check(&g1).map_err(|error| {
             scenario.error(

@@ -20,9 +20,9 @@
 //! source): the heap sized by `cassandra-env.sh`'s rule instead of R5's
 //! 48 GiB ([`Preset::cassandra_heap_bytes`]); G1 under Java 17 with 5.0's
 //! `jvm17-server.options`: young pauses as long as what they copy (the
-//! on-heap memtable's rows), eden sized to the pause goal, the pause line,
-//! the allocation per step and the memtable row fitted to the real node's
-//! GC logs (`models::jvm::G1Params::cassandra_5_0`,
+//! on-heap memtable's rows, what reads leave alive) and the cards they
+//! scan, eden sized to the pause goal, the pause's parts, the allocation
+//! per step and the memtable row fitted to the real node's GC logs (`models::jvm::G1Params::cassandra_5_0`,
 //! [`Preset::memtable_row_overhead_bytes`]); its cost
 //! table fitted to the real node's CPU per operation
 //! (`models::cost::CostTable::cassandra_5_0`); 16-KiB compression chunks

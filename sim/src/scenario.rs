@@ -245,7 +245,7 @@ pub struct ClusterSection {
 
 /// `[cluster.g1_start]`: the G1 state a JVM that has served load before
 /// starts from (`models::jvm::G1History`): its old generation and the
-/// two predictions G1 sizes eden by. `twin validate --real` writes it to
+/// three predictions G1 sizes eden by. `twin validate --real` writes it to
 /// chain REAL.md's phases as the real node ran them, one JVM through all
 /// (from each run's `RunOutcome::g1_end`).
 #[derive(Clone, Debug, Deserialize)]
@@ -263,6 +263,13 @@ pub struct G1StartSection {
     /// Its deviation.
     #[serde(default)]
     pub copy_deviation: f64,
+    /// Predicted card scan per byte of eden, ns (default 0: not learnt,
+    /// as a new JVM starts).
+    #[serde(default)]
+    pub card_ns_per_byte: f64,
+    /// Its deviation.
+    #[serde(default)]
+    pub card_deviation: f64,
 }
 
 /// `[cluster] racks`: how many racks (nodes dealt round-robin) or each

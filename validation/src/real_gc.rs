@@ -13,10 +13,6 @@
 //! as whole 16-MiB regions (so the figure is high by up to a region or
 //! two; the same bias sits in the fit and in nothing else).
 //!
-//! - **Pause against bytes copied**: least squares over every young pause
-//!   of C1, C2 and C3 in every repeat, `pause = base + cost x copied`; the
-//!   spread about the line is a lognormal's sigma (the standard deviation
-//!   of `ln(pause / line)`).
 //! - **Bytes a write leaves alive**: over consecutive young pauses inside
 //!   C1 (writes at a fixed rate, no flush), the heap in use after a pause
 //!   grows by what the writes between the two made long-lived (the on-heap
@@ -24,6 +20,37 @@
 //!   the growth over the writes answered between them, pooled, less the
 //!   same growth per second measured over C2 and C3 (reads: no memtable
 //!   growth) times the seconds.
+//!
+//! With the pauses' parts (`gc+phases=debug`, as `deploy/real/
+//! cassandra.sh` logs since 2026-11-29; the measurement under
+//! `validation/real/g1/`), [`fit_phases`] prices each part of a young
+//! pause (`models::jvm::EvacuationParams`). Over the young pauses of C1,
+//! C2 and C3 in every repeat, each after the first of its phase (the
+//! operations since the one before are the phase's fixed rate times the
+//! seconds between them):
+//!
+//! - **Other**: the pauses less their `Object Copy` and `Scan Heap
+//!   Roots`, the mean.
+//! - **Copy prices**: `Object Copy` over `Copied Bytes`, summed over C1's
+//!   pauses (memtable rows) and over C2's and C3's (what reads leave
+//!   alive): a price per byte weighted by the bytes.
+//! - **Transient bytes per read**: C2's and C3's `Copied Bytes` over the
+//!   reads since the pause before, the median.
+//! - **Card scan per operation**: `Scan Heap Roots` over the operations
+//!   since the pause before, the median over C1's pauses (writes) and over
+//!   C2's and C3's (reads). Medians, not sums, for the per-operation
+//!   figures: the first pauses of a read phase after writes scan up to
+//!   ten times the cards (334 ms in one), a burst the twin has no
+//!   mechanism for (its likely cause, caches refilling after the memtables
+//!   flushed, is not modelled) and which a sum would spread over every
+//!   read.
+//! - **G1's pessimism**: where the log has G1's own prediction for the
+//!   pause (`gc+ergo+cset=trace`: `predicted base time` plus `predicted
+//!   eden time` as it chose the collection set), the predictions over the
+//!   pauses taken.
+//! - **Spreads**: of the log of each pause's copy time over its price,
+//!   and of its card scan over its price, 1.4826 times the median absolute
+//!   deviation (robust: a spike does not widen every other pause).
 
 use serde::Serialize;
 
@@ -46,6 +73,25 @@ pub struct YoungPause {
     pub pause_ms: f64,
     /// A mixed collection (old regions collected too).
     pub mixed: bool,
+    /// Its parts, where the log has them (`gc+phases=debug`).
+    pub phases: Option<PausePhases>,
+    /// The pause G1 predicted for it when it chose its collection set
+    /// (`predicted base time` plus `predicted eden time`, ms), where the
+    /// log has it (`gc+ergo+cset=trace`).
+    pub predicted_ms: Option<f64>,
+}
+
+/// A young pause's parts as `gc+phases=debug` logs them (one GC worker:
+/// a phase's time is the worker's).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PausePhases {
+    /// `Object Copy (ms)`: copying what is alive.
+    pub object_copy_ms: f64,
+    /// `Scan Heap Roots (ms)`: scanning the cards of old objects that
+    /// point into the collection set.
+    pub scan_heap_roots_ms: f64,
+    /// `Copied Bytes` (the sum over the workers).
+    pub copied_bytes: f64,
 }
 
 impl YoungPause {
@@ -66,7 +112,16 @@ pub fn young_pauses(log: &str) -> Vec<YoungPause> {
         eden: Option<u32>,
         survivor: Option<(u32, u32)>,
         old: Option<(u32, u32)>,
+        object_copy_ms: Option<f64>,
+        scan_heap_roots_ms: Option<f64>,
+        copied_bytes: Option<f64>,
+        predicted_ms: Option<f64>,
     }
+    // `Object Copy (ms):   Min: 21.3, Avg: 21.3, Max: 21.3, Diff: 0.0, Sum: 21.3, Workers: 1`
+    let statistic = |line: &str, name: &str| -> Option<f64> {
+        let (_, rest) = line.split_once(name)?;
+        rest.split(',').next()?.trim().parse().ok()
+    };
     let mut partial: Option<(u64, Partial)> = None;
     let mut pauses = Vec::new();
     for line in log.lines() {
@@ -93,7 +148,23 @@ pub fn young_pauses(log: &str) -> Vec<YoungPause> {
             let after = after.split('(').next()?;
             Some((before.trim().parse().ok()?, after.trim().parse().ok()?))
         };
-        if let Some((before, _)) = regions("Eden regions:") {
+        let phase = body.trim_start();
+        if phase.starts_with("Added young regions to CSet.") {
+            // `... predicted eden time: 207.82ms, predicted base time: 141.35ms, ...`
+            let ms = |name: &str| -> Option<f64> {
+                let (_, rest) = phase.split_once(name)?;
+                rest.split("ms").next()?.trim().parse().ok()
+            };
+            fields.predicted_ms = ms("predicted eden time:")
+                .zip(ms("predicted base time:"))
+                .map(|(eden, base)| eden + base);
+        } else if phase.starts_with("Object Copy (ms):") {
+            fields.object_copy_ms = statistic(phase, "Avg:");
+        } else if phase.starts_with("Scan Heap Roots (ms):") {
+            fields.scan_heap_roots_ms = statistic(phase, "Avg:");
+        } else if phase.starts_with("Copied Bytes") {
+            fields.copied_bytes = statistic(phase, "Sum:");
+        } else if let Some((before, _)) = regions("Eden regions:") {
             fields.eden = Some(before);
         } else if let Some(counts) = regions("Survivor regions:") {
             fields.survivor = Some(counts);
@@ -140,6 +211,21 @@ pub fn young_pauses(log: &str) -> Vec<YoungPause> {
                     heap_mib,
                     pause_ms,
                     mixed: body.contains("(Mixed)"),
+                    phases: match (
+                        fields.object_copy_ms,
+                        fields.scan_heap_roots_ms,
+                        fields.copied_bytes,
+                    ) {
+                        (Some(object_copy_ms), Some(scan_heap_roots_ms), Some(copied_bytes)) => {
+                            Some(PausePhases {
+                                object_copy_ms,
+                                scan_heap_roots_ms,
+                                copied_bytes,
+                            })
+                        }
+                        _ => None,
+                    },
+                    predicted_ms: fields.predicted_ms,
                 });
             }
         }
@@ -150,14 +236,8 @@ pub fn young_pauses(log: &str) -> Vec<YoungPause> {
 /// The fit (see the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct G1Fit {
-    /// Young pauses fitted (C1-C3, every repeat, mixed ones left out).
+    /// Young pauses read (C1-C3, every repeat, mixed ones left out).
     pub pauses: usize,
-    /// The pause's fixed part, ms.
-    pub base_ms: f64,
-    /// Its cost per MiB copied, ms.
-    pub ms_per_mib: f64,
-    /// The lognormal spread about the line.
-    pub sigma: f64,
     /// Bytes a write leaves alive on the heap.
     pub retained_bytes_per_write: f64,
     /// The heap's growth per second under reads alone (C2, C3), MiB.
@@ -176,7 +256,7 @@ pub struct G1Fit {
 
 /// Fits G1's evacuation to the calibration phases of `measurement`.
 pub fn fit(measurement: &Measurement) -> Result<G1Fit, String> {
-    let mut points = Vec::new();
+    let mut pauses_read = 0;
     // (MiB grown, seconds) between consecutive pauses, and the writes.
     let (mut write_growth, mut write_seconds, mut writes) = (0.0, 0.0, 0.0);
     let (mut read_growth, mut read_seconds) = (0.0, 0.0);
@@ -195,7 +275,7 @@ pub fn fit(measurement: &Measurement) -> Result<G1Fit, String> {
             allocated[index].1 += answered;
             let pauses: Vec<YoungPause> =
                 young_pauses(log).into_iter().filter(|p| !p.mixed).collect();
-            points.extend(pauses.iter().map(|p| (p.copied_mib(), p.pause_ms)));
+            pauses_read += pauses.len();
             let rate = op_figures(&run.summary)
                 .0
                 .iter()
@@ -221,26 +301,13 @@ pub fn fit(measurement: &Measurement) -> Result<G1Fit, String> {
             }
         }
     }
-    if points.len() < 3 || writes <= 0.0 || read_seconds <= 0.0 {
+    if pauses_read < 3 || writes <= 0.0 || read_seconds <= 0.0 {
         return Err(format!(
             "{}: too few young pauses in C1-C3's GC logs to fit ({} pauses)",
             measurement.dir.display(),
-            points.len()
+            pauses_read
         ));
     }
-    let n = points.len() as f64;
-    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
-    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    let ms_per_mib = sxy / sxx;
-    let base_ms = mean_y - ms_per_mib * mean_x;
-    let logs: Vec<f64> = points
-        .iter()
-        .map(|&(x, y)| (y / (base_ms + ms_per_mib * x)).ln())
-        .collect();
-    let mean_log = logs.iter().sum::<f64>() / n;
-    let sigma = (logs.iter().map(|l| (l - mean_log).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
     let per_op = |(mib, ops): (f64, f64)| {
         if ops > 0.0 {
             mib * 1024.0 * 1024.0 / ops
@@ -261,10 +328,7 @@ pub fn fit(measurement: &Measurement) -> Result<G1Fit, String> {
     let read_growth_mib_per_s = read_growth / read_seconds;
     let retained_mib = write_growth - read_growth_mib_per_s * write_seconds;
     Ok(G1Fit {
-        pauses: points.len(),
-        base_ms,
-        ms_per_mib,
-        sigma,
+        pauses: pauses_read,
         retained_bytes_per_write: retained_mib * 1024.0 * 1024.0 / writes,
         read_growth_mib_per_s,
         allocated_bytes_per_write: per_op(allocated[0]),
@@ -275,18 +339,212 @@ pub fn fit(measurement: &Measurement) -> Result<G1Fit, String> {
     })
 }
 
+/// The parts of a young pause, priced (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct G1PhaseFit {
+    /// Young pauses priced (each after the first of its phase).
+    pub pauses: usize,
+    /// The part that neither copies nor scans cards, ms.
+    pub other_ms: f64,
+    /// Object copy per byte of memtable rows (C1), ns.
+    pub row_copy_ns_per_byte: f64,
+    /// Object copy per byte reads leave alive (C2, C3), ns.
+    pub transient_copy_ns_per_byte: f64,
+    /// Bytes a read leaves alive at the next pause.
+    pub read_transient_bytes: f64,
+    /// Card scan per write, ns.
+    pub write_card_ns: f64,
+    /// Card scan per read, ns.
+    pub read_card_ns: f64,
+    /// Lognormal spread of a pause's copy time about its price.
+    pub copy_sigma: f64,
+    /// Lognormal spread of a pause's card scan about its price.
+    pub card_sigma: f64,
+    /// The pause G1 predicted, over the pause it took.
+    pub prediction_over_pause: f64,
+}
+
+/// Prices the parts of C1-C3's young pauses in `measurement`, whose logs
+/// must have them (`gc+phases=debug`).
+pub fn fit_phases(measurement: &Measurement) -> Result<G1PhaseFit, String> {
+    // Per pause: (writes phase?, pause, its parts, operations since the one before).
+    let mut priced: Vec<(bool, f64, PausePhases, f64)> = Vec::new();
+    // G1's predicted pauses and the pauses they predicted.
+    let mut pessimism = Vec::new();
+    for phases in measurement.repeats.values() {
+        for phase in ["C1", "C2", "C3"] {
+            let Some(run) = phases.get(phase) else {
+                continue;
+            };
+            let Some(log) = &run.gc_log else {
+                continue;
+            };
+            let rate = op_figures(&run.summary)
+                .0
+                .iter()
+                .filter(|(name, _)| name.ends_with(" ops/s") && name != "total ops/s")
+                .map(|(_, rate)| rate)
+                .sum::<f64>();
+            let pauses: Vec<YoungPause> =
+                young_pauses(log).into_iter().filter(|p| !p.mixed).collect();
+            for pair in pauses.windows(2) {
+                let (Some(parts), seconds) = (pair[1].phases, pair[1].at_s - pair[0].at_s) else {
+                    continue;
+                };
+                let ops = rate * seconds;
+                if ops > 0.0 && parts.copied_bytes > 0.0 {
+                    priced.push((phase == "C1", pair[1].pause_ms, parts, ops));
+                    if let Some(predicted) = pair[1].predicted_ms {
+                        pessimism.push((predicted, pair[1].pause_ms));
+                    }
+                }
+            }
+        }
+    }
+    let writes: Vec<_> = priced.iter().filter(|p| p.0).collect();
+    let reads: Vec<_> = priced.iter().filter(|p| !p.0).collect();
+    if writes.len() < 3 || reads.len() < 3 {
+        return Err(format!(
+            "{}: too few young pauses with their parts (gc+phases=debug) in C1-C3's GC logs \
+             to price them ({} in C1, {} in C2 and C3; 3 each needed)",
+            measurement.dir.display(),
+            writes.len(),
+            reads.len()
+        ));
+    }
+    if pessimism.len() < 3 {
+        return Err(format!(
+            "{}: too few young pauses with G1's predictions (gc+ergo+cset=trace) in C1-C3's GC \
+             logs ({}; 3 needed)",
+            measurement.dir.display(),
+            pessimism.len()
+        ));
+    }
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        if n % 2 == 1 {
+            values[n / 2]
+        } else {
+            (values[n / 2 - 1] + values[n / 2]) / 2.0
+        }
+    };
+    // Ratios of sums: (numerator, denominator) over the pauses.
+    let ratio = |pairs: &mut dyn Iterator<Item = (f64, f64)>| {
+        let (top, bottom) = pairs.fold((0.0, 0.0), |(t, b), (x, y)| (t + x, b + y));
+        top / bottom
+    };
+    let row_copy = ratio(
+        &mut writes
+            .iter()
+            .map(|p| (p.2.object_copy_ms * 1e6, p.2.copied_bytes)),
+    );
+    let transient_copy = ratio(
+        &mut reads
+            .iter()
+            .map(|p| (p.2.object_copy_ms * 1e6, p.2.copied_bytes)),
+    );
+    let write_card = median(
+        writes
+            .iter()
+            .map(|p| p.2.scan_heap_roots_ms * 1e6 / p.3)
+            .collect(),
+    );
+    let read_card = median(
+        reads
+            .iter()
+            .map(|p| p.2.scan_heap_roots_ms * 1e6 / p.3)
+            .collect(),
+    );
+    // A robust spread: 1.4826 times the median absolute deviation of the
+    // logs (a normal's standard deviation), so that a spike (a flush's
+    // cards at a phase's change) does not widen every other pause.
+    // Each class (writes, reads) about its own median, then pooled.
+    let sd = |logs: Vec<(bool, f64)>| {
+        let centre = |write: bool| {
+            median(
+                logs.iter()
+                    .filter(|(w, _)| *w == write)
+                    .map(|(_, l)| *l)
+                    .collect(),
+            )
+        };
+        let (writes, reads) = (centre(true), centre(false));
+        let deviations = logs
+            .iter()
+            .map(|(write, l)| (l - if *write { writes } else { reads }).abs())
+            .collect();
+        1.4826 * median(deviations)
+    };
+    let copy_sigma = sd(priced
+        .iter()
+        .map(|(write, _, parts, _)| {
+            let price = if *write { row_copy } else { transient_copy };
+            (
+                *write,
+                (parts.object_copy_ms * 1e6 / (price * parts.copied_bytes)).ln(),
+            )
+        })
+        .collect());
+    let card_sigma = sd(priced
+        .iter()
+        .filter(|(_, _, parts, _)| parts.scan_heap_roots_ms > 0.0)
+        .map(|(write, _, parts, ops)| {
+            let price = if *write { write_card } else { read_card };
+            (
+                *write,
+                (parts.scan_heap_roots_ms * 1e6 / (price * ops)).ln(),
+            )
+        })
+        .collect());
+    Ok(G1PhaseFit {
+        pauses: priced.len(),
+        other_ms: priced
+            .iter()
+            .map(|(_, pause, parts, _)| pause - parts.object_copy_ms - parts.scan_heap_roots_ms)
+            .sum::<f64>()
+            / priced.len() as f64,
+        row_copy_ns_per_byte: row_copy,
+        transient_copy_ns_per_byte: transient_copy,
+        read_transient_bytes: median(reads.iter().map(|p| p.2.copied_bytes / p.3).collect()),
+        write_card_ns: write_card,
+        read_card_ns: read_card,
+        copy_sigma,
+        card_sigma,
+        prediction_over_pause: ratio(&mut pessimism.into_iter()),
+    })
+}
+
+/// The pauses' parts as `twin validate --real --fit-gc` prints them.
+pub fn fit_phases_text(fit: &G1PhaseFit) -> String {
+    format!(
+        "young pauses' parts (gc+phases=debug), priced over {} pauses of C1-C3:\n\
+         other {:.3} ms; object copy {:.4} ns per byte of memtable rows, {:.4} ns per byte reads leave alive \
+         (copy spread sigma {:.4})\n\
+         bytes a read leaves alive at the next pause: {:.0}\n\
+         card scan per write {:.1} ns, per read {:.1} ns (spread sigma {:.4})\n\
+         G1's predicted pause over the pause it took: {:.4}\n",
+        fit.pauses,
+        fit.other_ms,
+        fit.row_copy_ns_per_byte,
+        fit.transient_copy_ns_per_byte,
+        fit.copy_sigma,
+        fit.read_transient_bytes,
+        fit.write_card_ns,
+        fit.read_card_ns,
+        fit.card_sigma,
+        fit.prediction_over_pause,
+    )
+}
+
 /// The fit as `twin validate --real --fit-gc` prints it.
 pub fn fit_text(fit: &G1Fit) -> String {
     format!(
-        "G1 evacuation fitted to C1-C3's GC logs ({} young pauses):\n\
-         pause = {:.1} ms + {:.3} ms per MiB copied (lognormal sigma {:.3} about the line)\n\
+        "G1's heap fitted to C1-C3's GC logs ({} young pauses):\n\
          bytes a write leaves alive on the heap: {:.0} (reads alone grow it {:.2} MiB/s, taken out)\n\
          bytes allocated per write {:.0}, per read from memory {:.0}, per read from disk {:.0}; \
          beyond a read from memory, per device read: {}\n",
         fit.pauses,
-        fit.base_ms,
-        fit.ms_per_mib,
-        fit.sigma,
         fit.retained_bytes_per_write,
         fit.read_growth_mib_per_s,
         fit.allocated_bytes_per_write,
@@ -340,7 +598,6 @@ mod tests {
             .join("real")
             .join("2026-11-28");
         let fit = fit(&crate::real::load(&dir).unwrap()).unwrap();
-        let evacuation = models::jvm::EvacuationParams::cassandra_5_0();
         let close = |model: f64, fitted: f64, what: &str| {
             assert!(
                 (model - fitted).abs() <= 0.001 * fitted.abs().max(1.0),
@@ -348,24 +605,16 @@ mod tests {
             );
         };
         close(
-            evacuation.pause_base.as_secs_f64() * 1e3,
-            fit.base_ms,
-            "pause base, ms",
-        );
-        close(
-            evacuation.copy_ns_per_byte * (1u64 << 20) as f64 / 1e6,
-            fit.ms_per_mib,
-            "ms per MiB copied",
-        );
-        close(evacuation.pause_sigma, fit.sigma, "sigma");
-        close(
             models::jvm::CASSANDRA_5_0_RETAINED_BYTES_PER_WRITE as f64,
             fit.retained_bytes_per_write.round(),
             "bytes a write leaves alive",
         );
         let allocation = models::jvm::AllocationParams::cassandra_5_0();
+        // A write's step allocates all but its memtable row, which the
+        // memtable allocates as it takes it.
         close(
-            allocation.write_step_bytes as f64,
+            (allocation.write_step_bytes + models::jvm::CASSANDRA_5_0_RETAINED_BYTES_PER_WRITE)
+                as f64,
             fit.allocated_bytes_per_write.round(),
             "per write",
         );
@@ -379,6 +628,99 @@ mod tests {
             fit.allocated_bytes_per_device_read.unwrap().round(),
             "per device read",
         );
+    }
+
+    /// The preset's prices of a young pause's parts are the fit of the
+    /// stored G1 calibration measurement (`gc+phases=debug`).
+    #[test]
+    fn the_cassandra_5_0_pause_parts_are_the_stored_phase_logs_fit() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("real")
+            .join("g1")
+            .join("2026-11-29");
+        let fit = fit_phases(&crate::real::load(&dir).unwrap()).unwrap();
+        assert!(fit.pauses >= 20, "{fit:?}");
+        let evacuation = models::jvm::EvacuationParams::cassandra_5_0();
+        let close = |model: f64, fitted: f64, what: &str| {
+            assert!(
+                (model - fitted).abs() <= 0.001 * fitted.abs().max(1.0),
+                "{what}: the model has {model}, the logs give {fitted}"
+            );
+        };
+        close(
+            evacuation.pause_other.as_secs_f64() * 1e3,
+            fit.other_ms,
+            "other, ms",
+        );
+        close(
+            evacuation.row_copy_ns_per_byte,
+            fit.row_copy_ns_per_byte,
+            "row copy",
+        );
+        close(
+            evacuation.transient_copy_ns_per_byte,
+            fit.transient_copy_ns_per_byte,
+            "transient copy",
+        );
+        close(evacuation.copy_sigma, fit.copy_sigma, "copy sigma");
+        close(evacuation.card_sigma, fit.card_sigma, "card sigma");
+        close(
+            evacuation.write.card_scan_ns,
+            fit.write_card_ns,
+            "card scan per write",
+        );
+        close(
+            evacuation.read.card_scan_ns,
+            fit.read_card_ns,
+            "card scan per read",
+        );
+        close(
+            evacuation.read.transient_bytes as f64,
+            fit.read_transient_bytes.round(),
+            "transient bytes per read",
+        );
+        close(
+            evacuation.prediction_over_pause,
+            fit.prediction_over_pause,
+            "G1's predicted pause over the pause",
+        );
+        assert_eq!(evacuation.write.transient_bytes, 0);
+        // The stored scorecard measurement's logs have no parts.
+        let info = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("real")
+            .join("2026-11-28");
+        let error = fit_phases(&crate::real::load(&info).unwrap()).unwrap_err();
+        assert!(error.contains("gc+phases=debug"), "{error}");
+    }
+
+    /// A pause's parts are read from its `gc+phases=debug` lines, and
+    /// G1's prediction for it from its `gc+ergo+cset=trace` line.
+    #[test]
+    fn reads_a_pauses_parts_where_logged() {
+        let log = "\
+[t][10.0s][1][1][info] GC(5) Pause Young (Normal) (G1 Evacuation Pause)
+[t][10.0s][1][1][trace] GC(5) Added young regions to CSet. Eden: 16 regions, Survivors: 2 regions, predicted eden time: 207.82ms, predicted base time: 141.35ms, target pause time: 300.00ms, remaining time: 0.00ms
+[t][10.0s][1][1][debug] GC(5)     Scan Heap Roots (ms):          Min:  1.2, Avg:  1.2, Max:  1.2, Diff:  0.0, Sum:  1.2, Workers: 1
+[t][10.0s][1][1][debug] GC(5)     Object Copy (ms):              Min: 21.3, Avg: 21.3, Max: 21.3, Diff:  0.0, Sum: 21.3, Workers: 1
+[t][10.0s][1][1][debug] GC(5)         Copied Bytes                   Min: 10530776, Avg: 10530776.0, Max: 10530776, Diff: 0, Sum: 10530776, Workers: 1
+[t][10.0s][1][1][info] GC(5) Eden regions: 5->0(17)
+[t][10.0s][1][1][info] GC(5) Survivor regions: 0->1(3)
+[t][10.0s][1][1][info] GC(5) Old regions: 2->2
+[t][10.0s][1][1][info] GC(5) Pause Young (Normal) (G1 Evacuation Pause) 321M->61M(6032M) 26.202ms
+";
+        let pauses = young_pauses(log);
+        assert_eq!(pauses.len(), 1);
+        assert_eq!(
+            pauses[0].phases,
+            Some(PausePhases {
+                object_copy_ms: 21.3,
+                scan_heap_roots_ms: 1.2,
+                copied_bytes: 10_530_776.0,
+            })
+        );
+        assert!((pauses[0].predicted_ms.unwrap() - 349.17).abs() < 1e-9);
+        assert_eq!(young_pauses(LOG)[0].phases, None, "info logs have none");
+        assert_eq!(young_pauses(LOG)[0].predicted_ms, None);
     }
 
     #[test]

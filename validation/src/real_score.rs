@@ -144,13 +144,17 @@ pub fn twin_scenario(
              survival = {survival:?}\n\
              survival_deviation = {survival_deviation:?}\n\
              copy_ns_per_byte = {copy:?}\n\
-             copy_deviation = {copy_deviation:?}\n",
+             copy_deviation = {copy_deviation:?}\n\
+             card_ns_per_byte = {card:?}\n\
+             card_deviation = {card_deviation:?}\n",
             after = carried.after,
             old = h.old_used_bytes,
             survival = h.survival,
             survival_deviation = h.survival_deviation,
             copy = h.copy_ns_per_byte,
             copy_deviation = h.copy_deviation,
+            card = h.card_ns_per_byte,
+            card_deviation = h.card_deviation,
         )
     });
     format!(
@@ -777,7 +781,7 @@ mod tests {
                 .unwrap()
         };
         let base_ms = models::jvm::EvacuationParams::cassandra_5_0()
-            .pause_base
+            .pause_other
             .as_secs_f64()
             * 1e3;
         assert!(
@@ -854,6 +858,8 @@ mod tests {
             survival_deviation: 0.003_1,
             copy_ns_per_byte: 1.467_891_234_5,
             copy_deviation: 0.1 / 3.0,
+            card_ns_per_byte: 0.207_654_321,
+            card_deviation: 0.01 / 7.0,
         };
         let carried = G1Carried {
             after: "S3",

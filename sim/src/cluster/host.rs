@@ -333,14 +333,12 @@ impl Simulation {
                         }
                         // Request handling allocates: the CQL request
                         // on its coordinator, each internode message
-                        // taken in, each replica's read or write. G1
-                        // collects when eden fills.
+                        // taken in, each replica's read or write; and
+                        // leaves cards and short-lived objects for the
+                        // next young pause. G1 collects when eden fills.
                         if let Some(step) = bridge::allocation_step(task.work) {
-                            let bytes = node.allocation(step);
-                            if bytes > 0 {
-                                let rng = &mut self.nodes[node_index].jvm_rng;
-                                node.allocate(now, bytes, rng);
-                            }
+                            let rng = &mut self.nodes[node_index].jvm_rng;
+                            node.allocate_step(now, step, rng);
                         }
                         // The memtables live on the heap: what they
                         // gained since the last report is long-lived, what
@@ -356,7 +354,8 @@ impl Simulation {
                         {
                             match memtable.cmp(memtable_reported) {
                                 std::cmp::Ordering::Greater => {
-                                    node.retain(memtable - *memtable_reported)
+                                    let rng = &mut self.nodes[node_index].jvm_rng;
+                                    node.retain(now, memtable - *memtable_reported, rng);
                                 }
                                 std::cmp::Ordering::Less => {
                                     node.release(*memtable_reported - memtable)
