@@ -452,9 +452,8 @@ pub struct G1Params {
 /// survivors to promote and eden times its survival at the copy cost, plus
 /// eden times the card scan per byte of eden, all as learnt and times
 /// `prediction_over_pause`; between `G1NewSizePercent` and
-/// `G1MaxNewSizePercent` of the
-/// heap (and no more than the heap's free regions less
-/// `G1ReservePercent`). G1 learns the copy cost as the pause's object copy
+/// `G1MaxNewSizePercent` of the heap (and no more than the heap's free
+/// regions less `G1ReservePercent`). G1 learns the copy cost as the pause's object copy
 /// time over the bytes it copied, so reads' costly small objects and
 /// writes' rows blend into one price, as they do in the real collector;
 /// what it learns are decaying averages (HotSpot's `AbsSeq`, alpha 0.7), so
@@ -471,10 +470,12 @@ pub struct G1Params {
 /// and a read load grows it to a few hundred MiB, as the real node does.
 ///
 /// Left out: survival predicted per eden region (`G1SurvRateGroup`; here
-/// one figure for all of eden, its pessimism measured), G1's remembered-set sampling that ends a
-/// mutator phase early when the cards grow, card scanning that grows with
-/// the memtable's size rather than with the operations since the last
-/// pause (S1's logs show both), the survivor space's cap, humongous
+/// one figure for all of eden, its pessimism measured), G1's
+/// remembered-set sampling that ends a mutator phase early when the cards
+/// grow, card scanning that grows with the memtable's size rather than
+/// with the operations since the last pause (S1's logs show both), a copy
+/// price per object rather than per byte (4-KB values copy at ~0.4 ns a
+/// byte), the survivor space's cap, humongous
 /// regions, the eight mixed collections of a concurrent cycle (one mixed
 /// pause here, as the 3.11 model has it), adaptive IHOP.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -531,12 +532,15 @@ impl YoungWork {
 }
 
 impl EvacuationParams {
-    /// Cassandra 5.0 on the real node's machine. The pause's parts are
-    /// **fitted** to the calibration phases' GC logs at `gc+phases=debug`
-    /// (`validation/real/2026-11-29-g1`, C1-C3 of three repeats; `twin
-    /// validate --real --fit-gc`, [`validation::real_gc`]'s module doc
-    /// says how): medians over the young pauses of each phase after its
-    /// first. The goal is 5.0's `MaxGCPauseMillis=300`; the region size,
+    /// Cassandra 5.0 on the real node's machine. The pause's parts and G1's
+    /// pessimism are **fitted** to the calibration phases' GC logs at
+    /// `gc+phases=debug` and `gc+ergo+cset=trace`
+    /// (`validation/real/g1/2026-11-29`, C1-C3 of three repeats; `twin
+    /// validate --real validation/real/g1/2026-11-29 --fit-gc`; the module
+    /// doc of `validation::real_gc` says how): over the young pauses of
+    /// each phase after its first, the copy prices and the pessimism as
+    /// ratios of sums, the per-operation figures as medians, the other
+    /// part as the mean. The goal is 5.0's `MaxGCPauseMillis=300`; the region size,
     /// young bounds and reserve are G1's defaults under Java 17 (the logs
     /// show eden 1 to 225 regions of 16 MiB, young at least 19 regions, 5 %
     /// of 378, and at most the heap less the old generation less 10 %).
@@ -589,11 +593,11 @@ impl EvacuationParams {
 pub const G1_INITIAL_SURVIVAL: f64 = 0.4;
 
 /// What a running G1 has learnt, to start another node from (G1 with
-/// [`EvacuationParams`] only): the old generation's occupancy and the two
-/// predictions eden is sized by. A JVM that served one load starts the
-/// next with these, not with G1's start-up guesses: after a read-only load
-/// (nothing survives) eden is large, after writes it is sized to their
-/// memtable rows. [`JvmNode::g1_history`] reads it at the end of a run;
+/// [`EvacuationParams`] only): the old generation's occupancy and the
+/// three predictions eden is sized by (survival, copy cost, card scan). A
+/// JVM that served one load starts the next with these, not with G1's
+/// start-up guesses: after a read-only load (little survives) eden is
+/// large, after writes it is sized to their memtable rows and cards. [`JvmNode::g1_history`] reads it at the end of a run;
 /// [`JvmConfig::g1_start`] starts a node from it.
 ///
 /// Retained bytes (memtable rows) are not carried: a node started from a
