@@ -668,39 +668,20 @@ impl G1History {
                 ),
             );
         }
-        if !(0.0..=1.0).contains(&self.survival) {
-            return refuse("survival", format!("{} is outside 0 to 1", self.survival));
-        }
-        if !(0.0..=1.0).contains(&self.survival_deviation) {
-            return refuse(
-                "survival_deviation",
-                format!("{} is outside 0 to 1", self.survival_deviation),
-            );
-        }
-        // A copy cost from a picosecond to a millisecond a byte.
-        if !(1e-3..=1e6).contains(&self.copy_ns_per_byte) {
-            return refuse(
-                "copy_ns_per_byte",
-                format!("{} is outside 0.001 to 1000000", self.copy_ns_per_byte),
-            );
-        }
-        if !(0.0..=1e6).contains(&self.copy_deviation) {
-            return refuse(
-                "copy_deviation",
-                format!("{} is outside 0 to 1000000", self.copy_deviation),
-            );
-        }
-        if !(0.0..=1e6).contains(&self.card_ns_per_byte) {
-            return refuse(
-                "card_ns_per_byte",
-                format!("{} is outside 0 to 1000000", self.card_ns_per_byte),
-            );
-        }
-        if !(0.0..=1e6).contains(&self.card_deviation) {
-            return refuse(
-                "card_deviation",
-                format!("{} is outside 0 to 1000000", self.card_deviation),
-            );
+        // A fraction, a copy cost from a picosecond to a millisecond a
+        // byte, and card scans and deviations up to a millisecond a byte.
+        let ranges: [(&'static str, f64, f64, f64); 6] = [
+            ("survival", self.survival, 0.0, 1.0),
+            ("survival_deviation", self.survival_deviation, 0.0, 1.0),
+            ("copy_ns_per_byte", self.copy_ns_per_byte, 1e-3, 1e6),
+            ("copy_deviation", self.copy_deviation, 0.0, 1e6),
+            ("card_ns_per_byte", self.card_ns_per_byte, 0.0, 1e6),
+            ("card_deviation", self.card_deviation, 0.0, 1e6),
+        ];
+        for (field, value, low, high) in ranges {
+            if !(low..=high).contains(&value) {
+                return refuse(field, format!("{value} is outside {low} to {high}"));
+            }
         }
         Ok(())
     }
