@@ -241,8 +241,11 @@ const WRITTEN_SALT: u64 = 0x7772_6974_7465_6E21;
 /// the full-data reads that follow agree, and nothing is repaired).
 #[derive(Clone, Debug, Default)]
 pub struct Population {
-    /// Writes per ring range.
-    ranges: std::collections::BTreeMap<u32, Written>,
+    /// Writes per ring range. A hash map, not an ordered one: every use
+    /// adds integer counts or takes minima and maxima, so the order of a
+    /// walk never shows, and a write or read finds its range in one probe
+    /// where a B-tree took three cache misses on the 40-node benchmark.
+    ranges: rustc_hash::FxHashMap<u32, Written>,
     preload: Option<Preloaded>,
 }
 
@@ -287,7 +290,7 @@ impl Population {
         if self.ranges.is_empty() {
             return;
         }
-        let mut rekeyed: std::collections::BTreeMap<u32, Written> = Default::default();
+        let mut rekeyed: rustc_hash::FxHashMap<u32, Written> = Default::default();
         for (&range, written) in &self.ranges {
             let (start, end) = old.range_bounds(range as usize);
             let width = span_width(start, end);
