@@ -20,6 +20,7 @@ mod plan_cmd;
 mod real_cmd;
 mod regress_cmd;
 mod sweep_cmd;
+mod trace_cmd;
 mod validate_cmd;
 
 /// Exit code for bad input (scenario file, flags).
@@ -61,6 +62,19 @@ enum Command {
         /// `load[0].command=...` (may repeat; applied in order).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Fingerprint the run's events into trace.json (a running hash,
+        /// checkpointed every 65,536 events; `twin trace diff` compares two).
+        #[arg(long)]
+        trace: bool,
+        /// Also write events FROM..TO (indices from 0, TO excluded) in full
+        /// to trace-events.txt; implies --trace.
+        #[arg(long, value_name = "FROM..TO")]
+        trace_window: Option<String>,
+    },
+    /// Compare the event streams of two runs.
+    Trace {
+        #[command(subcommand)]
+        command: TraceCommand,
     },
     /// Run the validation cases and print the scorecard against the published runs.
     Validate(validate_cmd::ValidateArgs),
@@ -112,6 +126,19 @@ enum Command {
     Bench {
         #[command(subcommand)]
         bench: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// Where two runs' events part (exit 1) or that they are the same
+    /// (exit 0), from their `twin run --trace` results; with both runs'
+    /// `--trace-window` of the part, the first event that differs.
+    Diff {
+        /// The first run's results folder (or its trace.json).
+        first: PathBuf,
+        /// The second run's.
+        second: PathBuf,
     },
 }
 
@@ -168,7 +195,18 @@ fn main() -> ExitCode {
             duration,
             quiet,
             sets,
-        } => run(scenario, seed, out, duration, quiet, &sets),
+            trace,
+            trace_window,
+        } => match trace_cmd::options(trace, trace_window.as_deref()) {
+            Ok(trace) => run(scenario, seed, out, duration, quiet, &sets, trace),
+            Err(error) => {
+                eprintln!("twin: {error}");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+        },
+        Command::Trace {
+            command: TraceCommand::Diff { first, second },
+        } => trace_cmd::diff(&first, &second),
         Command::Validate(args) => validate_cmd::run(args),
         Command::Explore(args) => explore_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
@@ -424,6 +462,7 @@ fn run(
     duration: Option<String>,
     quiet: bool,
     sets: &[String],
+    trace: Option<sim::trace::TraceOptions>,
 ) -> ExitCode {
     let sets = match parse_sets(sets) {
         Ok(sets) => sets,
@@ -476,7 +515,7 @@ fn run(
         say(&format!("note: {note}"));
     }
     let bar = progress_bar(&plan, quiet);
-    let outcome = sim::cluster::run(plan, &mut |progress| {
+    let outcome = sim::cluster::run_traced(plan, trace, &mut |progress| {
         // A closed pipe (`| head`) must not kill the run: ignore write errors.
         let print = || {
             let mut stdout = std::io::stdout().lock();

@@ -82,3 +82,67 @@ fn an_out_that_cannot_be_written_fails_before_the_simulation() {
     assert!(!String::from_utf8_lossy(&output.stdout).contains("Op rate"));
     std::fs::remove_dir_all(root).unwrap();
 }
+
+/// `twin run --trace` fingerprints the run's events and `twin trace diff`
+/// compares two runs: the same seed gives the same events (exit 0);
+/// another seed parts, and with both runs' `--trace-window` of where they
+/// part, the first differing event is named (exit 1).
+#[test]
+fn traces_say_whether_two_runs_are_the_same_and_where_they_part() {
+    let root = scratch("trace");
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/quickstart.toml");
+    let run = |name: &str, seed: &str, extra: &[&str]| {
+        let out = root.join(name);
+        let mut args = vec![
+            "run",
+            scenario,
+            "--duration",
+            "1s",
+            "--quiet",
+            "--seed",
+            seed,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let output = twin(&args);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        out
+    };
+    let diff = |a: &PathBuf, b: &PathBuf| {
+        let output = twin(&["trace", "diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let (a, b) = (run("a", "7", &["--trace"]), run("b", "7", &["--trace"]));
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("trace.json")).unwrap()).unwrap();
+    assert!(trace["events"].as_u64().unwrap() > 65_536);
+    let (code, stdout) = diff(&a, &b);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("the runs' events are the same"), "{stdout}");
+
+    let c = run("c", "8", &["--trace"]);
+    let (code, stdout) = diff(&a, &c);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("--trace-window 0..65536"), "{stdout}");
+
+    let (a, c) = (
+        run("a", "7", &["--trace-window", "0..65536"]),
+        run("c", "8", &["--trace-window", "0..65536"]),
+    );
+    let (code, stdout) = diff(&a, &c);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains(" differs\n  first:  at "), "{stdout}");
+
+    let output = twin(&["run", scenario, "--trace-window", "9..3"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("holds no event"));
+    let _ = std::fs::remove_dir_all(&root);
+}

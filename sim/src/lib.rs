@@ -37,3 +37,4 @@ pub mod results_dir;
 pub mod rng;
 pub mod scenario;
 pub mod timeseries;
+pub mod trace;

@@ -11,6 +11,9 @@
 //!   backlog and shares over time;
 //! - `perf.json`: wall-clock figures of the run. It is the only file that
 //!   differs between two runs of the same scenario and seed.
+//! - `trace.json` (`twin run --trace`): the fingerprint of the run's
+//!   events ([`crate::trace`]); `trace-events.txt` (`--trace-window`) the
+//!   window's events in full.
 //!
 //! Everything but `perf.json` is built from simulated state only, with
 //! sorted maps and fixed float formatting, so it is byte-identical across
@@ -930,6 +933,12 @@ fn write_files(dir: &Path, outcome: &RunOutcome) -> std::io::Result<Summary> {
         serde_json::to_string_pretty(&Perf::of(outcome)).map_err(std::io::Error::other)?;
     perf.push('\n');
     std::fs::write(dir.join("perf.json"), perf)?;
+    if let Some(trace) = &outcome.trace {
+        std::fs::write(dir.join("trace.json"), trace.to_json())?;
+        if !trace.window_events().is_empty() {
+            std::fs::write(dir.join("trace-events.txt"), trace.window_text())?;
+        }
+    }
     Ok(summary)
 }
 

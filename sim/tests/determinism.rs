@@ -1,13 +1,17 @@
 //! Determinism of whole runs: the bundled quickstart, run twice with the same
 //! seed, writes byte-identical results (every file but perf.json: summary,
 //! time series, HdrHistogram logs, charts); another seed changes the
-//! latencies.
+//! latencies. Runs that must agree are traced (`sim::trace`): when they do
+//! not, the test names the first event where they part, not only a file.
 
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
+use sim::cluster::RunOutcome;
+use sim::cluster::RunPlan;
 use sim::plan::{resolve, RunOverrides};
 use sim::report::write_results;
+use sim::trace::{first_differing_event, first_divergence, DifferingEvent, TraceOptions};
 use units::SimDuration;
 
 fn scenario_path(name: &str) -> PathBuf {
@@ -153,12 +157,56 @@ processes = 2
 command = "cassandra-stress mixed ratio(write=1,read=3) no-warmup cl=QUORUM duration=3s -rate 'threads=20 limit=4000/s' -col 'size=FIXED(200) n=FIXED(1)' -pop dist=gauss(1..1000000,500000,100000)"
 "#;
 
-/// The summary and time series of the QUORUM mix with `seed`.
-fn run_quorum_mix(seed: u64) -> (String, String) {
+fn quorum_mix_plan(seed: u64) -> RunPlan {
     let text = QUORUM_MIX.replace("SEED", &seed.to_string());
     let scenario = sim::scenario::parse("quorum-mix.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-    let plan = resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"));
-    let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
+    resolve(&scenario, &RunOverrides::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `plan`, fingerprinting its events with `trace`.
+fn run_traced(plan: RunPlan, trace: TraceOptions) -> RunOutcome {
+    sim::cluster::run_traced(plan, Some(trace), &mut |_| {}).expect("the run completes")
+}
+
+/// The first event where runs of `first` and `second` part, if they do:
+/// traced once to find the checkpoint window where they part, then again
+/// recording that window in full.
+fn first_event_between(
+    first: impl Fn() -> RunPlan,
+    second: impl Fn() -> RunPlan,
+) -> Option<DifferingEvent> {
+    let options = TraceOptions::default();
+    let (a, b) = (
+        run_traced(first(), options.clone()),
+        run_traced(second(), options.clone()),
+    );
+    let (a, b) = (a.trace.expect("traced"), b.trace.expect("traced"));
+    let divergence = first_divergence(a.checkpoints(), b.checkpoints())?;
+    let window = TraceOptions {
+        window: Some(divergence.window),
+        ..options
+    };
+    let (a, b) = (
+        run_traced(first(), window.clone()),
+        run_traced(second(), window),
+    );
+    let (a, b) = (a.trace.expect("traced"), b.trace.expect("traced"));
+    Some(
+        first_differing_event(a.window_events(), b.window_events())
+            .expect("the window where the checkpoints part holds a differing event"),
+    )
+}
+
+/// Fails naming the first event where two runs of `plan` part.
+fn assert_same_events(plan: impl Fn() -> RunPlan) {
+    if let Some(differing) = first_event_between(&plan, &plan) {
+        panic!("two runs of the same plan and seed part: {differing}");
+    }
+}
+
+/// The summary and time series of the QUORUM mix with `seed`.
+fn run_quorum_mix(seed: u64) -> (String, String) {
+    let outcome = run_traced(quorum_mix_plan(seed), TraceOptions::default());
     let summary = sim::report::Summary::of(&outcome);
     assert!(summary.ops["read"].count > 10_000);
     (
@@ -170,10 +218,44 @@ fn run_quorum_mix(seed: u64) -> (String, String) {
 #[test]
 fn engine_draws_follow_the_run_seed() {
     let first = run_quorum_mix(7);
-    assert!(first == run_quorum_mix(7), "seed 7 twice");
+    if first != run_quorum_mix(7) {
+        assert_same_events(|| quorum_mix_plan(7));
+        panic!("seed 7 twice: the same events but other results");
+    }
     let other = run_quorum_mix(8);
     assert!(first.0 != other.0, "seed 8 gives another summary");
     assert!(first.1 != other.1, "seed 8 gives another time series");
+}
+
+#[test]
+fn the_first_event_where_two_seeds_part_is_named() {
+    let differing = first_event_between(|| quorum_mix_plan(7), || quorum_mix_plan(8))
+        .expect("seeds 7 and 8 part");
+    let (Some(first), Some(second)) = (&differing.first, &differing.second) else {
+        panic!("both runs are still going where they part: {differing}");
+    };
+    assert_eq!(first.index, second.index);
+    assert!(
+        first.at != second.at || first.event != second.event,
+        "{differing}"
+    );
+    assert!(differing.to_string().contains(&first.event));
+}
+
+/// The bundled crash-and-restart scenario to 25 s (a node killed at 20 s,
+/// hints written for it): with faults, the same seed gives the same
+/// events.
+#[test]
+fn a_run_with_faults_gives_the_same_events_twice() {
+    let plan = || {
+        let scenario = sim::scenario::load(&scenario_path("crash-3.toml")).expect("crash-3 parses");
+        let overrides = RunOverrides {
+            seed: Some(3),
+            duration: Some(SimDuration::from_secs(25)),
+        };
+        resolve(&scenario, &overrides).expect("crash-3 resolves")
+    };
+    assert_same_events(plan);
 }
 
 #[test]

@@ -632,6 +632,8 @@ struct Simulation {
     topology: Option<Box<topology::TopologyRun>>,
     /// The clients' driver's view: the nodes it sees down, by node.
     driver_down: engine::gossip::DownSet,
+    /// The event stream's fingerprint, when asked for (`twin run --trace`).
+    trace: Option<Box<crate::trace::Trace>>,
 }
 
 /// A run that stopped because a mechanism asked for what the simulator
@@ -663,9 +665,20 @@ impl std::fmt::Display for SimulationError {
 impl std::error::Error for SimulationError {}
 
 /// Runs a plan to its end, calling `progress` once per interval.
-#[allow(clippy::disallowed_methods)] // wall time for perf.json only
 pub fn run(
+    plan: RunPlan,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunOutcome, SimulationError> {
+    run_traced(plan, None, progress)
+}
+
+/// [`run`], fingerprinting every event of the run (not of a steady
+/// start's pilot, which only sets the run's inputs) into
+/// [`RunOutcome::trace`] when `trace` is given.
+#[allow(clippy::disallowed_methods)] // wall time for perf.json only
+pub fn run_traced(
     mut plan: RunPlan,
+    trace: Option<crate::trace::TraceOptions>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunOutcome, SimulationError> {
     let started = Instant::now();
@@ -674,6 +687,7 @@ pub fn run(
         preload.steady = steady;
     }
     let mut simulation = Simulation::new(plan);
+    simulation.trace = trace.map(|options| Box::new(crate::trace::Trace::new(options)));
     simulation.run(progress);
     simulation.refusal()?;
     let wall_seconds = started.elapsed().as_secs_f64();
@@ -1055,6 +1069,7 @@ impl Simulation {
             event_log: EventLog::default(),
             gossip_in_flight: Slab::new(),
             driver_down: engine::gossip::DownSet::default(),
+            trace: None,
             topology: (!plan.operations.is_empty()).then(|| {
                 Box::new(topology::TopologyRun::new(
                     &plan.cluster.ring(seed),
@@ -1206,6 +1221,9 @@ impl Simulation {
             (self.plan.faults.is_empty() && self.plan.operations.is_empty()) || end == SimTime::MAX;
         while let Some((now, event)) = self.kernel.pop_until(end) {
             self.event_counts.record(event.kind());
+            if let Some(trace) = self.trace.as_deref_mut() {
+                trace.record(now, &event);
+            }
             if let Event::IntervalTick = event {
                 self.report_interval(now, progress);
             } else {
@@ -1622,6 +1640,10 @@ impl Simulation {
                 to_partitions: self.partition_losses,
             },
             wall_seconds,
+            trace: self.trace.map(|mut trace| {
+                trace.finish();
+                *trace
+            }),
             plan: self.plan,
             server,
         }

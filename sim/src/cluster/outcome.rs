@@ -74,6 +74,9 @@ pub struct RunOutcome {
     pub messages_lost: MessagesLost,
     /// Wall-clock seconds the run took (not deterministic; perf.json only).
     pub wall_seconds: f64,
+    /// The fingerprint of the run's events, if it was asked for
+    /// ([`super::run_traced`]).
+    pub trace: Option<crate::trace::Trace>,
     /// Data mode: what the clients' read check found.
     pub consistency: Option<ConsistencyCheck>,
     /// Each shard at the end (node-major: node 0's shards first): its
