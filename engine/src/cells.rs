@@ -38,12 +38,7 @@ pub type ReadResult = Option<RowVersion>;
 pub fn digest_of(result: ReadResult) -> u64 {
     match result {
         None => 0x6E6F_6E65, // "none"
-        Some(version) => {
-            let mut value = version.timestamp ^ (u64::from(version.value_bytes) << 40);
-            value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            value ^ (value >> 31)
-        }
+        Some(version) => units::mix64(version.timestamp ^ (u64::from(version.value_bytes) << 40)),
     }
 }
 

@@ -8,12 +8,12 @@
 
 use units::SimDuration;
 
+use crate::cache::page_cache::PageCacheConfig;
+use crate::cache::row_cache::{HotMass, RowCacheConfig};
 use crate::commitlog::SyncMode;
 use crate::compaction::CompactionStrategy;
 use crate::controller::BacklogController;
-use crate::page_cache::PageCacheConfig;
 use crate::placement::{Placement, ShardAddress};
-use crate::row_cache::{HotMass, RowCacheConfig};
 use crate::speculation::{Resolution, SpeculativeRetry};
 use crate::sstable::SSTableFormat;
 

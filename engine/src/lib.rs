@@ -74,6 +74,7 @@
 #![warn(missing_docs)]
 
 pub mod action;
+pub mod cache;
 pub mod cells;
 pub mod commitlog;
 pub mod compaction;
@@ -83,18 +84,15 @@ pub mod controller;
 pub mod coordinator;
 pub mod flush;
 pub mod gossip;
-pub mod heat;
 pub mod hints;
 pub mod memtable;
 pub mod messaging;
 pub mod node;
-pub mod page_cache;
 pub mod placement;
 pub mod planted;
 pub mod read;
 pub mod replay;
 pub mod ring;
-pub mod row_cache;
 pub mod shard;
 pub mod speculation;
 pub mod sstable;

@@ -3,7 +3,7 @@
 //! Scylla runs one shard per core, each a state machine of its own; what
 //! belongs to the node rather than to a shard runs on shard 0 and is handed
 //! to every shard (`smp::invoke_on_all`). Here that is the published cache
-//! hit rate (`cache_hitrate_calculator`, [`crate::heat`]) and gossip with
+//! hit rate (`cache_hitrate_calculator`, [`crate::cache::heat`]) and gossip with
 //! its failure detector ([`crate::gossip`]): the peers the node sees down
 //! or up go to every shard's coordinator. Hints and streaming will join
 //! them. (Gossip's CPU, tens of microseconds a second on shard 0, is left
@@ -38,9 +38,9 @@
 use units::SimTime;
 
 use crate::action::{Action, BatchRequest, ClientRequest, IoId, Message, TaskId};
+use crate::cache::heat::{self, HitRateTracker};
 use crate::config::ShardConfig;
 use crate::gossip::{GossipMessage, GossipOutput, Gossiper};
-use crate::heat::{self, HitRateTracker};
 use crate::placement::ShardAddress;
 use crate::shard::{PreloadState, Shard};
 use units::SimDuration;
@@ -493,10 +493,10 @@ impl Node {
 mod tests {
     use super::*;
     use crate::action::{Operation, RequestId};
+    use crate::cache::row_cache::RowCacheConfig;
     use crate::config::RowCacheSetup;
     use crate::consistency::ConsistencyLevel;
     use crate::placement::Placement;
-    use crate::row_cache::RowCacheConfig;
     use crate::testing::{self, Outcome};
 
     fn node(balancing: bool) -> Node {

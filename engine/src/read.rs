@@ -61,10 +61,7 @@ const PAGE_BYTES: u64 = 4096;
 
 /// A value in [0, 1) fixed by `key` and `salt` (SplitMix64 finaliser).
 pub fn unit_hash(key: u64, salt: u64) -> f64 {
-    let mut value = key ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    value ^= value >> 31;
+    let value = units::mix64(key ^ salt.wrapping_mul(units::GOLDEN_GAMMA));
     (value >> 11) as f64 / (1u64 << 53) as f64
 }
 

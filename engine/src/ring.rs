@@ -233,11 +233,7 @@ pub fn stress_key_bytes(seed: u64) -> [u8; 10] {
 /// The value a [`stress_key_bytes`] key spells: `1..=100_000_000_000`.
 #[inline]
 fn stress_key_value(seed: u64) -> u64 {
-    let mut mixed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    mixed ^= mixed >> 31;
-    1 + mixed % 100_000_000_000
+    1 + units::mix64(seed.wrapping_add(units::GOLDEN_GAMMA)) % 100_000_000_000
 }
 
 /// Eight hex digits as ASCII bytes in one little-endian word: byte `i` is

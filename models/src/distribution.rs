@@ -699,7 +699,7 @@ fn uniform_u64<R: Rng + ?Sized>(min: u64, max: u64, rng: &mut R) -> u64 {
 
 /// A standard normal draw (Box-Muller, one of the pair; no state, no
 /// allocation).
-fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+pub(crate) fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     let u1 = 1.0 - rng.random::<f64>(); // (0, 1]
     let u2 = rng.random::<f64>();
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
@@ -885,7 +885,7 @@ fn gaussian_hot_mass(min: u64, max: u64, mean: f64, stdev: f64) -> Vec<(f64, f64
             ));
         }
     }
-    concave_hull(points)
+    units::concave_hull(points)
 }
 
 /// [`KeyDistribution::hot_mass_curve`] of `EXP(min..max)` with `mean`.
@@ -934,7 +934,7 @@ fn exponential_hot_mass(min: u64, max: u64, mean: f64) -> Vec<(f64, f64)> {
             points.push(with_atom(atom_in));
         }
     }
-    concave_hull(points)
+    units::concave_hull(points)
 }
 
 /// The curve of `keys` keys of which those listed have probabilities
@@ -948,36 +948,7 @@ fn hottest_first(mut masses: Vec<f64>, keys: f64) -> Vec<(f64, f64)> {
         total += mass;
         points.push(((count + 1) as f64 / keys, total));
     }
-    concave_hull(points)
-}
-
-/// The upper concave hull of `points` (sorted by `x`), clamped to the unit
-/// square, monotone, from `(0, 0)` to exactly `(1, 1)`: removes the
-/// rounding noise of tabulation (a point pushed a hair below the chord of
-/// its neighbours) so that the engine's concavity check accepts the curve.
-fn concave_hull(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
-    let mut hull: Vec<(f64, f64)> = Vec::with_capacity(points.len() + 1);
-    hull.push((0.0, 0.0));
-    let mut previous = (0.0f64, 0.0f64);
-    for (x, y) in points.into_iter().chain(std::iter::once((1.0, 1.0))) {
-        let point = (x.clamp(previous.0, 1.0), y.clamp(previous.1, 1.0));
-        previous = point;
-        if point == hull[hull.len() - 1] {
-            continue;
-        }
-        while hull.len() >= 2 {
-            let (o, a) = (hull[hull.len() - 2], hull[hull.len() - 1]);
-            let turn = (a.0 - o.0) * (point.1 - o.1) - (a.1 - o.1) * (point.0 - o.0);
-            if turn < 0.0 {
-                break;
-            }
-            hull.pop();
-        }
-        hull.push(point);
-    }
-    let end = hull.len() - 1;
-    hull[end] = (1.0, 1.0);
-    hull
+    units::concave_hull(points)
 }
 
 // ---------------------------------------------------------------------------

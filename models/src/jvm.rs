@@ -99,6 +99,8 @@ use std::collections::{BinaryHeap, VecDeque};
 use rand::{Rng, RngExt};
 use units::{SimDuration, SimTime};
 
+use crate::distribution::standard_normal;
+
 /// `native_transport_max_threads` (hardware.md 4.5, \[S\] cassandra.yaml).
 pub const NATIVE_TRANSPORT_MAX_THREADS: u32 = 128;
 
@@ -2113,13 +2115,6 @@ fn lognormal(median: SimDuration, p99: SimDuration, normal: f64) -> SimDuration 
     let median = median.as_secs_f64();
     let sigma = (p99.as_secs_f64() / median).ln() / NORMAL_P99_Z;
     SimDuration::from_secs_f64(median * (sigma * normal).exp())
-}
-
-/// A standard normal draw (Box-Muller, one of the pair).
-fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    let u1 = 1.0 - rng.random::<f64>(); // (0, 1]
-    let u2 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 #[cfg(test)]

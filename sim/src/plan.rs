@@ -26,10 +26,10 @@ use crate::preset::Preset;
 use crate::scenario::{
     ClusterOverrides, HumanDuration, InstanceChoice, NodeYaml, Racks, Scenario, ScenarioError,
 };
+use engine::cache::page_cache::PageCacheConfig;
+use engine::cache::row_cache::{self, HotMass, RowCacheConfig};
 use engine::config::{PageCacheSetup, RowCacheSetup};
 use engine::controller::{BacklogController, ControllerVersion};
-use engine::page_cache::PageCacheConfig;
-use engine::row_cache::{self, HotMass, RowCacheConfig};
 use engine::speculation::SpeculativeRetry;
 
 /// Loader instance when a load names none: R1 and R2 used c4.4xlarge.

@@ -107,7 +107,7 @@ impl Preset {
     }
 
     /// Whether a Cassandra lookup's Index file page goes through the OS
-    /// page cache (`engine::page_cache`) as its Data page does: on 5.0,
+    /// page cache (`engine::cache::page_cache`) as its Data page does: on 5.0,
     /// modelled as Cassandra reads (Index and Data files both through the
     /// page cache); on 3.11 every lookup's index read stays a disk read,
     /// the path R5's cost factor and G1 pauses were fitted with (changing

@@ -17,12 +17,10 @@ use rand_pcg::Pcg64Mcg;
 /// The generator every component uses.
 pub type SimRng = Pcg64Mcg;
 
-/// SplitMix64's finaliser: a bijective mix with good avalanche.
-pub fn splitmix64(mut value: u64) -> u64 {
-    value = value.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    value ^ (value >> 31)
+/// One step of SplitMix64: the golden-ratio increment, then its finaliser
+/// ([`units::mix64`]).
+pub fn splitmix64(value: u64) -> u64 {
+    units::mix64(value.wrapping_add(units::GOLDEN_GAMMA))
 }
 
 /// FNV-1a over bytes: a fixed, portable string hash.

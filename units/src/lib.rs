@@ -19,6 +19,9 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
+mod math;
+pub use math::{concave_hull, mix64, GOLDEN_GAMMA};
+
 /// Nanoseconds in one microsecond.
 pub const NANOS_PER_MICRO: u64 = 1_000;
 /// Nanoseconds in one millisecond.

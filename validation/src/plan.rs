@@ -426,7 +426,7 @@ fn miss_floor(plan: &RunPlan, load: &sim::load::LoadPlan, row_bytes: f64) -> f64
         KeyPlan::Distribution(distribution) => distribution.hot_mass_curve(),
         KeyPlan::Sequential { .. } => vec![(0.0, 0.0), (1.0, 1.0)],
     };
-    match engine::row_cache::HotMass::new(curve) {
+    match engine::cache::row_cache::HotMass::new(curve) {
         Ok(hot) => (1.0 - hot.mass(fraction)).max(0.0),
         Err(_) => 0.0,
     }

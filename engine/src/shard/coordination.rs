@@ -8,9 +8,9 @@ use crate::action::{
     Action, ClientReply, ClientRequest, CpuTask, CpuWork, Message, Operation, ReplyStatus,
     RequestId, SchedulingGroup,
 };
+use crate::cache::heat;
 use crate::cells::{digest_of, ReadResult};
 use crate::coordinator::{DeadlineKind, Mutation, Next, MAX_REPLICAS};
-use crate::heat;
 use crate::messaging::RELAYED;
 use crate::placement::{key_token, ShardAddress};
 use crate::planted::PlantedBug;

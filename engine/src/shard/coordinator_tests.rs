@@ -502,7 +502,7 @@ fn a_replica_found_behind_after_the_answer_is_repaired_in_the_background() {
 fn reads_asking_node_1(heat_weighted_balancing: bool) -> (u32, u64) {
     let placement = Placement::evenly_spaced(3, 1, &crate::ring::Replication::simple(3));
     let cache = crate::config::RowCacheSetup {
-        config: crate::row_cache::RowCacheConfig::scylla(0),
+        config: crate::cache::row_cache::RowCacheConfig::scylla(0),
         takes_free_memory: true,
         popularity: None,
         key_rows: 1.0,

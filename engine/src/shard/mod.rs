@@ -53,6 +53,9 @@ use crate::action::{
     Action, ClientRequest, CpuTask, CpuWork, IoClass, IoId, IoKind, IoRequest, Message, Operation,
     ReplyStatus, RequestId, SchedulingGroup, TaskId,
 };
+use crate::cache::heat::HeardRates;
+use crate::cache::page_cache::PageCache;
+use crate::cache::row_cache::RowCache;
 use crate::cells::ReadResult;
 use crate::commitlog::{BufferWrite, Commitlog};
 use crate::compaction::{CompactionManager, RateLimiter, TableBacklog};
@@ -60,12 +63,9 @@ use crate::config::ShardConfig;
 use crate::controller::{self, BacklogController};
 use crate::coordinator::{Coordinator, Expired};
 use crate::flush::FlushJob;
-use crate::heat::HeardRates;
 use crate::memtable::Memtable;
-use crate::page_cache::PageCache;
 use crate::placement::ShardAddress;
 use crate::read;
-use crate::row_cache::RowCache;
 use crate::sstable::SSTable;
 use crate::timer::{earlier, TimerKind, TimerTable};
 
@@ -657,7 +657,7 @@ impl Shard {
 
     /// Row cache lookups since the last call: (hits, lookups). The node
     /// level sums its shards' into the node's published hit rate
-    /// ([`crate::heat::HitRateTracker`]).
+    /// ([`crate::cache::heat::HitRateTracker`]).
     pub fn take_cache_lookups(&mut self) -> (u64, u64) {
         std::mem::take(&mut self.cache_lookups)
     }

@@ -5,10 +5,11 @@ use super::{unit, BloomPasses, IoPurpose, PendingRead, Request, Shard, TaskPurpo
 use crate::action::{
     Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup, WHOLE_PARTITION,
 };
+use crate::cache::page_cache::PageCache;
+use crate::cache::row_cache::RowCache;
+use crate::cache::{page_cache, row_cache};
 use crate::cells::{ReadResult, RowVersion};
-use crate::page_cache::PageCache;
-use crate::row_cache::RowCache;
-use crate::{page_cache, read, row_cache};
+use crate::read;
 use units::SimTime;
 
 /// Marks an Index file's generation in page ids (a Data file's has it

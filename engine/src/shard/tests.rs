@@ -380,9 +380,9 @@ fn the_sync_timer_writes_a_partial_commitlog_buffer() {
 /// that bring in only their own pages.
 #[test]
 fn a_page_cache_miss_reads_ahead_and_caches_what_it_read() {
+    use crate::cache::page_cache::PageCacheConfig;
+    use crate::cache::row_cache::HotMass;
     use crate::config::PageCacheSetup;
-    use crate::page_cache::PageCacheConfig;
-    use crate::row_cache::HotMass;
     let reads_with = |miss_bytes: u64| {
         let mut config = ShardConfig::cassandra_defaults(64 * MIB);
         config.page_cache = Some(PageCacheSetup {

@@ -5,7 +5,7 @@
 //! (`disk_access_mode: auto` maps Data and Index files on 64-bit JVMs), so
 //! the kernel keeps recently read pages in whatever RAM the JVM and the
 //! rest leave free. Scylla opens its files with O_DIRECT and has no page
-//! cache; it relies on its row cache alone ([`crate::row_cache`]).
+//! cache; it relies on its row cache alone ([`crate::cache::row_cache`]).
 //!
 //! What is modelled:
 //! - capacity: `RAM - heap - off-heap - OS reserve`
@@ -42,7 +42,7 @@
 //! read's key popularity, though rows served by the row cache do not touch
 //! their pages).
 
-use crate::row_cache::{CacheStats, HotMass, Insertion, LruBytes, PopularityLru};
+use crate::cache::row_cache::{CacheStats, HotMass, Insertion, LruBytes, PopularityLru};
 
 /// Bytes in one gibibyte.
 const GIB: u64 = 1024 * 1024 * 1024;
@@ -279,8 +279,8 @@ impl PageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::row_cache::{RowCache, RowCacheConfig};
     use crate::read::unit_hash;
-    use crate::row_cache::{RowCache, RowCacheConfig};
 
     const GIB: u64 = 1 << 30;
 
@@ -376,7 +376,7 @@ mod tests {
         let row_config = RowCacheConfig {
             capacity_bytes: budget,
             entry_overhead_bytes: 0,
-            write_policy: crate::row_cache::WritePolicy::Invalidate,
+            write_policy: crate::cache::row_cache::WritePolicy::Invalidate,
         };
         let mut cached_rows = RowCache::volume(row_config, &curve, rows, row_bytes).unwrap();
         cached_rows.warm();

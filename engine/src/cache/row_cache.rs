@@ -24,7 +24,7 @@
 //!   (`ColumnFamilyStore.maybeUpdateRowCache` calls
 //!   `invalidateCachedPartition`). [`WritePolicy::Invalidate`]. Cassandra
 //!   also reads through the OS page cache, which Scylla bypasses with
-//!   O_DIRECT: see [`crate::page_cache`].
+//!   O_DIRECT: see [`crate::cache::page_cache`].
 //!
 //! Both start cold (R5: "Runs start from a cold cache") and warm as reads
 //! miss.
@@ -416,43 +416,7 @@ impl HotMass {
     /// upper concave hull, dropping points that rounding pushed below a
     /// chord, instead of rejecting them.
     fn from_computed(points: Vec<(f64, f64)>) -> HotMass {
-        let mut hull: Vec<(f64, f64)> = Vec::with_capacity(points.len() + 2);
-        let mut previous = (0.0f64, 0.0f64);
-        let clamped = points
-            .into_iter()
-            .chain(std::iter::once((1.0, 1.0)))
-            .map(|(x, y)| {
-                let x = if x.is_nan() {
-                    previous.0
-                } else {
-                    x.clamp(previous.0, 1.0)
-                };
-                let y = if y.is_nan() {
-                    previous.1
-                } else {
-                    y.clamp(previous.1, 1.0)
-                };
-                previous = (x, y);
-                (x, y)
-            });
-        hull.push((0.0, 0.0));
-        for point in clamped {
-            if point == hull[hull.len() - 1] {
-                continue;
-            }
-            while hull.len() >= 2 {
-                let (o, a) = (hull[hull.len() - 2], hull[hull.len() - 1]);
-                // Keep `a` only if o -> a -> point turns clockwise.
-                let turn = (a.0 - o.0) * (point.1 - o.1) - (a.1 - o.1) * (point.0 - o.0);
-                if turn < 0.0 {
-                    break;
-                }
-                hull.pop();
-            }
-            hull.push(point);
-        }
-        let end = hull.len() - 1;
-        hull[end] = (1.0, 1.0);
+        let hull = units::concave_hull(points);
         // Computed curves are of pages, not keys: no key is named.
         HotMass {
             points: hull,
@@ -849,10 +813,7 @@ struct KeyHasher {
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
-        let mut value = self.state;
-        value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        value ^ (value >> 31)
+        units::mix64(self.state)
     }
 
     fn write(&mut self, bytes: &[u8]) {
