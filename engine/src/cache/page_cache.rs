@@ -178,12 +178,7 @@ impl PageCache {
             PageStore::Volume(model) => model.lookup(unit_draw),
             PageStore::Data(lru) => lru.get(page),
         };
-        if hit {
-            self.stats.hits += 1;
-        } else {
-            self.stats.misses += 1;
-        }
-        hit
+        self.stats.lookup(hit)
     }
 
     /// The disk read of a missed `page` completed: the page is cached as

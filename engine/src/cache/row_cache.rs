@@ -1110,6 +1110,18 @@ pub struct CacheStats {
     pub invalidations: u64,
 }
 
+impl CacheStats {
+    /// Counts a lookup that hit or missed; returns `hit`.
+    pub fn lookup(&mut self, hit: bool) -> bool {
+        if hit {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+        hit
+    }
+}
+
 /// Where the rows are kept.
 #[derive(Clone, Debug)]
 enum RowStore {
@@ -1173,12 +1185,7 @@ impl RowCache {
             RowStore::Volume { model, .. } => model.lookup_key(key, unit_draw),
             RowStore::Data(lru) => lru.get(key),
         };
-        if hit {
-            self.stats.hits += 1;
-        } else {
-            self.stats.misses += 1;
-        }
-        hit
+        self.stats.lookup(hit)
     }
 
     /// A missed read has fetched `key`'s row of `row_bytes` (key and value;
