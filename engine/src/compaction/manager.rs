@@ -3,10 +3,14 @@
 //! compaction throughput limiter with the reads it holds back, the
 //! counters, and the CPU shares the compaction controller last gave.
 //!
-//! The shard picks, launches and advances jobs (`crate::shard`'s
-//! compaction module, which reads the shard's SSTables and sends the I/O);
-//! the state those steps share lives here, and what must hold between its
-//! parts is checked here ([`CompactionManager::check_invariants`]).
+//! The shard picks jobs (the strategy reads its SSTables), sends their
+//! reads and writes to the disk and their merges to the CPU, and keeps
+//! the SSTable set; what those steps share lives here, behind methods
+//! ([`CompactionManager::launch`], [`CompactionManager::next_chunk`],
+//! [`CompactionManager::chunk_written`], ...), and what must hold between
+//! its parts is checked here ([`CompactionManager::check_invariants`]).
+//! The CPU tasks and I/Os a job issues carry a [`CompactionTask`] or a
+//! [`CompactionIo`], which the shard hands back here when they finish.
 
 use std::collections::VecDeque;
 
@@ -14,39 +18,131 @@ use slab::Slab;
 use units::SimTime;
 
 use crate::compaction::job::{ChunkRead, CompactionJob};
-use crate::compaction::{LcsState, RateLimiter, TableBacklog};
+use crate::compaction::lcs::{self, LcsJob, LcsOptions};
+use crate::compaction::{CompactionStrategy, LcsState, RateLimiter, TableBacklog};
+use crate::sstable::SSTable;
+
+/// A compaction CPU task, as its job's tasks carry it.
+#[derive(Clone, Copy, Debug)]
+pub enum CompactionTask {
+    /// Job `job` merges a chunk of `input_bytes` into `output_bytes`.
+    Merge {
+        /// The job's index.
+        job: u32,
+        /// The chunk's input bytes.
+        input_bytes: u64,
+        /// What it merges into.
+        output_bytes: u64,
+    },
+}
+
+/// A compaction I/O, as its job's I/Os carry it.
+#[derive(Clone, Copy, Debug)]
+pub enum CompactionIo {
+    /// A chunk of job `job`'s input, to merge into `output_bytes`.
+    Read {
+        /// The job's index.
+        job: u32,
+        /// The chunk's input bytes.
+        input_bytes: u64,
+        /// What it merges into.
+        output_bytes: u64,
+    },
+    /// A chunk of job `job`'s output.
+    Write {
+        /// The job's index.
+        job: u32,
+        /// The chunk's output bytes.
+        output_bytes: u64,
+    },
+}
+
+/// What a job's next chunk read may do ([`CompactionManager::next_chunk`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkStart {
+    /// Read it now.
+    Now(ChunkRead),
+    /// The limiter holds it back; `arm` is when the throttle timer must
+    /// fire, if it is the first read held.
+    HeldBack {
+        /// When the throttle timer must fire.
+        arm: Option<SimTime>,
+    },
+}
+
+/// What the limiter's timer releases ([`CompactionManager::next_released`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Released {
+    /// Job `job`'s chunk may be read now.
+    Read {
+        /// The job's index.
+        job: u32,
+        /// The chunk.
+        chunk: ChunkRead,
+    },
+    /// The next held-back read is granted at `at`: re-arm the timer.
+    Rearm {
+        /// When it is granted.
+        at: SimTime,
+    },
+    /// Nothing is held back.
+    Nothing,
+}
+
+/// The size of a merged chunk's output SSTable so far, which the disk
+/// write of the chunk is priced by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputShape {
+    /// The output's bytes once complete.
+    pub total_bytes: u64,
+    /// Its rows.
+    pub rows: u64,
+}
+
+/// A finished job: the SSTables it wrote (empty ones dropped) and those
+/// it replaced.
+#[derive(Debug)]
+pub struct Finished {
+    /// The SSTables it wrote, empty ones dropped.
+    pub outputs: Vec<SSTable>,
+    /// The SSTables they replace.
+    pub inputs: Vec<SSTable>,
+}
 
 /// A shard's compaction state.
 #[derive(Debug)]
 pub struct CompactionManager {
     /// The jobs running, by the index their tasks and I/Os carry.
-    pub(crate) jobs: Slab<CompactionJob>,
+    jobs: Slab<CompactionJob>,
     /// The table's backlog tracker (its strategy's).
-    pub(crate) backlog: TableBacklog,
+    backlog: TableBacklog,
+    /// Whether the table is leveled (its picks keep state in `lcs`).
+    leveled: bool,
     /// Leveled compaction's memory between picks.
-    pub(crate) lcs: LcsState,
+    lcs: LcsState,
     /// `compaction_throughput_mb_per_sec`'s token bucket, if set.
-    pub(crate) limiter: Option<RateLimiter>,
+    limiter: Option<RateLimiter>,
     /// Compaction reads waiting for the limiter, in grant order: (when
     /// granted, job, chunk).
-    pub(crate) throttled_reads: VecDeque<(SimTime, u32, ChunkRead)>,
+    throttled_reads: VecDeque<(SimTime, u32, ChunkRead)>,
     /// Jobs finished since the shard started (or was restarted with its
     /// counters carried).
-    pub(crate) completed: u64,
+    completed: u64,
     /// Input bytes merged since then.
-    pub(crate) bytes_compacted: u64,
+    bytes_compacted: u64,
     /// The compaction group's CPU shares, as the controller last set them
     /// (0 without a controller).
-    pub(crate) shares: f64,
+    shares: f64,
 }
 
 impl CompactionManager {
-    /// No job running, the table's `backlog` tracker, and the throughput
-    /// `limiter` if the preset has one.
-    pub fn new(backlog: TableBacklog, limiter: Option<RateLimiter>) -> CompactionManager {
+    /// No job running, the backlog tracker of the table's `strategy`, and
+    /// the throughput `limiter` if the preset has one.
+    pub fn new(strategy: &CompactionStrategy, limiter: Option<RateLimiter>) -> CompactionManager {
         CompactionManager {
             jobs: Slab::new(),
-            backlog,
+            backlog: TableBacklog::new(strategy),
+            leveled: matches!(strategy, CompactionStrategy::Leveled(_)),
             lcs: LcsState::new(),
             limiter,
             throttled_reads: VecDeque::new(),
@@ -56,9 +152,185 @@ impl CompactionManager {
         }
     }
 
+    // The jobs.
+
     /// Jobs running.
     pub fn running(&self) -> usize {
         self.jobs.len()
+    }
+
+    /// The weights of the running jobs (Scylla runs one job per weight).
+    pub fn busy_weights(&self) -> Vec<u32> {
+        self.jobs.iter().map(|(_, job)| job.weight()).collect()
+    }
+
+    /// Generations of the SSTables running jobs are merging.
+    pub fn compacting_generations(&self) -> Vec<u64> {
+        self.jobs
+            .iter()
+            .flat_map(|(_, job)| job.input_generations())
+            .collect()
+    }
+
+    /// The leveled strategy's next job over `sstables` (leveled
+    /// compaction remembers where its last picks ended).
+    pub fn pick_leveled(
+        &mut self,
+        sstables: &[SSTable],
+        compacting: &[u64],
+        options: &LcsOptions,
+    ) -> Option<LcsJob> {
+        debug_assert!(self.leveled, "a leveled pick on a size-tiered table");
+        lcs::next_job(sstables, compacting, options, &mut self.lcs)
+    }
+
+    /// Registers `job`; returns the index its tasks and I/Os carry.
+    pub fn launch(&mut self, job: CompactionJob) -> u32 {
+        debug_assert!(
+            {
+                let running = self.compacting_generations();
+                job.input_generations().all(|g| !running.contains(&g))
+            },
+            "a job over SSTables another job holds"
+        );
+        u32::try_from(self.jobs.insert(job)).expect("fewer than 2^32 jobs")
+    }
+
+    /// Job `job`'s next chunk read, through the limiter: `None` once its
+    /// pipeline is full.
+    pub fn next_chunk(&mut self, now: SimTime, job: u32) -> Option<ChunkStart> {
+        let chunk = self.jobs[job as usize].next_chunk()?;
+        let granted = match self.limiter.as_mut() {
+            Some(limiter) => limiter.reserve(now, chunk.input_bytes),
+            None => now,
+        };
+        if granted <= now && self.throttled_reads.is_empty() {
+            return Some(ChunkStart::Now(chunk));
+        }
+        self.throttled_reads.push_back((granted, job, chunk));
+        let arm = (self.throttled_reads.len() == 1).then_some(granted);
+        Some(ChunkStart::HeldBack { arm })
+    }
+
+    /// The limiter's timer fired at `now`: the next held-back read granted
+    /// by then, or when to fire again.
+    pub fn next_released(&mut self, now: SimTime) -> Released {
+        match self.throttled_reads.front() {
+            None => Released::Nothing,
+            Some(&(granted, _, _)) if granted > now => Released::Rearm { at: granted },
+            Some(_) => {
+                let (_, job, chunk) = self.throttled_reads.pop_front().expect("checked");
+                Released::Read { job, chunk }
+            }
+        }
+    }
+
+    /// A chunk of `input_bytes` of job `job` was read.
+    pub fn chunk_read(&mut self, job: u32, input_bytes: u64) {
+        self.jobs[job as usize].chunk_read(input_bytes);
+    }
+
+    /// A chunk of `input_bytes` of job `job` was merged into
+    /// `output_bytes`: the output's shape to price its write by, or `None`
+    /// if the chunk wrote nothing.
+    pub fn merged(&mut self, job: u32, input_bytes: u64, output_bytes: u64) -> Option<OutputShape> {
+        self.bytes_compacted += input_bytes;
+        (output_bytes > 0).then(|| {
+            let (total_bytes, rows) = self.jobs[job as usize].output_shape();
+            OutputShape { total_bytes, rows }
+        })
+    }
+
+    /// `output_bytes` of job `job`'s output are on disk: the job, if that
+    /// finished it (the backlog then counts its outputs instead of its
+    /// inputs); `None` while it runs on.
+    pub fn chunk_written(&mut self, now: SimTime, job: u32, output_bytes: u64) -> Option<Finished> {
+        self.jobs[job as usize].chunk_written(output_bytes);
+        if !self.jobs[job as usize].is_complete() {
+            return None;
+        }
+        let (outputs, inputs) = self.jobs.remove(job as usize).finish(now);
+        for input in &inputs {
+            self.backlog.remove_sstable(input);
+        }
+        let outputs: Vec<SSTable> = outputs
+            .into_iter()
+            .filter(|output| output.rows > 0)
+            .collect();
+        if self.leveled {
+            self.lcs.notify_completion(&inputs, &outputs);
+        }
+        for output in &outputs {
+            self.backlog.add_sstable(output);
+        }
+        self.completed += 1;
+        Some(Finished { outputs, inputs })
+    }
+
+    // The backlog.
+
+    /// An SSTable joined the table (flushed, streamed, preloaded).
+    pub fn add_sstable(&mut self, sstable: &SSTable) {
+        self.backlog.add_sstable(sstable);
+    }
+
+    /// The table's backlog in bytes, counting what running jobs have
+    /// consumed of their inputs and written, and `flush_written` bytes a
+    /// flush under way has written.
+    pub fn backlog_bytes(&self, flush_written: Option<u64>) -> f64 {
+        let compacting: Vec<(u32, u64, u64)> = self
+            .jobs
+            .iter()
+            .flat_map(|(_, job)| {
+                job.inputs()
+                    .iter()
+                    .map(move |input| (input.level, input.data_bytes, job.consumed_bytes_of(input)))
+            })
+            .collect();
+        let partial_writes: Vec<(u32, u64)> = self
+            .jobs
+            .iter()
+            .map(|(_, job)| (job.output_level(), job.written_bytes()))
+            .chain(flush_written.map(|bytes| (0, bytes)))
+            .collect();
+        let backlog = self.backlog.backlog_bytes(&compacting, &partial_writes);
+        debug_assert!(backlog >= 0.0, "a negative backlog {backlog}");
+        backlog
+    }
+
+    // The controller's shares.
+
+    /// The shares the controller last gave.
+    pub fn shares(&self) -> f64 {
+        self.shares
+    }
+
+    /// The controller gives `shares`; returns whether they changed.
+    pub fn set_shares(&mut self, shares: f64) -> bool {
+        debug_assert!(shares.is_finite() && shares >= 0.0, "shares {shares}");
+        let changed = self.shares != shares;
+        self.shares = shares;
+        changed
+    }
+
+    // Counters.
+
+    /// Jobs finished and input bytes merged since the start.
+    pub fn counters(&self) -> CompactionCounters {
+        CompactionCounters {
+            completed: self.completed,
+            bytes_compacted: self.bytes_compacted,
+        }
+    }
+
+    /// A restarted shard's manager carries its earlier lives' counters.
+    pub fn carry(&mut self, counters: CompactionCounters) {
+        assert!(
+            self.jobs.is_empty() && self.completed == 0 && self.bytes_compacted == 0,
+            "counters carried into a manager in use"
+        );
+        self.completed = counters.completed;
+        self.bytes_compacted = counters.bytes_compacted;
     }
 
     /// What must hold: a held-back read belongs to a running job and is
@@ -87,15 +359,24 @@ impl CompactionManager {
     }
 }
 
+/// What a compaction manager has done since the start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompactionCounters {
+    /// Jobs finished.
+    pub completed: u64,
+    /// Input bytes merged.
+    pub bytes_compacted: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::{CompactionStrategy, StcsOptions};
+    use crate::compaction::StcsOptions;
 
     fn manager(limiter: bool) -> CompactionManager {
         let strategy = CompactionStrategy::SizeTiered(StcsOptions::default());
         let limiter = limiter.then(|| RateLimiter::new(16 << 20, SimTime::ZERO));
-        CompactionManager::new(TableBacklog::new(&strategy), limiter)
+        CompactionManager::new(&strategy, limiter)
     }
 
     #[test]

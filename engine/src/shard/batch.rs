@@ -34,7 +34,7 @@ use crate::action::{
     Action, BatchRequest, ClientReply, ClientRequest, CpuTask, CpuWork, Message, Operation,
     ReplyStatus, RequestId, SchedulingGroup,
 };
-use crate::commitlog::{Append, ENTRY_OVERHEAD_BYTES};
+use crate::commitlog::ENTRY_OVERHEAD_BYTES;
 use crate::consistency::ConsistencyLevel;
 use crate::placement::ShardAddress;
 use crate::timer::TimerKind;
@@ -282,7 +282,8 @@ impl Shard {
     /// A batchlog mutation is built: append it to the commitlog (or wait
     /// for a buffer, behind the writes waiting already) and answer a write.
     pub(super) fn log_batchlog(&mut self, now: SimTime, entry: BatchlogEntry) {
-        let queued = !self.waiting_for_commitlog.is_empty() || !self.batches.waiting.is_empty();
+        let queued =
+            self.write.writes_waiting_for_commitlog() > 0 || !self.batches.waiting.is_empty();
         if queued || !self.append_batchlog(now, entry) {
             self.batches.waiting.push_back(entry);
         }
@@ -296,12 +297,11 @@ impl Shard {
             bytes,
             remove,
         } = entry;
-        match self
-            .commitlog
-            .append(u64::from(bytes) + ENTRY_OVERHEAD_BYTES)
+        if !self
+            .write
+            .append_unreplayed(u64::from(bytes) + ENTRY_OVERHEAD_BYTES)
         {
-            Append::Accepted { .. } => {}
-            Append::MustWait => return false,
+            return false;
         }
         self.submit_commitlog_writes();
         if !remove {

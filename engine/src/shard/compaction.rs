@@ -1,14 +1,16 @@
-//! The compaction manager: picking jobs by the strategy, running them chunk by
-//! chunk under the throughput limiter and the compactor limit, the table's
-//! backlog, and the backlog controllers that set the compaction and memtable
-//! groups' shares.
+//! The shard's side of compaction: picking jobs by the strategy over the
+//! shard's SSTables, sending their chunks to the disk and their merges to
+//! the CPU, replacing a finished job's inputs with its outputs, and the
+//! backlog controllers that set the compaction and memtable groups'
+//! shares. The jobs, the backlog tracker, the limiter and the counters are
+//! the compaction manager's ([`crate::compaction::manager`]).
 
-use super::{IoPurpose, Shard};
-use crate::action::{Action, IoClass, IoKind, SchedulingGroup};
+use super::{IoPurpose, Shard, TaskPurpose};
+use crate::action::{Action, CpuTask, CpuWork, IoClass, IoKind, SchedulingGroup};
 use crate::compaction::job::{ChunkRead, CompactionJob};
-use crate::compaction::{lcs, stcs, CompactionStrategy};
+use crate::compaction::manager::{ChunkStart, CompactionIo, CompactionTask, Released};
+use crate::compaction::{stcs, CompactionStrategy};
 use crate::controller;
-use crate::flush::FlushJob;
 use crate::sstable::SSTable;
 use crate::timer::TimerKind;
 use units::SimTime;
@@ -62,6 +64,13 @@ impl Shard {
 
     /// A job over `inputs`, its outputs numbered from the next generation.
     pub(super) fn new_compaction_job(&self, inputs: Vec<SSTable>, weight: u32) -> CompactionJob {
+        debug_assert!(
+            inputs.iter().all(|input| self
+                .sstables
+                .iter()
+                .any(|held| held.generation == input.generation)),
+            "a job over an SSTable the shard does not hold"
+        );
         CompactionJob::new(
             inputs,
             self.next_sstable_generation,
@@ -77,40 +86,26 @@ impl Shard {
     /// its pipeline.
     pub(super) fn launch_compaction(&mut self, now: SimTime, job: CompactionJob) {
         self.next_sstable_generation += job.output_count();
-        let job = self.compaction.jobs.insert(job) as u32;
+        let job = self.compaction.launch(job);
         self.advance_compaction(now, job);
     }
 
     /// Cassandra: `concurrent_compactors` jobs are running, so no other
     /// starts (Scylla has no such limit, only its weights).
     pub(super) fn at_compactor_limit(&self) -> bool {
-        self.config
-            .concurrent_compactors
-            .is_some_and(|limit| self.compaction.jobs.len() >= limit as usize)
-    }
-
-    /// The weights of the running jobs (Scylla runs one job per weight).
-    pub(super) fn busy_weights(&self) -> Vec<u32> {
-        self.compaction
-            .jobs
-            .iter()
-            .map(|(_, job)| job.weight())
-            .collect()
-    }
-
-    /// Generations of the SSTables running jobs are merging.
-    pub(super) fn compacting_generations(&self) -> Vec<u64> {
-        self.compaction
-            .jobs
-            .iter()
-            .flat_map(|(_, job)| job.input_generations())
-            .collect()
+        self.config.concurrent_compactors.is_some_and(|limit| {
+            debug_assert!(
+                self.compaction.running() <= limit as usize,
+                "more jobs than concurrent_compactors"
+            );
+            self.compaction.running() >= limit as usize
+        })
     }
 
     /// The strategy's next job, if the compaction manager lets one start:
     /// its inputs, weight, output level and output size limit.
     pub(super) fn next_compaction(&mut self) -> Option<NextCompaction> {
-        let compacting = self.compacting_generations();
+        let compacting = self.compaction.compacting_generations();
         let cassandra = self.config.concurrent_compactors.is_some();
         let weight_of = |sstables: &[SSTable], generations: &[u64]| {
             stcs::job_weight(
@@ -134,7 +129,7 @@ impl Shard {
                     stcs::next_job(
                         &self.sstables,
                         &compacting,
-                        &self.busy_weights(),
+                        &self.compaction.busy_weights(),
                         options,
                         self.config.compaction_enforce_min_threshold,
                     )?
@@ -143,6 +138,10 @@ impl Shard {
                 if generations.len() < 2 {
                     return None;
                 }
+                debug_assert!(
+                    generations.iter().all(|g| !compacting.contains(g)),
+                    "a size-tiered pick of an SSTable a job holds"
+                );
                 let weight = weight_of(&self.sstables, &generations);
                 Some(NextCompaction {
                     generations,
@@ -153,15 +152,12 @@ impl Shard {
             }
             CompactionStrategy::Leveled(options) => {
                 // Scylla: `parallel_compaction() == false` for LCS.
-                if !cassandra && !self.compaction.jobs.is_empty() {
+                if !cassandra && self.compaction.running() > 0 {
                     return None;
                 }
-                let job = lcs::next_job(
-                    &self.sstables,
-                    &compacting,
-                    options,
-                    &mut self.compaction.lcs,
-                )?;
+                let job = self
+                    .compaction
+                    .pick_leveled(&self.sstables, &compacting, options)?;
                 let weight = weight_of(&self.sstables, &job.generations);
                 Some(NextCompaction {
                     generations: job.generations,
@@ -176,30 +172,24 @@ impl Shard {
     /// Fills the job's pipeline with chunk reads, each after the
     /// throughput limit (if any) grants its bytes.
     pub(super) fn advance_compaction(&mut self, now: SimTime, job: u32) {
-        while let Some(chunk) = self.compaction.jobs[job as usize].next_chunk() {
-            let granted = match self.compaction.limiter.as_mut() {
-                Some(limiter) => limiter.reserve(now, chunk.input_bytes),
-                None => now,
-            };
-            if granted <= now && self.compaction.throttled_reads.is_empty() {
-                self.submit_compaction_read(job, chunk);
-            } else {
-                self.compaction
-                    .throttled_reads
-                    .push_back((granted, job, chunk));
-                if self.compaction.throttled_reads.len() == 1 {
-                    self.timers.set(TimerKind::CompactionThrottle, granted);
+        while let Some(start) = self.compaction.next_chunk(now, job) {
+            match start {
+                ChunkStart::Now(chunk) => self.submit_compaction_read(job, chunk),
+                ChunkStart::HeldBack { arm: Some(at) } => {
+                    self.timers.set(TimerKind::CompactionThrottle, at)
                 }
+                ChunkStart::HeldBack { arm: None } => {}
             }
         }
     }
 
     pub(super) fn submit_compaction_read(&mut self, job: u32, chunk: ChunkRead) {
-        let purpose = IoPurpose::CompactionRead {
+        debug_assert!(chunk.input_bytes > 0, "an empty compaction read");
+        let purpose = IoPurpose::Compaction(CompactionIo::Read {
             job,
             input_bytes: chunk.input_bytes,
             output_bytes: chunk.output_bytes,
-        };
+        });
         self.submit_io(
             IoKind::Read,
             chunk.input_bytes,
@@ -211,46 +201,91 @@ impl Shard {
     /// The throughput limit's timer: submits the reads granted by now and
     /// re-arms for the next.
     pub(super) fn release_throttled_compaction_reads(&mut self, now: SimTime) {
-        while let Some(&(granted, job, chunk)) = self.compaction.throttled_reads.front() {
-            if granted > now {
-                self.timers.set(TimerKind::CompactionThrottle, granted);
-                return;
+        loop {
+            match self.compaction.next_released(now) {
+                Released::Read { job, chunk } => self.submit_compaction_read(job, chunk),
+                Released::Rearm { at } => {
+                    self.timers.set(TimerKind::CompactionThrottle, at);
+                    return;
+                }
+                Released::Nothing => return,
             }
-            self.compaction.throttled_reads.pop_front();
-            self.submit_compaction_read(job, chunk);
         }
     }
 
-    /// A chunk's output is on disk: continue the job, or seal its outputs
-    /// and replace its inputs.
+    /// A compaction CPU task finished.
+    pub(super) fn compaction_task_done(&mut self, now: SimTime, task: CompactionTask) {
+        let CompactionTask::Merge {
+            job,
+            input_bytes,
+            output_bytes,
+        } = task;
+        match self.compaction.merged(job, input_bytes, output_bytes) {
+            Some(shape) => {
+                let disk_bytes = self.config.sstable_format.write_bytes(
+                    output_bytes,
+                    shape.total_bytes,
+                    shape.rows,
+                );
+                self.submit_io(
+                    IoKind::Write,
+                    disk_bytes,
+                    IoClass::Compaction,
+                    IoPurpose::Compaction(CompactionIo::Write { job, output_bytes }),
+                );
+            }
+            None => self.compaction_chunk_written(now, job, 0),
+        }
+    }
+
+    /// A compaction I/O finished.
+    pub(super) fn compaction_io_done(&mut self, now: SimTime, io: CompactionIo) {
+        match io {
+            CompactionIo::Read {
+                job,
+                input_bytes,
+                output_bytes,
+            } => {
+                self.compaction.chunk_read(job, input_bytes);
+                let task = self.new_task(TaskPurpose::Compaction(CompactionTask::Merge {
+                    job,
+                    input_bytes,
+                    output_bytes,
+                }));
+                self.actions.push_back(Action::RunCpu(CpuTask {
+                    id: task,
+                    group: SchedulingGroup::Compaction,
+                    work: CpuWork::CompactionMerge { bytes: input_bytes },
+                }));
+            }
+            CompactionIo::Write { job, output_bytes } => {
+                self.compaction_chunk_written(now, job, output_bytes);
+            }
+        }
+    }
+
+    /// A chunk's output is on disk: continue the job, or put its outputs
+    /// in place of its inputs.
     pub(super) fn compaction_chunk_written(&mut self, now: SimTime, job: u32, output_bytes: u64) {
-        self.compaction.jobs[job as usize].chunk_written(output_bytes);
-        if !self.compaction.jobs[job as usize].is_complete() {
+        let Some(finished) = self.compaction.chunk_written(now, job, output_bytes) else {
             self.advance_compaction(now, job);
             return;
-        }
-        let (outputs, inputs) = self.compaction.jobs.remove(job as usize).finish(now);
-        for input in &inputs {
-            self.compaction.backlog.remove_sstable(input);
-        }
+        };
+        let inputs = &finished.inputs;
         self.sstables.retain(|sstable| {
             !inputs
                 .iter()
                 .any(|input| input.generation == sstable.generation)
         });
         self.sstables_epoch += 1;
-        let outputs: Vec<SSTable> = outputs
-            .into_iter()
-            .filter(|output| output.rows > 0)
-            .collect();
-        if matches!(self.config.compaction, CompactionStrategy::Leveled(_)) {
-            self.compaction.lcs.notify_completion(&inputs, &outputs);
-        }
-        for output in outputs {
-            self.compaction.backlog.add_sstable(&output);
-            self.sstables.push(output);
-        }
-        self.compaction.completed += 1;
+        debug_assert!(
+            finished.outputs.iter().all(|output| self
+                .sstables
+                .iter()
+                .all(|held| held.generation != output.generation)),
+            "a compaction output reuses a generation the shard holds"
+        );
+        self.sstables.extend(finished.outputs);
         self.maybe_start_compactions(now);
     }
 
@@ -258,32 +293,15 @@ impl Shard {
     /// memory, counting what running compactions have consumed and what
     /// flushes and compactions have written so far.
     pub(super) fn compaction_backlog(&self) -> f64 {
-        let compacting: Vec<(u32, u64, u64)> = self
-            .compaction
-            .jobs
-            .iter()
-            .flat_map(|(_, job)| {
-                job.inputs()
-                    .iter()
-                    .map(move |input| (input.level, input.data_bytes, job.consumed_bytes_of(input)))
-            })
-            .collect();
-        let partial_writes: Vec<(u32, u64)> = self
-            .compaction
-            .jobs
-            .iter()
-            .map(|(_, job)| (job.output_level(), job.written_bytes()))
-            .chain(
-                self.flushing
-                    .as_ref()
-                    .map(|flush| (0, FlushJob::written_bytes(flush))),
-            )
-            .collect();
         let backlog_bytes = self
             .compaction
-            .backlog
-            .backlog_bytes(&compacting, &partial_writes);
-        controller::compaction_input(backlog_bytes, self.config.memory_bytes)
+            .backlog_bytes(self.write.flush_written_bytes());
+        let input = controller::compaction_input(backlog_bytes, self.config.memory_bytes);
+        debug_assert!(
+            input.is_finite() && input >= 0.0,
+            "compaction input {input}"
+        );
+        input
     }
 
     /// A controller's tick: map its input through the curve to the group's
@@ -301,15 +319,15 @@ impl Shard {
         };
         let Some(controller) = controller else { return };
         let (shares, tick) = (controller.shares_for(input), controller.tick());
+        debug_assert!(shares.is_finite() && shares >= 0.0, "shares {shares}");
         if let Some(tick) = tick {
             self.timers.set(timer, now + tick);
         }
-        let last = match group {
-            SchedulingGroup::Compaction => &mut self.compaction.shares,
-            _ => &mut self.flush_shares,
+        let changed = match group {
+            SchedulingGroup::Compaction => self.compaction.set_shares(shares),
+            _ => std::mem::replace(&mut self.flush_shares, shares) != shares,
         };
-        if *last != shares {
-            *last = shares;
+        if changed {
             self.actions.push_back(Action::SetShares { group, shares });
         }
     }

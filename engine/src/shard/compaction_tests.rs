@@ -54,7 +54,7 @@ fn size_tiered_compaction_keeps_merging_flushed_sstables() {
     assert!(stats.compactions_completed >= 4, "{stats:?}");
     // Sequential keys never overlap: compaction keeps every row.
     let rows: u64 = shard.sstables().iter().map(|sstable| sstable.rows).sum();
-    assert_eq!(rows + shard.active.rows, 200_000);
+    assert_eq!(rows + shard.write.active().rows, 200_000);
     assert!(
         (stats.sstable_count as usize) < stats.flushes_completed as usize / 2,
         "fewer SSTables than flushes: {stats:?}"
@@ -229,16 +229,11 @@ fn leveled_compaction_keeps_levels_disjoint_and_sstables_at_most_the_size() {
         .iter()
         .map(|sstable| sstable.rows)
         .sum::<u64>()
-        + shard.active.rows
         + shard
-            .sealed
-            .iter()
+            .write
+            .memtables()
             .map(|memtable| memtable.rows)
-            .sum::<u64>()
-        + shard
-            .flushing
-            .as_ref()
-            .map_or(0, |flush| flush.memtable().rows);
+            .sum::<u64>();
     assert!((200_000 - 20..=200_000).contains(&rows), "{rows}");
     assert!(stats.compaction_backlog > 0.0);
 }

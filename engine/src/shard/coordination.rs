@@ -34,14 +34,17 @@ impl Shard {
         } else {
             self.config.landing.shard(to, self.draws.landing.next_u64())
         };
+        debug_assert_ne!(to, self.config.address, "a shard sends to itself");
         self.actions.push_back(Action::Send { to, message });
     }
 
     /// This node's replica shard of `key`.
     pub(super) fn local_owner(&self, key: u64) -> ShardAddress {
+        let shard = self.config.placement.shard_of(key_token(key));
+        debug_assert!(shard < self.config.placement.shards_per_node());
         ShardAddress {
             node: self.config.address.node,
-            shard: self.config.placement.shard_of(key_token(key)),
+            shard,
         }
     }
 
@@ -212,6 +215,14 @@ impl Shard {
             Operation::Write { key, .. } | Operation::Read { key, .. } => key,
         };
         let mut placed = self.config.placement.replicas(key, &mut replicas);
+        debug_assert!(
+            (1..=MAX_REPLICAS).contains(&placed),
+            "{placed} replicas placed for key {key}"
+        );
+        debug_assert!(
+            (1..placed).all(|i| replicas[..i].iter().all(|r| r.node != replicas[i].node)),
+            "a node holds two replicas of key {key}"
+        );
         let mut block_for = request
             .consistency
             .block_for(placed as u32)
@@ -257,6 +268,7 @@ impl Shard {
             self.reply_client(now, request.id, ReplyStatus::Unavailable);
             return;
         }
+        debug_assert_eq!(count + down_count, placed, "a replica neither up nor down");
         let (count, block_for) = match request.operation {
             Operation::Write { .. }
                 if self
@@ -401,6 +413,7 @@ impl Shard {
                 position += 1;
             }
         }
+        debug_assert_eq!(position, count, "a replica placed twice or lost");
         self.heat_balanced_reads += 1;
     }
 
@@ -496,7 +509,9 @@ impl Shard {
                 replicas,
                 count,
             } => {
-                let (_, limit_bytes) = self.coordinator.read_key(id).expect("an open read");
+                let (open_key, limit_bytes) = self.coordinator.read_key(id).expect("an open read");
+                debug_assert_eq!(open_key, key, "full data asked for another key");
+                debug_assert!(count > 0, "full data asked of no replica");
                 for &replica in &replicas[..usize::from(count)] {
                     self.send_read(now, replica, id, key, limit_bytes, false);
                 }
@@ -516,6 +531,7 @@ impl Shard {
                     timestamp: version.timestamp,
                     rows: 1,
                 };
+                debug_assert!(count > 0, "a repair of no replica");
                 for &replica in &replicas[..usize::from(count)] {
                     self.send_write(now, replica, id, mutation);
                 }
@@ -550,6 +566,10 @@ impl Shard {
     /// Answers whoever asked for a read: the client, or the coordinator (a
     /// digest request's result is hashed first).
     pub(super) fn respond_read(&mut self, now: SimTime, origin: Origin, result: ReadResult) {
+        debug_assert!(
+            !matches!(origin, Origin::Client(_)) || !origin.wants_digest(),
+            "a client asked for a digest"
+        );
         if origin.wants_digest() {
             let bytes = result.map_or(0, |version| version.value_bytes);
             let task = self.new_task(TaskPurpose::DigestForReplica { origin, result });
@@ -581,6 +601,8 @@ impl Shard {
                 let cache_hit_rate = self
                     .node_hit_rate
                     .map_or(u16::MAX, |rate| (rate * 10_000.0).round() as u16);
+                // 10,000 at most: u16::MAX is kept for "no rate".
+                debug_assert!(cache_hit_rate <= 10_000 || self.node_hit_rate.is_none());
                 self.send(
                     from,
                     Message::ReadResponse {

@@ -289,7 +289,8 @@ fn requests_landing_on_connection_shards_are_relayed_to_the_owners_and_answered(
         for replica in &replicas[..count] {
             let shard = &shards[(replica.node * 4 + replica.shard) as usize];
             let held = shard
-                .active
+                .write
+                .active()
                 .cells
                 .as_ref()
                 .and_then(|cells| cells.get(&key));

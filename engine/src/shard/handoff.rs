@@ -77,6 +77,7 @@ impl Shard {
             timestamp,
             rows,
         } = mutation;
+        debug_assert_ne!(node, self.config.address.node, "a hint for its own node");
         let Some(handoff) = self.handoff.as_mut() else {
             return;
         };
@@ -90,7 +91,7 @@ impl Shard {
             timestamp,
             value_bytes,
             rows,
-            bytes: bytes as u32,
+            bytes: u32::try_from(bytes).expect("a hint fits its 32-bit size"),
         };
         let task = self.new_task(TaskPurpose::HintWrite { node, hint });
         self.actions.push_back(Action::RunCpu(CpuTask {
@@ -102,6 +103,7 @@ impl Shard {
 
     /// A hint's serialization finished: it goes into its log.
     pub(super) fn hint_serialized(&mut self, now: SimTime, node: u32, hint: Hint) {
+        debug_assert!(hint.bytes > 0, "an empty hint");
         let handoff = self.handoff.as_mut().expect("hints are kept");
         let mut work = std::mem::take(&mut handoff.work);
         handoff.manager.store(now, node, hint, &mut work);
@@ -256,6 +258,7 @@ impl Shard {
 
     /// A replay read completed.
     pub(super) fn hint_read(&mut self, now: SimTime, node: u32, segment: u32, bytes: u64) {
+        debug_assert!(bytes > 0, "an empty hint read");
         let handoff = self.handoff.as_mut().expect("hints are kept");
         handoff.manager.read_done(node, segment, bytes);
         self.pump_hints(now);

@@ -35,12 +35,20 @@
 //! bloom filter passes an index read followed by a data read, all SSTables in
 //! parallel; the reply carries the row if any source had it.
 //!
-//! Where each part lives: this file holds the state, the inputs and outputs
-//! and what a finished task or I/O leads to; `coordination.rs` the
-//! coordinator's and replica's messages; `read_path.rs` and `write_path.rs`
-//! (with flushing) the two paths; `compaction.rs` the compaction manager and
-//! the backlog controllers; `preload.rs` volume mode's starting data. Each is
-//! an `impl Shard` block over the same state.
+//! Where each part lives. The mechanisms own their state, each in a struct
+//! changed only through its methods and with its own `check_invariants`:
+//! `write_path.rs`'s `WritePath` (memtables, dirty memory, the commitlog
+//! and the writes waiting on them, flushing), `pending_reads.rs`'s
+//! `PendingReads`, [`crate::compaction::manager`]'s `CompactionManager`,
+//! [`crate::coordinator`]'s `Coordinator`, `batch.rs`'s `Batches`,
+//! `handoff.rs`'s `Handoff`, `stream_path.rs`'s `Streams`. This file holds
+//! the shard's inputs and outputs and routes each finished task or I/O to
+//! its mechanism; the `impl Shard` blocks are the routes between them:
+//! `writes.rs` the write path's CPU tasks, I/O and replies,
+//! `read_path.rs` the read path, `coordination.rs` the coordinator's and
+//! replica's messages, `compaction.rs` the compaction jobs' picks, I/O and
+//! tasks and the backlog controllers, `preload.rs` volume mode's starting
+//! data, `restart.rs` a crash and the replay.
 
 use std::collections::VecDeque;
 
@@ -57,13 +65,12 @@ use crate::cache::heat::HeardRates;
 use crate::cache::page_cache::PageCache;
 use crate::cache::row_cache::RowCache;
 use crate::cells::ReadResult;
-use crate::commitlog::{BufferWrite, Commitlog};
-use crate::compaction::{CompactionManager, RateLimiter, TableBacklog};
+use crate::commitlog::BufferWrite;
+use crate::compaction::manager::{CompactionIo, CompactionTask};
+use crate::compaction::{CompactionManager, RateLimiter};
 use crate::config::ShardConfig;
 use crate::controller::{self, BacklogController};
 use crate::coordinator::{Coordinator, Expired};
-use crate::flush::FlushJob;
-use crate::memtable::Memtable;
 use crate::placement::ShardAddress;
 use crate::read;
 use crate::sstable::SSTable;
@@ -158,11 +165,8 @@ enum TaskPurpose {
         read: u32,
         version: ReadResult,
     },
-    CompactionMerge {
-        job: u32,
-        input_bytes: u64,
-        output_bytes: u64,
-    },
+    /// A compaction job's task (the compaction manager's).
+    Compaction(CompactionTask),
     /// A restarted shard applies the entries of commitlog bytes
     /// `from..to` of its replay.
     ReplayApply {
@@ -196,17 +200,8 @@ enum IoPurpose {
         row_bytes: u64,
         version: ReadResult,
     },
-    /// A chunk of compaction input.
-    CompactionRead {
-        job: u32,
-        input_bytes: u64,
-        output_bytes: u64,
-    },
-    /// A chunk of compaction output.
-    CompactionWrite {
-        job: u32,
-        output_bytes: u64,
-    },
+    /// A compaction job's read or write (the compaction manager's).
+    Compaction(CompactionIo),
     /// Bytes of node `node`'s hint log, segment `segment`.
     HintWrite {
         node: u32,
@@ -269,15 +264,6 @@ impl Origin {
 struct Request {
     origin: Origin,
     operation: Operation,
-}
-
-/// A read waiting for its SSTable I/O.
-#[derive(Clone, Copy, Debug)]
-struct PendingRead {
-    request: Request,
-    ios_outstanding: u32,
-    /// The newest version found so far.
-    found: ReadResult,
 }
 
 /// A shard's hinted handoff at a point in time.
@@ -424,14 +410,12 @@ impl MergePhases {
 /// node's memory and of the token range, sharing the node's disk and NIC.
 pub struct Shard {
     config: ShardConfig,
-    active: Memtable,
-    /// Sealed memtables waiting for the flush permit, oldest first.
-    sealed: VecDeque<Memtable>,
-    flushing: Option<FlushJob>,
+    /// The write path: memtables, dirty memory, the commitlog and the
+    /// writes waiting on them.
+    write: write_path::WritePath,
     sstables: Vec<SSTable>,
     /// Changes whenever `sstables` does ([`BloomPasses`]).
     sstables_epoch: u64,
-    commitlog: Commitlog,
     tasks: Slab<TaskPurpose>,
     ios: Slab<IoPurpose>,
     /// Requests this shard took off a connection for a key another shard
@@ -441,25 +425,14 @@ pub struct Shard {
     /// Batches of several partitions this shard coordinates, and the
     /// batchlog entries it keeps for other coordinators.
     batches: batch::Batches,
-    reads: Slab<PendingRead>,
-    /// A read's SSTable lookups while it is being sent to the disk, kept
-    /// between reads so a read allocates nothing.
-    lookups: Vec<IoPurpose>,
+    /// Reads waiting for their SSTable parts, and the reads answered.
+    reads: pending_reads::PendingReads,
     /// Volume mode: the keys the shard's writes and preload gave it, which
     /// decide what its reads return (replicas with the same writes agree).
     population: read::Population,
     /// Compaction's state: jobs, backlog, limiter, counters, shares.
     compaction: CompactionManager,
     flush_shares: f64,
-    throttled: VecDeque<Request>,
-    /// Since when writes have been waiting, if they are.
-    throttled_since: Option<SimTime>,
-    /// Time writes waited, over the closed waiting periods.
-    throttled_total: SimDuration,
-    waiting_for_commitlog: VecDeque<Request>,
-    /// Batch mode: writes in the commitlog waiting for their buffer to be on
-    /// disk before they apply, in log order: (end position, segment, write).
-    awaiting_durability: VecDeque<(u64, u64, Request)>,
     /// Client requests this shard coordinates.
     coordinator: Coordinator,
     /// [`Shard::poll_timeout`]'s answer, worked out as each input ends
@@ -496,16 +469,7 @@ pub struct Shard {
     expired: Vec<Expired>,
     actions: VecDeque<Action>,
     timers: TimerTable,
-    next_memtable_id: u64,
     next_sstable_generation: u64,
-    flushes_completed: u64,
-    writes_completed: u64,
-    flushed_bytes_written: u64,
-    reads_completed: u64,
-    /// Memory of sealed (waiting) memtables.
-    sealed_memory_bytes: u64,
-    /// What the live commitlog segments hold, for a replay after a crash.
-    replay_log: crate::replay::ReplayLog,
     /// Lives before this one ([`restart`]): task and I/O ids carry it.
     incarnation: u64,
     /// Serving, down, or replaying.
@@ -520,6 +484,9 @@ pub struct Shard {
 const INCARNATION_SHIFT: u32 = 40;
 /// The slot part of a task's or I/O's id.
 const SLOT_MASK: u64 = (1 << INCARNATION_SHIFT) - 1;
+// Slots need room for every task and I/O in flight (2^32 and more), and
+// incarnations for every crash of a run (2^20 and more).
+const _: () = assert!(INCARNATION_SHIFT >= 32 && INCARNATION_SHIFT <= 44);
 
 impl Shard {
     /// A shard with no data, whose timers start at `now`.
@@ -528,13 +495,6 @@ impl Shard {
         config
             .validate()
             .unwrap_or_else(|reason| panic!("invalid shard configuration: {reason}"));
-        let commitlog = Commitlog::new(
-            config.commitlog_sync,
-            config.commitlog_buffer_bytes,
-            config.commitlog_segment_bytes,
-            config.commitlog_max_active_writes,
-            config.commitlog_total_space_bytes,
-        );
         let mut timers = TimerTable::default();
         timers.set(TimerKind::CommitlogSync, now + config.commitlog_sync_period);
         // Controllers: a static one sets its shares once; a curve ticks.
@@ -562,7 +522,6 @@ impl Shard {
                 None => {}
             }
         }
-        let active = new_memtable(0, config.data_mode);
         let row_cache = config.row_cache.as_ref().map(|setup| {
             let mut cache_config = setup.config;
             if setup.takes_free_memory {
@@ -579,7 +538,6 @@ impl Shard {
                 _ => RowCache::data(cache_config),
             }
         });
-        let backlog = TableBacklog::new(&config.compaction);
         let compaction_limiter = config
             .compaction_throughput_bytes_per_sec
             .map(|rate| RateLimiter::new(rate, now));
@@ -589,22 +547,18 @@ impl Shard {
                 crate::hints::HintsManager::new(setup, nodes).planted(config.planted),
             ))
         });
-        let config_data_mode = config.data_mode;
         let planted = config.planted;
         let mut shard = Shard {
+            write: write_path::WritePath::new(&config),
+            compaction: CompactionManager::new(&config.compaction, compaction_limiter),
             config,
-            active,
-            sealed: VecDeque::new(),
-            flushing: None,
             sstables: Vec::new(),
             sstables_epoch: 0,
-            commitlog,
             tasks: Slab::new(),
             relays: Slab::new(),
             batches: batch::Batches::default(),
             ios: Slab::new(),
-            reads: Slab::new(),
-            lookups: Vec::new(),
+            reads: pending_reads::PendingReads::default(),
             population: read::Population::default(),
             coordinator: Coordinator::new(planted),
             next_timeout: None,
@@ -620,23 +574,10 @@ impl Shard {
             streams: stream_path::Streams::default(),
             hints_wake: None,
             expired: Vec::new(),
-            compaction: CompactionManager::new(backlog, compaction_limiter),
             flush_shares: 0.0,
-            throttled: VecDeque::new(),
-            throttled_since: None,
-            throttled_total: SimDuration::ZERO,
-            waiting_for_commitlog: VecDeque::new(),
-            awaiting_durability: VecDeque::new(),
             actions,
             timers,
-            next_memtable_id: 1,
             next_sstable_generation: 1,
-            flushes_completed: 0,
-            writes_completed: 0,
-            flushed_bytes_written: 0,
-            reads_completed: 0,
-            sealed_memory_bytes: 0,
-            replay_log: crate::replay::ReplayLog::new(config_data_mode).planted(planted),
             incarnation: 0,
             life: restart::Life::Running,
             carried: restart::Counters::default(),
@@ -673,6 +614,10 @@ impl Shard {
     /// Its node now sees `peer` up (`alive`) or down: the coordinator
     /// sends it nothing while it is down.
     pub fn set_peer_alive(&mut self, now: SimTime, peer: u32, alive: bool) {
+        debug_assert_ne!(
+            peer, self.config.address.node,
+            "a node's failure detector judges only its peers"
+        );
         self.peer_down.set(peer, alive);
         if let Some(handoff) = self.handoff.as_mut() {
             handoff.manager.set_alive(now, peer, alive);
@@ -699,9 +644,8 @@ impl Shard {
     /// Data mode: the newest version of `key` in any of the shard's
     /// memtables (an older memtable may hold an older version).
     fn memtables_version(&self, key: u64) -> ReadResult {
-        std::iter::once(&self.active)
-            .chain(self.sealed.iter())
-            .chain(self.flushing.as_ref().map(FlushJob::memtable))
+        self.write
+            .memtables()
             .filter_map(|memtable| read::memtable_version(memtable, key))
             .max()
     }
@@ -743,24 +687,26 @@ impl Shard {
     /// Current figures.
     pub fn stats(&self) -> ShardStats {
         let (cache_hits, cache_misses) = self.cache_counts();
+        let writes = self.write.totals();
+        let compaction = self.compaction.counters();
         ShardStats {
             memtable_bytes: self.dirty_bytes(),
             dirty_bytes: self.dirty_bytes(),
             virtual_dirty_bytes: self.virtual_dirty_bytes(),
             sstable_count: self.sstables.len() as u64,
             sstable_bytes: self.sstables.iter().map(|s| s.data_bytes).sum(),
-            flushes_completed: self.flushes_completed,
-            commitlog_segments: self.commitlog.live_segments(),
-            writes_throttled: self.throttled.len() as u64,
-            writes_waiting_commitlog: self.waiting_for_commitlog.len() as u64,
-            writes_completed: self.writes_completed,
-            flushed_bytes_written: self.flushed_bytes_written,
-            reads_completed: self.reads_completed,
-            active_compactions: self.compaction.jobs.len() as u64,
-            compactions_completed: self.compaction.completed,
-            bytes_compacted: self.compaction.bytes_compacted,
+            flushes_completed: writes.flushes_completed,
+            commitlog_segments: self.write.commitlog_segments(),
+            writes_throttled: self.write.writes_throttled() as u64,
+            writes_waiting_commitlog: self.write.writes_waiting_for_commitlog() as u64,
+            writes_completed: writes.writes_completed,
+            flushed_bytes_written: writes.flushed_bytes_written,
+            reads_completed: self.reads.completed(),
+            active_compactions: self.compaction.running() as u64,
+            compactions_completed: compaction.completed,
+            bytes_compacted: compaction.bytes_compacted,
             compaction_backlog: self.compaction_backlog(),
-            compaction_shares: self.compaction.shares,
+            compaction_shares: self.compaction.shares(),
             flush_shares: self.flush_shares,
             digest_mismatches: self.coordinator.digest_mismatches,
             read_repairs: self.coordinator.read_repairs,
@@ -778,6 +724,7 @@ impl Shard {
     /// to the replicas (running it itself if it is one) and answers once the
     /// consistency level is met.
     pub fn handle_client_request(&mut self, now: SimTime, request: ClientRequest) {
+        debug_assert!(!self.is_down(), "a client request for a dead process");
         let key = match request.operation {
             Operation::Write { key, .. } | Operation::Read { key, .. } => key,
         };
@@ -807,6 +754,8 @@ impl Shard {
     /// queue hands it over (a task on this shard's CPU either way), then its
     /// handler runs.
     pub fn handle_message(&mut self, _now: SimTime, from: ShardAddress, message: Message) {
+        debug_assert!(!self.is_down(), "a message for a dead process");
+        debug_assert_ne!(from, self.config.address, "a shard messages itself");
         let work = if from.node == self.config.address.node {
             CpuWork::CrossShardMessage
         } else {
@@ -833,15 +782,7 @@ impl Shard {
     fn execute(&mut self, now: SimTime, request: Request) {
         let _ = now;
         match request.operation {
-            Operation::Write { .. } => {
-                // Keep arrival order: once anything waits, newcomers wait behind it.
-                if !self.throttled.is_empty() || self.over_dirty_limits() {
-                    self.throttled_since.get_or_insert(now);
-                    self.throttled.push_back(request);
-                } else {
-                    self.start_write(request);
-                }
-            }
+            Operation::Write { .. } => self.admit_write(now, request),
             Operation::Read { key, .. } => {
                 let cached = self.row_cache_lookup(key);
                 let ownership = self.config.key_ownership_fraction;
@@ -885,13 +826,7 @@ impl Shard {
             panic!("CPU completion for unknown task {task:?}");
         });
         match purpose {
-            TaskPurpose::Write(request) => {
-                if self.waiting_for_commitlog.is_empty() {
-                    self.append_and_apply(now, request);
-                } else {
-                    self.waiting_for_commitlog.push_back(request);
-                }
-            }
+            TaskPurpose::Write(request) => self.write_statement_done(now, request),
             TaskPurpose::Read(request, cached, bloom) => {
                 self.execute_read(now, request, cached, bloom)
             }
@@ -957,49 +892,9 @@ impl Shard {
                     .read_answered(now, id, from, Some(result), digest);
                 self.act(now, id, next);
             }
-            TaskPurpose::CompactionMerge {
-                job,
-                input_bytes,
-                output_bytes,
-            } => {
-                self.compaction.bytes_compacted += input_bytes;
-                if output_bytes > 0 {
-                    let (total_bytes, rows) = self.compaction.jobs[job as usize].output_shape();
-                    let disk_bytes =
-                        self.config
-                            .sstable_format
-                            .write_bytes(output_bytes, total_bytes, rows);
-                    self.submit_io(
-                        IoKind::Write,
-                        disk_bytes,
-                        IoClass::Compaction,
-                        IoPurpose::CompactionWrite { job, output_bytes },
-                    );
-                } else {
-                    self.compaction_chunk_written(now, job, 0);
-                }
-            }
+            TaskPurpose::Compaction(task) => self.compaction_task_done(now, task),
             TaskPurpose::ReplayApply { from, to } => self.replay_apply(now, from, to),
-            TaskPurpose::FlushSerialize { bytes } => {
-                let job = self
-                    .flushing
-                    .as_mut()
-                    .expect("flush serialization without a flush");
-                job.serialized(bytes);
-                let memtable = job.memtable();
-                let disk_bytes = self.config.sstable_format.write_bytes(
-                    bytes,
-                    memtable.sstable_bytes,
-                    memtable.rows,
-                );
-                self.submit_io(
-                    IoKind::Write,
-                    disk_bytes,
-                    IoClass::MemtableFlush,
-                    IoPurpose::FlushWrite { bytes },
-                );
-                self.advance_flush(now);
-            }
+            TaskPurpose::FlushSerialize { bytes } => self.flush_serialized(now, bytes),
         }
         self.coordinator.prune();
         self.input_done();
@@ -1014,51 +909,10 @@ impl Shard {
             panic!("I/O completion for unknown I/O {io:?}");
         });
         match purpose {
-            IoPurpose::CommitlogWrite { write } => {
-                self.commitlog.write_done(write);
-                let durable = self.commitlog.durable_position();
-                while self
-                    .awaiting_durability
-                    .front()
-                    .is_some_and(|(end, _, _)| *end <= durable)
-                {
-                    let (_, segment, request) =
-                        self.awaiting_durability.pop_front().expect("checked");
-                    self.apply_write(now, segment, request);
-                }
-                self.submit_commitlog_writes();
-                self.resume_commitlog_waiters(now);
-                self.resume_batchlog_waiters(now);
-            }
-            IoPurpose::FlushWrite { bytes } => {
-                self.flushing
-                    .as_mut()
-                    .expect("flush write without a flush")
-                    .written(bytes);
-                self.advance_flush(now);
-                self.resume_throttled(now);
-            }
+            IoPurpose::CommitlogWrite { write } => self.commitlog_written(now, write),
+            IoPurpose::FlushWrite { bytes } => self.flush_written(now, bytes),
             lookup @ IoPurpose::ReadIndex { .. } => self.parse_index(lookup, true),
-            IoPurpose::CompactionRead {
-                job,
-                input_bytes,
-                output_bytes,
-            } => {
-                self.compaction.jobs[job as usize].chunk_read(input_bytes);
-                let task = self.new_task(TaskPurpose::CompactionMerge {
-                    job,
-                    input_bytes,
-                    output_bytes,
-                });
-                self.actions.push_back(Action::RunCpu(CpuTask {
-                    id: task,
-                    group: SchedulingGroup::Compaction,
-                    work: CpuWork::CompactionMerge { bytes: input_bytes },
-                }));
-            }
-            IoPurpose::CompactionWrite { job, output_bytes } => {
-                self.compaction_chunk_written(now, job, output_bytes);
-            }
+            IoPurpose::Compaction(io) => self.compaction_io_done(now, io),
             IoPurpose::ReadData {
                 read,
                 row_bytes,
@@ -1139,7 +993,7 @@ impl Shard {
                 TimerKind::CompactionThrottle => self.release_throttled_compaction_reads(now),
                 TimerKind::BatchlogDeadline => self.batchlog_deadlines_passed(now),
                 TimerKind::CommitlogSync => {
-                    self.commitlog.sync();
+                    self.write.sync_commitlog();
                     self.submit_commitlog_writes();
                     self.timers.set(
                         TimerKind::CommitlogSync,
@@ -1195,6 +1049,7 @@ impl Shard {
 
     /// The id of slot `slot` of a task or I/O this life issues.
     fn id_of(&self, slot: usize) -> u64 {
+        debug_assert!((slot as u64) <= SLOT_MASK, "slot {slot} overflows its id");
         slot as u64 | self.incarnation << INCARNATION_SHIFT
     }
 
@@ -1207,6 +1062,7 @@ impl Shard {
     }
 
     fn submit_io(&mut self, kind: IoKind, bytes: u64, class: IoClass, purpose: IoPurpose) {
+        debug_assert!(bytes > 0, "an empty I/O for {purpose:?}");
         let slot = self.ios.insert(purpose);
         let id = IoId(self.id_of(slot));
         self.actions.push_back(Action::SubmitIo(IoRequest {
@@ -1219,15 +1075,10 @@ impl Shard {
 
     fn check_invariants(&self) {
         if cfg!(debug_assertions) {
-            self.commitlog.check_invariants();
+            self.write.check_invariants();
             self.compaction.check_invariants();
-            assert!(self.virtual_dirty_bytes() <= self.dirty_bytes());
-            assert!(
-                self.flushing.is_some() || self.sealed.is_empty(),
-                "a sealed memtable waits while no flush runs"
-            );
-            let sealed: u64 = self.sealed.iter().map(|m| m.memory_bytes).sum();
-            assert_eq!(sealed, self.sealed_memory_bytes);
+            self.reads.check_invariants();
+            self.streams.check_invariants();
             self.batches.check_invariants();
             if let Some(handoff) = &self.handoff {
                 handoff.manager.check_invariants();
@@ -1265,22 +1116,18 @@ fn unit(stream: &mut Pcg64Mcg) -> f64 {
     (stream.next_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// An empty memtable, keeping its rows in data mode.
-fn new_memtable(id: u64, data_mode: bool) -> Memtable {
-    if data_mode {
-        Memtable::with_cells(id)
-    } else {
-        Memtable::new(id)
-    }
-}
-
 /// A coordinator deadline `timeout` after `now`, rounded up to Seastar's
 /// low-resolution clock (10 ms), so deadlines of operations opened close
 /// together share one timer.
 fn deadline(now: SimTime, timeout: SimDuration) -> SimTime {
+    debug_assert!(timeout > SimDuration::ZERO, "a deadline with no timeout");
     const TICK: u64 = 10_000_000;
     let at = (now + timeout).as_nanos();
-    SimTime::from_nanos(at.div_ceil(TICK) * TICK)
+    let rounded = SimTime::from_nanos(at.div_ceil(TICK) * TICK);
+    debug_assert!(
+        rounded >= now + timeout && rounded < now + timeout + SimDuration::from_nanos(TICK)
+    );
+    rounded
 }
 
 /// Serialized size of a write mutation: key (8 bytes as c-s seeds it) plus
@@ -1299,6 +1146,7 @@ mod handoff;
 #[cfg(test)]
 mod handoff_tests;
 pub use handoff::HINT_REPLAY;
+mod pending_reads;
 mod preload;
 mod read_path;
 mod restart;
@@ -1310,6 +1158,7 @@ mod restart_tests;
 #[cfg(test)]
 mod stream_tests;
 mod write_path;
+mod writes;
 
 #[cfg(test)]
 mod compaction_tests;

@@ -271,7 +271,7 @@ impl Shard {
     /// keeps its inputs and starts when the strategy next picks them.
     pub(super) fn resume_merges(&mut self, merging: &[(u64, f64)], base: usize) {
         for &(tier_bytes, progress) in merging {
-            let compacting = self.compacting_generations();
+            let compacting = self.compaction.compacting_generations();
             let inputs: Vec<SSTable> = self
                 .sstables
                 .iter()
@@ -285,7 +285,7 @@ impl Shard {
             let weight = stcs::job_weight(inputs.iter().map(|sstable| sstable.data_bytes).sum());
             let held_back = match self.config.concurrent_compactors {
                 Some(_) => self.at_compactor_limit(),
-                None => self.busy_weights().contains(&weight),
+                None => self.compaction.busy_weights().contains(&weight),
             };
             if held_back {
                 continue;
@@ -331,27 +331,15 @@ impl Shard {
         }
         let entry_bytes = mutation_bytes(value_bytes.min(u64::from(u32::MAX)) as u32)
             + crate::commitlog::ENTRY_OVERHEAD_BYTES;
-        let segment = self.commitlog.current_segment();
-        self.commitlog.preload(rows * entry_bytes);
-        self.replay_log.preloaded(
+        self.write.preload(
             rows,
             entry_bytes,
             8 + value_bytes,
+            row_memory_bytes,
             keys,
             self.config.commitlog_segment_bytes,
         );
-        self.active.preload(
-            rows,
-            row_memory_bytes,
-            8 + value_bytes + overhead,
-            keys,
-            segment,
-        );
         self.resize_row_cache();
-        debug_assert!(
-            self.virtual_dirty_bytes() < self.config.flush_soft_limit_bytes(),
-            "a preloaded memtable stays below the flush threshold"
-        );
     }
 
     /// Volume mode: the preload's keys (those whose key-share point is
@@ -376,7 +364,7 @@ impl Shard {
 
     pub(super) fn assert_empty_for_preload(&self) {
         assert!(
-            self.sstables.is_empty() && self.active.is_empty() && self.flushing.is_none(),
+            self.sstables.is_empty() && self.write.is_empty(),
             "preloading a shard that already holds data"
         );
     }
@@ -388,7 +376,7 @@ impl Shard {
         }
         sstable.generation = self.next_sstable_generation;
         self.next_sstable_generation += 1;
-        self.compaction.backlog.add_sstable(&sstable);
+        self.compaction.add_sstable(&sstable);
         self.sstables.push(sstable);
         self.sstables_epoch += 1;
     }

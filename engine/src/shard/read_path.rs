@@ -1,7 +1,7 @@
 //! The read path: the row cache, memtable and SSTable lookups (index then
 //! data, through Cassandra's page cache where there is one) and the reply.
 
-use super::{unit, BloomPasses, IoPurpose, PendingRead, Request, Shard, TaskPurpose};
+use super::{unit, BloomPasses, IoPurpose, Request, Shard, TaskPurpose};
 use crate::action::{
     Action, CpuTask, CpuWork, IoClass, IoKind, Operation, SchedulingGroup, WHOLE_PARTITION,
 };
@@ -21,8 +21,12 @@ impl Shard {
     /// SSTable: all of it, or the slice its `LIMIT` or clustering
     /// restriction selects.
     pub(super) fn sliced(&self, read: u32, row_bytes: u64) -> u64 {
-        match self.reads[read as usize].request.operation {
-            Operation::Read { limit_bytes, .. } => row_bytes.min(u64::from(limit_bytes)),
+        match self.reads.request(read).operation {
+            Operation::Read { limit_bytes, .. } => {
+                let sliced = row_bytes.min(u64::from(limit_bytes));
+                debug_assert!(sliced <= row_bytes);
+                sliced
+            }
             Operation::Write { .. } => unreachable!("a read's slot holds a read"),
         }
     }
@@ -79,11 +83,7 @@ impl Shard {
     /// One SSTable's part of read `read` is decoded: answer once every part
     /// is.
     pub(super) fn read_data_done(&mut self, now: SimTime, read: u32, version: ReadResult) {
-        let pending = &mut self.reads[read as usize];
-        pending.ios_outstanding -= 1;
-        pending.found = pending.found.max(version);
-        if pending.ios_outstanding == 0 {
-            let pending = self.reads.remove(read as usize);
+        if let Some(pending) = self.reads.part_done(read, version) {
             self.reply_read(now, pending.request, pending.found);
         }
     }
@@ -134,7 +134,7 @@ impl Shard {
         let Some(config) = self.config.page_cache.as_ref().map(|s| s.config) else {
             return Some(bytes);
         };
-        let Operation::Read { key, .. } = self.reads[read as usize].request.operation else {
+        let Operation::Read { key, .. } = self.reads.request(read).operation else {
             unreachable!("a read's lookup");
         };
         self.ensure_page_cache();
@@ -184,13 +184,8 @@ impl Shard {
             let share = placement.range_fraction(range) / f64::from(placement.shards_per_node());
             self.population.version(key, range, share)
         };
-        let read_slot = self.reads.insert(PendingRead {
-            request,
-            ios_outstanding: 0,
-            found,
-        }) as u32;
-        let mut lookups = std::mem::take(&mut self.lookups);
-        lookups.clear();
+        let read_slot = self.reads.open(request, found);
+        let mut lookups = self.reads.take_lookups();
         // The filters as worked out when the read was planned, unless the
         // SSTables changed since.
         let planned = bloom
@@ -222,19 +217,19 @@ impl Shard {
                     _ => None,
                 })
                 .max()
-                .max(self.reads[read_slot as usize].found);
-            let pending = self.reads.remove(read_slot as usize);
-            self.lookups = lookups;
+                .max(self.reads.found(read_slot));
+            let pending = self.reads.close(read_slot);
+            self.reads.put_lookups(lookups);
             self.reply_read(now, pending.request, found);
             return;
         }
         if lookups.is_empty() {
-            let pending = self.reads.remove(read_slot as usize);
-            self.lookups = lookups;
+            let pending = self.reads.close(read_slot);
+            self.reads.put_lookups(lookups);
             self.reply_read(now, pending.request, pending.found);
             return;
         }
-        self.reads[read_slot as usize].ios_outstanding = lookups.len() as u32;
+        self.reads.expect_parts(read_slot, lookups.len() as u32);
         let index_cached = self
             .config
             .page_cache
@@ -268,11 +263,11 @@ impl Shard {
                 }
             }
         }
-        self.lookups = lookups;
+        self.reads.put_lookups(lookups);
     }
 
     pub(super) fn reply_read(&mut self, now: SimTime, request: Request, result: ReadResult) {
-        self.reads_completed += 1;
+        self.reads.answered();
         let Operation::Read { key, limit_bytes } = request.operation else {
             unreachable!("a read's reply");
         };

@@ -46,6 +46,10 @@ pub struct CrashLoss {
 /// Commitlog reads in flight during replay (the commitlog reader's
 /// `read_ahead`, as hint replay's).
 const REPLAY_READ_AHEAD: u32 = 10;
+const _: () = assert!(
+    REPLAY_READ_AHEAD > 0,
+    "a replay reads ahead at least one chunk"
+);
 
 /// What survives a shard's crash.
 #[derive(Debug)]
@@ -69,14 +73,12 @@ pub(super) struct Durable {
 /// Counters that carry on across a shard's lives.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Counters {
-    flushes_completed: u64,
-    writes_completed: u64,
-    flushed_bytes_written: u64,
+    /// The write path's.
+    write: super::write_path::WriteCounters,
     reads_completed: u64,
-    compactions_completed: u64,
-    bytes_compacted: u64,
+    /// The compaction manager's.
+    compaction: crate::compaction::manager::CompactionCounters,
     heat_balanced_reads: u64,
-    throttled_total: units::SimDuration,
     /// Row cache (hits, misses) of earlier lives.
     pub(super) cache: (u64, u64),
 }
@@ -110,6 +112,10 @@ impl Replaying {
     /// Entries within the first `position` bytes of the replay (the
     /// entries spread evenly over the bytes; exact at the ends).
     fn entries_before(&self, position: u64) -> u64 {
+        debug_assert!(
+            position <= self.replay.bytes,
+            "position {position} past the log"
+        );
         if self.replay.bytes == 0 {
             return self.replay.entries;
         }
@@ -166,14 +172,14 @@ impl Shard {
         }
         let loss = CrashLoss {
             hints,
-            rows: self.replay_log.lost(self.commitlog.durable_position()),
+            rows: self.write.lost_rows(),
         };
         let replay = match std::mem::take(&mut self.life) {
             // Crashed again while replaying: the old segments are deleted
             // only after the replay's flush, so all of them are still
             // there (rows flushed already are applied again, harmlessly).
             Life::Replaying(replaying) => replaying.replay,
-            _ => self.replay_log.durable(self.commitlog.durable_position()),
+            _ => self.write.durable_replay(),
         };
         let durable = Durable {
             sstables: std::mem::take(&mut self.sstables),
@@ -222,7 +228,7 @@ impl Shard {
         let mut shard = Shard::new(config, now);
         shard.incarnation = durable.incarnation;
         for sstable in &durable.sstables {
-            shard.compaction.backlog.add_sstable(sstable);
+            shard.compaction.add_sstable(sstable);
         }
         shard.sstables = durable.sstables.clone();
         shard.sstables_epoch = durable.incarnation << 32;
@@ -235,14 +241,10 @@ impl Shard {
             handoff.redirected_from_pending = durable.redirected_from_pending.clone();
         }
         let counters = durable.counters;
-        shard.flushes_completed = counters.flushes_completed;
-        shard.writes_completed = counters.writes_completed;
-        shard.flushed_bytes_written = counters.flushed_bytes_written;
-        shard.reads_completed = counters.reads_completed;
-        shard.compaction.completed = counters.compactions_completed;
-        shard.compaction.bytes_compacted = counters.bytes_compacted;
+        shard.write.carry(counters.write);
+        shard.reads.carry(counters.reads_completed);
+        shard.compaction.carry(counters.compaction);
         shard.heat_balanced_reads = counters.heat_balanced_reads;
-        shard.throttled_total = counters.throttled_total;
         shard.carried = counters;
         shard
     }
@@ -250,14 +252,10 @@ impl Shard {
     /// The counters as they stand at `now`, for the next life.
     fn counters(&self, now: SimTime) -> Counters {
         Counters {
-            flushes_completed: self.flushes_completed,
-            writes_completed: self.writes_completed,
-            flushed_bytes_written: self.flushed_bytes_written,
-            reads_completed: self.reads_completed,
-            compactions_completed: self.compaction.completed,
-            bytes_compacted: self.compaction.bytes_compacted,
+            write: self.write.counters(now),
+            reads_completed: self.reads.completed(),
+            compaction: self.compaction.counters(),
             heat_balanced_reads: self.heat_balanced_reads,
-            throttled_total: self.write_throttled_time(now),
             cache: self.cache_counts(),
         }
     }
@@ -282,6 +280,11 @@ impl Shard {
             replaying.reads_in_flight += 1;
             reads.push((from, to));
         }
+        debug_assert!(
+            replaying.reads_in_flight <= REPLAY_READ_AHEAD
+                && replaying.requested <= replaying.replay.bytes,
+            "a replay read past its read-ahead or its log"
+        );
         let read_all = replaying.requested == replaying.replay.bytes
             && replaying.reads_in_flight == 0
             && replaying.applying == 0;
@@ -299,11 +302,11 @@ impl Shard {
         }
         // Everything is applied: flush it ("replaying commit log -
         // flushing memtables"), then serve.
-        if !self.active.is_empty() {
+        if !self.write.is_empty_active() {
             self.seal_active();
             self.maybe_start_flush(now);
         }
-        if self.flushing.is_none() && self.sealed.is_empty() {
+        if self.write.all_flushed() {
             // The replayed segments are deleted; the fresh log's remain.
             self.life = Life::Running;
             self.actions.push_back(Action::Replayed { entries, bytes });
@@ -316,6 +319,10 @@ impl Shard {
         let Life::Replaying(replaying) = &mut self.life else {
             unreachable!("a replay read outside a replay");
         };
+        debug_assert!(
+            from < to && to <= replaying.requested,
+            "a replay read not asked for"
+        );
         replaying.reads_in_flight -= 1;
         replaying.applying += 1;
         let entries = replaying.entries_before(to) - replaying.entries_before(from);
@@ -336,6 +343,7 @@ impl Shard {
         let Life::Replaying(replaying) = &mut self.life else {
             unreachable!("a replay apply outside a replay");
         };
+        debug_assert!(replaying.applying > 0, "a replay apply not read");
         replaying.applying -= 1;
         let (first, last) = (replaying.entries_before(from), replaying.entries_before(to));
         replaying.applied += last - first;
@@ -362,16 +370,7 @@ impl Shard {
                 .map(|&(key, version)| (key, 8 + u64::from(version.value_bytes), version))
                 .collect()
         };
-        let segment = self.commitlog.current_segment();
-        for (key, row_bytes, version) in rows {
-            self.active.store(key, version);
-            self.active.insert(
-                key,
-                row_bytes + self.config.memtable_row_overhead_bytes,
-                row_bytes + self.config.sstable_row_overhead_bytes,
-                segment,
-            );
-        }
+        self.write.apply_replayed(rows);
         self.maybe_start_flush(now);
         self.replay_step(now);
     }

@@ -163,6 +163,46 @@ struct InStream {
     population: Option<StreamedPopulation>,
 }
 
+impl Streams {
+    /// What must hold: a plan given up has no state left, the streaming
+    /// flushes done never pass those started and one runs at a time, a
+    /// sending plan has read no more than its bytes and sent no more than
+    /// it read, and a receiving plan has taken no more messages than its
+    /// sender sent.
+    pub(super) fn check_invariants(&self) {
+        for plan in &self.aborted {
+            assert!(
+                !self.out.contains_key(plan) && !self.inbound.contains_key(plan),
+                "plan {plan} was given up but streams on"
+            );
+        }
+        assert!(
+            self.flushes_done <= self.flushes_started,
+            "more streaming flushes done than started"
+        );
+        assert!(
+            self.flushing.is_none() || self.flushes_done < self.flushes_started,
+            "a streaming flush runs that was never started"
+        );
+        for (plan, out) in &self.out {
+            assert!(out.read <= out.bytes, "plan {plan} read past its bytes");
+            assert!(
+                out.sent_bytes <= out.read,
+                "plan {plan} sent more than it read"
+            );
+        }
+        for (plan, stream) in &self.inbound {
+            if let Some(sent) = stream.sent {
+                assert!(
+                    stream.taken <= sent,
+                    "plan {plan} took {} messages of {sent}",
+                    stream.taken
+                );
+            }
+        }
+    }
+}
+
 impl Shard {
     /// Gives plan `plan` up (its peer is down, its operation failed): its
     /// sending and receiving state goes, and what still arrives or
@@ -304,10 +344,7 @@ impl Shard {
                 take(key, version);
             }
         }
-        let memtables = std::iter::once(&self.active)
-            .chain(&self.sealed)
-            .chain(self.flushing.as_ref().map(FlushJob::memtable));
-        for memtable in memtables {
+        for memtable in self.write.memtables() {
             for (&key, &version) in memtable.cells.iter().flatten() {
                 take(key, version);
             }
@@ -358,10 +395,11 @@ impl Shard {
                 }
             }
         }
-        let memtables = std::iter::once(&self.active)
-            .chain(&self.sealed)
-            .chain(self.flushing.as_ref().map(FlushJob::memtable));
-        for memtable in memtables.filter(|memtable| !memtable.is_empty()) {
+        for memtable in self
+            .write
+            .memtables()
+            .filter(|memtable| !memtable.is_empty())
+        {
             spread_rows += memtable.rows;
             spread_bytes += memtable.sstable_bytes;
             extend(memtable.first_key, memtable.last_key);
@@ -638,9 +676,7 @@ impl Shard {
 
     /// A memtable of streamed rows (volume mode: sized only).
     fn streamed_memtable(&mut self) -> Memtable {
-        let id = self.next_memtable_id;
-        self.next_memtable_id += 1;
-        super::new_memtable(id, self.config.data_mode)
+        self.write.new_memtable()
     }
 
     /// Adds `rows` streamed rows of `bytes` (and their cells) over `keys`
@@ -916,7 +952,7 @@ impl Shard {
 
     /// A streamed SSTable joins the table.
     fn add_streamed_sstable(&mut self, now: SimTime, sstable: SSTable) {
-        self.compaction.backlog.add_sstable(&sstable);
+        self.compaction.add_sstable(&sstable);
         self.sstables.push(sstable);
         self.sstables_epoch += 1;
         self.resize_row_cache();

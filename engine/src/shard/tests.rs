@@ -182,7 +182,7 @@ fn every_write_is_acknowledged_and_memtables_flush_at_the_soft_limit() {
     assert!(stats.virtual_dirty_bytes < soft_limit);
     let rows: u64 = node.sstables().iter().map(|s| s.rows).sum();
     assert_eq!(
-        rows + node.active.rows,
+        rows + node.write.active().rows,
         20_000,
         "every row is in an SSTable or the memtable"
     );

@@ -44,6 +44,51 @@ impl EngineCounters {
     }
 }
 
+/// What a node's hardware and shards have counted since the start of the
+/// run, as an interval tick reads it; one tick's less the last tick's is
+/// the interval's ([`NodeSnapshot::since`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct NodeSnapshot {
+    /// Time its device was busy.
+    disk_busy: SimDuration,
+    /// Bytes its NIC sent and received.
+    nic_sent_bytes: u64,
+    nic_received_bytes: u64,
+    /// Bytes its device read and wrote.
+    disk_read_bytes: u64,
+    disk_written_bytes: u64,
+    /// Its shards' row-cache hits and lookups.
+    cache_hits: u64,
+    cache_lookups: u64,
+    /// Bytes its shards streamed out to peers and took in from them.
+    streamed_out_bytes: u64,
+    streamed_in_bytes: u64,
+    /// Its shards' engine counters.
+    engine: EngineCounters,
+}
+
+impl NodeSnapshot {
+    /// What was counted since `before` (an earlier tick's snapshot).
+    fn since(self, before: NodeSnapshot) -> NodeSnapshot {
+        debug_assert!(
+            self.disk_busy >= before.disk_busy,
+            "device time runs backwards"
+        );
+        NodeSnapshot {
+            disk_busy: self.disk_busy - before.disk_busy,
+            nic_sent_bytes: self.nic_sent_bytes - before.nic_sent_bytes,
+            nic_received_bytes: self.nic_received_bytes - before.nic_received_bytes,
+            disk_read_bytes: self.disk_read_bytes - before.disk_read_bytes,
+            disk_written_bytes: self.disk_written_bytes - before.disk_written_bytes,
+            cache_hits: self.cache_hits - before.cache_hits,
+            cache_lookups: self.cache_lookups - before.cache_lookups,
+            streamed_out_bytes: self.streamed_out_bytes - before.streamed_out_bytes,
+            streamed_in_bytes: self.streamed_in_bytes - before.streamed_in_bytes,
+            engine: self.engine.since(before.engine),
+        }
+    }
+}
+
 impl Simulation {
     pub(super) fn interval_tick(&mut self, now: SimTime) -> Vec<String> {
         let interval_start = self.last_tick;
@@ -71,13 +116,13 @@ impl Simulation {
                 shards: shards_per_node,
                 ..NodeInterval::default()
             };
-            let (mut cache_hits, mut cache_lookups) = (0, 0);
-            let mut counters = EngineCounters::default();
-            let mut streamed = (0u64, 0u64);
+            let mut snapshot = NodeSnapshot::default();
+            let counters = &mut snapshot.engine;
             let engine = &self.engines[node];
             for (shard, engine_shard) in shards.iter_mut().zip(engine.shards()) {
                 let (out, into) = engine_shard.streamed_bytes();
-                streamed = (streamed.0 + out, streamed.1 + into);
+                snapshot.streamed_out_bytes += out;
+                snapshot.streamed_in_bytes += into;
                 let stats = engine_shard.stats();
                 interval.memtable_bytes += stats.memtable_bytes;
                 interval.sstables += stats.sstable_count;
@@ -86,12 +131,12 @@ impl Simulation {
                 interval.compaction_shares += stats.compaction_shares;
                 interval.virtual_dirty_bytes += stats.virtual_dirty_bytes;
                 interval.flush_shares += stats.flush_shares;
-                cache_hits += stats.cache_hits;
+                snapshot.cache_hits += stats.cache_hits;
                 counters.flushes += stats.flushes_completed;
                 counters.bytes_compacted += stats.bytes_compacted;
                 counters.write_throttled =
                     counters.write_throttled + engine_shard.write_throttled_time(now);
-                cache_lookups += stats.cache_hits + stats.cache_misses;
+                snapshot.cache_lookups += stats.cache_hits + stats.cache_misses;
                 counters.reads_repaired += stats.digest_mismatches;
                 counters.background_repairs += stats.background_read_repairs;
                 counters.rows_repaired += stats.read_repairs;
@@ -116,36 +161,27 @@ impl Simulation {
                     .max(shard_busy_s / (length * f64::from(cores.max(1))));
                 shard.cpu_busy_at_last_tick = busy;
             }
-            let busy = hardware.device.busy_time(now);
-            interval.disk_busy_s = (busy - hardware.busy_at_last_tick).as_secs_f64();
-            hardware.busy_at_last_tick = busy;
-            let nic = (hardware.nic.bytes_sent(), hardware.nic.bytes_received());
-            let (sent, received) = hardware.nic_bytes_at_last_tick;
-            hardware.nic_bytes_at_last_tick = nic;
-            interval.nic_sent_bytes = nic.0 - sent;
-            interval.nic_received_bytes = nic.1 - received;
-            let disk = hardware.device.bytes_transferred();
-            let (read, written) = hardware.disk_bytes_at_last_tick;
-            hardware.disk_bytes_at_last_tick = disk;
-            interval.disk_read_bytes = disk.0 - read;
-            interval.disk_written_bytes = disk.1 - written;
-            let counted = counters.since(std::mem::replace(
-                &mut hardware.counters_at_last_tick,
-                counters,
-            ));
+            snapshot.disk_busy = hardware.device.busy_time(now);
+            (snapshot.nic_sent_bytes, snapshot.nic_received_bytes) =
+                (hardware.nic.bytes_sent(), hardware.nic.bytes_received());
+            (snapshot.disk_read_bytes, snapshot.disk_written_bytes) =
+                hardware.device.bytes_transferred();
+            let since = snapshot.since(std::mem::replace(&mut hardware.at_last_tick, snapshot));
+            interval.disk_busy_s = since.disk_busy.as_secs_f64();
+            interval.nic_sent_bytes = since.nic_sent_bytes;
+            interval.nic_received_bytes = since.nic_received_bytes;
+            interval.disk_read_bytes = since.disk_read_bytes;
+            interval.disk_written_bytes = since.disk_written_bytes;
+            let counted = since.engine;
             interval.flushes = counted.flushes;
             interval.compacted_bytes = counted.bytes_compacted;
             interval.write_throttled_s = counted.write_throttled.as_secs_f64();
-            let (hits_before, lookups_before) = hardware.cache_at_last_tick;
-            hardware.cache_at_last_tick = (cache_hits, cache_lookups);
-            interval.cache_hits = cache_hits - hits_before;
-            interval.cache_lookups = cache_lookups - lookups_before;
+            interval.cache_hits = since.cache_hits;
+            interval.cache_lookups = since.cache_lookups;
             [interval.server_read_p99_ms, interval.server_write_p99_ms] = self.server[node]
                 .take_interval_p99_ms(now > SimTime::ZERO + self.plan.server_totals_from);
-            let (out_before, in_before) =
-                std::mem::replace(&mut hardware.stream_bytes_at_last_tick, streamed);
-            interval.stream_sent_bytes = streamed.0 - out_before;
-            interval.stream_received_bytes = streamed.1 - in_before;
+            interval.stream_sent_bytes = since.streamed_out_bytes;
+            interval.stream_received_bytes = since.streamed_in_bytes;
             let EngineCounters {
                 reads_repaired: reads,
                 background_repairs: background,

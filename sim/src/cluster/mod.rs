@@ -300,17 +300,8 @@ struct NodeHardware {
     jvm_rng: SimRng,
     /// The wake-ups of its JVM's idle pool threads (`models::wakeup`).
     jvm_wake_rng: SimRng,
-    busy_at_last_tick: SimDuration,
-    /// NIC bytes (sent, received) at the last interval tick.
-    nic_bytes_at_last_tick: (u64, u64),
-    /// Device bytes (read, written) at the last interval tick.
-    disk_bytes_at_last_tick: (u64, u64),
-    /// Row-cache (hits, lookups) of the node's shards at the last tick.
-    cache_at_last_tick: (u64, u64),
-    /// The node's shards' engine counters at the last interval tick.
-    counters_at_last_tick: metrics::EngineCounters,
-    /// Bytes its shards had streamed out and in at the last tick.
-    stream_bytes_at_last_tick: (u64, u64),
+    /// What the node had counted at the last interval tick.
+    at_last_tick: metrics::NodeSnapshot,
     /// Its device has failed (`disk-fail`): no I/O completes any more.
     disk_failed: bool,
     /// The node isolated itself after a disk error.
