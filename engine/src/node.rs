@@ -357,14 +357,12 @@ impl Node {
     /// A client request reaches `shard` ([`Shard::handle_client_request`]).
     #[inline]
     pub fn handle_client_request(&mut self, now: SimTime, shard: u32, request: ClientRequest) {
-        debug_assert_ne!(self.life, NodeLife::Down, "a down node gets no request");
         self.shards[shard as usize].handle_client_request(now, request);
     }
 
     /// A client's batch reaches `shard` ([`Shard::handle_batch_request`]).
     #[inline]
     pub fn handle_batch_request(&mut self, now: SimTime, shard: u32, batch: BatchRequest) {
-        debug_assert_ne!(self.life, NodeLife::Down, "a down node gets no batch");
         self.shards[shard as usize].handle_batch_request(now, batch);
     }
 
@@ -377,14 +375,12 @@ impl Node {
         from: ShardAddress,
         message: Message,
     ) {
-        debug_assert_ne!(self.life, NodeLife::Down, "a down node is off the network");
         self.shards[shard as usize].handle_message(now, from, message);
     }
 
     /// A CPU task of `shard` finished ([`Shard::handle_cpu_done`]).
     #[inline]
     pub fn handle_cpu_done(&mut self, now: SimTime, shard: u32, task: TaskId) {
-        debug_assert_ne!(self.life, NodeLife::Down, "nothing runs on a down node");
         self.shards[shard as usize].handle_cpu_done(now, task);
     }
 
@@ -397,7 +393,6 @@ impl Node {
     /// `shard`'s timers are due ([`Shard::handle_timeout`]).
     #[inline]
     pub fn handle_timeout(&mut self, now: SimTime, shard: u32) {
-        debug_assert_ne!(self.life, NodeLife::Down, "a down node's timers do not fire");
         self.shards[shard as usize].handle_timeout(now);
     }
 
