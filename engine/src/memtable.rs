@@ -96,6 +96,10 @@ impl Memtable {
                 .entry(key)
                 .and_modify(|held| *held = crate::cells::reconcile(*held, version))
                 .or_insert(version);
+            debug_assert!(
+                cells.get(&key).is_some_and(|held| *held >= version),
+                "a memtable keeps the newer version"
+            );
         }
     }
 

@@ -198,7 +198,14 @@ impl PageCache {
                 assert!(model.items() <= model.capacity_items(), "no more pages than room");
                 model.check_invariants();
             }
-            PageStore::Data(lru) => lru.check_invariants(),
+            PageStore::Data(lru) => {
+                assert_eq!(
+                    lru.used_bytes(),
+                    lru.len() as u64 * self.config.page_bytes,
+                    "every cached page takes a page"
+                );
+                lru.check_invariants();
+            }
         }
     }
 
