@@ -175,7 +175,11 @@ impl IoClass {
 
     /// This class's position in [`IoClass::ALL`].
     pub fn index(self) -> usize {
-        debug_assert_eq!(IoClass::ALL[self as usize], self, "ALL lists the classes in index order");
+        debug_assert_eq!(
+            IoClass::ALL[self as usize],
+            self,
+            "ALL lists the classes in index order"
+        );
         self as usize
     }
 

@@ -276,7 +276,10 @@ impl Commitlog {
             self.durable_position = end;
             self.in_flight_ends.pop_front();
         }
-        debug_assert!(self.durable_position >= durable_before, "durability never goes back");
+        debug_assert!(
+            self.durable_position >= durable_before,
+            "durability never goes back"
+        );
         if self.mode == SyncMode::Batch {
             // The entries that gathered while every slot was busy go next.
             self.sync();
@@ -296,7 +299,11 @@ impl Commitlog {
                 .saturating_sub(self.live_segments() + self.recycled_files);
             self.recycled_files += released.min(room);
             debug_assert!(
-                self.recycled_files == 0 || self.disk_bytes() <= self.total_space_bytes.max(self.segment_bytes * self.live_segments()),
+                self.recycled_files == 0
+                    || self.disk_bytes()
+                        <= self
+                            .total_space_bytes
+                            .max(self.segment_bytes * self.live_segments()),
                 "recycled files keep the disk within the total space"
             );
         }
@@ -374,7 +381,10 @@ impl Commitlog {
         );
         assert!(self.durable_position <= self.bytes_appended_total);
         assert!(self.bytes_written_total + unwritten <= self.bytes_appended_total);
-        assert!(self.current_segment_fill_bytes <= self.segment_bytes, "a segment holds its size");
+        assert!(
+            self.current_segment_fill_bytes <= self.segment_bytes,
+            "a segment holds its size"
+        );
         assert_eq!(
             self.segments_created + self.segments_reused,
             self.current_segment + 1,

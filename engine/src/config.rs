@@ -277,7 +277,10 @@ impl ShardConfig {
         debug_assert!(config.throttle_fraction <= config.dirty_memory_fraction);
         let seeds = config.seeds.all();
         assert!(
-            seeds.iter().enumerate().all(|(i, seed)| !seeds[..i].contains(seed)),
+            seeds
+                .iter()
+                .enumerate()
+                .all(|(i, seed)| !seeds[..i].contains(seed)),
             "each purpose draws from a stream of its own"
         );
         config
@@ -324,7 +327,10 @@ impl ShardConfig {
     /// Real dirty bytes at which writes wait.
     pub fn dirty_limit_bytes(&self) -> u64 {
         let limit = (self.memory_bytes as f64 * self.dirty_memory_fraction) as u64;
-        debug_assert!(limit <= self.memory_bytes, "dirty memory is part of the shard's memory");
+        debug_assert!(
+            limit <= self.memory_bytes,
+            "dirty memory is part of the shard's memory"
+        );
         limit
     }
 
@@ -341,7 +347,10 @@ impl ShardConfig {
     /// Virtual dirty bytes at which a flush starts.
     pub fn flush_soft_limit_bytes(&self) -> u64 {
         let soft = (self.throttle_bytes() as f64 * self.virtual_dirty_soft_limit) as u64;
-        debug_assert!(soft <= self.throttle_bytes(), "a flush starts before writes wait");
+        debug_assert!(
+            soft <= self.throttle_bytes(),
+            "a flush starts before writes wait"
+        );
         soft
     }
 

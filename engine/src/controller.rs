@@ -299,7 +299,10 @@ impl ControllerCurve {
         }
         let backlog = lower.input
             + (shares - lower.output) * (upper.input - lower.input) / (upper.output - lower.output);
-        debug_assert!(backlog.is_finite(), "a finite share inverts to a finite backlog");
+        debug_assert!(
+            backlog.is_finite(),
+            "a finite share inverts to a finite backlog"
+        );
         backlog
     }
 }
@@ -400,7 +403,10 @@ impl ControllerVersion {
             ControllerVersion::Scylla3_0 => compaction_curve_3_0(),
         };
         let top = curve.points()[curve.points().len() - 1];
-        assert_eq!(top.output, 1000.0, "every compaction curve tops at 1000 shares");
+        assert_eq!(
+            top.output, 1000.0,
+            "every compaction curve tops at 1000 shares"
+        );
         assert!(top.input <= NORMALIZATION_FACTOR);
         curve
     }
@@ -431,7 +437,10 @@ impl ControllerVersion {
             ControllerVersion::Scylla2_2Rc1 | ControllerVersion::Scylla2_2 => FLUSH_TICK_2_2,
             ControllerVersion::Scylla2_3 | ControllerVersion::Scylla3_0 => FLUSH_TICK_2_3,
         };
-        debug_assert!(tick <= self.compaction_tick(), "flushes are re-evaluated at least as often");
+        debug_assert!(
+            tick <= self.compaction_tick(),
+            "flushes are re-evaluated at least as often"
+        );
         tick
     }
 
@@ -492,7 +501,10 @@ impl BacklogController {
     pub fn check_invariants(&self) {
         match self {
             BacklogController::Static(shares) => {
-                assert!(shares.is_finite() && *shares > 0.0, "static shares are positive");
+                assert!(
+                    shares.is_finite() && *shares > 0.0,
+                    "static shares are positive"
+                );
             }
             BacklogController::Curve { curve, tick } => {
                 assert!(*tick > SimDuration::ZERO, "a controller's tick is not zero");

@@ -321,18 +321,28 @@ impl Coordinator {
     pub fn check_invariants(&self) {
         assert!(self.generation <= 0x7FFF_FFFF, "generations are 31 bits");
         assert!(self.ops.len() <= self.open.len(), "one open entry per slot");
-        for queue in [&self.write_deadlines, &self.read_deadlines, &self.speculations] {
+        for queue in [
+            &self.write_deadlines,
+            &self.read_deadlines,
+            &self.speculations,
+        ] {
             if let (Some(front), Some(back)) = (queue.front(), queue.back()) {
                 assert!(front.0 <= back.0, "a queue is in time order");
             }
         }
         for (slot, (generation, op)) in self.ops.iter().take(8) {
-            assert_eq!(self.open[slot], *generation, "the open table names slot {slot}");
+            assert_eq!(
+                self.open[slot], *generation,
+                "the open table names slot {slot}"
+            );
             match op {
                 Op::Write(write) => {
                     assert!(1 <= write.block_for && write.block_for <= write.expected);
                     assert!(usize::from(write.expected) <= MAX_REPLICAS);
-                    assert!(write.acks() < write.expected, "a write all acknowledged is closed");
+                    assert!(
+                        write.acks() < write.expected,
+                        "a write all acknowledged is closed"
+                    );
                     assert!(!write.answered || write.acks() >= write.block_for);
                 }
                 Op::Read(read) => {
@@ -454,7 +464,10 @@ impl Coordinator {
             }
             self.speculations.pop_front();
         }
-        debug_assert!(self.pruned(), "pruning leaves waiting operations at the fronts");
+        debug_assert!(
+            self.pruned(),
+            "pruning leaves waiting operations at the fronts"
+        );
     }
 
     /// Whether every queue's front is an operation still waiting (what

@@ -74,7 +74,10 @@ impl FlushJob {
     /// write is in flight; the memtable's own invariants. O(1) beyond the
     /// memtable's.
     pub fn check_invariants(&self) {
-        assert!(self.written_bytes <= self.serialized_bytes, "written only what was serialized");
+        assert!(
+            self.written_bytes <= self.serialized_bytes,
+            "written only what was serialized"
+        );
         assert!(
             self.serialized_bytes <= self.memtable.sstable_bytes,
             "serialized no more than the memtable holds"
@@ -107,7 +110,10 @@ impl FlushJob {
         let rows_upto =
             |b: u64| (u128::from(self.memtable.rows) * u128::from(b) / u128::from(total)) as u64;
         let rows = rows_upto(self.serialized_bytes + bytes) - rows_upto(self.serialized_bytes);
-        debug_assert!(bytes > 0 && rows <= self.memtable.rows, "a chunk of the memtable");
+        debug_assert!(
+            bytes > 0 && rows <= self.memtable.rows,
+            "a chunk of the memtable"
+        );
         FlushStep::Serialize { bytes, rows }
     }
 
@@ -140,7 +146,10 @@ impl FlushJob {
     pub fn is_complete(&self) -> bool {
         let complete =
             self.written_bytes == self.memtable.sstable_bytes && self.writes_in_flight == 0;
-        debug_assert!(!complete || !self.serializing, "a complete flush serializes nothing");
+        debug_assert!(
+            !complete || !self.serializing,
+            "a complete flush serializes nothing"
+        );
         complete
     }
 
@@ -148,9 +157,12 @@ impl FlushJob {
     /// counts as virtual dirty).
     pub fn written_memory_bytes(&self) -> u64 {
         let total = self.memtable.sstable_bytes.max(1) as u128;
-        let written =
-            (u128::from(self.memtable.memory_bytes) * u128::from(self.written_bytes) / total) as u64;
-        debug_assert!(written <= self.memtable.memory_bytes, "a part of the memtable's memory");
+        let written = (u128::from(self.memtable.memory_bytes) * u128::from(self.written_bytes)
+            / total) as u64;
+        debug_assert!(
+            written <= self.memtable.memory_bytes,
+            "a part of the memtable's memory"
+        );
         written
     }
 

@@ -155,7 +155,10 @@ impl ArrivalWindow {
     /// many of each. O(1).
     fn check_invariants(&self) {
         let count = self.intervals.len() as u64;
-        assert!((1..=SAMPLE_SIZE as u64).contains(&count), "a window of {count}");
+        assert!(
+            (1..=SAMPLE_SIZE as u64).contains(&count),
+            "a window of {count}"
+        );
         assert!(
             count * GOSSIP_INTERVAL.as_nanos() <= self.sum
                 && self.sum <= count * MAX_INTERVAL.as_nanos(),
@@ -321,7 +324,10 @@ impl Gossiper {
 
     /// Whether this node sees `node` up.
     pub fn is_alive(&self, node: u32) -> bool {
-        debug_assert!((node as usize) < self.alive.len(), "node {node} is not in the cluster");
+        debug_assert!(
+            (node as usize) < self.alive.len(),
+            "node {node} is not in the cluster"
+        );
         self.alive[node as usize]
     }
 

@@ -106,7 +106,9 @@ impl HintsSetup {
             ..HintsSetup::SCYLLA_3_0
         };
         debug_assert!(
-            setup.throttle_bytes_per_sec.is_some_and(|rate| rate > 0.0 && rate <= 1024.0 * 1024.0),
+            setup
+                .throttle_bytes_per_sec
+                .is_some_and(|rate| rate > 0.0 && rate <= 1024.0 * 1024.0),
             "each destination gets a share of 1 MiB/s"
         );
         setup
@@ -120,7 +122,8 @@ const _: () = assert!(HintsSetup::SCYLLA_3_0.read_ahead > 0);
 const _: () = assert!(HintsSetup::SCYLLA_3_0.max_sends_in_flight > 0);
 const _: () = assert!(HintsSetup::SCYLLA_3_0.flush_period.as_nanos() > 0);
 const _: () = assert!(
-    HintsSetup::SCYLLA_3_0.flush_period.as_nanos() < HintsSetup::SCYLLA_3_0.max_hint_window.as_nanos()
+    HintsSetup::SCYLLA_3_0.flush_period.as_nanos()
+        < HintsSetup::SCYLLA_3_0.max_hint_window.as_nanos()
 );
 
 /// What the shard must do for its hints.
@@ -197,7 +200,11 @@ struct Segment {
 
 impl Segment {
     fn is_acked(&self, index: usize) -> bool {
-        debug_assert!(index < self.hints.len(), "hint {index} of {}", self.hints.len());
+        debug_assert!(
+            index < self.hints.len(),
+            "hint {index} of {}",
+            self.hints.len()
+        );
         self.acked[index / 64] >> (index % 64) & 1 == 1
     }
 
@@ -210,7 +217,10 @@ impl Segment {
         self.cursor_bytes = 0;
         self.read_requested = 0;
         self.read_done = 0;
-        debug_assert!(self.acked_count < self.hints.len(), "a rewound segment has hints to send");
+        debug_assert!(
+            self.acked_count < self.hints.len(),
+            "a rewound segment has hints to send"
+        );
     }
 }
 
@@ -295,7 +305,10 @@ impl HintsManager {
     /// No hints yet, for a cluster of `nodes` nodes.
     pub fn new(setup: HintsSetup, nodes: u32) -> HintsManager {
         assert!(nodes > 0, "hints for a cluster of some nodes");
-        assert!(setup.buffer_bytes > 0 && setup.segment_bytes > 0, "hints are written in bytes");
+        assert!(
+            setup.buffer_bytes > 0 && setup.segment_bytes > 0,
+            "hints are written in bytes"
+        );
         HintsManager {
             setup,
             endpoints: vec![Endpoint::default(); nodes as usize],
@@ -326,7 +339,10 @@ impl HintsManager {
                 );
                 assert!(segment.cursor <= segment.hints.len());
                 assert!(segment.read_done <= segment.read_requested);
-                assert!(segment.read_requested <= segment.bytes, "replay reads the segment once");
+                assert!(
+                    segment.read_requested <= segment.bytes,
+                    "replay reads the segment once"
+                );
                 assert!(segment.cursor_bytes <= segment.bytes);
                 in_flight += segment.in_flight;
             }
@@ -336,7 +352,10 @@ impl HintsManager {
                     "only the oldest segment replays"
                 );
             }
-            assert!(endpoint.unwritten <= endpoint.open_bytes, "unwritten bytes are the open segment's");
+            assert!(
+                endpoint.unwritten <= endpoint.open_bytes,
+                "unwritten bytes are the open segment's"
+            );
             assert!(
                 endpoint.next_id == 0 || endpoint.open_id < endpoint.next_id,
                 "the next segment's id is past the open one's"
@@ -440,7 +459,11 @@ impl HintsManager {
                 );
             }
         }
-        debug_assert_eq!(unsent.len() as u64, self.pending(), "the unsent are the pending");
+        debug_assert_eq!(
+            unsent.len() as u64,
+            self.pending(),
+            "the unsent are the pending"
+        );
         unsent
     }
 
@@ -466,7 +489,10 @@ impl HintsManager {
     /// Whether a hint for `node` is kept at `now` (`can_hint_for`): not
     /// once it has been down longer than the window.
     pub fn can_hint(&self, now: SimTime, node: u32) -> bool {
-        debug_assert!((node as usize) < self.endpoints.len(), "node {node} is not in the cluster");
+        debug_assert!(
+            (node as usize) < self.endpoints.len(),
+            "node {node} is not in the cluster"
+        );
         self.endpoints[node as usize]
             .down_since
             .is_none_or(|since| now - since <= self.setup.max_hint_window)
@@ -505,7 +531,10 @@ impl HintsManager {
     pub fn write_done(&mut self, node: u32, segment: u32) {
         let endpoint = &mut self.endpoints[node as usize];
         if segment == endpoint.open_id {
-            debug_assert!(endpoint.open_writes > 0, "a write of the open segment was in flight");
+            debug_assert!(
+                endpoint.open_writes > 0,
+                "a write of the open segment was in flight"
+            );
             endpoint.open_writes -= 1;
             return;
         }
@@ -524,7 +553,10 @@ impl HintsManager {
             if front.id == segment {
                 front.reads_outstanding -= 1;
                 front.read_done += bytes;
-                debug_assert!(front.read_done <= front.read_requested, "reads return what was asked");
+                debug_assert!(
+                    front.read_done <= front.read_requested,
+                    "reads return what was asked"
+                );
             }
         }
     }
@@ -598,7 +630,10 @@ impl HintsManager {
                 self.wake_at = Some(self.wake_at.map_or(at, |wake: SimTime| wake.min(at)));
             }
         }
-        debug_assert!(self.wake_at.is_none_or(|at| at > now), "the manager wakes later, not now");
+        debug_assert!(
+            self.wake_at.is_none_or(|at| at > now),
+            "the manager wakes later, not now"
+        );
     }
 
     /// Closes every open segment (`hints_flush_period`): its buffered bytes
@@ -666,7 +701,10 @@ impl HintsManager {
             endpoint.unwritten = 0;
             endpoint.open_writes = 0;
             debug_assert!(
-                endpoint.segments.iter().all(|closed| closed.id != endpoint.open_id),
+                endpoint
+                    .segments
+                    .iter()
+                    .all(|closed| closed.id != endpoint.open_id),
                 "the new open segment's id is free"
             );
         }

@@ -47,7 +47,10 @@ impl Memtable {
         if self.rows == 0 {
             assert_eq!(self.memory_bytes, 0, "an empty memtable uses no memory");
             assert_eq!(self.sstable_bytes, 0);
-            assert!(self.first_segment.is_none(), "an empty memtable names no segment");
+            assert!(
+                self.first_segment.is_none(),
+                "an empty memtable names no segment"
+            );
         }
         assert!(
             self.first_key <= self.last_key || (self.first_key == u64::MAX && self.last_key == 0),
@@ -136,7 +139,10 @@ impl Memtable {
 
     /// True if nothing was inserted.
     pub fn is_empty(&self) -> bool {
-        debug_assert!(self.rows > 0 || self.memory_bytes == 0, "an empty memtable uses no memory");
+        debug_assert!(
+            self.rows > 0 || self.memory_bytes == 0,
+            "an empty memtable uses no memory"
+        );
         self.rows == 0
     }
 
@@ -145,7 +151,9 @@ impl Memtable {
     pub fn insert(&mut self, key: u64, memory_bytes: u64, sstable_bytes: u64, segment: u64) {
         debug_assert!(memory_bytes > 0, "a row takes memory");
         debug_assert!(
-            self.cells.as_ref().is_none_or(|cells| cells.contains_key(&key)),
+            self.cells
+                .as_ref()
+                .is_none_or(|cells| cells.contains_key(&key)),
             "data mode stores a row's version before inserting it"
         );
         debug_assert!(
@@ -192,9 +200,21 @@ mod tests {
     #[should_panic(expected = "no more cells than rows inserted")]
     fn cells_without_rows_are_caught() {
         let mut memtable = Memtable::with_cells(1);
-        memtable.store(5, RowVersion { timestamp: 1, value_bytes: 10 });
+        memtable.store(
+            5,
+            RowVersion {
+                timestamp: 1,
+                value_bytes: 10,
+            },
+        );
         memtable.insert(5, 100, 80, 0);
-        memtable.store(6, RowVersion { timestamp: 1, value_bytes: 10 });
+        memtable.store(
+            6,
+            RowVersion {
+                timestamp: 1,
+                value_bytes: 10,
+            },
+        );
         memtable.check_invariants();
     }
 }

@@ -162,7 +162,11 @@ impl Node {
             "a node's shards balance reads alike"
         );
         if let Some(setup) = &gossip {
-            assert!(id < setup.nodes, "node {id} is one of the {} gossiping", setup.nodes);
+            assert!(
+                id < setup.nodes,
+                "node {id} is one of the {} gossiping",
+                setup.nodes
+            );
             assert!(setup.members <= setup.nodes);
         }
         let node = Node {
@@ -223,7 +227,10 @@ impl Node {
             self.life == NodeLife::Settling,
             "only a settling node waits to serve"
         );
-        assert!(self.gossiper.is_none() || self.gossip.is_some(), "gossip as set up");
+        assert!(
+            self.gossiper.is_none() || self.gossip.is_some(),
+            "gossip as set up"
+        );
         assert!(
             self.next_recompute.is_none() || self.hit_rate.is_some(),
             "a node that recomputes tracks its rate"
@@ -521,7 +528,11 @@ impl Node {
     /// The cluster's token metadata moved to `placement`'s epoch: every
     /// shard uses it from now on ([`Shard::set_placement`]).
     pub fn set_placement(&mut self, placement: &crate::placement::Placement) {
-        assert!(self.id < placement.nodes(), "the placement knows node {}", self.id);
+        assert!(
+            self.id < placement.nodes(),
+            "the placement knows node {}",
+            self.id
+        );
         for shard in &mut self.shards {
             shard.set_placement(placement.clone());
         }

@@ -227,14 +227,23 @@ impl Placement {
     /// O(node ids).
     pub fn check_invariants(&self) {
         let layout = &self.layout;
-        assert!(layout.shards_per_node > 0, "a node needs at least one shard");
-        assert!(layout.replicas.replica_count() > 0, "every key has a replica");
+        assert!(
+            layout.shards_per_node > 0,
+            "a node needs at least one shard"
+        );
+        assert!(
+            layout.replicas.replica_count() > 0,
+            "every key has a replica"
+        );
         assert!(
             layout.replicas.replica_count() <= layout.ownership.len(),
             "no more replicas than node ids"
         );
         for &owned in &layout.ownership {
-            assert!(owned.is_finite() && owned >= 0.0, "an ownership is a fraction");
+            assert!(
+                owned.is_finite() && owned >= 0.0,
+                "an ownership is a fraction"
+            );
         }
         if layout.pending.is_empty() {
             let total: f64 = layout.ownership.iter().sum();
@@ -255,7 +264,11 @@ impl Placement {
         };
         let ring = Ring::from_tokens(&[node], &[(0, 0)]).expect("a one-token ring is valid");
         let placement = Placement::new(&ring, &Replication::simple(1), shards_per_node);
-        assert_eq!(placement.ownership(), &[1.0], "one node owns the whole ring");
+        assert_eq!(
+            placement.ownership(),
+            &[1.0],
+            "one node owns the whole ring"
+        );
         placement
     }
 
@@ -351,7 +364,11 @@ impl Placement {
     #[inline]
     pub fn replica_nodes(&self, token: i64) -> &[u32] {
         let nodes = self.layout.replicas.replicas(token);
-        debug_assert_eq!(nodes.len(), self.replica_count(), "every token has its replicas");
+        debug_assert_eq!(
+            nodes.len(),
+            self.replica_count(),
+            "every token has its replicas"
+        );
         nodes
     }
 

@@ -330,9 +330,11 @@ impl Population {
 
     /// Writes and value bytes over every range.
     fn totals(&self) -> (u64, u64) {
-        self.ranges.values().fold((0, 0), |(writes, bytes), written| {
-            (writes + written.writes, bytes + written.value_bytes)
-        })
+        self.ranges
+            .values()
+            .fold((0, 0), |(writes, bytes), written| {
+                (writes + written.writes, bytes + written.value_bytes)
+            })
     }
 
     /// Re-keys the counts from the ranges of `old` to those of `new` (the
@@ -544,7 +546,10 @@ pub fn data_read_bytes(row_bytes: u64, compression_chunk_bytes: Option<u64>) -> 
         None => row_bytes.max(1),
     };
     let read = bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES;
-    debug_assert!(read >= row_bytes && read % PAGE_BYTES == 0, "a read is whole pages holding the row");
+    debug_assert!(
+        read >= row_bytes && read % PAGE_BYTES == 0,
+        "a read is whole pages holding the row"
+    );
     read
 }
 

@@ -95,11 +95,20 @@ impl ReplayLog {
     pub fn check_invariants(&self) {
         for piece in &self.pieces {
             assert!(piece.start_position < piece.end_position && piece.entries > 0);
-            assert!(piece.first_key <= piece.last_key, "a piece's keys are ordered");
+            assert!(
+                piece.first_key <= piece.last_key,
+                "a piece's keys are ordered"
+            );
         }
         for pair in self.pieces.iter().zip(self.pieces.iter().skip(1)) {
-            assert!(pair.0.segment < pair.1.segment, "one piece per segment, in order");
-            assert!(pair.0.end_position <= pair.1.start_position, "pieces in log order");
+            assert!(
+                pair.0.segment < pair.1.segment,
+                "one piece per segment, in order"
+            );
+            assert!(
+                pair.0.end_position <= pair.1.start_position,
+                "pieces in log order"
+            );
         }
         if let Some(rows) = &self.rows {
             if let (Some(first), Some(last)) = (rows.front(), rows.back()) {
@@ -148,7 +157,9 @@ impl ReplayLog {
             "an entry ends past its own bytes"
         );
         debug_assert!(
-            self.pieces.back().is_none_or(|piece| piece.segment <= segment),
+            self.pieces
+                .back()
+                .is_none_or(|piece| piece.segment <= segment),
             "entries go to the current segment or a later one"
         );
         match self.pieces.back_mut() {
@@ -234,7 +245,9 @@ impl ReplayLog {
             }
         }
         debug_assert!(
-            self.pieces.front().is_none_or(|piece| piece.segment >= segment),
+            self.pieces
+                .front()
+                .is_none_or(|piece| piece.segment >= segment),
             "no released segment is kept"
         );
         if cfg!(debug_assertions) {

@@ -186,7 +186,9 @@ pub fn murmur3_x64_128(key: &[u8], seed: u64) -> [u64; 2] {
 pub fn cassandra_murmur3_x64_128(key: &[u8], seed: u64) -> [u64; 2] {
     let hash = hash3_x64_128::<true>(key, seed);
     debug_assert!(
-        key[key.len() - key.len() % 16..].iter().any(|&byte| byte >= 0x80)
+        key[key.len() - key.len() % 16..]
+            .iter()
+            .any(|&byte| byte >= 0x80)
             || hash == murmur3_x64_128(key, seed),
         "without a high tail byte Cassandra's hash is the reference's"
     );
@@ -427,7 +429,10 @@ impl TokenIndex {
         );
         assert_eq!(self.starts.len(), (1 << self.bits) + 1);
         assert!(self.starts.windows(2).all(|pair| pair[0] <= pair[1]));
-        assert_eq!(self.starts[self.starts.len() - 1] as usize, self.tokens.len());
+        assert_eq!(
+            self.starts[self.starts.len() - 1] as usize,
+            self.tokens.len()
+        );
         for (bucket, pair) in self.starts.windows(2).enumerate() {
             for &token in &self.tokens[pair[0] as usize..pair[1] as usize] {
                 assert_eq!(Self::bucket_of(token, self.bits), bucket as u64);
@@ -629,7 +634,10 @@ impl Ring {
     /// ring token, wrapping; with one token the range is the whole ring and
     /// `start == end`).
     pub fn range_bounds(&self, index: usize) -> (i64, i64) {
-        debug_assert!(index < self.range_count(), "range {index} is not on the ring");
+        debug_assert!(
+            index < self.range_count(),
+            "range {index} is not on the ring"
+        );
         let previous = if index == 0 {
             self.index.tokens.len() - 1
         } else {
@@ -645,7 +653,10 @@ impl Ring {
 
     /// The node owning range `index`.
     pub fn range_owner(&self, index: usize) -> u32 {
-        debug_assert!(index < self.owners.len(), "range {index} is not on the ring");
+        debug_assert!(
+            index < self.owners.len(),
+            "range {index} is not on the ring"
+        );
         self.nodes[self.owners[index] as usize].id
     }
 
@@ -747,7 +758,10 @@ impl Ring {
             });
             distinct_racks += u32::from(first_of_rack);
         }
-        debug_assert!(taken <= rf.min(info.nodes), "a DC never holds more than its rf");
+        debug_assert!(
+            taken <= rf.min(info.nodes),
+            "a DC never holds more than its rf"
+        );
         debug_assert!(distinct_racks <= taken.min(info.racks));
         if taken >= rf.min(info.nodes) {
             return false;
@@ -858,7 +872,10 @@ impl ReplicaMap {
         for range in 0..self.range_count() {
             let set = self.range_replicas(range);
             for (i, node) in set.iter().enumerate() {
-                assert!(!set[..i].contains(node), "range {range} names node {node} twice");
+                assert!(
+                    !set[..i].contains(node),
+                    "range {range} names node {node} twice"
+                );
             }
         }
     }
@@ -871,7 +888,10 @@ impl ReplicaMap {
     /// The replica set of range `index` (see [`Ring::range_index`]).
     #[inline]
     pub fn range_replicas(&self, index: usize) -> &[u32] {
-        debug_assert!(index < self.range_count(), "range {index} is not on the ring");
+        debug_assert!(
+            index < self.range_count(),
+            "range {index} is not on the ring"
+        );
         &self.replicas[index * self.stride..(index + 1) * self.stride]
     }
 
@@ -903,7 +923,10 @@ impl ReplicaMap {
         } else {
             index - 1
         }];
-        debug_assert!((index == 0) == (start >= tokens[index]), "only the first range wraps");
+        debug_assert!(
+            (index == 0) == (start >= tokens[index]),
+            "only the first range wraps"
+        );
         (start, tokens[index])
     }
 

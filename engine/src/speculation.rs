@@ -78,7 +78,10 @@ const RECOMPUTE_EVERY: SimDuration = SimDuration::from_secs(1);
 /// Factor every bucket is multiplied by after a recompute.
 const DECAY: f64 = 0.9;
 
-const _: () = assert!(0.0 < DECAY && DECAY < 1.0, "a decay forgets, and only in part");
+const _: () = assert!(
+    0.0 < DECAY && DECAY < 1.0,
+    "a decay forgets, and only in part"
+);
 const _: () = assert!(BUCKETS > 1 && RECOMPUTE_EVERY.as_nanos() > 0);
 
 /// Upper bounds of the histogram's buckets, in nanoseconds: 1 us, then x1.2
@@ -90,7 +93,10 @@ fn bucket_bounds() -> [u64; BUCKETS] {
         *slot = bound;
         bound = ((bound as f64 * 1.2).ceil() as u64).max(bound + 1);
     }
-    assert!(bounds.windows(2).all(|pair| pair[0] < pair[1]), "bucket bounds grow");
+    assert!(
+        bounds.windows(2).all(|pair| pair[0] < pair[1]),
+        "bucket bounds grow"
+    );
     bounds
 }
 
@@ -121,7 +127,9 @@ impl LatencyEstimate {
     pub fn check_invariants(&self) {
         assert!(self.bounds.windows(2).all(|pair| pair[0] < pair[1]));
         assert!(
-            self.counts.iter().all(|count| count.is_finite() && *count >= 0.0),
+            self.counts
+                .iter()
+                .all(|count| count.is_finite() && *count >= 0.0),
             "bucket counts are non-negative"
         );
         if let Some(cached) = self.cached {

@@ -129,7 +129,10 @@ impl SSTableFormat {
                 (byte_cost * (8 + 2 + self.key_bytes)).div_ceil(row_bytes.max(1))
             }
         };
-        debug_assert!(entries >= 1, "a summary entry covers at least one partition");
+        debug_assert!(
+            entries >= 1,
+            "a summary entry covers at least one partition"
+        );
         entries
     }
 
@@ -304,7 +307,10 @@ impl SSTable {
             self.last_key
         );
         if let Some((low, high)) = self.key_share {
-            assert!(low < high && high <= KEY_SHARE_ONE, "a key share is a slice of the space");
+            assert!(
+                low < high && high <= KEY_SHARE_ONE,
+                "a key share is a slice of the space"
+            );
         }
         let (range_low, range_high) = self.token_range.unwrap_or((0, KEY_SHARE_ONE));
         assert!(

@@ -123,7 +123,10 @@ pub struct Transfer {
 impl Transfer {
     /// The fraction of the token space the ranges cover.
     pub fn fraction(&self) -> f64 {
-        debug_assert_ne!(self.source, self.target, "a transfer moves data between two nodes");
+        debug_assert_ne!(
+            self.source, self.target,
+            "a transfer moves data between two nodes"
+        );
         ranges_fraction(&self.ranges)
     }
 }
@@ -365,7 +368,11 @@ impl RangeStreamer {
     /// way than the limit; every plan is queued, under way or done, once.
     /// O(transfers).
     pub fn check_invariants(&self) {
-        assert_eq!(self.running.len(), self.queues.len(), "one slot per transfer");
+        assert_eq!(
+            self.running.len(),
+            self.queues.len(),
+            "one slot per transfer"
+        );
         let running = self.running.iter().filter(|plan| plan.is_some()).count();
         assert!(running <= self.peers_at_once, "{running} plans under way");
         let queued: usize = self.queues.iter().map(|queue| queue.len()).sum();

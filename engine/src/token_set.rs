@@ -152,7 +152,10 @@ impl TokenSet {
     /// True if `position` is in the set.
     #[inline]
     pub fn contains(&self, position: u64) -> bool {
-        debug_assert!(position < KEY_SHARE_ONE, "position {position} is past the ring");
+        debug_assert!(
+            position < KEY_SHARE_ONE,
+            "position {position} is past the ring"
+        );
         let index = self.slices.partition_point(|slice| slice.1 <= position);
         self.slices
             .get(index)
@@ -166,7 +169,10 @@ impl TokenSet {
             Some(&(start, _, before)) => before + position.saturating_sub(start),
             None => self.width(),
         };
-        debug_assert!(below <= position, "no more positions below a point than the point");
+        debug_assert!(
+            below <= position,
+            "no more positions below a point than the point"
+        );
         below
     }
 
@@ -176,7 +182,10 @@ impl TokenSet {
             return 0;
         }
         let width = self.width_below(high) - self.width_below(low);
-        debug_assert!(width <= high - low, "no more positions in a slice than its width");
+        debug_assert!(
+            width <= high - low,
+            "no more positions in a slice than its width"
+        );
         width
     }
 
@@ -245,7 +254,10 @@ impl TokenSet {
             }
         };
         let portion = self.within(position_at(low), position_at(high));
-        debug_assert!(portion.width() <= self.width(), "a portion is part of its set");
+        debug_assert!(
+            portion.width() <= self.width(),
+            "a portion is part of its set"
+        );
         portion
     }
 }

@@ -118,7 +118,10 @@ impl PendingRanges {
         );
         for (_, nodes) in &self.ends {
             for (i, node) in nodes.iter().enumerate() {
-                assert!(!nodes[..i].contains(node), "node {node} pending twice on a range");
+                assert!(
+                    !nodes[..i].contains(node),
+                    "node {node} pending twice on a range"
+                );
             }
         }
     }
@@ -170,7 +173,11 @@ impl TokenMetadata {
             leaving: BTreeSet::new(),
             planted: Planted::NONE,
         };
-        assert_eq!(metadata.normal.len(), ring.range_count(), "one owner per ring token");
+        assert_eq!(
+            metadata.normal.len(),
+            ring.range_count(),
+            "one owner per ring token"
+        );
         metadata.check_invariants();
         metadata
     }

@@ -109,7 +109,10 @@ pub fn desired_shares(hit_rates: &[f64], k: usize, shares: &mut [f64]) {
 /// by systematic sampling with `draw` uniform in `[0, 1)`: their indices
 /// go to `picked`; returns how many (always `K` for valid shares).
 pub fn systematic_sample(shares: &[f64], k: usize, draw: f64, picked: &mut [usize]) -> usize {
-    debug_assert!(k >= 1 && k <= shares.len() && picked.len() >= k, "K of the replicas");
+    debug_assert!(
+        k >= 1 && k <= shares.len() && picked.len() >= k,
+        "K of the replicas"
+    );
     let step = 1.0 / k as f64;
     let mut point = draw.clamp(0.0, 1.0 - 1e-12) * step;
     let mut cumulative = 0.0;
@@ -181,7 +184,8 @@ impl HitRateTracker {
             self.next_recompute = now + RECOMPUTE_EVERY;
         }
         debug_assert!(
-            self.rate.is_none_or(|rate| (0.0..=MAX_HIT_RATE).contains(&rate)),
+            self.rate
+                .is_none_or(|rate| (0.0..=MAX_HIT_RATE).contains(&rate)),
             "a published rate is a fraction up to the maximum"
         );
         self.rate

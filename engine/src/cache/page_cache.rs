@@ -69,7 +69,11 @@ pub fn page_id(sstable_generation: u64, offset_bytes: u64, page_bytes: u64) -> u
     let index = offset_bytes / page_bytes.max(1);
     debug_assert!(index < 1 << PAGE_INDEX_BITS && sstable_generation < 1 << 24);
     let id = (sstable_generation << PAGE_INDEX_BITS) | (index & ((1 << PAGE_INDEX_BITS) - 1));
-    debug_assert_eq!(id >> PAGE_INDEX_BITS, sstable_generation, "the id keeps its SSTable");
+    debug_assert_eq!(
+        id >> PAGE_INDEX_BITS,
+        sstable_generation,
+        "the id keeps its SSTable"
+    );
     id
 }
 
@@ -97,7 +101,10 @@ impl PageCacheConfig {
     /// Cassandra on a host of `ram_bytes` with a heap of `heap_bytes` and
     /// `off_heap_bytes` off the heap; 4 KiB pages and the OS reserve.
     pub fn cassandra(ram_bytes: u64, heap_bytes: u64, off_heap_bytes: u64) -> PageCacheConfig {
-        assert!(heap_bytes <= ram_bytes, "the heap fits in the machine's memory");
+        assert!(
+            heap_bytes <= ram_bytes,
+            "the heap fits in the machine's memory"
+        );
         PageCacheConfig {
             ram_bytes,
             heap_bytes,
@@ -195,7 +202,10 @@ impl PageCache {
         assert!(self.config.page_bytes > 0, "a page has bytes");
         match &self.store {
             PageStore::Volume(model) => {
-                assert!(model.items() <= model.capacity_items(), "no more pages than room");
+                assert!(
+                    model.items() <= model.capacity_items(),
+                    "no more pages than room"
+                );
                 model.check_invariants();
             }
             PageStore::Data(lru) => {
@@ -213,7 +223,10 @@ impl PageCache {
     /// with `unit_draw`, uniform in `[0, 1)`): true if it is cached and
     /// costs no disk read.
     pub fn lookup(&mut self, page: u64, unit_draw: f64) -> bool {
-        debug_assert!((0.0..1.0).contains(&unit_draw), "a draw in [0, 1): {unit_draw}");
+        debug_assert!(
+            (0.0..1.0).contains(&unit_draw),
+            "a draw in [0, 1): {unit_draw}"
+        );
         let hit = match &mut self.store {
             PageStore::Volume(model) => model.lookup(unit_draw),
             PageStore::Data(lru) => lru.get(page),
@@ -254,7 +267,10 @@ impl PageCache {
             PageStore::Data(lru) => lru.set_capacity_bytes(capacity_bytes),
         };
         self.stats.evictions += evicted;
-        debug_assert!(self.used_bytes() <= capacity_bytes, "a shrink evicts down to capacity");
+        debug_assert!(
+            self.used_bytes() <= capacity_bytes,
+            "a shrink evicts down to capacity"
+        );
         if cfg!(debug_assertions) {
             self.check_invariants();
         }

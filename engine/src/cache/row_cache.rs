@@ -297,7 +297,8 @@ impl HotMass {
         let (first, last) = (self.points[0], self.points[self.points.len() - 1]);
         assert!(first.0.abs() <= ENDPOINT_TOLERANCE && first.1.abs() <= ENDPOINT_TOLERANCE);
         assert!(
-            (last.0 - 1.0).abs() <= ENDPOINT_TOLERANCE && (last.1 - 1.0).abs() <= ENDPOINT_TOLERANCE,
+            (last.0 - 1.0).abs() <= ENDPOINT_TOLERANCE
+                && (last.1 - 1.0).abs() <= ENDPOINT_TOLERANCE,
             "a curve ends at (1, 1), not {last:?}"
         );
         for pair in self.points.windows(2) {
@@ -310,8 +311,14 @@ impl HotMass {
         }
         assert!(self.hot_keys.windows(2).all(|pair| pair[0].0 < pair[1].0));
         let total: f64 = self.hot_keys.iter().map(|(_, mass)| mass).sum();
-        assert!(total <= 1.0 + ENDPOINT_TOLERANCE, "hot keys take at most every read");
-        assert!(self.hot_keys.iter().all(|&(_, mass)| mass > 0.0 && mass <= 1.0));
+        assert!(
+            total <= 1.0 + ENDPOINT_TOLERANCE,
+            "hot keys take at most every read"
+        );
+        assert!(self
+            .hot_keys
+            .iter()
+            .all(|&(_, mass)| mass > 0.0 && mass <= 1.0));
     }
 
     /// The same curve, naming the single keys among its hottest:
@@ -590,7 +597,10 @@ impl PopularityLru {
             hot_hit_mass: 0.0,
         };
         assert!(
-            cache.segments.iter().all(|s| s.mass > 0.0 && s.width >= 0.0),
+            cache
+                .segments
+                .iter()
+                .all(|s| s.mass > 0.0 && s.width >= 0.0),
             "every segment reads some keys"
         );
         cache.set_population(population)?;
@@ -609,7 +619,11 @@ impl PopularityLru {
             self.reachable_keys <= self.population * (1.0 + 1e-12),
             "no more reachable keys than keys"
         );
-        assert!((0.0..=1.0).contains(&self.hit), "a hit probability, not {}", self.hit);
+        assert!(
+            (0.0..=1.0).contains(&self.hit),
+            "a hit probability, not {}",
+            self.hit
+        );
         assert!((0.0..=1.0).contains(&self.solved_hit));
         assert!(self.tau >= 0.0, "reads per key are not negative");
         assert!(self.hot_mass <= 1.0 + ENDPOINT_TOLERANCE);
@@ -628,7 +642,10 @@ impl PopularityLru {
     /// A read: a hit if `unit_draw` (uniform in `[0, 1)`) is below
     /// [`PopularityLru::hit_probability`].
     pub fn lookup(&self, unit_draw: f64) -> bool {
-        debug_assert!((0.0..1.0).contains(&unit_draw), "a draw in [0, 1): {unit_draw}");
+        debug_assert!(
+            (0.0..1.0).contains(&unit_draw),
+            "a draw in [0, 1): {unit_draw}"
+        );
         unit_draw < self.hit
     }
 
@@ -640,7 +657,10 @@ impl PopularityLru {
     /// (1 - their mass)`, so that over all reads the hits still come to
     /// `H`. Without named keys this is [`PopularityLru::lookup`].
     pub fn lookup_key(&self, key: u64, unit_draw: f64) -> bool {
-        debug_assert!((0.0..1.0).contains(&unit_draw), "a draw in [0, 1): {unit_draw}");
+        debug_assert!(
+            (0.0..1.0).contains(&unit_draw),
+            "a draw in [0, 1): {unit_draw}"
+        );
         unit_draw < self.key_hit_probability(key)
     }
 
@@ -675,7 +695,10 @@ impl PopularityLru {
         }
         self.items += 1;
         self.refresh(false);
-        debug_assert!(self.items <= self.capacity_items, "an insert stays within capacity");
+        debug_assert!(
+            self.items <= self.capacity_items,
+            "an insert stays within capacity"
+        );
         Insertion::Added
     }
 
@@ -698,7 +721,10 @@ impl PopularityLru {
             self.items = capacity_items;
             self.refresh(true);
         }
-        debug_assert!(self.items <= self.capacity_items, "a shrink evicts down to capacity");
+        debug_assert!(
+            self.items <= self.capacity_items,
+            "a shrink evicts down to capacity"
+        );
         evicted
     }
 
@@ -731,7 +757,10 @@ impl PopularityLru {
         let items = self.capacity_items.min(self.reachable_keys.ceil() as u64);
         let tau = self.solve(items as f64 / self.population, 0.0);
         let hit = self.evaluate(tau).1;
-        debug_assert!((0.0..=1.0 + 1e-9).contains(&hit), "a hit probability, not {hit}");
+        debug_assert!(
+            (0.0..=1.0 + 1e-9).contains(&hit),
+            "a hit probability, not {hit}"
+        );
         hit
     }
 
@@ -987,20 +1016,37 @@ impl LruBytes {
     /// newest entries, links that agree both ways and an index that names
     /// them. O(1): the walk is bounded.
     pub fn check_invariants(&self) {
-        assert_eq!(self.index.len(), self.nodes.len(), "one index entry per node");
-        assert!(self.used_bytes <= self.capacity_bytes, "the cache holds no more than its capacity");
+        assert_eq!(
+            self.index.len(),
+            self.nodes.len(),
+            "one index entry per node"
+        );
+        assert!(
+            self.used_bytes <= self.capacity_bytes,
+            "the cache holds no more than its capacity"
+        );
         assert_eq!(self.newest == NIL, self.nodes.is_empty());
         assert_eq!(self.oldest == NIL, self.nodes.is_empty());
         if self.newest == NIL {
             assert_eq!(self.used_bytes, 0, "an empty cache uses no bytes");
             return;
         }
-        assert_eq!(self.nodes[self.newest].newer, NIL, "nothing is newer than the newest");
-        assert_eq!(self.nodes[self.oldest].older, NIL, "nothing is older than the oldest");
+        assert_eq!(
+            self.nodes[self.newest].newer, NIL,
+            "nothing is newer than the newest"
+        );
+        assert_eq!(
+            self.nodes[self.oldest].older, NIL,
+            "nothing is older than the oldest"
+        );
         let mut slot = self.newest;
         for _ in 0..8 {
             let node = &self.nodes[slot];
-            assert_eq!(self.index.get(&node.key), Some(&slot), "the index names the node");
+            assert_eq!(
+                self.index.get(&node.key),
+                Some(&slot),
+                "the index names the node"
+            );
             if node.older == NIL {
                 assert_eq!(slot, self.oldest);
                 break;
@@ -1043,7 +1089,10 @@ impl LruBytes {
     pub fn insert(&mut self, key: u64, bytes: u64) -> Admission {
         if bytes > self.capacity_bytes {
             self.remove(key);
-            debug_assert!(!self.contains(key), "an entry too big for the cache is not kept");
+            debug_assert!(
+                !self.contains(key),
+                "an entry too big for the cache is not kept"
+            );
             return Admission {
                 inserted: false,
                 evicted: 0,
@@ -1176,7 +1225,10 @@ impl LruBytes {
         }
         self.nodes[slot].newer = NIL;
         self.nodes[slot].older = NIL;
-        debug_assert!(self.newest != slot && self.oldest != slot, "an unlinked node is off the list");
+        debug_assert!(
+            self.newest != slot && self.oldest != slot,
+            "an unlinked node is off the list"
+        );
     }
 
     fn push_newest(&mut self, slot: usize) {
@@ -1347,7 +1399,10 @@ impl RowCache {
                     self.config.capacity_bytes / entry_bytes,
                     "the model holds as many entries as the capacity fits"
                 );
-                assert!(model.items() <= model.capacity_items(), "no more entries than room");
+                assert!(
+                    model.items() <= model.capacity_items(),
+                    "no more entries than room"
+                );
                 model.check_invariants();
             }
             RowStore::Data(lru) => {
@@ -1364,7 +1419,10 @@ impl RowCache {
     /// curve names it, the rest of the curve's otherwise); data mode looks
     /// the key up (making it the most recently used) and ignores the draw.
     pub fn lookup(&mut self, key: u64, unit_draw: f64) -> bool {
-        debug_assert!((0.0..1.0).contains(&unit_draw), "a draw in [0, 1): {unit_draw}");
+        debug_assert!(
+            (0.0..1.0).contains(&unit_draw),
+            "a draw in [0, 1): {unit_draw}"
+        );
         let hit = match &mut self.store {
             RowStore::Volume { model, .. } => model.lookup_key(key, unit_draw),
             RowStore::Data(lru) => lru.get(key),
@@ -1393,7 +1451,10 @@ impl RowCache {
                 self.stats.evictions += admission.evicted;
             }
         }
-        debug_assert!(self.used_bytes() <= self.config.capacity_bytes, "a populate stays within capacity");
+        debug_assert!(
+            self.used_bytes() <= self.config.capacity_bytes,
+            "a populate stays within capacity"
+        );
     }
 
     /// A write of `key` with a row of `row_bytes`: per
@@ -1402,7 +1463,10 @@ impl RowCache {
     /// Volume mode decides whether the row is cached with `unit_draw`, as
     /// a read of `key` would.
     pub fn write(&mut self, key: u64, row_bytes: u64, unit_draw: f64) {
-        debug_assert!((0.0..1.0).contains(&unit_draw), "a draw in [0, 1): {unit_draw}");
+        debug_assert!(
+            (0.0..1.0).contains(&unit_draw),
+            "a draw in [0, 1): {unit_draw}"
+        );
         let policy = self.config.write_policy;
         let entry_bytes = self.config.entry_bytes(row_bytes);
         match (&mut self.store, policy) {
@@ -1429,7 +1493,10 @@ impl RowCache {
                 debug_assert!(!lru.contains(key), "an invalidated row is gone");
             }
         }
-        debug_assert!(self.used_bytes() <= self.config.capacity_bytes, "a write stays within capacity");
+        debug_assert!(
+            self.used_bytes() <= self.config.capacity_bytes,
+            "a write stays within capacity"
+        );
     }
 
     /// Changes the memory the cache may hold, evicting the least recently

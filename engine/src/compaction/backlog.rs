@@ -114,8 +114,15 @@ impl StcsBacklogTracker {
     /// bytes, each SSTable at least one byte; an empty tracker carries no
     /// drift; the contribution is a finite number. O(1).
     pub fn check_invariants(&self) {
-        assert_eq!(self.sstables == 0, self.total_bytes == 0, "bytes are SSTables'");
-        assert!(self.total_bytes >= self.sstables as u64, "every SSTable held has bytes");
+        assert_eq!(
+            self.sstables == 0,
+            self.total_bytes == 0,
+            "bytes are SSTables'"
+        );
+        assert!(
+            self.total_bytes >= self.sstables as u64,
+            "every SSTable held has bytes"
+        );
         assert!(self.contribution.is_finite());
         if self.sstables == 0 {
             assert_eq!(self.contribution, 0.0, "no drift survives an empty table");

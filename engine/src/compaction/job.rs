@@ -107,7 +107,10 @@ impl CompactionJob {
                 .input_bytes
                 .min(self.output_rows.saturating_mul(whole))
                 .max(1);
-            debug_assert!(self.output_bytes <= self.input_bytes.max(1), "a merge adds no bytes");
+            debug_assert!(
+                self.output_bytes <= self.input_bytes.max(1),
+                "a merge adds no bytes"
+            );
         }
         self
     }
@@ -121,14 +124,23 @@ impl CompactionJob {
         assert!(!self.inputs.is_empty(), "a compaction has inputs");
         assert_eq!(
             self.input_bytes,
-            self.inputs.iter().map(|sstable| sstable.data_bytes).sum::<u64>(),
+            self.inputs
+                .iter()
+                .map(|sstable| sstable.data_bytes)
+                .sum::<u64>(),
             "the input bytes are the inputs'"
         );
         assert!(self.read_done_bytes <= self.read_submitted_bytes);
-        assert!(self.read_submitted_bytes <= self.input_bytes, "no read past the input");
+        assert!(
+            self.read_submitted_bytes <= self.input_bytes,
+            "no read past the input"
+        );
         assert!(self.chunks_in_flight <= self.chunks_in_flight_max);
         assert!(self.chunk_bytes > 0 && self.output_bytes >= 1);
-        assert!(self.written_bytes <= self.output_bytes, "no more written than the output");
+        assert!(
+            self.written_bytes <= self.output_bytes,
+            "no more written than the output"
+        );
         assert!((self.output_level as usize) < crate::compaction::lcs::MAX_LEVELS);
         assert_ne!(self.max_output_bytes, Some(0));
     }
@@ -260,7 +272,10 @@ impl CompactionJob {
     pub fn consumed_bytes_of(&self, input: &SSTable) -> u64 {
         let consumed = (u128::from(input.data_bytes) * u128::from(self.read_done_bytes)
             / u128::from(self.input_bytes.max(1))) as u64;
-        debug_assert!(consumed <= input.data_bytes, "no more consumed than the input holds");
+        debug_assert!(
+            consumed <= input.data_bytes,
+            "no more consumed than the input holds"
+        );
         consumed
     }
 
@@ -511,7 +526,11 @@ impl CompactionJob {
                 }
             }
         }
-        assert_eq!(outputs.len() as u64, count, "the job writes its output count");
+        assert_eq!(
+            outputs.len() as u64,
+            count,
+            "the job writes its output count"
+        );
         debug_assert_eq!(
             outputs.iter().map(|output| output.data_bytes).sum::<u64>(),
             total,
@@ -615,7 +634,9 @@ fn parts_of(inputs: &[SSTable]) -> Vec<Part> {
         }
     }
     debug_assert!(
-        parts.iter().all(|part| part.tokens.0 < part.tokens.1 && part.seeds.0 < part.seeds.1),
+        parts
+            .iter()
+            .all(|part| part.tokens.0 < part.tokens.1 && part.seeds.0 < part.seeds.1),
         "every part spans some tokens and seeds"
     );
     parts
@@ -757,7 +778,9 @@ fn profile(inputs: &[SSTable], ownership: f64) -> Vec<Piece> {
         pieces.push(piece);
     }
     debug_assert!(
-        pieces.windows(2).all(|pair| pair[0].tokens.1 == pair[1].tokens.0),
+        pieces
+            .windows(2)
+            .all(|pair| pair[0].tokens.1 == pair[1].tokens.0),
         "the pieces are consecutive"
     );
     debug_assert!(pieces.iter().all(|piece| piece.rows >= 0.0));
@@ -858,7 +881,10 @@ fn segments_within(profile: &[Piece], range: (u64, u64), rows: u64) -> Vec<Segme
             }
         })
         .collect::<Vec<Segment>>();
-    debug_assert!(segments.len() <= MAX_SEGMENTS, "at most {MAX_SEGMENTS} segments");
+    debug_assert!(
+        segments.len() <= MAX_SEGMENTS,
+        "at most {MAX_SEGMENTS} segments"
+    );
     debug_assert!(
         segments.is_empty() || segments.iter().map(|segment| segment.rows).sum::<u64>() == rows,
         "the segments' rows add up to the output's"

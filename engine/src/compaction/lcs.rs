@@ -102,9 +102,9 @@ const _: () = assert!(1.0 < TARGET_SCORE && TARGET_SCORE < 1.01);
 const _: () = assert!(MAX_COMPACTING_L0 > 1 && NO_COMPACTION_LIMIT > 0);
 const _: () = assert!(DEFAULT_SSTABLE_SIZE_MIB > 0);
 // The last level's target still fits a u64 with the default SSTable size.
-const _: () = assert!(
-    (DEFAULT_SSTABLE_SIZE_MIB * MIB).checked_mul(FAN_OUT.pow(MAX_LEVELS as u32 - 1)).is_some()
-);
+const _: () = assert!((DEFAULT_SSTABLE_SIZE_MIB * MIB)
+    .checked_mul(FAN_OUT.pow(MAX_LEVELS as u32 - 1))
+    .is_some());
 
 /// The leveled strategy's options.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -150,7 +150,10 @@ pub fn max_bytes_for_level(level: usize, sstable_size_bytes: u64) -> u64 {
             .saturating_pow(level as u32)
             .saturating_mul(sstable_size_bytes)
     };
-    debug_assert!(target >= sstable_size_bytes, "a level holds at least one SSTable");
+    debug_assert!(
+        target >= sstable_size_bytes,
+        "a level holds at least one SSTable"
+    );
     target
 }
 
@@ -255,7 +258,10 @@ impl LcsState {
     /// stays 0; the round-robin keys are ring positions, and the last level
     /// (above which nothing lies) has none. O(levels).
     pub fn check_invariants(&self) {
-        assert_eq!(self.compaction_counter[0], 0, "L0 is never a promotion's target");
+        assert_eq!(
+            self.compaction_counter[0], 0,
+            "L0 is never a promotion's target"
+        );
         if let Some(keys) = &self.last_compacted_keys {
             assert!(
                 keys.iter()
@@ -334,7 +340,10 @@ impl<'a> Manifest<'a> {
             sstables.len(),
             "every SSTable is in one level"
         );
-        debug_assert!(all.iter().zip(&free).all(|(all, free)| free.len() <= all.len()));
+        debug_assert!(all
+            .iter()
+            .zip(&free)
+            .all(|(all, free)| free.len() <= all.len()));
         Manifest {
             all,
             free,
@@ -366,7 +375,10 @@ impl<'a> Manifest<'a> {
             }
             *key = newest.map(|sstable| token_bounds(sstable).1);
         }
-        debug_assert!(keys[MAX_LEVELS - 1].is_none(), "nothing lies above the last level");
+        debug_assert!(
+            keys[MAX_LEVELS - 1].is_none(),
+            "nothing lies above the last level"
+        );
         keys
     }
 
@@ -379,7 +391,9 @@ impl<'a> Manifest<'a> {
             stcs::most_interesting_bucket(&buckets, stcs.min_threshold, stcs.max_threshold)
                 .unwrap_or_default();
         debug_assert!(
-            bucket.iter().all(|sstable| sstable.level == 0 && !self.is_compacting(sstable)),
+            bucket
+                .iter()
+                .all(|sstable| sstable.level == 0 && !self.is_compacting(sstable)),
             "an L0 bucket holds free L0 SSTables"
         );
         bucket
@@ -418,7 +432,9 @@ impl<'a> Manifest<'a> {
             }
             candidates.extend(level1);
             debug_assert!(
-                candidates.iter().all(|sstable| !self.is_compacting(sstable)),
+                candidates
+                    .iter()
+                    .all(|sstable| !self.is_compacting(sstable)),
                 "a promotion takes no SSTable a running job holds"
             );
             Some((candidates, true))
@@ -478,7 +494,9 @@ impl<'a> Manifest<'a> {
             self.candidates_for_higher_level(level, last_compacted_keys)
         };
         debug_assert!(
-            candidates.as_ref().is_none_or(|(sstables, _)| !sstables.is_empty()),
+            candidates
+                .as_ref()
+                .is_none_or(|(sstables, _)| !sstables.is_empty()),
             "candidates, when found, are some"
         );
         candidates
@@ -542,7 +560,10 @@ impl<'a> Manifest<'a> {
             }) {
                 candidates.push(inside);
             }
-            debug_assert!(candidates.len() <= before + 1, "a starved level adds one SSTable");
+            debug_assert!(
+                candidates.len() <= before + 1,
+                "a starved level adds one SSTable"
+            );
             return candidates;
         }
         debug_assert_eq!(state.compaction_counter[target_level], 0);
@@ -557,7 +578,10 @@ impl<'a> Manifest<'a> {
         pick: LcsPick,
     ) -> LcsJob {
         debug_assert!(!candidates.is_empty(), "a job has inputs");
-        debug_assert!((level as usize) < MAX_LEVELS, "a job writes a level of the manifest");
+        debug_assert!(
+            (level as usize) < MAX_LEVELS,
+            "a job writes a level of the manifest"
+        );
         LcsJob {
             generations: candidates
                 .iter()
@@ -601,7 +625,9 @@ fn overlapping_sstables<'a>(sorted: &[&'a SSTable]) -> Vec<&'a SSTable> {
     result.sort_by_key(|sstable| sstable.generation);
     debug_assert!(result.len() != 1, "an overlap takes two SSTables");
     debug_assert!(
-        result.windows(2).all(|pair| pair[0].generation < pair[1].generation),
+        result
+            .windows(2)
+            .all(|pair| pair[0].generation < pair[1].generation),
         "overlapping SSTables are listed once each, oldest first"
     );
     result
@@ -823,7 +849,10 @@ impl LcsBacklogTracker {
 
     /// An SSTable of `data_bytes` joined `level`.
     pub fn add_sstable(&mut self, level: u32, data_bytes: u64) {
-        debug_assert!((level as usize) < MAX_LEVELS, "level {level} is beyond the last");
+        debug_assert!(
+            (level as usize) < MAX_LEVELS,
+            "level {level} is beyond the last"
+        );
         self.size_per_level[level as usize] += data_bytes;
         if level == 0 {
             self.l0.add_sstable(data_bytes);
@@ -882,7 +911,10 @@ impl LcsBacklogTracker {
                 backlog += fan_out * size;
             }
         }
-        debug_assert!(backlog.is_finite() && backlog >= 0.0, "a leveled backlog: {backlog}");
+        debug_assert!(
+            backlog.is_finite() && backlog >= 0.0,
+            "a leveled backlog: {backlog}"
+        );
         backlog
     }
 }

@@ -148,9 +148,9 @@ pub fn get_buckets<'a>(sstables: &[&'a SSTable], options: &StcsOptions) -> Vec<V
         "a bucket holds SSTables it was given, each once"
     );
     debug_assert!(
-        buckets
-            .iter()
-            .all(|bucket| bucket.windows(2).all(|pair| pair[0].data_bytes <= pair[1].data_bytes)),
+        buckets.iter().all(|bucket| bucket
+            .windows(2)
+            .all(|pair| pair[0].data_bytes <= pair[1].data_bytes)),
         "each bucket lists its members smallest first"
     );
     buckets
@@ -158,7 +158,10 @@ pub fn get_buckets<'a>(sstables: &[&'a SSTable], options: &StcsOptions) -> Vec<V
 
 /// Whether an SSTable of `size` bytes joins a bucket of average `average`.
 fn joins(size: u64, average: u64, options: &StcsOptions) -> bool {
-    debug_assert!(options.bucket_low <= options.bucket_high, "a bucket's bounds are ordered");
+    debug_assert!(
+        options.bucket_low <= options.bucket_high,
+        "a bucket's bounds are ordered"
+    );
     let (size_f, average_f) = (size as f64, average as f64);
     (size_f > average_f * options.bucket_low && size_f < average_f * options.bucket_high)
         || (size < options.min_sstable_size_bytes && average < options.min_sstable_size_bytes)
@@ -235,7 +238,9 @@ pub fn pick(
             }
         })?;
     debug_assert!(
-        chosen.iter().all(|sstable| !compacting.contains(&sstable.generation)),
+        chosen
+            .iter()
+            .all(|sstable| !compacting.contains(&sstable.generation)),
         "a pick takes no SSTable a running job holds"
     );
     Some(chosen.iter().map(|sstable| sstable.generation).collect())
@@ -252,7 +257,10 @@ pub fn pending_compactions(sstables: &[SSTable], options: &StcsOptions) -> u64 {
         .filter(|bucket| bucket.len() >= options.min_threshold)
         .map(|bucket| bucket.len().div_ceil(max) as u64)
         .sum();
-    debug_assert!(pending <= sstables.len() as u64, "at most a job per SSTable");
+    debug_assert!(
+        pending <= sstables.len() as u64,
+        "at most a job per SSTable"
+    );
     pending
 }
 
@@ -273,7 +281,11 @@ pub fn settled_sizes(total_bytes: u64, flush_bytes: u64, min_threshold: usize) -
     if rest > 0 {
         sizes.push(rest);
     }
-    debug_assert_eq!(sizes.iter().sum::<u64>(), total_bytes, "the sizes hold every byte");
+    debug_assert_eq!(
+        sizes.iter().sum::<u64>(),
+        total_bytes,
+        "the sizes hold every byte"
+    );
     sizes
 }
 
@@ -288,7 +300,10 @@ fn settled_counts(total_bytes: u64, flush_bytes: u64, base: usize) -> Vec<u64> {
         counts.push(units % base);
         units /= base;
     }
-    debug_assert!(counts.iter().all(|&count| count < base), "digits below the base");
+    debug_assert!(
+        counts.iter().all(|&count| count < base),
+        "digits below the base"
+    );
     counts
 }
 
@@ -627,7 +642,9 @@ pub fn job_weight(total_input_bytes: u64) -> u32 {
     debug_assert!(
         total_input_bytes == 0
             || (WEIGHT_LOG_BASE.pow(weight) <= total_input_bytes
-                && WEIGHT_LOG_BASE.checked_pow(weight + 1).is_none_or(|next| total_input_bytes < next)),
+                && WEIGHT_LOG_BASE
+                    .checked_pow(weight + 1)
+                    .is_none_or(|next| total_input_bytes < next)),
         "4^weight <= bytes < 4^(weight + 1)"
     );
     weight
@@ -691,7 +708,11 @@ pub fn next_job(
                 .find(|sstable| sstable.generation == *generation)
         })
         .collect();
-    debug_assert_eq!(inputs.len(), generations.len(), "the pick names SSTables of the table");
+    debug_assert_eq!(
+        inputs.len(),
+        generations.len(),
+        "the pick names SSTables of the table"
+    );
     trim_to_weight(&inputs, busy_weights, options.min_threshold)
 }
 

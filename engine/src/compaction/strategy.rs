@@ -106,7 +106,10 @@ impl TableBacklog {
     pub fn add_sstable(&mut self, sstable: &SSTable) {
         match self {
             TableBacklog::SizeTiered(tracker) => {
-                debug_assert_eq!(sstable.level, 0, "a size-tiered table's SSTables are level 0");
+                debug_assert_eq!(
+                    sstable.level, 0,
+                    "a size-tiered table's SSTables are level 0"
+                );
                 tracker.add_sstable(sstable.data_bytes)
             }
             TableBacklog::Leveled(tracker) => {
@@ -120,7 +123,10 @@ impl TableBacklog {
     pub fn remove_sstable(&mut self, sstable: &SSTable) {
         match self {
             TableBacklog::SizeTiered(tracker) => {
-                debug_assert_eq!(sstable.level, 0, "a size-tiered table's SSTables are level 0");
+                debug_assert_eq!(
+                    sstable.level, 0,
+                    "a size-tiered table's SSTables are level 0"
+                );
                 tracker.remove_sstable(sstable.data_bytes)
             }
             TableBacklog::Leveled(tracker) => {

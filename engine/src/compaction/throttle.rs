@@ -64,7 +64,10 @@ impl RateLimiter {
             (self.interval_ns * self.bytes_per_second - 1e9).abs() <= 1e-3,
             "the interval is the rate's inverse"
         );
-        assert_eq!(self.max_stored, self.bytes_per_second, "one second of burst");
+        assert_eq!(
+            self.max_stored, self.bytes_per_second,
+            "one second of burst"
+        );
         assert!(
             (0.0..=self.max_stored).contains(&self.stored),
             "stored permits {} of at most {}",
