@@ -102,7 +102,7 @@ pub const RELAYED: u64 = 1 << 63;
 
 // A coordinator's ids (a 31-bit generation above a 32-bit slot) never have
 // the relay bit set.
-const _: () = assert!((0x7FFF_FFFF_u64 << 32 | 0xFFFF_FFFF) < RELAYED);
+const _: () = assert!((0x7FFF_FFFF_u64 << 32) + 0xFFFF_FFFF < RELAYED);
 
 #[cfg(test)]
 mod tests {

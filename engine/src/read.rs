@@ -547,7 +547,7 @@ pub fn data_read_bytes(row_bytes: u64, compression_chunk_bytes: Option<u64>) -> 
     };
     let read = bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES;
     debug_assert!(
-        read >= row_bytes && read % PAGE_BYTES == 0,
+        read >= row_bytes && read.is_multiple_of(PAGE_BYTES),
         "a read is whole pages holding the row"
     );
     read

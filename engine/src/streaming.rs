@@ -94,7 +94,7 @@ pub const READ_AHEAD: u32 = 4;
 const _: () = assert!(0.0 < PLAN_RANGES_FRACTION && PLAN_RANGES_FRACTION <= 1.0);
 const _: () = assert!(PEERS_AT_ONCE_3_0 > 0 && RPC_IN_FLIGHT > 0 && READ_AHEAD > 0);
 const _: () = assert!(0 < STREAM_CREDIT_EVERY && STREAM_CREDIT_EVERY <= STREAM_WINDOW);
-const _: () = assert!(STREAM_WINDOW % STREAM_CREDIT_EVERY == 0);
+const _: () = assert!(STREAM_WINDOW.is_multiple_of(STREAM_CREDIT_EVERY));
 const _: () = assert!(FRAGMENT_BYTES.is_power_of_two());
 const _: () = assert!(RING_DELAY.as_nanos() > 0);
 

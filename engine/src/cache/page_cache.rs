@@ -61,7 +61,7 @@ const PAGE_INDEX_BITS: u32 = 40;
 // are whole device pages.
 const _: () = assert!(PAGE_INDEX_BITS + 24 == 64);
 const _: () = assert!(PAGE_BYTES.is_power_of_two());
-const _: () = assert!(OS_RESERVED_BYTES % PAGE_BYTES == 0);
+const _: () = assert!(OS_RESERVED_BYTES.is_multiple_of(PAGE_BYTES));
 
 /// A page's id in data mode: the SSTable generation in the high 24 bits,
 /// the page index (`offset_bytes / page_bytes`) in the low 40.
