@@ -317,6 +317,10 @@ impl Commitlog {
 
     /// Segments opened since start: (on new files, on recycled files).
     pub fn segments_opened(&self) -> (u64, u64) {
+        debug_assert!(
+            self.segments_created >= 1,
+            "the first segment is a new file"
+        );
         (self.segments_created, self.segments_reused)
     }
 
@@ -333,7 +337,12 @@ impl Commitlog {
 
     /// Bytes of segment files on disk, live and kept for reuse.
     pub fn disk_bytes(&self) -> u64 {
-        (self.live_segments() + self.recycled_files) * self.segment_bytes
+        let bytes = (self.live_segments() + self.recycled_files) * self.segment_bytes;
+        debug_assert!(
+            bytes >= self.segment_bytes,
+            "the segment being filled is on disk"
+        );
+        bytes
     }
 
     /// True when live segments exceed the total space and memtables should
@@ -345,6 +354,7 @@ impl Commitlog {
 
     /// Buffer writes in flight.
     pub fn writes_in_flight(&self) -> u32 {
+        debug_assert!(self.writes_in_flight <= self.max_active_writes);
         self.writes_in_flight
     }
 
@@ -355,6 +365,10 @@ impl Commitlog {
 
     /// Total bytes written to disk.
     pub fn bytes_written_total(&self) -> u64 {
+        debug_assert!(
+            self.bytes_written_total <= self.bytes_appended_total,
+            "no more written than appended"
+        );
         self.bytes_written_total
     }
 

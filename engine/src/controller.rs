@@ -525,10 +525,15 @@ impl BacklogController {
 
     /// The tick, or `None` for a static controller (no timer).
     pub fn tick(&self) -> Option<SimDuration> {
-        match self {
+        let tick = match self {
             BacklogController::Static(_) => None,
             BacklogController::Curve { tick, .. } => Some(*tick),
-        }
+        };
+        debug_assert!(
+            tick != Some(SimDuration::ZERO),
+            "a controller's tick is not zero"
+        );
+        tick
     }
 
     /// The curve, or `None` for a static controller.

@@ -139,6 +139,7 @@ impl FlushJob {
 
     /// SSTable bytes on disk so far (a partial write, for the backlog tracker).
     pub fn written_bytes(&self) -> u64 {
+        debug_assert!(self.written_bytes <= self.memtable.sstable_bytes);
         self.written_bytes
     }
 

@@ -547,6 +547,10 @@ impl DownSet {
     /// How many nodes are seen down.
     #[inline]
     pub fn len(&self) -> u32 {
+        debug_assert!(
+            self.count as usize <= self.down.len(),
+            "no more down than known"
+        );
         self.count
     }
 

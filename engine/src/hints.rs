@@ -602,7 +602,9 @@ impl HintsManager {
 
     /// Hints waiting for node `node`.
     pub fn pending_for(&self, node: u32) -> u64 {
-        self.endpoints[node as usize].pending()
+        let pending = self.endpoints[node as usize].pending();
+        debug_assert!(pending <= self.stats.written, "pending hints were written");
+        pending
     }
 
     /// When the manager next has something to do by itself: a flush, a

@@ -143,14 +143,19 @@ impl Placement {
             .map(|node| node.id + 1)
             .max()
             .unwrap_or(0);
-        Placement::build(
+        let placement = Placement::build(
             ring,
             replication,
             shards_per_node,
             slots,
             PendingRanges::default(),
             0,
-        )
+        );
+        debug_assert!(
+            !placement.has_pending() && placement.epoch() == 0,
+            "a ring that never changed has nothing pending"
+        );
+        placement
     }
 
     /// The placement of `metadata`'s epoch: reads and natural replicas from

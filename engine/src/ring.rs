@@ -669,7 +669,12 @@ impl Ring {
 
     /// The primary replica of a partition key.
     pub fn primary_for_key(&self, key: &[u8]) -> u32 {
-        self.primary(murmur3_token(key))
+        let primary = self.primary(murmur3_token(key));
+        debug_assert!(
+            self.nodes.iter().any(|node| node.id == primary),
+            "a key's primary is a node of the ring"
+        );
+        primary
     }
 
     /// How many replicas `strategy` gives every range of this ring.

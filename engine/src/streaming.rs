@@ -431,6 +431,7 @@ impl RangeStreamer {
 
     /// Plans finished.
     pub fn plans_done(&self) -> u32 {
+        debug_assert!(self.done <= self.plans, "no more plans done than planned");
         self.done
     }
 

@@ -766,6 +766,10 @@ impl PopularityLru {
 
     /// Rows cached.
     pub fn items(&self) -> u64 {
+        debug_assert!(
+            self.items <= self.capacity_items,
+            "no more entries than room"
+        );
         self.items
     }
 
@@ -1558,10 +1562,15 @@ impl RowCache {
 
     /// Rows cached.
     pub fn rows(&self) -> u64 {
-        match &self.store {
+        let rows = match &self.store {
             RowStore::Volume { model, .. } => model.items(),
             RowStore::Data(lru) => lru.len() as u64,
-        }
+        };
+        debug_assert!(
+            rows * self.config.entry_overhead_bytes <= self.config.capacity_bytes,
+            "every cached row takes at least its overhead of the capacity"
+        );
+        rows
     }
 
     /// Bytes the cached rows cost.
