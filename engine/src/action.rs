@@ -175,6 +175,11 @@ impl IoClass {
 
     /// This class's position in [`IoClass::ALL`].
     pub fn index(self) -> usize {
+        debug_assert_eq!(
+            IoClass::ALL[self as usize],
+            self,
+            "ALL lists the classes in index order"
+        );
         self as usize
     }
 
@@ -338,7 +343,7 @@ impl CpuWork {
 
     /// The kind's position, `0..KINDS`, for per-kind tallies.
     pub fn index(&self) -> usize {
-        match self {
+        let index = match self {
             CpuWork::WriteRequest { .. } => 0,
             CpuWork::ReadRequest { .. } => 1,
             CpuWork::IndexParse { .. } => 2,
@@ -354,11 +359,14 @@ impl CpuWork {
             CpuWork::CommitlogReplay { .. } => 12,
             CpuWork::StreamRead { .. } => 13,
             CpuWork::StreamApply { .. } => 14,
-        }
+        };
+        debug_assert!(index < CpuWork::KINDS, "every kind's index is below KINDS");
+        index
     }
 
     /// The name of the kind at `index` in reports.
     pub fn kind_name(index: usize) -> &'static str {
+        debug_assert!(index < CpuWork::KINDS, "kind {index} of {}", CpuWork::KINDS);
         [
             "write_request",
             "read_request",
@@ -574,6 +582,10 @@ pub const MESSAGE_HEADER_BYTES: u64 = 64;
 /// Bytes of a digest on the wire (an MD5-sized 16-byte hash; Scylla kept
 /// the 16-byte field when it moved to xxHash64).
 pub const DIGEST_BYTES: u64 = 16;
+
+// A digest response is smaller than the frame it travels in; a digest is
+// 128 bits.
+const _: () = assert!(DIGEST_BYTES < MESSAGE_HEADER_BYTES && DIGEST_BYTES * 8 == 128);
 
 /// What the engine asks its driver to do.
 #[derive(Clone, Debug, PartialEq)]

@@ -58,7 +58,9 @@ pub fn reconcile(a: RowVersion, b: RowVersion) -> RowVersion {
 impl SortedCells {
     /// A run of the rows of `map`, in key order.
     pub fn from_map(map: &BTreeMap<u64, RowVersion>) -> SortedCells {
-        SortedCells(map.iter().map(|(key, version)| (*key, *version)).collect())
+        let run = SortedCells(map.iter().map(|(key, version)| (*key, *version)).collect());
+        debug_assert_eq!(run.len(), map.len(), "a run keeps every row of its map");
+        run
     }
 
     /// A run from rows already sorted by key with no key twice.
@@ -92,7 +94,9 @@ impl SortedCells {
 
     /// Merges runs into one, keeping the newest version of every key.
     pub fn merge(runs: &[&SortedCells]) -> SortedCells {
-        let mut merged: Vec<Cell> = Vec::with_capacity(runs.iter().map(|run| run.len()).sum());
+        let total: usize = runs.iter().map(|run| run.len()).sum();
+        let longest = runs.iter().map(|run| run.len()).max().unwrap_or(0);
+        let mut merged: Vec<Cell> = Vec::with_capacity(total);
         for run in runs {
             merged.extend_from_slice(run.cells());
         }
@@ -107,12 +111,24 @@ impl SortedCells {
                 false
             }
         });
+        debug_assert!(
+            merged.windows(2).all(|pair| pair[0].0 < pair[1].0),
+            "a merged run is sorted with no key twice"
+        );
+        debug_assert!(
+            (longest..=total).contains(&merged.len()),
+            "a merge keeps at least the longest run's keys and adds none"
+        );
         SortedCells(merged.into())
     }
 
     /// Splits the run at key boundaries: part `i` holds the keys below
     /// `bounds[i]` not in an earlier part; the last part holds the rest.
     pub fn split(&self, bounds: &[u64]) -> Vec<SortedCells> {
+        debug_assert!(
+            bounds.windows(2).all(|pair| pair[0] <= pair[1]),
+            "split bounds are in key order"
+        );
         let mut parts = Vec::with_capacity(bounds.len() + 1);
         let mut start = 0;
         for &bound in bounds {
@@ -121,12 +137,19 @@ impl SortedCells {
             start = end;
         }
         parts.push(SortedCells(self.0[start..].into()));
+        debug_assert_eq!(
+            parts.iter().map(SortedCells::len).sum::<usize>(),
+            self.len(),
+            "the parts of a split hold every row once"
+        );
         parts
     }
 
     /// Smallest and largest key, if any.
     pub fn key_range(&self) -> Option<(u64, u64)> {
-        Some((self.0.first()?.0, self.0.last()?.0))
+        let range = Some((self.0.first()?.0, self.0.last()?.0));
+        debug_assert!(range.is_none_or(|(first, last)| first <= last));
+        range
     }
 }
 

@@ -39,6 +39,8 @@ use std::collections::VecDeque;
 /// Bytes of per-entry framing (size, checksum) around a mutation.
 pub const ENTRY_OVERHEAD_BYTES: u64 = 16;
 
+const _: () = assert!(ENTRY_OVERHEAD_BYTES > 0, "every entry is framed");
+
 /// When writes are acknowledged (`commitlog_sync`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyncMode {
@@ -114,7 +116,7 @@ impl Commitlog {
     ) -> Commitlog {
         assert!(buffer_capacity_bytes > 0 && buffer_capacity_bytes <= segment_bytes);
         assert!(max_active_writes > 0);
-        Commitlog {
+        let log = Commitlog {
             mode,
             buffer_capacity_bytes,
             segment_bytes,
@@ -133,7 +135,9 @@ impl Commitlog {
             recycled_files: 0,
             segments_created: 1,
             segments_reused: 0,
-        }
+        };
+        log.check_invariants();
+        log
     }
 
     /// Appends an entry of `entry_bytes` (mutation plus framing).
@@ -155,6 +159,10 @@ impl Commitlog {
         self.current_segment_fill_bytes += entry_bytes;
         self.buffer_fill_bytes += entry_bytes;
         self.bytes_appended_total += entry_bytes;
+        debug_assert!(
+            self.buffer_fill_bytes <= self.buffer_capacity_bytes.max(entry_bytes),
+            "an entry fills the buffer, or is alone in it"
+        );
         if self.mode == SyncMode::Batch && self.writes_in_flight < self.max_active_writes {
             // Batch mode syncs every entry: out now if a slot is free.
             self.sync();
@@ -180,6 +188,8 @@ impl Commitlog {
         self.bytes_appended_total = bytes;
         self.bytes_written_total = bytes;
         self.durable_position = bytes;
+        debug_assert!(self.current_segment_fill_bytes < self.segment_bytes);
+        self.check_invariants();
     }
 
     /// Opens the next segment, on a recycled file if one is kept.
@@ -192,10 +202,21 @@ impl Commitlog {
         } else {
             self.segments_created += 1;
         }
+        debug_assert_eq!(
+            self.segments_created + self.segments_reused,
+            self.current_segment + 1,
+            "every segment was opened on a new or a recycled file"
+        );
     }
 
     fn seal_buffer(&mut self) {
         if self.buffer_fill_bytes > 0 {
+            debug_assert!(
+                self.sealed_buffers
+                    .back()
+                    .is_none_or(|last| last.end_position < self.bytes_appended_total),
+                "sealed buffers end in log order"
+            );
             self.sealed_buffers.push_back(BufferWrite {
                 bytes: self.buffer_fill_bytes,
                 end_position: self.bytes_appended_total,
@@ -228,6 +249,12 @@ impl Commitlog {
             return None;
         }
         let write = self.sealed_buffers.pop_front()?;
+        debug_assert!(
+            self.in_flight_ends
+                .back()
+                .is_none_or(|&(end, _)| end < write.end_position),
+            "writes go out in log order"
+        );
         self.writes_in_flight += 1;
         self.in_flight_ends.push_back((write.end_position, false));
         Some(write)
@@ -244,10 +271,15 @@ impl Commitlog {
         slot.1 = true;
         self.writes_in_flight -= 1;
         self.bytes_written_total += write.bytes;
+        let durable_before = self.durable_position;
         while let Some(&(end, true)) = self.in_flight_ends.front() {
             self.durable_position = end;
             self.in_flight_ends.pop_front();
         }
+        debug_assert!(
+            self.durable_position >= durable_before,
+            "durability never goes back"
+        );
         if self.mode == SyncMode::Batch {
             // The entries that gathered while every slot was busy go next.
             self.sync();
@@ -266,7 +298,16 @@ impl Commitlog {
             let room = (self.total_space_bytes / self.segment_bytes)
                 .saturating_sub(self.live_segments() + self.recycled_files);
             self.recycled_files += released.min(room);
+            debug_assert!(
+                self.recycled_files == 0
+                    || self.disk_bytes()
+                        <= self
+                            .total_space_bytes
+                            .max(self.segment_bytes * self.live_segments()),
+                "recycled files keep the disk within the total space"
+            );
         }
+        debug_assert!(self.oldest_live_segment <= self.current_segment);
     }
 
     /// Released segment files kept for reuse.
@@ -276,6 +317,10 @@ impl Commitlog {
 
     /// Segments opened since start: (on new files, on recycled files).
     pub fn segments_opened(&self) -> (u64, u64) {
+        debug_assert!(
+            self.segments_created >= 1,
+            "the first segment is a new file"
+        );
         (self.segments_created, self.segments_reused)
     }
 
@@ -286,12 +331,18 @@ impl Commitlog {
 
     /// Segments on disk (including the one being filled).
     pub fn live_segments(&self) -> u64 {
+        debug_assert!(self.oldest_live_segment <= self.current_segment);
         self.current_segment - self.oldest_live_segment + 1
     }
 
     /// Bytes of segment files on disk, live and kept for reuse.
     pub fn disk_bytes(&self) -> u64 {
-        (self.live_segments() + self.recycled_files) * self.segment_bytes
+        let bytes = (self.live_segments() + self.recycled_files) * self.segment_bytes;
+        debug_assert!(
+            bytes >= self.segment_bytes,
+            "the segment being filled is on disk"
+        );
+        bytes
     }
 
     /// True when live segments exceed the total space and memtables should
@@ -303,6 +354,7 @@ impl Commitlog {
 
     /// Buffer writes in flight.
     pub fn writes_in_flight(&self) -> u32 {
+        debug_assert!(self.writes_in_flight <= self.max_active_writes);
         self.writes_in_flight
     }
 
@@ -313,6 +365,10 @@ impl Commitlog {
 
     /// Total bytes written to disk.
     pub fn bytes_written_total(&self) -> u64 {
+        debug_assert!(
+            self.bytes_written_total <= self.bytes_appended_total,
+            "no more written than appended"
+        );
         self.bytes_written_total
     }
 
@@ -339,6 +395,21 @@ impl Commitlog {
         );
         assert!(self.durable_position <= self.bytes_appended_total);
         assert!(self.bytes_written_total + unwritten <= self.bytes_appended_total);
+        assert!(
+            self.current_segment_fill_bytes <= self.segment_bytes,
+            "a segment holds its size"
+        );
+        assert_eq!(
+            self.segments_created + self.segments_reused,
+            self.current_segment + 1,
+            "every segment was opened on a new or a recycled file"
+        );
+        assert!(
+            self.in_flight_ends
+                .front()
+                .is_none_or(|&(end, _)| self.durable_position < end),
+            "the first write in flight ends past the durable position"
+        );
     }
 }
 

@@ -200,15 +200,31 @@ impl Default for ShardSeeds {
     }
 }
 
+impl ShardSeeds {
+    /// The seeds as a list, to check them apart.
+    fn all(&self) -> [u64; 6] {
+        [
+            self.heat,
+            self.read_repair,
+            self.row_cache,
+            self.page_cache,
+            self.landing,
+            self.batchlog,
+        ]
+    }
+}
+
 /// SSTable data bytes per row beyond key and values
 /// ([`ShardConfig::sstable_row_overhead_bytes`]'s default: one cell's name,
 /// flags, timestamp and length in the ka/la format).
 pub const SSTABLE_ROW_OVERHEAD_BYTES: u64 = 64;
 
+const _: () = assert!(SSTABLE_ROW_OVERHEAD_BYTES > 0 && MIB == 1 << 20);
+
 impl ShardConfig {
     /// Scylla 2.x defaults for a shard with `memory_bytes` of memory.
     pub fn scylla_defaults(memory_bytes: u64) -> ShardConfig {
-        ShardConfig {
+        let config = ShardConfig {
             memory_bytes,
             dirty_memory_fraction: 0.45,
             throttle_fraction: 0.225,
@@ -252,7 +268,22 @@ impl ShardConfig {
             read_timeout: SimDuration::from_millis(5000),
             stream_mode: crate::streaming::StreamMode::Rpc,
             seeds: ShardSeeds::default(),
-        }
+        };
+        debug_assert_eq!(
+            config.virtual_dirty_soft_limit,
+            crate::controller::DEFAULT_VIRTUAL_DIRTY_SOFT_LIMIT,
+            "the flush controller's soft limit is the config's"
+        );
+        debug_assert!(config.throttle_fraction <= config.dirty_memory_fraction);
+        let seeds = config.seeds.all();
+        assert!(
+            seeds
+                .iter()
+                .enumerate()
+                .all(|(i, seed)| !seeds[..i].contains(seed)),
+            "each purpose draws from a stream of its own"
+        );
+        config
     }
 
     /// Cassandra 3.11 defaults for a node whose memtables may use
@@ -267,7 +298,7 @@ impl ShardConfig {
     /// simulator sets it from the node's directories and cores) reading at
     /// most 16 MiB/s (`compaction_throughput_mb_per_sec: 16`).
     pub fn cassandra_defaults(memtable_space_bytes: u64) -> ShardConfig {
-        ShardConfig {
+        let config = ShardConfig {
             dirty_memory_fraction: 1.0,
             throttle_fraction: 1.0,
             virtual_dirty_soft_limit: 1.0 / 3.0,
@@ -284,22 +315,43 @@ impl ShardConfig {
             speculation_resolution: Resolution::Exact,
             sstable_format: SSTableFormat::CASSANDRA_STRESS,
             ..ShardConfig::scylla_defaults(memtable_space_bytes)
-        }
+        };
+        debug_assert_eq!(
+            config.throttle_bytes(),
+            config.dirty_limit_bytes(),
+            "Cassandra does not throttle before its memtable space is full"
+        );
+        config
     }
 
     /// Real dirty bytes at which writes wait.
     pub fn dirty_limit_bytes(&self) -> u64 {
-        (self.memory_bytes as f64 * self.dirty_memory_fraction) as u64
+        let limit = (self.memory_bytes as f64 * self.dirty_memory_fraction) as u64;
+        debug_assert!(
+            limit <= self.memory_bytes,
+            "dirty memory is part of the shard's memory"
+        );
+        limit
     }
 
     /// Virtual dirty bytes at which writes wait.
     pub fn throttle_bytes(&self) -> u64 {
-        (self.memory_bytes as f64 * self.throttle_fraction) as u64
+        let throttle = (self.memory_bytes as f64 * self.throttle_fraction) as u64;
+        debug_assert!(
+            throttle <= self.dirty_limit_bytes(),
+            "writes are throttled at or before the dirty limit"
+        );
+        throttle
     }
 
     /// Virtual dirty bytes at which a flush starts.
     pub fn flush_soft_limit_bytes(&self) -> u64 {
-        (self.throttle_bytes() as f64 * self.virtual_dirty_soft_limit) as u64
+        let soft = (self.throttle_bytes() as f64 * self.virtual_dirty_soft_limit) as u64;
+        debug_assert!(
+            soft <= self.throttle_bytes(),
+            "a flush starts before writes wait"
+        );
+        soft
     }
 
     /// Checks relations the engine relies on; returns the first broken one.
@@ -372,6 +424,9 @@ impl ShardConfig {
                 return Err("leveled compaction's sstable size must be positive".into());
             }
         }
+        // What passed: the limits nest as the write path expects.
+        assert!(self.flush_soft_limit_bytes() <= self.throttle_bytes());
+        assert!(self.throttle_bytes() <= self.dirty_limit_bytes());
         Ok(())
     }
 }

@@ -23,13 +23,23 @@ pub enum ConsistencyLevel {
 impl ConsistencyLevel {
     /// Replicas to wait for at replication factor `rf`.
     pub fn block_for(self, rf: u32) -> u32 {
-        match self {
+        debug_assert!(rf >= 1, "a keyspace keeps at least one replica");
+        let count = match self {
             ConsistencyLevel::One => 1,
             ConsistencyLevel::Two => 2,
             ConsistencyLevel::Three => 3,
             ConsistencyLevel::Quorum | ConsistencyLevel::LocalQuorum => rf / 2 + 1,
             ConsistencyLevel::All => rf,
-        }
+        };
+        debug_assert!(count >= 1, "every level waits for a replica");
+        debug_assert!(
+            matches!(
+                self,
+                ConsistencyLevel::One | ConsistencyLevel::Two | ConsistencyLevel::Three
+            ) || count <= rf,
+            "a majority or all of rf is at most rf"
+        );
+        count
     }
 }
 

@@ -99,6 +99,24 @@ pub const FLUSH_MID_SHARES: f64 = 200.0;
 /// Flush shares at the hard limit.
 pub const FLUSH_MAX_SHARES: f64 = 1000.0;
 
+// The curves' constants keep the order the curves need: the soft limit
+// lies strictly inside (0, hard limit); flush shares rise from the soft limit
+// to the mid point to the hard limit; the compaction curves end at the
+// normalisation factor; the floors a major compaction and an extra flush are
+// given lie inside the curves' output range; the 2.3 flush tick is shorter.
+const _: () = assert!(0.0 < DEFAULT_VIRTUAL_DIRTY_SOFT_LIMIT);
+const _: () = assert!(DEFAULT_VIRTUAL_DIRTY_SOFT_LIMIT < HARD_DIRTY_LIMIT);
+const _: () = assert!(FLUSH_SOFT_SHARES_2_3 < FLUSH_SOFT_SHARES_2_2);
+const _: () = assert!(FLUSH_SOFT_SHARES_2_2 < FLUSH_MID_SHARES);
+const _: () = assert!(FLUSH_MID_SHARES < FLUSH_MAX_SHARES);
+const _: () = assert!(COMPACTION_POINTS_2_2[3].0 == NORMALIZATION_FACTOR);
+const _: () = assert!(COMPACTION_POINTS_3_0[2].0 == NORMALIZATION_FACTOR);
+const _: () = assert!(COMPACTION_POINTS_2_2_RC1[3].0 < NORMALIZATION_FACTOR);
+const _: () = assert!(MAJOR_COMPACTION_SHARES < FLUSH_MAX_SHARES);
+const _: () = assert!(EXTRANEOUS_FLUSH_SHARES == FLUSH_MID_SHARES);
+const _: () = assert!(FLUSH_TICK_2_3.as_nanos() < FLUSH_TICK_2_2.as_nanos());
+const _: () = assert!(COMPACTION_TICK.as_nanos() > 0);
+
 /// One control point of a curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ControlPoint {
@@ -201,12 +219,31 @@ impl ControllerCurve {
                 }
             }
         }
-        Ok(ControllerCurve {
+        let curve = ControllerCurve {
             points: points
                 .iter()
                 .map(|&(input, output)| ControlPoint { input, output })
                 .collect(),
-        })
+        };
+        curve.check_invariants();
+        Ok(curve)
+    }
+
+    /// What every curve holds, as [`ControllerCurve::new`] validates it: at
+    /// least two points, finite coordinates, inputs strictly increasing,
+    /// outputs non-negative. O(points), a handful.
+    pub fn check_invariants(&self) {
+        assert!(self.points.len() >= 2, "a curve has at least two points");
+        for pair in self.points.windows(2) {
+            assert!(
+                pair[0].input < pair[1].input,
+                "a curve's inputs strictly increase"
+            );
+        }
+        for point in &self.points {
+            assert!(point.input.is_finite() && point.output.is_finite());
+            assert!(point.output >= 0.0, "a curve's shares are never negative");
+        }
     }
 
     /// The control points, in increasing input order.
@@ -228,9 +265,21 @@ impl ControllerCurve {
             idx += 1;
         }
         let (lower, upper) = (self.points[idx - 1], self.points[idx]);
+        debug_assert!(lower.input < upper.input);
+        debug_assert!(
+            backlog <= upper.input,
+            "the segment found reaches the backlog"
+        );
         let shares = lower.output
             + (backlog - lower.input) * (upper.output - lower.output) / (upper.input - lower.input);
-        shares.max(0.0)
+        let shares = shares.max(0.0);
+        debug_assert!(
+            backlog < lower.input
+                || (shares >= lower.output.min(upper.output) - 1e-9 * upper.output.max(1.0)
+                    && shares <= lower.output.max(upper.output) + 1e-9 * upper.output.max(1.0)),
+            "inside a segment the shares lie between its ends"
+        );
+        shares
     }
 
     /// The backlog that gives `shares` (`backlog_of_shares`): the inverse of
@@ -239,6 +288,7 @@ impl ControllerCurve {
     /// curve's outputs. On a flat segment (where any backlog in it gives
     /// those shares) it returns the segment's lower input.
     pub fn backlog_of_shares(&self, shares: f64) -> f64 {
+        debug_assert!(shares.is_finite(), "shares to invert are finite");
         let mut idx = 1;
         while idx < self.points.len() - 1 && self.points[idx].output < shares {
             idx += 1;
@@ -247,12 +297,18 @@ impl ControllerCurve {
         if upper.output == lower.output {
             return lower.input;
         }
-        lower.input
-            + (shares - lower.output) * (upper.input - lower.input) / (upper.output - lower.output)
+        let backlog = lower.input
+            + (shares - lower.output) * (upper.input - lower.input) / (upper.output - lower.output);
+        debug_assert!(
+            backlog.is_finite(),
+            "a finite share inverts to a finite backlog"
+        );
+        backlog
     }
 }
 
 fn builtin(points: &[(f64, f64)]) -> ControllerCurve {
+    assert_eq!(points[0].0, 0.0, "built-in curves start at no backlog");
     ControllerCurve::new(points).expect("built-in curves are valid")
 }
 
@@ -293,7 +349,12 @@ pub fn flush_curve_with_soft_limit(
     soft_limit: f64,
     soft_shares: f64,
 ) -> Result<ControllerCurve, CurveError> {
-    ControllerCurve::new(&flush_points(soft_limit, soft_shares))
+    let curve = ControllerCurve::new(&flush_points(soft_limit, soft_shares));
+    assert!(
+        curve.is_err() || (0.0 < soft_limit && soft_limit < HARD_DIRTY_LIMIT),
+        "a soft limit outside (0, 1) gives no curve"
+    );
+    curve
 }
 
 /// The flush curve of 2.2: (0,0) (0.6,100) (0.8,200) (1.0,1000).
@@ -336,19 +397,33 @@ impl ControllerVersion {
 
     /// The compaction curve.
     pub fn compaction_curve(self) -> ControllerCurve {
-        match self {
+        let curve = match self {
             ControllerVersion::Scylla2_2Rc1 => compaction_curve_2_2_rc1(),
             ControllerVersion::Scylla2_2 | ControllerVersion::Scylla2_3 => compaction_curve_2_2(),
             ControllerVersion::Scylla3_0 => compaction_curve_3_0(),
-        }
+        };
+        let top = curve.points()[curve.points().len() - 1];
+        assert_eq!(
+            top.output, 1000.0,
+            "every compaction curve tops at 1000 shares"
+        );
+        assert!(top.input <= NORMALIZATION_FACTOR);
+        curve
     }
 
     /// The flush curve with the default soft limit.
     pub fn flush_curve(self) -> ControllerCurve {
-        match self {
+        let curve = match self {
             ControllerVersion::Scylla2_2Rc1 | ControllerVersion::Scylla2_2 => flush_curve_2_2(),
             ControllerVersion::Scylla2_3 | ControllerVersion::Scylla3_0 => flush_curve_2_3(),
-        }
+        };
+        let top = curve.points()[curve.points().len() - 1];
+        assert_eq!(
+            (top.input, top.output),
+            (HARD_DIRTY_LIMIT, FLUSH_MAX_SHARES),
+            "every flush curve ends at the hard dirty limit"
+        );
+        curve
     }
 
     /// The compaction controller's tick.
@@ -358,10 +433,15 @@ impl ControllerVersion {
 
     /// The flush controller's tick.
     pub fn flush_tick(self) -> SimDuration {
-        match self {
+        let tick = match self {
             ControllerVersion::Scylla2_2Rc1 | ControllerVersion::Scylla2_2 => FLUSH_TICK_2_2,
             ControllerVersion::Scylla2_3 | ControllerVersion::Scylla3_0 => FLUSH_TICK_2_3,
-        }
+        };
+        debug_assert!(
+            tick <= self.compaction_tick(),
+            "flushes are re-evaluated at least as often"
+        );
+        tick
     }
 
     /// Whether a running major compaction adds
@@ -402,27 +482,58 @@ impl BacklogController {
         curve: ControllerCurve,
         tick: SimDuration,
     ) -> BacklogController {
-        if static_shares > 0.0 {
+        assert!(
+            static_shares.is_finite(),
+            "static shares are a finite number"
+        );
+        let controller = if static_shares > 0.0 {
             BacklogController::Static(static_shares)
         } else {
             BacklogController::Curve { curve, tick }
+        };
+        controller.check_invariants();
+        controller
+    }
+
+    /// What must hold: static shares are positive and finite (0 means "no
+    /// static shares", a curve); a curve's tick is not zero, and the curve
+    /// holds [`ControllerCurve::check_invariants`].
+    pub fn check_invariants(&self) {
+        match self {
+            BacklogController::Static(shares) => {
+                assert!(
+                    shares.is_finite() && *shares > 0.0,
+                    "static shares are positive"
+                );
+            }
+            BacklogController::Curve { curve, tick } => {
+                assert!(*tick > SimDuration::ZERO, "a controller's tick is not zero");
+                curve.check_invariants();
+            }
         }
     }
 
     /// The shares for a normalised backlog.
     pub fn shares_for(&self, backlog: f64) -> f64 {
-        match self {
+        let shares = match self {
             BacklogController::Static(shares) => *shares,
             BacklogController::Curve { curve, .. } => curve.shares_for(backlog),
-        }
+        };
+        debug_assert!(shares >= 0.0, "a controller never gives negative shares");
+        shares
     }
 
     /// The tick, or `None` for a static controller (no timer).
     pub fn tick(&self) -> Option<SimDuration> {
-        match self {
+        let tick = match self {
             BacklogController::Static(_) => None,
             BacklogController::Curve { tick, .. } => Some(*tick),
-        }
+        };
+        debug_assert!(
+            tick != Some(SimDuration::ZERO),
+            "a controller's tick is not zero"
+        );
+        tick
     }
 
     /// The curve, or `None` for a static controller.
@@ -439,6 +550,7 @@ impl BacklogController {
 /// without a backlog tracker, gives [`NORMALIZATION_FACTOR`], hence the
 /// maximum shares.
 pub fn compaction_input(backlog_bytes: f64, memory_bytes: u64) -> f64 {
+    debug_assert!(memory_bytes > 0, "a shard has memory to normalise by");
     if !backlog_bytes.is_finite() {
         return NORMALIZATION_FACTOR;
     }
@@ -448,6 +560,10 @@ pub fn compaction_input(backlog_bytes: f64, memory_bytes: u64) -> f64 {
 /// The flush controller's input: virtual dirty memory over the throttle
 /// threshold (0.225 M with the defaults).
 pub fn flush_input(virtual_dirty_bytes: u64, throttle_threshold_bytes: u64) -> f64 {
+    debug_assert!(
+        throttle_threshold_bytes > 0,
+        "the throttle threshold is a positive size"
+    );
     virtual_dirty_bytes as f64 / throttle_threshold_bytes.max(1) as f64
 }
 
@@ -455,6 +571,7 @@ pub fn flush_input(virtual_dirty_bytes: u64, throttle_threshold_bytes: u64) -> f
 /// (`has_extraneous_flushes_requested`, `database.cc` @3.0): at least the
 /// backlog that gives [`EXTRANEOUS_FLUSH_SHARES`].
 pub fn with_extraneous_flush_floor(input: f64, curve: &ControllerCurve) -> f64 {
+    debug_assert!(!input.is_nan(), "a flush input is a number");
     input.max(curve.backlog_of_shares(EXTRANEOUS_FLUSH_SHARES))
 }
 
@@ -462,7 +579,10 @@ pub fn with_extraneous_flush_floor(input: f64, curve: &ControllerCurve) -> f64 {
 /// `backlog_of_shares(200) x M` (section 1.2). About 4.67 M with the 2.3
 /// and 3.0 curves.
 pub fn major_compaction_backlog_bytes(curve: &ControllerCurve, memory_bytes: u64) -> f64 {
-    curve.backlog_of_shares(MAJOR_COMPACTION_SHARES) * memory_bytes as f64
+    debug_assert!(memory_bytes > 0, "a shard has memory to scale by");
+    let bytes = curve.backlog_of_shares(MAJOR_COMPACTION_SHARES) * memory_bytes as f64;
+    debug_assert!(bytes.is_finite());
+    bytes
 }
 
 /// Static shares of the Seastar I/O priority classes
@@ -504,6 +624,13 @@ pub const IO_SHARES_2_2: IoClassShares = IoClassShares {
     streaming_read: 200,
     streaming_write: 200,
 };
+
+// Streaming runs below the foreground classes in both tables, and 2.2's
+// table is 2.1's scaled by ten.
+const _: () = assert!(IO_SHARES_2_1.streaming_read < IO_SHARES_2_1.query);
+const _: () = assert!(IO_SHARES_2_2.streaming_write < IO_SHARES_2_2.commitlog);
+const _: () = assert!(IO_SHARES_2_2.query == 10 * IO_SHARES_2_1.query);
+const _: () = assert!(IO_SHARES_2_2.streaming_read == 10 * IO_SHARES_2_1.streaming_read);
 
 #[cfg(test)]
 mod tests {

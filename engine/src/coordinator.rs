@@ -101,6 +101,10 @@ struct WriteOp {
 
 impl WriteOp {
     fn acks(&self) -> u8 {
+        debug_assert!(
+            u32::from(self.acked) < 1 << self.expected,
+            "only the replicas asked acknowledge"
+        );
         self.acked.count_ones() as u8
     }
 
@@ -172,6 +176,10 @@ struct ReadOp {
 /// Most replicas a key has (replication factors above this are refused).
 pub const MAX_REPLICAS: usize = 8;
 
+// A write's acknowledgements and a read's outstanding repairs are a bit per
+// replica in a `u8`.
+const _: () = assert!(MAX_REPLICAS <= u8::BITS as usize);
+
 // Reads are most operations and live in a reused slab slot: no per-read
 // allocation, so the size difference is the cheaper trade.
 #[allow(clippy::large_enum_variant)]
@@ -214,6 +222,7 @@ pub enum Next {
 
 fn slot_mut(ops: &mut Slab<(u32, Op)>, id: u64) -> Option<&mut Op> {
     let (generation, slot) = ((id >> 32) as u32, (id & 0xFFFF_FFFF) as usize);
+    debug_assert!(generation <= 0x7FFF_FFFF, "an id's generation is 31 bits");
     match ops.get_mut(slot) {
         Some((g, op)) if *g == generation => Some(op),
         _ => None,
@@ -222,6 +231,8 @@ fn slot_mut(ops: &mut Slab<(u32, Op)>, id: u64) -> Option<&mut Op> {
 
 /// No operation is open in a slot (generations are 31 bits).
 const CLOSED: u32 = u32::MAX;
+
+const _: () = assert!(CLOSED > 0x7FFF_FFFF, "no generation is CLOSED");
 
 /// Open operations of one coordinating shard. An operation's id is its
 /// slot and a generation, so a late answer to a closed operation never
@@ -286,7 +297,7 @@ impl Coordinator {
     /// to an operation of the crashed process never lands on a new one
     /// (the real process's connections died with it).
     pub fn after_crash(&self) -> Coordinator {
-        Coordinator {
+        let restarted = Coordinator {
             generation: self.generation,
             digest_mismatches: self.digest_mismatches,
             read_repairs: self.read_repairs,
@@ -294,7 +305,61 @@ impl Coordinator {
             speculative_retries: self.speculative_retries,
             planted: self.planted,
             ..Coordinator::default()
+        };
+        debug_assert_eq!(restarted.open_operations(), 0, "a restart opens nothing");
+        restarted
+    }
+
+    /// What must hold: ids of 31-bit generations; no more operations than
+    /// slots in the open table; each queue in time order at its ends; for
+    /// the first few operations, the open table naming their generation,
+    /// and each one's counts inside its replicas (a write answered only
+    /// after its level's acknowledgements, never all acknowledged while
+    /// open; a read's responses, full data and repairs within the replicas
+    /// it contacted); the latency estimate's invariants. O(1) beyond the
+    /// estimate's 96 buckets: the walk over operations is bounded.
+    pub fn check_invariants(&self) {
+        assert!(self.generation <= 0x7FFF_FFFF, "generations are 31 bits");
+        assert!(self.ops.len() <= self.open.len(), "one open entry per slot");
+        for queue in [
+            &self.write_deadlines,
+            &self.read_deadlines,
+            &self.speculations,
+        ] {
+            if let (Some(front), Some(back)) = (queue.front(), queue.back()) {
+                assert!(front.0 <= back.0, "a queue is in time order");
+            }
         }
+        for (slot, (generation, op)) in self.ops.iter().take(8) {
+            assert_eq!(
+                self.open[slot], *generation,
+                "the open table names slot {slot}"
+            );
+            match op {
+                Op::Write(write) => {
+                    assert!(1 <= write.block_for && write.block_for <= write.expected);
+                    assert!(usize::from(write.expected) <= MAX_REPLICAS);
+                    assert!(
+                        write.acks() < write.expected,
+                        "a write all acknowledged is closed"
+                    );
+                    assert!(!write.answered || write.acks() >= write.block_for);
+                }
+                Op::Read(read) => {
+                    let contacted = read.contacted_count;
+                    assert!(usize::from(contacted) <= MAX_REPLICAS);
+                    assert!(1 <= read.block_for && read.block_for <= contacted);
+                    assert!(read.full_count <= contacted && read.digests <= contacted);
+                    assert!(u32::from(read.repairs_outstanding) < 1 << contacted);
+                    assert_eq!(
+                        read.phase == ReadPhase::Repairing,
+                        read.repairs_outstanding != 0,
+                        "a read repairs exactly while repairs are outstanding"
+                    );
+                }
+            }
+        }
+        self.read_latency.check_invariants();
     }
 
     /// Times operation `id` out at `at`, which must not be before the
@@ -320,6 +385,7 @@ impl Coordinator {
     /// second, and a shorter one waits for the reads queued before it (by
     /// at most the change).
     pub fn arm_speculation(&mut self, at: SimTime, id: u64) {
+        debug_assert!(self.read_op(id).is_some(), "only an open read speculates");
         self.unpruned = true;
         let at = self
             .speculations
@@ -344,6 +410,10 @@ impl Coordinator {
                     expired(what);
                 }
             }
+            debug_assert!(
+                self.deadlines(kind).front().is_none_or(|&(at, _)| at > now),
+                "every deadline due is expired"
+            );
         }
     }
 
@@ -358,6 +428,10 @@ impl Coordinator {
             }
             self.speculations.pop_front();
             if let Some((replica, digest)) = self.speculate(id) {
+                debug_assert!(
+                    self.read_op(id).is_some_and(|read| read.speculated),
+                    "a read that speculated is marked so"
+                );
                 return Some((id, replica, digest));
             }
         }
@@ -390,6 +464,10 @@ impl Coordinator {
             }
             self.speculations.pop_front();
         }
+        debug_assert!(
+            self.pruned(),
+            "pruning leaves waiting operations at the fronts"
+        );
     }
 
     /// Whether every queue's front is an operation still waiting (what
@@ -440,7 +518,9 @@ impl Coordinator {
         self.get_mut(id)?;
         let slot = (id & 0xFFFF_FFFF) as usize;
         self.open[slot] = CLOSED;
-        Some(self.ops.remove(slot).1)
+        let op = self.ops.remove(slot).1;
+        debug_assert!(!self.is_open(id), "a removed operation is closed");
+        Some(op)
     }
 
     /// Opens `mutation`'s write sent to `replicas`, answered after
@@ -462,7 +542,7 @@ impl Coordinator {
             (1..count).all(|i| !targets[..i].contains(&targets[i])),
             "a write goes to each replica node once"
         );
-        self.insert(Op::Write(WriteOp {
+        let id = self.insert(Op::Write(WriteOp {
             client,
             mutation,
             block_for: block_for as u8,
@@ -470,7 +550,9 @@ impl Coordinator {
             expected: count as u8,
             acked: 0,
             answered: false,
-        }))
+        }));
+        debug_assert!(self.is_open(id));
+        id
     }
 
     /// Writes answered and still open (waiting for their last replicas),
@@ -492,6 +574,10 @@ impl Coordinator {
                 }
             }
         }
+        debug_assert!(
+            missing.len() <= self.ops.len() * MAX_REPLICAS,
+            "at most every replica of every open write"
+        );
         missing
     }
 
@@ -527,6 +613,10 @@ impl Coordinator {
     ) -> u64 {
         assert!(!contacted.is_empty() && contacted.len() <= MAX_REPLICAS);
         assert!(block_for >= 1 && block_for as usize <= contacted.len());
+        debug_assert!(
+            spare.is_none_or(|spare| !contacted.contains(&spare)),
+            "the spare replica is not one contacted"
+        );
         let mut list = [ShardAddress { node: 0, shard: 0 }; MAX_REPLICAS];
         list[..contacted.len()].copy_from_slice(contacted);
         self.insert(Op::Read(ReadOp {
@@ -556,6 +646,7 @@ impl Coordinator {
 
     /// Operations open.
     pub fn open_operations(&self) -> usize {
+        debug_assert!(self.ops.len() <= self.open.len());
         self.ops.len()
     }
 
@@ -592,6 +683,10 @@ impl Coordinator {
             unreachable!("checked open");
         };
         let spare = read.spare.expect("checked");
+        debug_assert!(
+            usize::from(read.contacted_count) < MAX_REPLICAS,
+            "room for the spare replica"
+        );
         read.speculated = true;
         read.contacted[read.contacted_count as usize] = spare;
         read.contacted_count += 1;
@@ -607,6 +702,7 @@ impl Coordinator {
 
     /// A read is answered at `now`: its latency feeds the percentile.
     fn answered(&mut self, now: SimTime, opened_at: SimTime) {
+        debug_assert!(now >= opened_at, "a read is answered after it opened");
         self.read_latency.record(now - opened_at);
     }
 
@@ -676,6 +772,13 @@ impl Coordinator {
         let Some(Op::Read(read)) = slot_mut(&mut self.ops, id) else {
             return Next::Wait; // timed out and closed already
         };
+        debug_assert!(
+            read.contacted[..usize::from(read.contacted_count)]
+                .iter()
+                .any(|replica| replica.node == from.node),
+            "an answer from node {} not asked",
+            from.node
+        );
         read.received += 1;
         let next = match read.phase {
             ReadPhase::Digests => {
@@ -824,6 +927,10 @@ impl Coordinator {
                 }
             }
         }
+        debug_assert!(
+            wrong_replica || behind_count < count,
+            "some contacted replica holds the newest version"
+        );
         if behind_count == 0 {
             self.remove(id);
             return self.answer_once(now, answered, client, opened_at, newest);
@@ -1002,6 +1109,20 @@ mod tests {
         assert_eq!(id, second);
         assert_eq!(coordinator.next_speculation(at(5)), None);
         assert_eq!(coordinator.speculative_retries, 2);
+        coordinator.check_invariants();
+    }
+
+    #[test]
+    #[should_panic(expected = "a write all acknowledged is closed")]
+    fn an_open_write_every_replica_acknowledged_is_caught() {
+        let mut coordinator = Coordinator::default();
+        let id = coordinator.open_write(RequestId(9), MUTATION, &[replica(4), replica(5)], 1);
+        coordinator.check_invariants();
+        let Some(Op::Write(write)) = slot_mut(&mut coordinator.ops, id) else {
+            unreachable!("just opened");
+        };
+        write.acked = 0b11;
+        coordinator.check_invariants();
     }
 
     #[test]
@@ -1017,11 +1138,13 @@ mod tests {
             |coordinator: &Coordinator| -> Vec<u32> { coordinator.unacknowledged(id).collect() };
         assert_eq!(unacknowledged(&coordinator), [4, 5, 6]);
         assert_eq!(coordinator.write_acked(NOW, id, 5), Next::Wait);
+        coordinator.check_invariants();
         assert_eq!(unacknowledged(&coordinator), [4, 6]);
         assert_eq!(
             coordinator.write_acked(NOW, id, 6),
             Next::Written(RequestId(9))
         );
+        coordinator.check_invariants();
         assert_eq!(coordinator.open_operations(), 1);
         assert_eq!(
             unacknowledged(&coordinator),

@@ -55,7 +55,7 @@ impl FlushJob {
     ) -> FlushJob {
         assert!(!memtable.is_empty(), "flushing an empty memtable");
         assert!(chunk_bytes > 0 && write_behind > 0);
-        FlushJob {
+        let job = FlushJob {
             memtable,
             generation,
             chunk_bytes,
@@ -64,7 +64,29 @@ impl FlushJob {
             written_bytes: 0,
             serializing: false,
             writes_in_flight: 0,
-        }
+        };
+        job.check_invariants();
+        job
+    }
+
+    /// What must hold: bytes written within bytes serialized within the
+    /// memtable's SSTable bytes; nothing serialized is unwritten once no
+    /// write is in flight; the memtable's own invariants. O(1) beyond the
+    /// memtable's.
+    pub fn check_invariants(&self) {
+        assert!(
+            self.written_bytes <= self.serialized_bytes,
+            "written only what was serialized"
+        );
+        assert!(
+            self.serialized_bytes <= self.memtable.sstable_bytes,
+            "serialized no more than the memtable holds"
+        );
+        assert!(
+            self.writes_in_flight > 0 || self.written_bytes == self.serialized_bytes,
+            "a serialized chunk is written or in flight"
+        );
+        self.memtable.check_invariants();
     }
 
     /// The memtable being flushed.
@@ -88,6 +110,10 @@ impl FlushJob {
         let rows_upto =
             |b: u64| (u128::from(self.memtable.rows) * u128::from(b) / u128::from(total)) as u64;
         let rows = rows_upto(self.serialized_bytes + bytes) - rows_upto(self.serialized_bytes);
+        debug_assert!(
+            bytes > 0 && rows <= self.memtable.rows,
+            "a chunk of the memtable"
+        );
         FlushStep::Serialize { bytes, rows }
     }
 
@@ -97,6 +123,10 @@ impl FlushJob {
         self.serializing = false;
         self.serialized_bytes += bytes;
         self.writes_in_flight += 1;
+        debug_assert!(
+            self.serialized_bytes <= self.memtable.sstable_bytes,
+            "serialized no more than the memtable holds"
+        );
     }
 
     /// A chunk write of `bytes` reached the disk.
@@ -109,19 +139,32 @@ impl FlushJob {
 
     /// SSTable bytes on disk so far (a partial write, for the backlog tracker).
     pub fn written_bytes(&self) -> u64 {
+        debug_assert!(self.written_bytes <= self.memtable.sstable_bytes);
         self.written_bytes
     }
 
     /// True once every byte is on disk.
     pub fn is_complete(&self) -> bool {
-        self.written_bytes == self.memtable.sstable_bytes && self.writes_in_flight == 0
+        let complete =
+            self.written_bytes == self.memtable.sstable_bytes && self.writes_in_flight == 0;
+        debug_assert!(
+            !complete || !self.serializing,
+            "a complete flush serializes nothing"
+        );
+        complete
     }
 
     /// Memory of the memtable whose data is already on disk (it no longer
     /// counts as virtual dirty).
     pub fn written_memory_bytes(&self) -> u64 {
         let total = self.memtable.sstable_bytes.max(1) as u128;
-        (u128::from(self.memtable.memory_bytes) * u128::from(self.written_bytes) / total) as u64
+        let written = (u128::from(self.memtable.memory_bytes) * u128::from(self.written_bytes)
+            / total) as u64;
+        debug_assert!(
+            written <= self.memtable.memory_bytes,
+            "a part of the memtable's memory"
+        );
+        written
     }
 
     /// Seals the SSTable; returns it and the flushed memtable.
@@ -144,6 +187,9 @@ impl FlushJob {
             segments: None,
             token_set: None,
         };
+        if cfg!(debug_assertions) {
+            sstable.check_invariants();
+        }
         (sstable, self.memtable)
     }
 }
@@ -184,6 +230,7 @@ mod tests {
             "write-behind of 2 chunks is full"
         );
         job.written(100);
+        job.check_invariants();
         assert_eq!(job.written_memory_bytes(), 400);
         assert_eq!(
             job.next_step(),
@@ -195,6 +242,7 @@ mod tests {
         assert!(!job.is_complete());
         job.written(50);
         assert!(job.is_complete());
+        job.check_invariants();
         let (sstable, memtable) = job.finish(SimTime::from_nanos(5));
         assert_eq!(
             (sstable.generation, sstable.data_bytes, sstable.rows),
@@ -220,5 +268,15 @@ mod tests {
         }
         assert_eq!((bytes, rows), (7 * 333, 7));
         assert!(job.is_complete());
+    }
+
+    #[test]
+    #[should_panic(expected = "written only what was serialized")]
+    fn bytes_written_before_they_were_serialized_are_caught() {
+        let mut memtable = Memtable::new(1);
+        memtable.insert(1, 1000, 250, 0);
+        let mut job = FlushJob::new(memtable, 7, 100, 2);
+        job.written_bytes = 100;
+        job.check_invariants();
     }
 }

@@ -70,6 +70,13 @@ const DIGEST_BYTES: u64 = 20;
 /// Frame and header bytes of a gossip message (estimate).
 const FRAME_BYTES: u64 = 64;
 
+// Arrivals further apart than a round count up to MAX_INTERVAL; an echo
+// outlives a round; the threshold and the window are positive.
+const _: () = assert!(GOSSIP_INTERVAL.as_nanos() < MAX_INTERVAL.as_nanos());
+const _: () = assert!(GOSSIP_INTERVAL.as_nanos() < ECHO_TIMEOUT.as_nanos());
+const _: () = assert!(PHI_CONVICT_THRESHOLD > 0.0 && SAMPLE_SIZE > 0);
+const _: () = assert!(DIGEST_BYTES < FRAME_BYTES);
+
 /// What a gossip message is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GossipKind {
@@ -139,19 +146,42 @@ impl ArrivalWindow {
             last: now,
         };
         window.push(GOSSIP_INTERVAL.as_nanos());
+        window.check_invariants();
         window
     }
 
+    /// Between one and `SAMPLE_SIZE` intervals, each within
+    /// [`GOSSIP_INTERVAL`, `MAX_INTERVAL`], so their sum lies between as
+    /// many of each. O(1).
+    fn check_invariants(&self) {
+        let count = self.intervals.len() as u64;
+        assert!(
+            (1..=SAMPLE_SIZE as u64).contains(&count),
+            "a window of {count}"
+        );
+        assert!(
+            count * GOSSIP_INTERVAL.as_nanos() <= self.sum
+                && self.sum <= count * MAX_INTERVAL.as_nanos(),
+            "a window's sum is of intervals between a round and the maximum"
+        );
+    }
+
     fn push(&mut self, interval: u64) {
+        debug_assert!(
+            (GOSSIP_INTERVAL.as_nanos()..=MAX_INTERVAL.as_nanos()).contains(&interval),
+            "an interval the detector keeps"
+        );
         if self.intervals.len() == SAMPLE_SIZE {
             self.sum -= self.intervals.pop_front().expect("full");
         }
         self.intervals.push_back(interval);
         self.sum += interval;
+        debug_assert!(self.intervals.len() <= SAMPLE_SIZE);
     }
 
     /// A heartbeat arrived at `now`.
     fn add(&mut self, now: SimTime) {
+        debug_assert!(now >= self.last, "heartbeats arrive in time order");
         let interval = now.saturating_since(self.last);
         if interval >= GOSSIP_INTERVAL && interval <= MAX_INTERVAL {
             self.push(interval.as_nanos());
@@ -160,8 +190,11 @@ impl ArrivalWindow {
     }
 
     fn phi(&self, now: SimTime) -> f64 {
+        debug_assert!(!self.intervals.is_empty(), "a window keeps an interval");
         let mean = self.sum as f64 / self.intervals.len() as f64;
-        now.saturating_since(self.last).as_nanos() as f64 / mean
+        let phi = now.saturating_since(self.last).as_nanos() as f64 / mean;
+        debug_assert!(phi.is_finite() && phi >= 0.0);
+        phi
     }
 }
 
@@ -227,12 +260,42 @@ impl Gossiper {
         phi_convict_threshold: f64,
         generation: u32,
     ) -> Gossiper {
+        assert!(generation > 0, "a restart is a later life");
         let mut gossiper = Gossiper::new(me, nodes, now, seed, phi_convict_threshold);
         gossiper.versions[me as usize] = u64::from(generation) << 32;
         for (node, alive) in gossiper.alive.iter_mut().enumerate() {
             *alive = node == me as usize;
         }
+        gossiper.check_invariants();
         gossiper
+    }
+
+    /// What must hold between the per-node tables: one entry per node in
+    /// each; this node knows itself, sees itself up and never echoes
+    /// itself; a node it does not know it neither sees up nor echoes; the
+    /// threshold is positive and the next round not before any arrival;
+    /// each arrival window holds its own invariants. O(nodes).
+    pub fn check_invariants(&self) {
+        let nodes = self.versions.len();
+        assert!((self.me as usize) < nodes);
+        assert!(
+            self.alive.len() == nodes
+                && self.known.len() == nodes
+                && self.windows.len() == nodes
+                && self.echoing.len() == nodes,
+            "one entry per node in every table"
+        );
+        let me = self.me as usize;
+        assert!(self.alive[me] && self.known[me], "a node sees itself up");
+        assert!(self.echoing[me].is_none(), "a node never echoes itself");
+        for node in 0..nodes {
+            if !self.known[node] {
+                assert!(!self.alive[node], "node {node} is unknown yet seen up");
+                assert!(self.echoing[node].is_none());
+            }
+            self.windows[node].check_invariants();
+        }
+        assert!(self.phi_convict_threshold > 0.0);
     }
 
     /// This gossiper, not knowing the nodes `unknown` says (ids of nodes
@@ -245,6 +308,7 @@ impl Gossiper {
                 self.forget(node);
             }
         }
+        self.check_invariants();
         self
     }
 
@@ -255,10 +319,15 @@ impl Gossiper {
         self.known[node as usize] = false;
         self.alive[node as usize] = false;
         self.echoing[node as usize] = None;
+        debug_assert!(self.known[self.me as usize], "a node keeps knowing itself");
     }
 
     /// Whether this node sees `node` up.
     pub fn is_alive(&self, node: u32) -> bool {
+        debug_assert!(
+            (node as usize) < self.alive.len(),
+            "node {node} is not in the cluster"
+        );
         self.alive[node as usize]
     }
 
@@ -290,6 +359,10 @@ impl Gossiper {
         if now < self.next_round {
             return;
         }
+        debug_assert!(
+            now - self.next_round < GOSSIP_INTERVAL,
+            "a round is taken within an interval of its time"
+        );
         self.next_round = now + GOSSIP_INTERVAL;
         self.versions[self.me as usize] += 1;
         let slots = self.versions.len() as u32;
@@ -324,6 +397,10 @@ impl Gossiper {
             }
         }
         self.status_check(now);
+        debug_assert!(self.next_round > now, "the next round is ahead");
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
     }
 
     /// `do_status_check`: convicts the peers whose phi passed the threshold.
@@ -334,6 +411,7 @@ impl Gossiper {
             }
             let phi = self.windows[node as usize].phi(now);
             if PHI_FACTOR * phi > self.phi_convict_threshold {
+                debug_assert!(self.known[node as usize], "only a known node is convicted");
                 self.alive[node as usize] = false;
                 self.outputs.push_back(GossipOutput::Liveness {
                     node,
@@ -346,6 +424,10 @@ impl Gossiper {
 
     /// A gossip message from node `from` arrived.
     pub fn handle_message(&mut self, now: SimTime, from: u32, message: GossipMessage) {
+        debug_assert!(
+            from != self.me && (from as usize) < self.versions.len(),
+            "gossip from a peer of the cluster, not from {from}"
+        );
         match message.kind {
             GossipKind::Syn => {
                 let reply = self.view(GossipKind::Ack);
@@ -378,6 +460,9 @@ impl Gossiper {
                     }
                 }
             }
+        }
+        if cfg!(debug_assertions) {
+            self.check_invariants();
         }
     }
 
@@ -440,6 +525,17 @@ impl DownSet {
                 self.count += 1;
             }
         }
+        debug_assert_eq!(self.contains(node), !alive);
+        debug_assert!(self.count as usize <= self.down.len());
+    }
+
+    /// The count is the number of nodes marked down. O(nodes).
+    pub fn check_invariants(&self) {
+        assert_eq!(
+            self.down.iter().filter(|down| **down).count(),
+            self.count as usize,
+            "the count is of the nodes marked down"
+        );
     }
 
     /// Whether `node` is seen down.
@@ -451,6 +547,10 @@ impl DownSet {
     /// How many nodes are seen down.
     #[inline]
     pub fn len(&self) -> u32 {
+        debug_assert!(
+            self.count as usize <= self.down.len(),
+            "no more down than known"
+        );
         self.count
     }
 
@@ -463,7 +563,9 @@ impl DownSet {
 
 /// A uniform draw in [0, 1) (53 bits).
 fn unit(rng: &mut Pcg64Mcg) -> f64 {
-    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    let draw = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    debug_assert!((0.0..1.0).contains(&draw));
+    draw
 }
 
 #[cfg(test)]

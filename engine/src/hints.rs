@@ -100,13 +100,31 @@ impl HintsSetup {
     /// (`max_hints_file_size_in_mb`), and each destination's replay
     /// throttled to 1024 KiB/s divided by the other `nodes - 1` nodes.
     pub fn cassandra_3_11(nodes: u32) -> HintsSetup {
-        HintsSetup {
+        let setup = HintsSetup {
             segment_bytes: 128 << 20,
             throttle_bytes_per_sec: Some(1024.0 * 1024.0 / f64::from(nodes.max(2) - 1)),
             ..HintsSetup::SCYLLA_3_0
-        }
+        };
+        debug_assert!(
+            setup
+                .throttle_bytes_per_sec
+                .is_some_and(|rate| rate > 0.0 && rate <= 1024.0 * 1024.0),
+            "each destination gets a share of 1 MiB/s"
+        );
+        setup
     }
 }
+
+// Scylla's setup: a segment holds several buffers; replay reads ahead and
+// sends in parallel; flushes and retries wait a positive time.
+const _: () = assert!(HintsSetup::SCYLLA_3_0.segment_bytes >= HintsSetup::SCYLLA_3_0.buffer_bytes);
+const _: () = assert!(HintsSetup::SCYLLA_3_0.read_ahead > 0);
+const _: () = assert!(HintsSetup::SCYLLA_3_0.max_sends_in_flight > 0);
+const _: () = assert!(HintsSetup::SCYLLA_3_0.flush_period.as_nanos() > 0);
+const _: () = assert!(
+    HintsSetup::SCYLLA_3_0.flush_period.as_nanos()
+        < HintsSetup::SCYLLA_3_0.max_hint_window.as_nanos()
+);
 
 /// What the shard must do for its hints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,6 +200,11 @@ struct Segment {
 
 impl Segment {
     fn is_acked(&self, index: usize) -> bool {
+        debug_assert!(
+            index < self.hints.len(),
+            "hint {index} of {}",
+            self.hints.len()
+        );
         self.acked[index / 64] >> (index % 64) & 1 == 1
     }
 
@@ -194,6 +217,10 @@ impl Segment {
         self.cursor_bytes = 0;
         self.read_requested = 0;
         self.read_done = 0;
+        debug_assert!(
+            self.acked_count < self.hints.len(),
+            "a rewound segment has hints to send"
+        );
     }
 }
 
@@ -236,6 +263,7 @@ impl Endpoint {
         if front.failed && front.in_flight == 0 {
             front.rewind();
             self.retry_at = now + retry_after;
+            debug_assert!(self.retry_at > now, "a retry waits");
         }
     }
 
@@ -276,6 +304,11 @@ pub struct HintsManager {
 impl HintsManager {
     /// No hints yet, for a cluster of `nodes` nodes.
     pub fn new(setup: HintsSetup, nodes: u32) -> HintsManager {
+        assert!(nodes > 0, "hints for a cluster of some nodes");
+        assert!(
+            setup.buffer_bytes > 0 && setup.segment_bytes > 0,
+            "hints are written in bytes"
+        );
         HintsManager {
             setup,
             endpoints: vec![Endpoint::default(); nodes as usize],
@@ -306,9 +339,32 @@ impl HintsManager {
                 );
                 assert!(segment.cursor <= segment.hints.len());
                 assert!(segment.read_done <= segment.read_requested);
+                assert!(
+                    segment.read_requested <= segment.bytes,
+                    "replay reads the segment once"
+                );
+                assert!(segment.cursor_bytes <= segment.bytes);
                 in_flight += segment.in_flight;
             }
+            for segment in endpoint.segments.iter().skip(1) {
+                assert!(
+                    segment.in_flight == 0 && segment.reads_outstanding == 0,
+                    "only the oldest segment replays"
+                );
+            }
+            assert!(
+                endpoint.unwritten <= endpoint.open_bytes,
+                "unwritten bytes are the open segment's"
+            );
+            assert!(
+                endpoint.next_id == 0 || endpoint.open_id < endpoint.next_id,
+                "the next segment's id is past the open one's"
+            );
         }
+        assert!(
+            self.in_flight <= self.setup.max_sends_in_flight,
+            "no more sends than the limit"
+        );
         assert_eq!(
             in_flight, self.in_flight,
             "the sends in flight are those of the segments"
@@ -358,6 +414,10 @@ impl HintsManager {
             kept.open_id = kept.next_id;
             kept.next_id += 1;
         }
+        debug_assert_eq!(after.in_flight, 0, "no send survives a crash");
+        if cfg!(debug_assertions) {
+            after.check_invariants();
+        }
         after
     }
 
@@ -375,6 +435,10 @@ impl HintsManager {
                 }
             }
         }
+        debug_assert!(
+            lost.len() as u64 <= self.pending(),
+            "a crash loses only hints not yet acknowledged"
+        );
         lost
     }
 
@@ -395,6 +459,11 @@ impl HintsManager {
                 );
             }
         }
+        debug_assert_eq!(
+            unsent.len() as u64,
+            self.pending(),
+            "the unsent are the pending"
+        );
         unsent
     }
 
@@ -411,11 +480,19 @@ impl HintsManager {
         } else {
             endpoint.down_since.or(Some(now))
         };
+        debug_assert!(
+            endpoint.down_since.is_none_or(|since| since <= now),
+            "a node went down in the past"
+        );
     }
 
     /// Whether a hint for `node` is kept at `now` (`can_hint_for`): not
     /// once it has been down longer than the window.
     pub fn can_hint(&self, now: SimTime, node: u32) -> bool {
+        debug_assert!(
+            (node as usize) < self.endpoints.len(),
+            "node {node} is not in the cluster"
+        );
         self.endpoints[node as usize]
             .down_since
             .is_none_or(|since| now - since <= self.setup.max_hint_window)
@@ -444,6 +521,7 @@ impl HintsManager {
             // The flush timer runs on a fixed period from the start.
             let period = self.setup.flush_period.as_nanos();
             let next = SimTime::from_nanos((now.as_nanos() / period + 1) * period);
+            debug_assert!(next > now, "the next flush is ahead");
             self.next_flush = Some(next);
             self.wake_at = Some(self.wake_at.map_or(next, |at| at.min(next)));
         }
@@ -453,6 +531,10 @@ impl HintsManager {
     pub fn write_done(&mut self, node: u32, segment: u32) {
         let endpoint = &mut self.endpoints[node as usize];
         if segment == endpoint.open_id {
+            debug_assert!(
+                endpoint.open_writes > 0,
+                "a write of the open segment was in flight"
+            );
             endpoint.open_writes -= 1;
             return;
         }
@@ -471,6 +553,10 @@ impl HintsManager {
             if front.id == segment {
                 front.reads_outstanding -= 1;
                 front.read_done += bytes;
+                debug_assert!(
+                    front.read_done <= front.read_requested,
+                    "reads return what was asked"
+                );
             }
         }
     }
@@ -478,6 +564,7 @@ impl HintsManager {
     /// Node `node` acknowledged the hint at `position` of segment
     /// `segment`.
     pub fn send_done(&mut self, now: SimTime, node: u32, segment: u32, position: u32) {
+        debug_assert!(self.in_flight > 0, "an acknowledgement of a send in flight");
         self.in_flight -= 1;
         self.stats.replayed += 1;
         self.acknowledgements += 1;
@@ -498,6 +585,7 @@ impl HintsManager {
     /// A hint of node `node`'s segment `segment` was not acknowledged in
     /// time: the segment stops, and starts over once its sends are back.
     pub fn send_failed(&mut self, now: SimTime, node: u32, segment: u32) {
+        debug_assert!(self.in_flight > 0, "a failure of a send in flight");
         self.in_flight -= 1;
         self.stats.send_failures += 1;
         let endpoint = &mut self.endpoints[node as usize];
@@ -514,7 +602,9 @@ impl HintsManager {
 
     /// Hints waiting for node `node`.
     pub fn pending_for(&self, node: u32) -> u64 {
-        self.endpoints[node as usize].pending()
+        let pending = self.endpoints[node as usize].pending();
+        debug_assert!(pending <= self.stats.written, "pending hints were written");
+        pending
     }
 
     /// When the manager next has something to do by itself: a flush, a
@@ -542,6 +632,10 @@ impl HintsManager {
                 self.wake_at = Some(self.wake_at.map_or(at, |wake: SimTime| wake.min(at)));
             }
         }
+        debug_assert!(
+            self.wake_at.is_none_or(|at| at > now),
+            "the manager wakes later, not now"
+        );
     }
 
     /// Closes every open segment (`hints_flush_period`): its buffered bytes
@@ -608,6 +702,13 @@ impl HintsManager {
             endpoint.open_bytes = 0;
             endpoint.unwritten = 0;
             endpoint.open_writes = 0;
+            debug_assert!(
+                endpoint
+                    .segments
+                    .iter()
+                    .all(|closed| closed.id != endpoint.open_id),
+                "the new open segment's id is free"
+            );
         }
     }
 
@@ -680,6 +781,7 @@ impl HintsManager {
                 hint,
             });
         }
+        debug_assert!(self.in_flight <= setup.max_sends_in_flight);
         None
     }
 }

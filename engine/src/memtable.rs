@@ -39,6 +39,36 @@ pub struct Memtable {
 }
 
 impl Memtable {
+    /// What must hold between the counts, the key range, the first segment
+    /// and the cells: an empty memtable uses no memory and names no segment;
+    /// a key range, once set, is ordered; data mode keeps at most one cell per
+    /// row inserted, all inside the key range. O(log cells).
+    pub fn check_invariants(&self) {
+        if self.rows == 0 {
+            assert_eq!(self.memory_bytes, 0, "an empty memtable uses no memory");
+            assert_eq!(self.sstable_bytes, 0);
+            assert!(
+                self.first_segment.is_none(),
+                "an empty memtable names no segment"
+            );
+        }
+        assert!(
+            self.first_key <= self.last_key || (self.first_key == u64::MAX && self.last_key == 0),
+            "a memtable's key range is ordered or empty"
+        );
+        if let Some(cells) = &self.cells {
+            assert!(
+                cells.len() as u64 <= self.rows,
+                "no more cells than rows inserted"
+            );
+            if let (Some((&first, _)), Some((&last, _))) =
+                (cells.first_key_value(), cells.last_key_value())
+            {
+                assert!(first >= self.first_key && last <= self.last_key);
+            }
+        }
+    }
+
     /// An empty memtable.
     pub fn new(id: u64) -> Memtable {
         Memtable {
@@ -69,6 +99,10 @@ impl Memtable {
                 .entry(key)
                 .and_modify(|held| *held = crate::cells::reconcile(*held, version))
                 .or_insert(version);
+            debug_assert!(
+                cells.get(&key).is_some_and(|held| *held >= version),
+                "a memtable keeps the newer version"
+            );
         }
     }
 
@@ -87,9 +121,14 @@ impl Memtable {
             self.is_empty() && self.cells.is_none(),
             "preloading a memtable in use"
         );
+        assert!(first_key <= last_key, "a preload's key range is ordered");
         if rows == 0 {
             return;
         }
+        assert!(
+            rows <= last_key - first_key + 1,
+            "a preload holds each key of its range at most once"
+        );
         self.memory_bytes = rows * row_memory_bytes;
         self.sstable_bytes = rows * row_sstable_bytes;
         self.rows = rows;
@@ -100,12 +139,27 @@ impl Memtable {
 
     /// True if nothing was inserted.
     pub fn is_empty(&self) -> bool {
+        debug_assert!(
+            self.rows > 0 || self.memory_bytes == 0,
+            "an empty memtable uses no memory"
+        );
         self.rows == 0
     }
 
     /// Inserts one row of `key`, costing `memory_bytes` of memory and
     /// `sstable_bytes` once flushed; its commitlog entry is in `segment`.
     pub fn insert(&mut self, key: u64, memory_bytes: u64, sstable_bytes: u64, segment: u64) {
+        debug_assert!(memory_bytes > 0, "a row takes memory");
+        debug_assert!(
+            self.cells
+                .as_ref()
+                .is_none_or(|cells| cells.contains_key(&key)),
+            "data mode stores a row's version before inserting it"
+        );
+        debug_assert!(
+            self.first_segment.is_none_or(|first| first <= segment),
+            "commitlog segments only grow"
+        );
         self.memory_bytes += memory_bytes;
         self.sstable_bytes += sstable_bytes;
         self.rows += 1;
@@ -131,5 +185,36 @@ mod tests {
         assert_eq!(memtable.sstable_bytes, 300);
         assert_eq!((memtable.first_key, memtable.last_key), (10, 50));
         assert_eq!(memtable.first_segment, Some(3));
+        memtable.check_invariants();
+    }
+
+    #[test]
+    #[should_panic(expected = "an empty memtable names no segment")]
+    fn an_empty_memtable_naming_a_segment_is_caught() {
+        let mut memtable = Memtable::new(1);
+        memtable.first_segment = Some(2);
+        memtable.check_invariants();
+    }
+
+    #[test]
+    #[should_panic(expected = "no more cells than rows inserted")]
+    fn cells_without_rows_are_caught() {
+        let mut memtable = Memtable::with_cells(1);
+        memtable.store(
+            5,
+            RowVersion {
+                timestamp: 1,
+                value_bytes: 10,
+            },
+        );
+        memtable.insert(5, 100, 80, 0);
+        memtable.store(
+            6,
+            RowVersion {
+                timestamp: 1,
+                value_bytes: 10,
+            },
+        );
+        memtable.check_invariants();
     }
 }

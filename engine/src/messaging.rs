@@ -76,14 +76,19 @@ impl Landing {
                 }
                 let others = u64::from(simulated - 1);
                 let other = ((draw / u64::from(shards_per_node)) % others) as u32;
-                ShardAddress {
+                let landed = ShardAddress {
                     node: owner.node,
                     shard: if other >= owner.shard {
                         other + 1
                     } else {
                         other
                     },
-                }
+                };
+                debug_assert!(
+                    landed.shard < simulated && landed.shard != owner.shard,
+                    "a message lands on another simulated shard of the owner's node"
+                );
+                landed
             }
         }
     }
@@ -94,6 +99,10 @@ impl Landing {
 /// the bit set is the relay's, not its coordinator's (coordinator ids leave
 /// it clear).
 pub const RELAYED: u64 = 1 << 63;
+
+// A coordinator's ids (a 31-bit generation above a 32-bit slot) never have
+// the relay bit set.
+const _: () = assert!((0x7FFF_FFFF_u64 << 32) + 0xFFFF_FFFF < RELAYED);
 
 #[cfg(test)]
 mod tests {

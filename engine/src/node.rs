@@ -51,6 +51,9 @@ use units::SimDuration;
 /// 8 s from joining gossip to taking clients.
 pub const GOSSIP_SETTLE: SimDuration = SimDuration::from_secs(8);
 
+// The first wait of 5 s and three polls a second apart.
+const _: () = assert!(GOSSIP_SETTLE.as_nanos() == SimDuration::from_secs(5 + 3).as_nanos());
+
 /// Where a node stands in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeLife {
@@ -158,7 +161,15 @@ impl Node {
                 .all(|config| config.heat_weighted_balancing == balancing),
             "a node's shards balance reads alike"
         );
-        Node {
+        if let Some(setup) = &gossip {
+            assert!(
+                id < setup.nodes,
+                "node {id} is one of the {} gossiping",
+                setup.nodes
+            );
+            assert!(setup.members <= setup.nodes);
+        }
+        let node = Node {
             id,
             shards: shards
                 .into_iter()
@@ -182,6 +193,62 @@ impl Node {
             life: NodeLife::Running,
             replaying: 0,
             serve_at: None,
+        };
+        node.check_invariants();
+        node
+    }
+
+    /// What must hold between the node's parts, by its life: a running or
+    /// settling node replays nothing; a replaying node waits for some of
+    /// its shards and no more than it has; a down node has no gossip, no
+    /// timers and nothing to say; a settling node knows when it serves and
+    /// only it does. Gossip runs only as set up; the node recomputes its hit
+    /// rate only if it tracks one; each shard sits at its own address.
+    /// O(shards).
+    pub fn check_invariants(&self) {
+        assert!(!self.shards.is_empty(), "a node has at least one shard");
+        match self.life {
+            NodeLife::Running | NodeLife::Settling => {
+                assert_eq!(self.replaying, 0, "no shard replays on a node in gossip");
+            }
+            NodeLife::Replaying => assert!(
+                0 < self.replaying && self.replaying as usize <= self.shards.len(),
+                "{} of {} shards replaying",
+                self.replaying,
+                self.shards.len()
+            ),
+            NodeLife::Down => {
+                assert!(self.gossiper.is_none(), "a down node does not gossip");
+                assert!(self.next_recompute.is_none() && self.outputs.is_empty());
+            }
+        }
+        assert_eq!(
+            self.serve_at.is_some(),
+            self.life == NodeLife::Settling,
+            "only a settling node waits to serve"
+        );
+        assert!(
+            self.gossiper.is_none() || self.gossip.is_some(),
+            "gossip as set up"
+        );
+        assert!(
+            self.next_recompute.is_none() || self.hit_rate.is_some(),
+            "a node that recomputes tracks its rate"
+        );
+        for (index, shard) in self.shards.iter().enumerate() {
+            let address = shard.config().address;
+            assert!(
+                address.node == self.id && address.shard as usize == index,
+                "shard {index} of node {} is misaddressed",
+                self.id
+            );
+        }
+    }
+
+    /// Ends a node-level input: checks the invariants in debug builds.
+    fn input_done(&self) {
+        if cfg!(debug_assertions) {
+            self.check_invariants();
         }
     }
 
@@ -213,6 +280,7 @@ impl Node {
         self.serve_at = None;
         self.outputs.clear();
         self.life = NodeLife::Down;
+        self.input_done();
         losses
     }
 
@@ -225,6 +293,7 @@ impl Node {
         for shard in &mut self.shards {
             shard.restart(now);
         }
+        self.input_done();
     }
 
     /// `shard` has replayed ([`crate::action::Action::Replayed`]); once
@@ -237,8 +306,15 @@ impl Node {
             NodeLife::Replaying,
             "shard {shard} replayed twice"
         );
+        assert!(
+            (shard as usize) < self.shards.len() && self.replaying > 0,
+            "shard {shard} of a node with {} shards, {} replaying",
+            self.shards.len(),
+            self.replaying
+        );
         self.replaying -= 1;
         if self.replaying > 0 {
+            self.input_done();
             return;
         }
         self.generation += 1;
@@ -268,6 +344,7 @@ impl Node {
             self.next_recompute = Some(now + heat::RECOMPUTE_EVERY);
         }
         self.outputs.push_back(NodeOutput::Joined);
+        self.input_done();
     }
 
     // ----- getters -----
@@ -347,13 +424,18 @@ impl Node {
 
     /// When the node next wants [`Node::handle_node_timeout`].
     pub fn poll_node_timeout(&self) -> Option<SimTime> {
-        crate::timer::earlier(
+        let next = crate::timer::earlier(
             crate::timer::earlier(
                 self.next_recompute,
                 self.gossiper.as_ref().map(Gossiper::next_round),
             ),
             self.serve_at,
-        )
+        );
+        debug_assert!(
+            next.is_none() || self.life != NodeLife::Down,
+            "a down node wants no timeout"
+        );
+        next
     }
 
     /// The node's next output.
@@ -363,10 +445,12 @@ impl Node {
 
     /// A gossip message from node `from` arrived.
     pub fn handle_gossip(&mut self, now: SimTime, from: u32, message: GossipMessage) {
+        debug_assert_ne!(from, self.id, "a node does not gossip with itself");
         if let Some(gossiper) = self.gossiper.as_mut() {
             gossiper.handle_message(now, from, message);
             self.take_gossip_outputs(now);
         }
+        self.input_done();
     }
 
     /// Moves the gossiper's outputs to the node's, handing every liveness
@@ -378,8 +462,12 @@ impl Node {
         };
         while let Some(output) = gossiper.poll_output() {
             self.outputs.push_back(match output {
-                GossipOutput::Send { to, message } => NodeOutput::Gossip { to, message },
+                GossipOutput::Send { to, message } => {
+                    debug_assert_ne!(to, self.id, "gossip goes to a peer");
+                    NodeOutput::Gossip { to, message }
+                }
                 GossipOutput::Liveness { node, alive, phi } => {
+                    debug_assert_ne!(node, self.id, "a node judges its peers, not itself");
                     for shard in &mut self.shards {
                         shard.set_peer_alive(now, node, alive);
                     }
@@ -410,9 +498,11 @@ impl Node {
             self.take_gossip_outputs(now);
         }
         let Some(due) = self.next_recompute else {
+            self.input_done();
             return;
         };
         if due > now {
+            self.input_done();
             return;
         }
         let tracker = self
@@ -424,11 +514,13 @@ impl Node {
             tracker.record_lookups(hits, lookups);
         }
         if let Some(rate) = tracker.rate(now) {
+            debug_assert!((0.0..=1.0).contains(&rate), "a hit rate, not {rate}");
             for shard in &mut self.shards {
                 shard.set_node_hit_rate(rate);
             }
         }
         self.next_recompute = Some(now + heat::RECOMPUTE_EVERY);
+        self.input_done();
     }
 
     // ----- topology -----
@@ -436,6 +528,11 @@ impl Node {
     /// The cluster's token metadata moved to `placement`'s epoch: every
     /// shard uses it from now on ([`Shard::set_placement`]).
     pub fn set_placement(&mut self, placement: &crate::placement::Placement) {
+        assert!(
+            self.id < placement.nodes(),
+            "the placement knows node {}",
+            self.id
+        );
         for shard in &mut self.shards {
             shard.set_placement(placement.clone());
         }
@@ -452,6 +549,7 @@ impl Node {
         to: u32,
         ranges: std::sync::Arc<[(i64, i64)]>,
     ) {
+        assert_ne!(to, self.id, "a node streams to another");
         self.shards[shard as usize].start_stream_out(now, plan, to, ranges);
     }
 
@@ -462,9 +560,11 @@ impl Node {
 
     /// `peer` has left the ring: gossip forgets it.
     pub fn forget_peer(&mut self, peer: u32) {
+        assert_ne!(peer, self.id, "a node does not forget itself");
         if let Some(gossiper) = self.gossiper.as_mut() {
             gossiper.forget(peer);
         }
+        self.input_done();
     }
 
     // ----- commands -----
@@ -479,6 +579,7 @@ impl Node {
         keys: (u64, u64),
         state: PreloadState,
     ) {
+        assert!(keys.0 <= keys.1, "a preload's key range is ordered");
         self.shards[shard as usize].preload_table(rows, row_bytes, keys, state);
     }
 

@@ -55,6 +55,11 @@ use crate::topology::{PendingRanges, TokenMetadata};
 /// `murmur3_partitioner_ignore_msb_bits`: Scylla's default since 2.0.
 pub const SHARDING_IGNORE_MSB_BITS: u32 = 12;
 
+// The sharder shifts a 64-bit token left by the ignored bits: fewer than 64,
+// and few enough to leave each shard many stripes of the ring.
+const _: () = assert!(SHARDING_IGNORE_MSB_BITS < 64);
+const _: () = assert!(SHARDING_IGNORE_MSB_BITS <= 16);
+
 /// A shard of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ShardAddress {
@@ -70,7 +75,13 @@ pub struct ShardAddress {
 /// without building the bytes).
 #[inline]
 pub fn key_token(key: u64) -> i64 {
-    stress_key_token(key)
+    let token = stress_key_token(key);
+    debug_assert_ne!(
+        token,
+        crate::ring::MIN_TOKEN,
+        "a key's token is never the reserved minimum"
+    );
+    token
 }
 
 /// The shard of a node with `shards` shards that owns `token`, as Scylla's
@@ -78,9 +89,13 @@ pub fn key_token(key: u64) -> i64 {
 /// token biased to unsigned, shifted left, scaled to the shard count.
 #[inline]
 pub fn shard_of_token(token: i64, shards: u32, ignore_msb_bits: u32) -> u32 {
+    debug_assert!(shards > 0, "a node has at least one shard");
+    debug_assert!(ignore_msb_bits < 64, "the sharder keeps some bits");
     let biased = (token as u64).wrapping_add(1 << 63);
     let adjusted = biased << ignore_msb_bits;
-    ((u128::from(adjusted) * u128::from(shards)) >> 64) as u32
+    let shard = ((u128::from(adjusted) * u128::from(shards)) >> 64) as u32;
+    debug_assert!(shard < shards, "shard {shard} of {shards}");
+    shard
 }
 
 /// What a placement holds; shared behind an `Arc`.
@@ -128,14 +143,19 @@ impl Placement {
             .map(|node| node.id + 1)
             .max()
             .unwrap_or(0);
-        Placement::build(
+        let placement = Placement::build(
             ring,
             replication,
             shards_per_node,
             slots,
             PendingRanges::default(),
             0,
-        )
+        );
+        debug_assert!(
+            !placement.has_pending() && placement.epoch() == 0,
+            "a ring that never changed has nothing pending"
+        );
+        placement
     }
 
     /// The placement of `metadata`'s epoch: reads and natural replicas from
@@ -193,7 +213,7 @@ impl Placement {
                 *owned += pending.fraction_pending_on(id as u32);
             }
         }
-        Placement {
+        let placement = Placement {
             layout: Arc::new(Layout {
                 shards_per_node,
                 replicas,
@@ -201,6 +221,42 @@ impl Placement {
                 pending,
                 epoch,
             }),
+        };
+        placement.check_invariants();
+        placement
+    }
+
+    /// What a placement holds: shards on every node, replicas for every
+    /// key, an ownership per node id that is a non-negative fraction, and,
+    /// with nothing pending, ownerships summing to the replica count.
+    /// O(node ids).
+    pub fn check_invariants(&self) {
+        let layout = &self.layout;
+        assert!(
+            layout.shards_per_node > 0,
+            "a node needs at least one shard"
+        );
+        assert!(
+            layout.replicas.replica_count() > 0,
+            "every key has a replica"
+        );
+        assert!(
+            layout.replicas.replica_count() <= layout.ownership.len(),
+            "no more replicas than node ids"
+        );
+        for &owned in &layout.ownership {
+            assert!(
+                owned.is_finite() && owned >= 0.0,
+                "an ownership is a fraction"
+            );
+        }
+        if layout.pending.is_empty() {
+            let total: f64 = layout.ownership.iter().sum();
+            let replicas = layout.replicas.replica_count() as f64;
+            assert!(
+                (total - replicas).abs() <= 1e-9 * replicas,
+                "ownerships sum to the replica count: {total}"
+            );
         }
     }
 
@@ -212,13 +268,20 @@ impl Placement {
             dc: 0,
         };
         let ring = Ring::from_tokens(&[node], &[(0, 0)]).expect("a one-token ring is valid");
-        Placement::new(&ring, &Replication::simple(1), shards_per_node)
+        let placement = Placement::new(&ring, &Replication::simple(1), shards_per_node);
+        assert_eq!(
+            placement.ownership(),
+            &[1.0],
+            "one node owns the whole ring"
+        );
+        placement
     }
 
     /// `nodes` nodes of one rack with one token each, evenly spaced (node
     /// `i` owns the `i`-th of `nodes` equal ranges): every node owns the
     /// same share. A ring without random draws, for tests and comparisons.
     pub fn evenly_spaced(nodes: u32, shards_per_node: u32, replication: &Replication) -> Placement {
+        assert!(nodes > 0, "a ring has at least one node");
         let specs: Vec<NodeSpec> = (0..nodes)
             .map(|id| NodeSpec { id, rack: 0, dc: 0 })
             .collect();
@@ -231,7 +294,9 @@ impl Placement {
             })
             .collect();
         let ring = Ring::from_tokens(&specs, &entries).expect("distinct evenly spaced tokens");
-        Placement::new(&ring, replication, shards_per_node)
+        let placement = Placement::new(&ring, replication, shards_per_node);
+        assert_eq!(placement.nodes(), nodes);
+        placement
     }
 
     /// Node ids this placement knows (every id below it; an id may be
@@ -256,7 +321,12 @@ impl Placement {
     /// The nodes `token` is pending on: they receive its writes too.
     #[inline]
     pub fn pending_nodes(&self, token: i64) -> &[u32] {
-        self.layout.pending.replicas(token)
+        let nodes = self.layout.pending.replicas(token);
+        debug_assert!(
+            nodes.iter().all(|&node| node < self.nodes()),
+            "pending nodes are known node ids"
+        );
+        nodes
     }
 
     /// The replica map of the ring (reads' and writes' natural replicas).
@@ -285,7 +355,9 @@ impl Placement {
     /// to the range's keys reach every replica alike).
     #[inline]
     pub fn range_of(&self, token: i64) -> usize {
-        self.layout.replicas.range_index(token)
+        let range = self.layout.replicas.range_index(token);
+        debug_assert!(range < self.layout.replicas.range_count());
+        range
     }
 
     /// The fraction of the token space ring range `index` covers.
@@ -296,7 +368,13 @@ impl Placement {
     /// The replica nodes of `token`, primary first.
     #[inline]
     pub fn replica_nodes(&self, token: i64) -> &[u32] {
-        self.layout.replicas.replicas(token)
+        let nodes = self.layout.replicas.replicas(token);
+        debug_assert_eq!(
+            nodes.len(),
+            self.replica_count(),
+            "every token has its replicas"
+        );
+        nodes
     }
 
     /// The primary replica of `key`: the owner of its ring range, on the
@@ -304,10 +382,12 @@ impl Placement {
     #[inline]
     pub fn owner(&self, key: u64) -> ShardAddress {
         let token = key_token(key);
-        ShardAddress {
+        let owner = ShardAddress {
             node: self.replica_nodes(token)[0],
             shard: self.shard_of(token),
-        }
+        };
+        debug_assert!(owner.node < self.nodes(), "the owner is a known node");
+        owner
     }
 
     /// The replicas of `key`, primary first, into `out`; returns how many
@@ -326,6 +406,7 @@ impl Placement {
         for (slot, &node) in out.iter_mut().zip(&nodes[..count]) {
             *slot = ShardAddress { node, shard };
         }
+        debug_assert!(count <= self.replica_count());
         count
     }
 
@@ -339,7 +420,10 @@ impl Placement {
     /// Fraction of the key space each shard of `node` holds a replica of:
     /// the node's replicated ownership split evenly over its shards.
     pub fn shard_ownership(&self, node: u32) -> f64 {
-        self.layout.ownership[node as usize] / f64::from(self.layout.shards_per_node)
+        debug_assert!(node < self.nodes(), "node {node} is not a known node id");
+        let owned = self.layout.ownership[node as usize] / f64::from(self.layout.shards_per_node);
+        debug_assert!(owned >= 0.0);
+        owned
     }
 }
 

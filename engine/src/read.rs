@@ -59,15 +59,27 @@ pub const BLOOM_FILTER_FALSE_POSITIVE_RATE: f64 = 0.0082;
 /// Device page size reads are rounded up to.
 const PAGE_BYTES: u64 = 4096;
 
+const _: () = assert!(PAGE_BYTES.is_power_of_two());
+const _: () = assert!(
+    0.0 < BLOOM_FILTER_FALSE_POSITIVE_RATE && BLOOM_FILTER_FALSE_POSITIVE_RATE < 0.01,
+    "a bloom filter built for 1% lets fewer than 1% through"
+);
+
 /// A value in [0, 1) fixed by `key` and `salt` (SplitMix64 finaliser).
 pub fn unit_hash(key: u64, salt: u64) -> f64 {
     let value = units::mix64(key ^ salt.wrapping_mul(units::GOLDEN_GAMMA));
-    (value >> 11) as f64 / (1u64 << 53) as f64
+    let unit = (value >> 11) as f64 / (1u64 << 53) as f64;
+    debug_assert!((0.0..1.0).contains(&unit));
+    unit
 }
 
 /// True if a structure with `rows` rows over keys `first..=last`, salted by
 /// `salt`, holds `key`.
 fn holds(key: u64, first: u64, last: u64, rows: u64, salt: u64, ownership: f64) -> bool {
+    debug_assert!(
+        (0.0..=1.0 + 1e-9).contains(&ownership),
+        "an ownership is a fraction: {ownership}"
+    );
     if rows == 0 || key < first || key > last {
         return false;
     }
@@ -82,6 +94,9 @@ const SSTABLE_SALT: u64 = 0x7373_7461_626C_6573;
 const BLOOM_SALT: u64 = 0x626C_6F6F_6D66_7021;
 /// One salt for every SSTable with a key share, so their slices partition the keys.
 const KEY_SHARE_SALT: u64 = 0x7368_6172_6573_2121;
+// Distinct salts, or two structures' decisions would be the same draw.
+const _: () = assert!(MEMTABLE_SALT != SSTABLE_SALT && SSTABLE_SALT != BLOOM_SALT);
+const _: () = assert!(BLOOM_SALT != KEY_SHARE_SALT && MEMTABLE_SALT != KEY_SHARE_SALT);
 /// The position of `key` on the ring, in `KEY_SHARE_ONE` units: its
 /// Murmur3 token's ([`crate::token_set::position_of`]).
 #[inline]
@@ -92,17 +107,21 @@ pub fn key_position(key: u64) -> u64 {
 /// The fraction of the ring in `[low, high)` that `sstable` may hold keys
 /// of (all of it without a token set).
 fn ring_fraction(sstable: &SSTable, low: u64, high: u64) -> f64 {
+    debug_assert!(high <= KEY_SHARE_ONE, "a slice of the ring ends inside it");
     let width = match &sstable.token_set {
         Some(set) => set.width_within(low, high),
         None => high.saturating_sub(low),
     };
-    width as f64 / KEY_SHARE_ONE as f64
+    let fraction = width as f64 / KEY_SHARE_ONE as f64;
+    debug_assert!((0.0..=1.0).contains(&fraction));
+    fraction
 }
 
 /// The fraction of the ring `sstable` may hold keys of: its token range's,
 /// less what its token set leaves out.
 fn token_fraction(sstable: &SSTable) -> f64 {
     let (low, high) = sstable.token_range.unwrap_or((0, KEY_SHARE_ONE));
+    debug_assert!(low < high, "an SSTable's token range is not empty");
     ring_fraction(sstable, low, high)
 }
 
@@ -125,7 +144,12 @@ fn token_in_range(sstable: &SSTable, key: u64) -> bool {
 /// True if `memtable` holds `key`, on a shard owning `ownership` of the keys.
 pub fn memtable_contains(memtable: &Memtable, key: u64, ownership: f64) -> bool {
     if let Some(cells) = &memtable.cells {
-        return cells.contains_key(&key);
+        let held = cells.contains_key(&key);
+        debug_assert!(
+            !held || (memtable.first_key..=memtable.last_key).contains(&key),
+            "a memtable holds keys inside its range"
+        );
+        return held;
     }
     holds(
         key,
@@ -140,7 +164,12 @@ pub fn memtable_contains(memtable: &Memtable, key: u64, ownership: f64) -> bool 
 /// True if `sstable` holds `key`, on a shard owning `ownership` of the keys.
 pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
     if let Some(cells) = &sstable.cells {
-        return cells.get(key).is_some();
+        let held = cells.get(key).is_some();
+        debug_assert!(
+            !held || (sstable.first_key..=sstable.last_key).contains(&key),
+            "an SSTable holds keys inside its range"
+        );
+        return held;
     }
     if !token_in_range(sstable, key) {
         return false;
@@ -164,6 +193,10 @@ pub fn sstable_contains(sstable: &SSTable, key: u64, ownership: f64) -> bool {
                     0 => sstable.token_range.map_or(0, |(low, _)| low),
                     _ => segments[index - 1].token_end,
                 };
+                debug_assert!(
+                    start <= token && token < segment.token_end,
+                    "the segment found holds the key's token"
+                );
                 let fraction = ring_fraction(sstable, start, segment.token_end);
                 holds(
                     key,
@@ -266,6 +299,7 @@ struct Preloaded {
 impl Population {
     /// Counts a write of `value_bytes` to `key` of ring range `range`.
     pub fn record_write(&mut self, range: usize, key: u64, value_bytes: u32) {
+        debug_assert!(range <= u32::MAX as usize, "a ring range index fits a u32");
         let written = self.ranges.entry(range as u32).or_insert(Written {
             writes: 0,
             first_key: key,
@@ -276,6 +310,31 @@ impl Population {
         written.first_key = written.first_key.min(key);
         written.last_key = written.last_key.max(key);
         written.value_bytes += u64::from(value_bytes);
+        debug_assert!(written.first_key <= key && key <= written.last_key);
+    }
+
+    /// What must hold for every range counted: at least one write, an
+    /// ordered key extent; and a preload's extent ordered, its key shares
+    /// inside the key-share space. O(ranges): run it after the rare
+    /// re-keying and absorbing, not per write.
+    pub fn check_invariants(&self) {
+        for written in self.ranges.values() {
+            assert!(written.writes > 0, "a range counted was written");
+            assert!(written.first_key <= written.last_key);
+        }
+        if let Some(preload) = self.preload {
+            assert!(preload.first_key <= preload.last_key);
+            assert!(preload.share_end <= KEY_SHARE_ONE);
+        }
+    }
+
+    /// Writes and value bytes over every range.
+    fn totals(&self) -> (u64, u64) {
+        self.ranges
+            .values()
+            .fold((0, 0), |(writes, bytes), written| {
+                (writes + written.writes, bytes + written.value_bytes)
+            })
     }
 
     /// Re-keys the counts from the ranges of `old` to those of `new` (the
@@ -287,6 +346,11 @@ impl Population {
         if self.ranges.is_empty() {
             return;
         }
+        let totals_before = if cfg!(debug_assertions) {
+            self.totals()
+        } else {
+            (0, 0)
+        };
         let mut rekeyed: rustc_hash::FxHashMap<u32, Written> = Default::default();
         for (&range, written) in &self.ranges {
             let (start, end) = old.range_bounds(range as usize);
@@ -303,6 +367,7 @@ impl Population {
                 covered = up_to;
                 index = (index + 1) % new.range_count();
             }
+            debug_assert_eq!(covered, width, "the new ranges cover the old one exactly");
             let (mut writes_left, mut bytes_left) = (written.writes, written.value_bytes);
             for (position, &(index, piece)) in pieces.iter().enumerate() {
                 let (writes, bytes) = if position + 1 == pieces.len() {
@@ -327,14 +392,27 @@ impl Population {
                 entry.first_key = entry.first_key.min(written.first_key);
                 entry.last_key = entry.last_key.max(written.last_key);
             }
+            debug_assert_eq!(
+                (writes_left, bytes_left),
+                (0, 0),
+                "a range's counts are split whole"
+            );
         }
         self.ranges = rekeyed;
+        if cfg!(debug_assertions) {
+            assert_eq!(
+                self.totals(),
+                totals_before,
+                "re-keying keeps every write and byte"
+            );
+            self.check_invariants();
+        }
     }
 
     /// The counts of the ranges of `map` that `keep` accepts (by range
     /// index), to hand to a node that takes those ranges over (streaming).
     pub fn of_ranges(&self, keep: impl Fn(usize) -> bool) -> Population {
-        Population {
+        let part = Population {
             ranges: self
                 .ranges
                 .iter()
@@ -342,13 +420,21 @@ impl Population {
                 .map(|(&range, &written)| (range, written))
                 .collect(),
             preload: self.preload,
-        }
+        };
+        debug_assert!(part.ranges.len() <= self.ranges.len());
+        part
     }
 
     /// Adds the counts of `other` (streamed in from a peer, keyed by the
     /// same ranges) to this shard's; its preload extent too, if this shard
     /// has none.
     pub fn absorb(&mut self, other: &Population) {
+        let expected = if cfg!(debug_assertions) {
+            let (mine, theirs) = (self.totals(), other.totals());
+            (mine.0 + theirs.0, mine.1 + theirs.1)
+        } else {
+            (0, 0)
+        };
         for (&range, written) in &other.ranges {
             let entry = self.ranges.entry(range).or_insert(Written {
                 writes: 0,
@@ -364,6 +450,10 @@ impl Population {
         if self.preload.is_none() {
             self.preload = other.preload;
         }
+        if cfg!(debug_assertions) {
+            assert_eq!(self.totals(), expected, "absorbing adds the other's counts");
+            self.check_invariants();
+        }
     }
 
     /// Records a preload over `first_key..=last_key` whose key shares end
@@ -375,6 +465,11 @@ impl Population {
         share_end: u64,
         value_bytes: u32,
     ) {
+        assert!(first_key <= last_key, "a preload's key range is ordered");
+        assert!(
+            share_end <= KEY_SHARE_ONE,
+            "a preload's key shares end inside the key-share space"
+        );
         self.preload = Some(Preloaded {
             first_key,
             last_key,
@@ -387,6 +482,10 @@ impl Population {
     /// `range_share` is the fraction of the keys in an extent that belong
     /// to the range and this shard.
     pub fn version(&self, key: u64, range: usize, range_share: f64) -> Option<RowVersion> {
+        debug_assert!(
+            range_share > 0.0 && range_share <= 1.0,
+            "a range's share of the keys is a fraction: {range_share}"
+        );
         let written = self.ranges.get(&(range as u32)).filter(|written| {
             (written.first_key..=written.last_key).contains(&key) && {
                 let keys = ((written.last_key - written.first_key) as f64 + 1.0) * range_share;
@@ -413,7 +512,9 @@ impl Population {
 
 /// Where `key` falls in the key-share space (see `SSTable::key_share`).
 fn key_share_point(key: u64) -> u64 {
-    (unit_hash(key, KEY_SHARE_SALT) * KEY_SHARE_ONE as f64) as u64
+    let point = (unit_hash(key, KEY_SHARE_SALT) * KEY_SHARE_ONE as f64) as u64;
+    debug_assert!(point < KEY_SHARE_ONE);
+    point
 }
 
 /// True if `sstable`'s bloom filter lets a lookup of `key` through: always
@@ -421,6 +522,10 @@ fn key_share_point(key: u64) -> u64 {
 /// it does not (keys outside its range are excluded by the summary).
 pub fn bloom_filter_passes(sstable: &SSTable, key: u64, ownership: f64) -> bool {
     if key < sstable.first_key || key > sstable.last_key || !token_in_range(sstable, key) {
+        debug_assert!(
+            !sstable_contains(sstable, key, ownership),
+            "the summary never excludes a key the SSTable holds"
+        );
         return false;
     }
     sstable_contains(sstable, key, ownership)
@@ -432,16 +537,26 @@ pub fn bloom_filter_passes(sstable: &SSTable, key: u64, ownership: f64) -> bool 
 /// column values do not compress, so a chunk is its full length on disk;
 /// a row straddling two chunks is left out).
 pub fn data_read_bytes(row_bytes: u64, compression_chunk_bytes: Option<u64>) -> u64 {
+    debug_assert!(
+        compression_chunk_bytes != Some(0),
+        "a compression chunk is not empty"
+    );
     let bytes = match compression_chunk_bytes {
         Some(chunk) => row_bytes.max(1).div_ceil(chunk) * chunk,
         None => row_bytes.max(1),
     };
-    bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES
+    let read = bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES;
+    debug_assert!(
+        read >= row_bytes && read.is_multiple_of(PAGE_BYTES),
+        "a read is whole pages holding the row"
+    );
+    read
 }
 
 /// Mean column-value bytes of the rows in a structure of `bytes` and `rows`
 /// with `overhead_bytes` per row beyond the 8-byte key.
 pub fn mean_value_bytes(bytes: u64, rows: u64, overhead_bytes: u64) -> u32 {
+    debug_assert!(rows > 0 || bytes == 0, "bytes without rows");
     let per_row = bytes / rows.max(1);
     per_row
         .saturating_sub(8 + overhead_bytes)

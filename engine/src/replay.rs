@@ -88,6 +88,35 @@ impl ReplayLog {
         }
     }
 
+    /// What must hold: pieces in log order, one per segment, segments
+    /// increasing, each spanning some positions, entries and an ordered key
+    /// range; data mode's rows in log order at their ends. O(live
+    /// segments).
+    pub fn check_invariants(&self) {
+        for piece in &self.pieces {
+            assert!(piece.start_position < piece.end_position && piece.entries > 0);
+            assert!(
+                piece.first_key <= piece.last_key,
+                "a piece's keys are ordered"
+            );
+        }
+        for pair in self.pieces.iter().zip(self.pieces.iter().skip(1)) {
+            assert!(
+                pair.0.segment < pair.1.segment,
+                "one piece per segment, in order"
+            );
+            assert!(
+                pair.0.end_position <= pair.1.start_position,
+                "pieces in log order"
+            );
+        }
+        if let Some(rows) = &self.rows {
+            if let (Some(first), Some(last)) = (rows.front(), rows.back()) {
+                assert!(first.end_position <= last.end_position && first.segment <= last.segment);
+            }
+        }
+    }
+
     /// The same log with `planted` bugs (none outside tests).
     pub fn planted(mut self, planted: Planted) -> ReplayLog {
         self.planted = planted;
@@ -97,6 +126,7 @@ impl ReplayLog {
     /// The live segment a planted bug makes the replay skip, if any.
     fn skipped_segment(&self) -> Option<u64> {
         let (first, last) = (self.pieces.front()?.segment, self.pieces.back()?.segment);
+        debug_assert!(first <= last, "pieces in segment order");
         if self.planted.has(PlantedBug::ReplaySkipsLastSegment) {
             Some(last)
         } else if self
@@ -122,6 +152,16 @@ impl ReplayLog {
         row_bytes: u64,
         version: RowVersion,
     ) {
+        debug_assert!(
+            entry_bytes > 0 && entry_bytes <= end_position,
+            "an entry ends past its own bytes"
+        );
+        debug_assert!(
+            self.pieces
+                .back()
+                .is_none_or(|piece| piece.segment <= segment),
+            "entries go to the current segment or a later one"
+        );
         match self.pieces.back_mut() {
             Some(piece) if piece.segment == segment => {
                 debug_assert!(end_position > piece.end_position);
@@ -180,6 +220,14 @@ impl ReplayLog {
             });
             start = end;
         }
+        debug_assert_eq!(
+            self.pieces
+                .iter()
+                .map(|piece| piece.end_position - piece.start_position)
+                .sum::<u64>(),
+            total,
+            "the preloaded pieces span every entry"
+        );
     }
 
     /// Segments before `segment` were released: their rows are in SSTables.
@@ -196,18 +244,29 @@ impl ReplayLog {
                 rows.pop_front();
             }
         }
+        debug_assert!(
+            self.pieces
+                .front()
+                .is_none_or(|piece| piece.segment >= segment),
+            "no released segment is kept"
+        );
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
     }
 
     /// Data mode: the rows a crash whose device held the log up to
     /// `durable_position` loses (appended, never written out), in log
     /// order. Empty in volume mode.
     pub fn lost(&self, durable_position: u64) -> Vec<(u64, RowVersion)> {
-        self.rows.as_ref().map_or_else(Vec::new, |rows| {
+        let lost: Vec<(u64, RowVersion)> = self.rows.as_ref().map_or_else(Vec::new, |rows| {
             rows.iter()
                 .filter(|row| row.end_position > durable_position)
                 .map(|row| (row.key, row.version))
                 .collect()
-        })
+        });
+        debug_assert!(lost.len() <= self.rows.as_ref().map_or(0, VecDeque::len));
+        lost
     }
 
     /// What survives a crash whose device held the log up to
@@ -253,6 +312,10 @@ impl ReplayLog {
             // Data mode counts exactly.
             replay.entries = replay.rows.len() as u64;
         }
+        debug_assert!(
+            replay.bytes <= durable_position,
+            "a replay reads only what was durable"
+        );
         replay
     }
 }
@@ -276,6 +339,7 @@ mod tests {
             let end = (index as u64 + 1) * 100;
             log.logged(end, segment, 100, index as u64, 60, version(index as u64));
         }
+        log.check_invariants();
         let all = log.durable(500);
         assert_eq!((all.bytes, all.entries, all.row_bytes), (500, 5, 300));
         assert_eq!(all.rows.len(), 5);

@@ -83,6 +83,8 @@ pub const DEFAULT_NUM_TOKENS: u32 = 256;
 /// The token Cassandra reserves as the ring's minimum (`Murmur3Partitioner.MINIMUM`).
 pub const MIN_TOKEN: i64 = i64::MIN;
 
+const _: () = assert!(DEFAULT_NUM_TOKENS > 0 && DEFAULT_NUM_TOKENS.is_power_of_two());
+
 // ---------------------------------------------------------------------------
 // Murmur3
 
@@ -100,6 +102,7 @@ fn fmix64(mut k: u64) -> u64 {
 
 #[inline]
 fn le_u64(bytes: &[u8]) -> u64 {
+    debug_assert_eq!(bytes.len(), 8, "a lane is eight bytes");
     let mut word = [0u8; 8];
     word.copy_from_slice(bytes);
     u64::from_le_bytes(word)
@@ -132,6 +135,7 @@ fn hash3_x64_128<const SIGN_EXTEND_TAIL: bool>(key: &[u8], seed: u64) -> [u64; 2
     }
 
     let tail = blocks.remainder();
+    debug_assert!(tail.len() < 16, "the tail is what is left of whole blocks");
     let widen = |byte: u8| -> u64 {
         if SIGN_EXTEND_TAIL {
             i64::from(byte as i8) as u64
@@ -180,7 +184,15 @@ pub fn murmur3_x64_128(key: &[u8], seed: u64) -> [u64; 2] {
 /// `>= 0x80`, which Cassandra sign-extends (except the 8th tail byte, whose
 /// extension bits shift out of the 64-bit lane).
 pub fn cassandra_murmur3_x64_128(key: &[u8], seed: u64) -> [u64; 2] {
-    hash3_x64_128::<true>(key, seed)
+    let hash = hash3_x64_128::<true>(key, seed);
+    debug_assert!(
+        key[key.len() - key.len() % 16..]
+            .iter()
+            .any(|&byte| byte >= 0x80)
+            || hash == murmur3_x64_128(key, seed),
+        "without a high tail byte Cassandra's hash is the reference's"
+    );
+    hash
 }
 
 /// `Murmur3Partitioner.normalize`: a hash that lands on the reserved minimum
@@ -188,11 +200,9 @@ pub fn cassandra_murmur3_x64_128(key: &[u8], seed: u64) -> [u64; 2] {
 #[inline]
 fn normalize(value: u64) -> i64 {
     let value = value as i64;
-    if value == MIN_TOKEN {
-        i64::MAX
-    } else {
-        value
-    }
+    let token = if value == MIN_TOKEN { i64::MAX } else { value };
+    debug_assert_ne!(token, MIN_TOKEN, "the minimum token is reserved");
+    token
 }
 
 /// The token of a partition key, as `Murmur3Partitioner.getToken` computes
@@ -227,13 +237,16 @@ pub fn stress_key_bytes(seed: u64) -> [u8; 10] {
         *byte = HEX[(value & 15) as usize];
         value >>= 4;
     }
+    debug_assert_eq!(value, 0, "ten hex digits spell every value of the range");
     key
 }
 
 /// The value a [`stress_key_bytes`] key spells: `1..=100_000_000_000`.
 #[inline]
 fn stress_key_value(seed: u64) -> u64 {
-    1 + units::mix64(seed.wrapping_add(units::GOLDEN_GAMMA)) % 100_000_000_000
+    let value = 1 + units::mix64(seed.wrapping_add(units::GOLDEN_GAMMA)) % 100_000_000_000;
+    debug_assert!((1..=100_000_000_000).contains(&value));
+    value
 }
 
 /// Eight hex digits as ASCII bytes in one little-endian word: byte `i` is
@@ -246,7 +259,12 @@ fn hex_ascii_word(nibbles: u64) -> u64 {
     spread = (spread | (spread << 8)) & 0x00FF_00FF_00FF_00FF;
     spread = (spread | (spread << 4)) & 0x0F0F_0F0F_0F0F_0F0F;
     let letters = ((spread + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
-    spread + 0x3030_3030_3030_3030 + letters * 7
+    let word = spread + 0x3030_3030_3030_3030 + letters * 7;
+    debug_assert!(
+        word.to_le_bytes().iter().all(u8::is_ascii_hexdigit),
+        "every byte is an ASCII hex digit"
+    );
+    word
 }
 
 /// [`murmur3_token`] of [`stress_key_bytes`]`(seed)`, without the byte
@@ -267,7 +285,13 @@ pub fn stress_key_token(seed: u64) -> i64 {
     h2 = h2.wrapping_add(h1);
     h1 = fmix64(h1);
     h2 = fmix64(h2);
-    normalize(h1.wrapping_add(h2))
+    let token = normalize(h1.wrapping_add(h2));
+    debug_assert_eq!(
+        token,
+        murmur3_token(&stress_key_bytes(seed)),
+        "the short way gives the long way's token"
+    );
+    token
 }
 
 // ---------------------------------------------------------------------------
@@ -303,6 +327,7 @@ pub enum Replication {
 impl Replication {
     /// `SimpleStrategy` with replication factor `rf`.
     pub fn simple(rf: u32) -> Replication {
+        assert!(rf >= 1, "a keyspace keeps at least one replica");
         Replication::SimpleStrategy { rf }
     }
 
@@ -385,15 +410,39 @@ impl TokenIndex {
             starts.push(index as u32);
         }
         starts.push(tokens.len() as u32);
-        TokenIndex {
+        let index = TokenIndex {
             tokens,
             starts,
             bits,
+        };
+        index.check_invariants();
+        index
+    }
+
+    /// Tokens ascending and distinct; one start per bucket and a closing
+    /// one, never decreasing, each bucket's tokens in it. O(tokens): built
+    /// once per ring.
+    fn check_invariants(&self) {
+        assert!(
+            self.tokens.windows(2).all(|pair| pair[0] < pair[1]),
+            "ring tokens ascend with none twice"
+        );
+        assert_eq!(self.starts.len(), (1 << self.bits) + 1);
+        assert!(self.starts.windows(2).all(|pair| pair[0] <= pair[1]));
+        assert_eq!(
+            self.starts[self.starts.len() - 1] as usize,
+            self.tokens.len()
+        );
+        for (bucket, pair) in self.starts.windows(2).enumerate() {
+            for &token in &self.tokens[pair[0] as usize..pair[1] as usize] {
+                assert_eq!(Self::bucket_of(token, self.bits), bucket as u64);
+            }
         }
     }
 
     #[inline]
     fn bucket_of(token: i64, bits: u32) -> u64 {
+        debug_assert!((1..=16).contains(&bits), "1 to 16 bits of bucket");
         ((token as u64) ^ (1 << 63)) >> (64 - bits)
     }
 
@@ -405,11 +454,16 @@ impl TokenIndex {
         let start = self.starts[bucket] as usize;
         let end = self.starts[bucket + 1] as usize;
         let index = start + self.tokens[start..end].partition_point(|&t| t < token);
-        if index == self.tokens.len() {
-            0
-        } else {
-            index
-        }
+        let index = if index == self.tokens.len() { 0 } else { index };
+        debug_assert!(
+            self.tokens[index] >= token || index == 0,
+            "the range found ends at or after the token"
+        );
+        debug_assert!(
+            index == 0 || self.tokens[index - 1] < token,
+            "the range found is the first that holds the token"
+        );
+        index
     }
 }
 
@@ -427,6 +481,8 @@ pub struct Ring {
 /// 2^64: the number of token positions, the denominator of ownership.
 const TOKEN_SPACE: f64 = 18_446_744_073_709_551_616.0;
 
+const _: () = assert!(TOKEN_SPACE == (1u128 << 64) as f64);
+
 /// Token positions in the ring range `(start, end]`, wrapping past the
 /// largest token: the whole ring (2^64) when `start == end`, a one-token
 /// ring's only range.
@@ -440,7 +496,9 @@ pub fn span_width(start: i64, end: i64) -> u128 {
 /// The fraction of the token space the ring range `(start, end]` covers
 /// ([`span_width`]).
 pub fn span_fraction(start: i64, end: i64) -> f64 {
-    span_width(start, end) as f64 / TOKEN_SPACE
+    let fraction = span_width(start, end) as f64 / TOKEN_SPACE;
+    debug_assert!(fraction > 0.0 && fraction <= 1.0);
+    fraction
 }
 
 impl Ring {
@@ -469,7 +527,32 @@ impl Ring {
                 entries.push((token, node.id));
             }
         }
-        Ring::from_tokens(nodes, &entries)
+        let ring = Ring::from_tokens(nodes, &entries)?;
+        assert_eq!(
+            ring.range_count(),
+            nodes.len() * num_tokens as usize,
+            "every node holds num_tokens ranges"
+        );
+        Ok(ring)
+    }
+
+    /// Every ring token has an owner among the nodes, every node owns a
+    /// token, and the per-DC counts are the nodes' (each DC's racks no more
+    /// than its nodes). O(tokens + nodes): rings are built a few times a
+    /// run.
+    pub fn check_invariants(&self) {
+        self.index.check_invariants();
+        assert_eq!(self.owners.len(), self.index.tokens.len());
+        let mut owns = vec![false; self.nodes.len()];
+        for &owner in &self.owners {
+            owns[owner as usize] = true;
+        }
+        assert!(owns.iter().all(|&owns| owns), "every node owns a token");
+        let counted: u32 = self.dcs.values().map(|info| info.nodes).sum();
+        assert_eq!(counted as usize, self.nodes.len(), "each node is in one DC");
+        for info in self.dcs.values() {
+            assert!(1 <= info.racks && info.racks <= info.nodes);
+        }
     }
 
     /// A ring from explicit `(token, node id)` entries (`initial_token`);
@@ -514,12 +597,14 @@ impl Ring {
                 )
             })
             .collect();
-        Ok(Ring {
+        let ring = Ring {
             nodes: nodes.to_vec(),
             index: TokenIndex::new(sorted.iter().map(|&(token, _)| token).collect()),
             owners: sorted.iter().map(|&(_, index)| index).collect(),
             dcs,
-        })
+        };
+        ring.check_invariants();
+        Ok(ring)
     }
 
     /// The nodes, in the order given to [`Ring::new`]; ownership vectors use
@@ -549,16 +634,29 @@ impl Ring {
     /// ring token, wrapping; with one token the range is the whole ring and
     /// `start == end`).
     pub fn range_bounds(&self, index: usize) -> (i64, i64) {
+        debug_assert!(
+            index < self.range_count(),
+            "range {index} is not on the ring"
+        );
         let previous = if index == 0 {
             self.index.tokens.len() - 1
         } else {
             index - 1
         };
-        (self.index.tokens[previous], self.index.tokens[index])
+        let bounds = (self.index.tokens[previous], self.index.tokens[index]);
+        debug_assert!(
+            (index == 0) == (bounds.0 >= bounds.1),
+            "only the first range wraps"
+        );
+        bounds
     }
 
     /// The node owning range `index`.
     pub fn range_owner(&self, index: usize) -> u32 {
+        debug_assert!(
+            index < self.owners.len(),
+            "range {index} is not on the ring"
+        );
         self.nodes[self.owners[index] as usize].id
     }
 
@@ -571,18 +669,25 @@ impl Ring {
 
     /// The primary replica of a partition key.
     pub fn primary_for_key(&self, key: &[u8]) -> u32 {
-        self.primary(murmur3_token(key))
+        let primary = self.primary(murmur3_token(key));
+        debug_assert!(
+            self.nodes.iter().any(|node| node.id == primary),
+            "a key's primary is a node of the ring"
+        );
+        primary
     }
 
     /// How many replicas `strategy` gives every range of this ring.
     pub fn replica_count(&self, strategy: &Replication) -> usize {
-        match strategy {
+        let count = match strategy {
             Replication::SimpleStrategy { rf } => (*rf as usize).min(self.nodes.len()),
             Replication::NetworkTopologyStrategy { rf_per_dc } => rf_per_dc
                 .iter()
                 .map(|(dc, &rf)| self.dcs.get(dc).map_or(0, |info| rf.min(info.nodes)) as usize)
                 .sum(),
-        }
+        };
+        debug_assert!(count <= self.nodes.len(), "no more replicas than nodes");
+        count
     }
 
     /// The replicas of `token` under `strategy`, in walk order (the primary
@@ -593,6 +698,12 @@ impl Ring {
         for slot in out.iter_mut() {
             *slot = self.nodes[*slot as usize].id;
         }
+        debug_assert!(
+            out.iter()
+                .enumerate()
+                .all(|(i, node)| !out[..i].contains(node)),
+            "a replica set names each node once"
+        );
     }
 
     /// The replica walk from range `start`, into `out` as node indices.
@@ -623,12 +734,14 @@ impl Ring {
                 out.push(candidate);
             }
         }
+        debug_assert_eq!(out.len(), want, "the walk finds every replica");
     }
 
     /// `DatacenterEndpoints.addEndpointAndCheckIfDone` for `candidate` (a
     /// node index not yet in `chosen`), with the DC's state derived from the
     /// replicas chosen so far.
     fn nts_accepts(&self, rf_per_dc: &BTreeMap<u32, u32>, candidate: u32, chosen: &[u32]) -> bool {
+        debug_assert!(!chosen.contains(&candidate), "a candidate not yet chosen");
         let node = self.nodes[candidate as usize];
         let Some(&rf) = rf_per_dc.get(&node.dc) else {
             return false;
@@ -650,6 +763,11 @@ impl Ring {
             });
             distinct_racks += u32::from(first_of_rack);
         }
+        debug_assert!(
+            taken <= rf.min(info.nodes),
+            "a DC never holds more than its rf"
+        );
+        debug_assert!(distinct_racks <= taken.min(info.racks));
         if taken >= rf.min(info.nodes) {
             return false;
         }
@@ -674,6 +792,11 @@ impl Ring {
         for (index, &owner) in self.owners.iter().enumerate() {
             owned[owner as usize] += self.range_width(index);
         }
+        assert_eq!(
+            owned.iter().sum::<u128>(),
+            1u128 << 64,
+            "the ranges' primaries own the whole ring once"
+        );
         owned.into_iter().map(|w| w as f64 / TOKEN_SPACE).collect()
     }
 
@@ -691,6 +814,11 @@ impl Ring {
                 owned[node as usize] += width;
             }
         }
+        assert_eq!(
+            owned.iter().sum::<u128>(),
+            self.replica_count(strategy) as u128 * (1u128 << 64),
+            "every replica owns each range once"
+        );
         owned.into_iter().map(|w| w as f64 / TOKEN_SPACE).collect()
     }
 }
@@ -730,10 +858,30 @@ impl ReplicaMap {
             debug_assert_eq!(set.len(), stride);
             replicas.extend(set.iter().map(|&node| ring.nodes[node as usize].id));
         }
-        ReplicaMap {
+        let map = ReplicaMap {
             index: ring.index.clone(),
             stride,
             replicas,
+        };
+        if cfg!(debug_assertions) {
+            map.check_invariants();
+        }
+        map
+    }
+
+    /// `stride` replicas for every range, none twice in a range, and the
+    /// token index's own invariants. O(ranges x rf^2).
+    pub fn check_invariants(&self) {
+        self.index.check_invariants();
+        assert_eq!(self.replicas.len(), self.stride * self.range_count());
+        for range in 0..self.range_count() {
+            let set = self.range_replicas(range);
+            for (i, node) in set.iter().enumerate() {
+                assert!(
+                    !set[..i].contains(node),
+                    "range {range} names node {node} twice"
+                );
+            }
         }
     }
 
@@ -745,6 +893,10 @@ impl ReplicaMap {
     /// The replica set of range `index` (see [`Ring::range_index`]).
     #[inline]
     pub fn range_replicas(&self, index: usize) -> &[u32] {
+        debug_assert!(
+            index < self.range_count(),
+            "range {index} is not on the ring"
+        );
         &self.replicas[index * self.stride..(index + 1) * self.stride]
     }
 
@@ -770,11 +922,16 @@ impl ReplicaMap {
     /// token; with one token, `start == end` is the whole ring).
     pub fn range_bounds(&self, index: usize) -> (i64, i64) {
         let tokens = &self.index.tokens;
+        debug_assert!(index < tokens.len(), "range {index} is not on the ring");
         let start = tokens[if index == 0 {
             tokens.len() - 1
         } else {
             index - 1
         }];
+        debug_assert!(
+            (index == 0) == (start >= tokens[index]),
+            "only the first range wraps"
+        );
         (start, tokens[index])
     }
 

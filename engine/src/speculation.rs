@@ -58,12 +58,17 @@ pub enum Resolution {
 
 impl Resolution {
     fn apply(self, delay: SimDuration) -> SimDuration {
-        match self {
+        let applied = match self {
             Resolution::Exact => delay,
             Resolution::WholeMillis => {
                 SimDuration::from_millis((delay.as_nanos() / 1_000_000).max(1))
             }
-        }
+        };
+        debug_assert!(
+            applied <= delay || applied == SimDuration::from_millis(1),
+            "truncating never lengthens a delay beyond the one-millisecond floor"
+        );
+        applied
     }
 }
 
@@ -72,6 +77,12 @@ const BUCKETS: usize = 96;
 const RECOMPUTE_EVERY: SimDuration = SimDuration::from_secs(1);
 /// Factor every bucket is multiplied by after a recompute.
 const DECAY: f64 = 0.9;
+
+const _: () = assert!(
+    0.0 < DECAY && DECAY < 1.0,
+    "a decay forgets, and only in part"
+);
+const _: () = assert!(BUCKETS > 1 && RECOMPUTE_EVERY.as_nanos() > 0);
 
 /// Upper bounds of the histogram's buckets, in nanoseconds: 1 us, then x1.2
 /// (rounded up, always growing), as `EstimatedHistogram`'s offsets.
@@ -82,6 +93,10 @@ fn bucket_bounds() -> [u64; BUCKETS] {
         *slot = bound;
         bound = ((bound as f64 * 1.2).ceil() as u64).max(bound + 1);
     }
+    assert!(
+        bounds.windows(2).all(|pair| pair[0] < pair[1]),
+        "bucket bounds grow"
+    );
     bounds
 }
 
@@ -106,10 +121,33 @@ impl Default for LatencyEstimate {
 }
 
 impl LatencyEstimate {
+    /// What must hold: bucket bounds strictly growing, counts non-negative
+    /// and finite, and a cached percentile that is one of the bounds.
+    /// O(buckets), 96.
+    pub fn check_invariants(&self) {
+        assert!(self.bounds.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(
+            self.counts
+                .iter()
+                .all(|count| count.is_finite() && *count >= 0.0),
+            "bucket counts are non-negative"
+        );
+        if let Some(cached) = self.cached {
+            assert!(
+                self.bounds.binary_search(&cached.as_nanos()).is_ok(),
+                "a percentile is a bucket's bound"
+            );
+        }
+    }
+
     /// Records one coordinator read latency.
     pub fn record(&mut self, latency: SimDuration) {
         let nanos = latency.as_nanos();
         let bucket = self.bounds.partition_point(|&bound| bound < nanos);
+        debug_assert!(
+            bucket >= BUCKETS || nanos <= self.bounds[bucket],
+            "a latency lands in the bucket bounding it"
+        );
         self.counts[bucket.min(BUCKETS - 1)] += 1.0;
     }
 
@@ -117,6 +155,10 @@ impl LatencyEstimate {
     /// bound), recomputed at most once per second and decayed after each
     /// recompute; `None` until something was recorded.
     pub fn percentile(&mut self, now: SimTime, percentile: f64) -> Option<SimDuration> {
+        debug_assert!(
+            (0.0..=100.0).contains(&percentile),
+            "a percentile is in [0, 100], not {percentile}"
+        );
         if now >= self.next_recompute {
             let total: f64 = self.counts.iter().sum();
             if total > 0.0 {
@@ -135,6 +177,7 @@ impl LatencyEstimate {
                 for count in &mut self.counts {
                     *count *= DECAY;
                 }
+                debug_assert!(self.next_recompute > now, "the next recompute is ahead");
             }
         }
         self.cached
@@ -151,7 +194,7 @@ impl LatencyEstimate {
         resolution: Resolution,
     ) -> Option<SimDuration> {
         let cap = SimDuration::from_nanos(read_timeout.as_nanos() / 2);
-        match policy {
+        let delay = match policy {
             SpeculativeRetry::Never => None,
             SpeculativeRetry::Fixed(delay) => Some(delay.min(cap)),
             // Before any read has finished there is no percentile yet: wait
@@ -160,7 +203,12 @@ impl LatencyEstimate {
                 self.percentile(now, p)
                     .map_or(cap, |delay| resolution.apply(delay).min(cap)),
             ),
-        }
+        };
+        debug_assert!(
+            delay.is_none_or(|delay| delay <= cap),
+            "a read speculates before half its timeout"
+        );
+        delay
     }
 }
 

@@ -83,6 +83,12 @@ pub struct SSTableFormat {
 /// Device page size that index reads are rounded up to.
 const PAGE_BYTES: u64 = 4096;
 
+const _: () = assert!(PAGE_BYTES.is_power_of_two());
+// A bloom filter of 0.01 needs 10 bits per partition (module doc); c-s keys
+// are not empty.
+const _: () = assert!(SSTableFormat::CASSANDRA_STRESS.bloom_bits_per_partition == 10);
+const _: () = assert!(SSTableFormat::CASSANDRA_STRESS.key_bytes > 0);
+
 impl SSTableFormat {
     /// Cassandra's `ka`/`la` format with c-s's 10-byte keys and the default
     /// table options (`min_index_interval` 128, `bloom_filter_fp_chance`
@@ -116,16 +122,23 @@ impl SSTableFormat {
     /// Partitions per summary entry for partitions of `row_bytes` of Data
     /// each: the index entries in the block a lookup reads.
     pub fn index_block_entries(&self, row_bytes: u64) -> u64 {
-        match self.summary {
+        let entries = match self.summary {
             SummarySampling::Partitions(every) => every.max(1),
             SummarySampling::DataBytes { byte_cost } => {
+                debug_assert!(byte_cost > 0, "a summary byte cost is positive");
                 (byte_cost * (8 + 2 + self.key_bytes)).div_ceil(row_bytes.max(1))
             }
-        }
+        };
+        debug_assert!(
+            entries >= 1,
+            "a summary entry covers at least one partition"
+        );
+        entries
     }
 
     /// Index bytes of `rows` partitions.
     pub fn index_bytes(&self, rows: u64) -> u64 {
+        debug_assert!(self.index_entry_bytes() > self.key_bytes);
         rows * self.index_entry_bytes()
     }
 
@@ -133,11 +146,20 @@ impl SSTableFormat {
     /// memory and on disk).
     pub fn summary_bytes(&self, rows: u64, data_bytes: u64) -> u64 {
         let row_bytes = data_bytes / rows.max(1);
-        rows.div_ceil(self.index_block_entries(row_bytes)) * self.summary_entry_bytes()
+        let bytes = rows.div_ceil(self.index_block_entries(row_bytes)) * self.summary_entry_bytes();
+        debug_assert!(
+            bytes <= self.index_bytes(rows),
+            "the summary samples the index: it is never larger"
+        );
+        bytes
     }
 
     /// Bloom filter bytes of `rows` partitions (in memory and on disk).
     pub fn filter_bytes(&self, rows: u64) -> u64 {
+        debug_assert!(
+            self.bloom_bits_per_partition > 0,
+            "a bloom filter has bits for each partition"
+        );
         (rows * self.bloom_bits_per_partition).div_ceil(8)
     }
 
@@ -148,7 +170,9 @@ impl SSTableFormat {
         let per_row = self.index_entry_bytes() as f64
             + self.summary_entry_bytes() as f64 / block
             + self.bloom_bits_per_partition as f64 / 8.0;
-        per_row / row_bytes.max(1.0)
+        let overhead = per_row / row_bytes.max(1.0);
+        debug_assert!(overhead.is_finite() && overhead > 0.0);
+        overhead
     }
 
     /// Bytes written to disk for a chunk of `data_bytes` of Data from an
@@ -158,26 +182,41 @@ impl SSTableFormat {
         if rows == 0 || total_data_bytes == 0 {
             return data_bytes;
         }
+        debug_assert!(
+            data_bytes <= total_data_bytes,
+            "a chunk is part of its SSTable's Data"
+        );
         let row_bytes = total_data_bytes as f64 / rows as f64;
-        data_bytes + (data_bytes as f64 * self.overhead_per_data_byte(row_bytes)).ceil() as u64
+        let bytes =
+            data_bytes + (data_bytes as f64 * self.overhead_per_data_byte(row_bytes)).ceil() as u64;
+        debug_assert!(bytes >= data_bytes);
+        bytes
     }
 
     /// Bytes a lookup reads from the index of an SSTable of `row_bytes`
     /// partitions: the block of index entries between two summary entries,
     /// in whole pages.
     pub fn index_read_bytes(&self, row_bytes: u64) -> u64 {
-        (self.index_block_entries(row_bytes) * self.index_entry_bytes()).div_ceil(PAGE_BYTES)
-            * PAGE_BYTES
+        let bytes = (self.index_block_entries(row_bytes) * self.index_entry_bytes())
+            .div_ceil(PAGE_BYTES)
+            * PAGE_BYTES;
+        debug_assert!(bytes >= PAGE_BYTES, "an index lookup reads at least a page");
+        bytes
     }
 
     /// Index bytes a lookup parses in an SSTable of `row_bytes` partitions
     /// (the CPU of [`crate::CpuWork::IndexParse`]).
     pub fn index_parsed_bytes(&self, row_bytes: u64) -> u64 {
         let block = self.index_block_entries(row_bytes) * self.index_entry_bytes();
-        match self.index_parse {
+        let parsed = match self.index_parse {
             IndexBlockParse::Whole => block,
             IndexBlockParse::UpToKey => block.div_ceil(2),
-        }
+        };
+        debug_assert!(
+            parsed <= self.index_read_bytes(row_bytes),
+            "a lookup parses no more than it read"
+        );
+        parsed
     }
 }
 
@@ -253,6 +292,56 @@ pub struct Segment {
 }
 
 impl SSTable {
+    /// What every SSTable holds: its key range ordered when it has rows;
+    /// its key share, token range and token set inside the ring and not
+    /// empty, the token set inside the token range; its segments in
+    /// increasing token order, ending inside the token range, each with an
+    /// ordered key range inside the SSTable's; data mode's rows inside the
+    /// key range. O(segments), a few per SSTable.
+    pub fn check_invariants(&self) {
+        assert!(
+            self.rows == 0 || self.first_key <= self.last_key,
+            "SSTable {}: keys {}..={} out of order",
+            self.generation,
+            self.first_key,
+            self.last_key
+        );
+        if let Some((low, high)) = self.key_share {
+            assert!(
+                low < high && high <= KEY_SHARE_ONE,
+                "a key share is a slice of the space"
+            );
+        }
+        let (range_low, range_high) = self.token_range.unwrap_or((0, KEY_SHARE_ONE));
+        assert!(
+            range_low < range_high && range_high <= KEY_SHARE_ONE,
+            "SSTable {}: token range {range_low}..{range_high}",
+            self.generation
+        );
+        if let Some((start, end)) = self.token_set.as_ref().and_then(TokenSet::span) {
+            assert!(
+                range_low <= start && end <= range_high,
+                "a token set lies inside its SSTable's token range"
+            );
+        }
+        if let Some(segments) = &self.segments {
+            assert!(!segments.is_empty(), "an SSTable with segments has one");
+            let mut start = range_low;
+            for segment in segments.iter() {
+                assert!(start < segment.token_end, "segments go forward on the ring");
+                assert!(segment.first_key <= segment.last_key || segment.rows == 0);
+                start = segment.token_end;
+            }
+            assert!(start <= range_high, "segments end inside the token range");
+        }
+        if let Some((first, last)) = self.cells.as_ref().and_then(SortedCells::key_range) {
+            assert!(
+                self.first_key <= first && last <= self.last_key,
+                "an SSTable's rows lie inside its key range"
+            );
+        }
+    }
+
     /// A volume-mode SSTable for tests: `rows` rows over keys
     /// `first_key..=last_key`, sealed at time zero, level 0, whole ring;
     /// tests set the other fields with struct update syntax.
@@ -283,9 +372,12 @@ impl SSTable {
     /// The positions `[lo, hi)` from its first partition to its last: its
     /// token range, else its token set's span, else the whole ring.
     pub fn token_extent(&self) -> (u64, u64) {
-        self.token_range
+        let extent = self
+            .token_range
             .or_else(|| self.token_set.as_ref().and_then(TokenSet::span))
-            .unwrap_or((0, KEY_SHARE_ONE))
+            .unwrap_or((0, KEY_SHARE_ONE));
+        debug_assert!(extent.0 < extent.1 && extent.1 <= KEY_SHARE_ONE);
+        extent
     }
 
     /// Bytes of the components held in memory (summary and filter).
@@ -302,6 +394,22 @@ impl SSTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[should_panic(expected = "segments go forward on the ring")]
+    fn segments_out_of_ring_order_are_caught() {
+        let segment = |token_end| Segment {
+            token_end,
+            first_key: 0,
+            last_key: 10,
+            rows: 5,
+        };
+        let sstable = SSTable {
+            segments: Some(vec![segment(1_000), segment(500)].into()),
+            ..SSTable::for_test(1, 3_000, 10, 0, 10)
+        };
+        sstable.check_invariants();
+    }
 
     #[test]
     fn components_of_a_cassandra_stress_sstable() {

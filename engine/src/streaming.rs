@@ -89,6 +89,15 @@ pub const STREAM_CREDIT_EVERY: u32 = 8;
 /// streaming reader's read-ahead).
 pub const READ_AHEAD: u32 = 4;
 
+// A plan is a positive share of a peer's ranges; the sender's limits are
+// positive, and a receiver returns credit before the window closes.
+const _: () = assert!(0.0 < PLAN_RANGES_FRACTION && PLAN_RANGES_FRACTION <= 1.0);
+const _: () = assert!(PEERS_AT_ONCE_3_0 > 0 && RPC_IN_FLIGHT > 0 && READ_AHEAD > 0);
+const _: () = assert!(0 < STREAM_CREDIT_EVERY && STREAM_CREDIT_EVERY <= STREAM_WINDOW);
+const _: () = assert!(STREAM_WINDOW.is_multiple_of(STREAM_CREDIT_EVERY));
+const _: () = assert!(FRAGMENT_BYTES.is_power_of_two());
+const _: () = assert!(RING_DELAY.as_nanos() > 0);
+
 /// How a shard sends a range's data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamMode {
@@ -114,16 +123,25 @@ pub struct Transfer {
 impl Transfer {
     /// The fraction of the token space the ranges cover.
     pub fn fraction(&self) -> f64 {
+        debug_assert_ne!(
+            self.source, self.target,
+            "a transfer moves data between two nodes"
+        );
         ranges_fraction(&self.ranges)
     }
 }
 
 /// The fraction of the token space `ranges` cover.
 pub fn ranges_fraction(ranges: &[(i64, i64)]) -> f64 {
-    ranges
+    let fraction: f64 = ranges
         .iter()
         .map(|&(start, end)| span_fraction(start, end))
-        .sum()
+        .sum();
+    debug_assert!(
+        fraction >= 0.0 && fraction <= ranges.len() as f64,
+        "each range is at most the ring"
+    );
+    fraction
 }
 
 /// Whether `token` lies in one of `ranges` (sorted by end, as transfers
@@ -147,7 +165,7 @@ fn group(
     for (peer, range) in pairs {
         by_peer.entry(peer).or_default().push(range);
     }
-    by_peer
+    let transfers: Vec<Transfer> = by_peer
         .into_iter()
         .map(|(peer, ranges)| {
             let (source, target) = transfer(peer);
@@ -157,7 +175,12 @@ fn group(
                 ranges,
             }
         })
-        .collect()
+        .collect();
+    debug_assert!(
+        transfers.iter().all(|transfer| !transfer.ranges.is_empty()),
+        "a transfer moves some range"
+    );
+    transfers
 }
 
 /// What node `joining` (announced in `metadata`) fetches, and from whom:
@@ -184,7 +207,14 @@ pub fn bootstrap_transfers(
             .unwrap_or(current[0]);
         pairs.push((source, (start, end)));
     }
-    planted_drop(metadata, group(pairs, |source| (source, joining)))
+    let transfers = planted_drop(metadata, group(pairs, |source| (source, joining)));
+    debug_assert!(
+        transfers
+            .iter()
+            .all(|transfer| transfer.target == joining && transfer.source != joining),
+        "a joining node fetches from others"
+    );
+    transfers
 }
 
 /// What node `leaving` (announced in `metadata`) sends, and to whom: each
@@ -200,7 +230,12 @@ pub fn decommission_transfers(
             pairs.push((target, (start, end)));
         }
     }
-    planted_drop(metadata, group(pairs, |target| (leaving, target)))
+    let transfers = planted_drop(metadata, group(pairs, |target| (leaving, target)));
+    debug_assert!(
+        transfers.iter().all(|transfer| transfer.target != leaving),
+        "a leaving node is never pending on its own ranges"
+    );
+    transfers
 }
 
 /// What the nodes gaining the ranges of dead node `removed` (announced as
@@ -239,7 +274,14 @@ pub fn removenode_transfers(
             ranges,
         })
         .collect();
-    planted_drop(metadata, transfers)
+    let transfers = planted_drop(metadata, transfers);
+    debug_assert!(
+        transfers
+            .iter()
+            .all(|transfer| transfer.source != removed && transfer.source != transfer.target),
+        "a removed node's ranges come from a live third node"
+    );
+    transfers
 }
 
 /// `transfers`, or with the planted `StreamDropsLastRange` each one short
@@ -254,6 +296,7 @@ fn planted_drop(metadata: &TokenMetadata, mut transfers: Vec<Transfer>) -> Vec<T
         }
         transfers.retain(|transfer| !transfer.ranges.is_empty());
     }
+    debug_assert!(transfers.iter().all(|transfer| !transfer.ranges.is_empty()));
     transfers
 }
 
@@ -310,13 +353,34 @@ impl RangeStreamer {
                     .collect()
             })
             .collect();
-        RangeStreamer {
+        let streamer = RangeStreamer {
             running: vec![None; transfers.len()],
             queues,
             peers_at_once,
             plans: next_id - first_id,
             done: 0,
-        }
+        };
+        streamer.check_invariants();
+        streamer
+    }
+
+    /// What must hold: one running slot per transfer; no more plans under
+    /// way than the limit; every plan is queued, under way or done, once.
+    /// O(transfers).
+    pub fn check_invariants(&self) {
+        assert_eq!(
+            self.running.len(),
+            self.queues.len(),
+            "one slot per transfer"
+        );
+        let running = self.running.iter().filter(|plan| plan.is_some()).count();
+        assert!(running <= self.peers_at_once, "{running} plans under way");
+        let queued: usize = self.queues.iter().map(|queue| queue.len()).sum();
+        assert_eq!(
+            queued + running + self.done as usize,
+            self.plans as usize,
+            "every plan is queued, under way or done"
+        );
     }
 
     /// Plans to start now (the next plan of each transfer with none under
@@ -336,6 +400,10 @@ impl RangeStreamer {
                 }
             }
         }
+        debug_assert!(started.len() <= self.peers_at_once);
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
         started
     }
 
@@ -351,6 +419,9 @@ impl RangeStreamer {
             .unwrap_or_else(|| panic!("plan {id} is not under way"));
         *slot = None;
         self.done += 1;
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
     }
 
     /// Plans in all.
@@ -360,11 +431,13 @@ impl RangeStreamer {
 
     /// Plans finished.
     pub fn plans_done(&self) -> u32 {
+        debug_assert!(self.done <= self.plans, "no more plans done than planned");
         self.done
     }
 
     /// Whether every plan has finished.
     pub fn is_done(&self) -> bool {
+        debug_assert!(self.done <= self.plans, "no more plans done than planned");
         self.done == self.plans
     }
 }

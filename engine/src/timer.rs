@@ -23,6 +23,15 @@ pub enum TimerKind {
 
 const TIMER_KINDS: usize = 5;
 
+// Each kind's discriminant is its slot in the table.
+const _: () = {
+    let mut slot = 0;
+    while slot < TIMER_KINDS {
+        assert!(TimerKind::ALL[slot] as usize == slot);
+        slot += 1;
+    }
+};
+
 impl TimerKind {
     const ALL: [TimerKind; TIMER_KINDS] = [
         TimerKind::CommitlogSync,
@@ -36,11 +45,17 @@ impl TimerKind {
 /// The earlier of two optional deadlines (`None`: not armed).
 #[inline]
 pub fn earlier(a: Option<SimTime>, b: Option<SimTime>) -> Option<SimTime> {
-    match (a, b) {
+    let first = match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, None) => a,
         (None, b) => b,
-    }
+    };
+    debug_assert!(
+        a.is_none_or(|a| first.is_some_and(|first| first <= a))
+            && b.is_none_or(|b| first.is_some_and(|first| first <= b)),
+        "the earlier deadline is at or before both"
+    );
+    first
 }
 
 /// A fixed table of optional deadlines, one per [`TimerKind`].
@@ -68,9 +83,16 @@ impl TimerTable {
     /// The earliest armed deadline.
     #[inline]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        self.deadlines
+        let next = self
+            .deadlines
             .iter()
-            .fold(None, |earliest, &deadline| earlier(earliest, deadline))
+            .fold(None, |earliest, &deadline| earlier(earliest, deadline));
+        debug_assert_eq!(
+            next.is_some(),
+            self.deadlines.iter().any(Option::is_some),
+            "a deadline exactly when a timer is armed"
+        );
+        next
     }
 
     /// Disarms and returns the first timer due at or before `now`.
@@ -79,6 +101,7 @@ impl TimerTable {
             .into_iter()
             .find(|kind| self.deadlines[*kind as usize].is_some_and(|at| at <= now))?;
         self.stop(kind);
+        debug_assert!(self.get(kind).is_none(), "an expired timer is disarmed");
         Some(kind)
     }
 }

@@ -29,6 +29,11 @@ use crate::ring::span_width;
 /// The whole ring, in positions (2^53; `SSTable::key_share` units).
 pub const KEY_SHARE_ONE: u64 = 1 << 53;
 
+// A position is a 64-bit token shifted right by 11: 53 bits, the mantissa of
+// an `f64`, so widths and fractions of the ring are exact.
+const _: () = assert!(KEY_SHARE_ONE == 1 << (64 - 11));
+const _: () = assert!(KEY_SHARE_ONE == 1 << (f64::MANTISSA_DIGITS as u64));
+
 /// The position of ring token `token`, in `KEY_SHARE_ONE` units (see the
 /// module doc).
 #[inline]
@@ -65,8 +70,31 @@ impl TokenSet {
                 }
             }
         }
-        TokenSet {
+        let set = TokenSet {
             slices: joined.into(),
+        };
+        if cfg!(debug_assertions) {
+            set.check_invariants();
+        }
+        set
+    }
+
+    /// What a set holds: slices non-empty, sorted, disjoint and not
+    /// touching (touching ones are joined), inside the ring, each with the
+    /// width of the slices before it. O(slices).
+    pub fn check_invariants(&self) {
+        let mut before = 0;
+        for (index, &(start, end, width_before)) in self.slices.iter().enumerate() {
+            assert!(start < end, "a slice is not empty");
+            assert!(end <= KEY_SHARE_ONE, "a slice lies inside the ring");
+            assert_eq!(width_before, before, "each slice knows the width before it");
+            if index > 0 {
+                assert!(
+                    self.slices[index - 1].1 < start,
+                    "slices are sorted and neither overlap nor touch"
+                );
+            }
+            before += end - start;
         }
     }
 
@@ -85,7 +113,13 @@ impl TokenSet {
                 slices.push((0, high));
             }
         }
-        TokenSet::from_slices(slices)
+        let set = TokenSet::from_slices(slices);
+        debug_assert_eq!(
+            set.is_empty(),
+            ranges.is_empty(),
+            "every ring range holds positions"
+        );
+        set
     }
 
     /// The slices, in ring order.
@@ -95,9 +129,12 @@ impl TokenSet {
 
     /// Positions in the set.
     pub fn width(&self) -> u64 {
-        self.slices
+        let width = self
+            .slices
             .last()
-            .map_or(0, |&(start, end, before)| before + end - start)
+            .map_or(0, |&(start, end, before)| before + end - start);
+        debug_assert!(width <= KEY_SHARE_ONE, "a set is no wider than the ring");
+        width
     }
 
     /// True if no position is in the set.
@@ -107,12 +144,18 @@ impl TokenSet {
 
     /// From the first slice's start to the last one's end.
     pub fn span(&self) -> Option<(u64, u64)> {
-        Some((self.slices.first()?.0, self.slices.last()?.1))
+        let span = Some((self.slices.first()?.0, self.slices.last()?.1));
+        debug_assert!(span.is_none_or(|(start, end)| start < end && end <= KEY_SHARE_ONE));
+        span
     }
 
     /// True if `position` is in the set.
     #[inline]
     pub fn contains(&self, position: u64) -> bool {
+        debug_assert!(
+            position < KEY_SHARE_ONE,
+            "position {position} is past the ring"
+        );
         let index = self.slices.partition_point(|slice| slice.1 <= position);
         self.slices
             .get(index)
@@ -122,10 +165,15 @@ impl TokenSet {
     /// Positions of the set below `position`.
     fn width_below(&self, position: u64) -> u64 {
         let index = self.slices.partition_point(|slice| slice.1 <= position);
-        match self.slices.get(index) {
+        let below = match self.slices.get(index) {
             Some(&(start, _, before)) => before + position.saturating_sub(start),
             None => self.width(),
-        }
+        };
+        debug_assert!(
+            below <= position,
+            "no more positions below a point than the point"
+        );
+        below
     }
 
     /// Positions of the set in `[low, high)`.
@@ -133,7 +181,12 @@ impl TokenSet {
         if low >= high {
             return 0;
         }
-        self.width_below(high) - self.width_below(low)
+        let width = self.width_below(high) - self.width_below(low);
+        debug_assert!(
+            width <= high - low,
+            "no more positions in a slice than its width"
+        );
+        width
     }
 
     /// Positions in both sets.
@@ -148,27 +201,47 @@ impl TokenSet {
                 j += 1;
             }
         }
+        debug_assert!(
+            width <= self.width().min(other.width()),
+            "an overlap is no wider than either set"
+        );
         width
     }
 
     /// Every position of either set.
     pub fn union(&self, other: &TokenSet) -> TokenSet {
-        TokenSet::from_slices(self.slices().chain(other.slices()).collect())
+        let union = TokenSet::from_slices(self.slices().chain(other.slices()).collect());
+        debug_assert_eq!(
+            union.width(),
+            self.width() + other.width() - self.overlap_width(other),
+            "a union counts the overlap once"
+        );
+        union
     }
 
     /// The set's positions in `[low, high)`.
     pub fn within(&self, low: u64, high: u64) -> TokenSet {
-        TokenSet::from_slices(
+        let part = TokenSet::from_slices(
             self.slices()
                 .map(|(start, end)| (start.max(low), end.min(high)))
                 .collect(),
-        )
+        );
+        debug_assert_eq!(
+            part.width(),
+            self.width_within(low, high),
+            "the part within [low, high) is as wide as the set there"
+        );
+        part
     }
 
     /// The part of the set from `from` to `to` (fractions of its width, in
     /// ring order): what a sender that goes through the set in ring order
     /// has sent between those two points.
     pub fn portion(&self, from: f64, to: f64) -> TokenSet {
+        debug_assert!(
+            (0.0..=1.0).contains(&from) && from <= to,
+            "a portion runs forward from inside the set: {from}..{to}"
+        );
         let width = self.width() as f64;
         let (low, high) = ((from * width) as u64, (to.min(1.0) * width) as u64);
         let position_at = |target: u64| -> u64 {
@@ -180,7 +253,12 @@ impl TokenSet {
                 None => self.span().map_or(0, |(_, end)| end),
             }
         };
-        self.within(position_at(low), position_at(high))
+        let portion = self.within(position_at(low), position_at(high));
+        debug_assert!(
+            portion.width() <= self.width(),
+            "a portion is part of its set"
+        );
+        portion
     }
 }
 

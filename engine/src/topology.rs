@@ -102,7 +102,28 @@ impl PendingRanges {
         }
         let index = self.ends.partition_point(|(end, _)| *end < token);
         let index = if index == self.ends.len() { 0 } else { index };
+        debug_assert!(
+            self.ends[index].0 >= token || index == 0,
+            "the range found ends at or after the token"
+        );
         &self.ends[index].1
+    }
+
+    /// Range ends strictly ascending; no node twice in a range's pending
+    /// replicas. O(ranges x pending).
+    pub fn check_invariants(&self) {
+        assert!(
+            self.ends.windows(2).all(|pair| pair[0].0 < pair[1].0),
+            "pending range ends ascend"
+        );
+        for (_, nodes) in &self.ends {
+            for (i, node) in nodes.iter().enumerate() {
+                assert!(
+                    !nodes[..i].contains(node),
+                    "node {node} pending twice on a range"
+                );
+            }
+        }
     }
 
     /// Every range with pending replicas, as `(start, end, nodes)` with the
@@ -129,6 +150,10 @@ impl PendingRanges {
                 total += span_fraction(self.ends[previous - 1].0, *end);
             }
         }
+        debug_assert!(
+            (0.0..=1.0 + 1e-9).contains(&total),
+            "a node is pending on at most the whole ring: {total}"
+        );
         total
     }
 }
@@ -140,14 +165,49 @@ impl TokenMetadata {
         for index in 0..ring.range_count() {
             normal.insert(ring.range_bounds(index).1, ring.range_owner(index));
         }
-        TokenMetadata {
+        let metadata = TokenMetadata {
             epoch: 0,
             nodes: ring.nodes().iter().map(|node| (node.id, *node)).collect(),
             normal,
             joining: BTreeMap::new(),
             leaving: BTreeSet::new(),
             planted: Planted::NONE,
+        };
+        assert_eq!(
+            metadata.normal.len(),
+            ring.range_count(),
+            "one owner per ring token"
+        );
+        metadata.check_invariants();
+        metadata
+    }
+
+    /// What must hold between the parts: some normal token; every owner,
+    /// joining node and leaving node is a known node; a joining node owns no
+    /// normal token and claims sorted tokens of its own, none normal; a
+    /// leaving node is a normal member, not joining; some normal member
+    /// stays. O(tokens): run after each change, which is rare.
+    pub fn check_invariants(&self) {
+        assert!(!self.normal.is_empty(), "the ring keeps a normal token");
+        let members: BTreeSet<u32> = self.normal.values().copied().collect();
+        assert!(
+            members.iter().all(|node| self.nodes.contains_key(node)),
+            "every owner is a known node"
+        );
+        for (node, tokens) in &self.joining {
+            assert!(self.nodes.contains_key(node) && !members.contains(node));
+            assert!(!tokens.is_empty(), "node {node} joins with tokens");
+            assert!(tokens.windows(2).all(|pair| pair[0] < pair[1]));
+            assert!(
+                tokens.iter().all(|token| !self.normal.contains_key(token)),
+                "node {node} claims a normal token"
+            );
         }
+        for node in &self.leaving {
+            assert!(members.contains(node), "leaving node {node} is a member");
+            assert!(!self.joining.contains_key(node));
+        }
+        assert!(members.len() > self.leaving.len(), "someone stays");
     }
 
     /// The same metadata with `planted` bugs (none outside tests).
@@ -198,6 +258,9 @@ impl TokenMetadata {
         self.nodes.insert(node.id, node);
         self.joining.insert(node.id, mine.into_iter().collect());
         self.epoch += 1;
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
         Ok(())
     }
 
@@ -208,9 +271,13 @@ impl TokenMetadata {
             .remove(&node)
             .ok_or(TopologyError::NotMember(node))?;
         for token in tokens {
-            self.normal.insert(token, node);
+            let previous = self.normal.insert(token, node);
+            assert!(previous.is_none(), "a joining node's token was free");
         }
         self.epoch += 1;
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
         Ok(())
     }
 
@@ -220,6 +287,10 @@ impl TokenMetadata {
         self.joining
             .remove(&node)
             .ok_or(TopologyError::NotMember(node))?;
+        debug_assert!(
+            self.normal.values().all(|&owner| owner != node),
+            "a node that gave up joining owns no token"
+        );
         self.epoch += 1;
         Ok(())
     }
@@ -230,6 +301,10 @@ impl TokenMetadata {
         if !self.leaving.remove(&node) {
             return Err(TopologyError::NotMember(node));
         }
+        debug_assert!(
+            self.normal.values().any(|&owner| owner == node),
+            "a node that stays after all still owns its tokens"
+        );
         self.epoch += 1;
         Ok(())
     }
@@ -245,6 +320,9 @@ impl TokenMetadata {
         }
         self.leaving.insert(node);
         self.epoch += 1;
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
         Ok(())
     }
 
@@ -255,18 +333,23 @@ impl TokenMetadata {
         }
         self.normal.retain(|_, owner| *owner != node);
         self.epoch += 1;
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
         Ok(())
     }
 
     /// The ring of the normal tokens: what reads use and writes' natural
     /// replicas come from.
     pub fn ring(&self) -> Ring {
-        self.build(
+        let ring = self.build(
             self.normal
                 .iter()
                 .map(|(token, node)| (*token, *node))
                 .collect(),
-        )
+        );
+        debug_assert_eq!(ring.range_count(), self.normal.len());
+        ring
     }
 
     /// The ring once every join and leave under way has finished.
@@ -280,6 +363,7 @@ impl TokenMetadata {
         for (node, tokens) in &self.joining {
             entries.extend(tokens.iter().map(|token| (*token, *node)));
         }
+        assert!(!entries.is_empty(), "the future ring keeps a token");
         self.build(entries)
     }
 
@@ -325,7 +409,11 @@ impl TokenMetadata {
                 pending.clear();
             }
         }
-        PendingRanges { ends }
+        let pending = PendingRanges { ends };
+        if cfg!(debug_assertions) {
+            pending.check_invariants();
+        }
+        pending
     }
 }
 

@@ -50,6 +50,13 @@ pub const RECOMPUTE_EVERY: SimDuration = SimDuration::from_secs(2);
 /// The averaging window of the published rate (Scylla's 1-minute EWMA).
 const WINDOW_SECONDS: f64 = 60.0;
 
+// A reported rate leaves some misses; the spread is a small fraction; a
+// rate goes stale within a recompute; the window spans many recomputes.
+const _: () = assert!(0.0 < MAX_HIT_RATE && MAX_HIT_RATE < 1.0);
+const _: () = assert!(0.0 < MIN_SPREAD && MIN_SPREAD < 0.1);
+const _: () = assert!(STALE_AFTER.as_nanos() <= RECOMPUTE_EVERY.as_nanos());
+const _: () = assert!(WINDOW_SECONDS * 1e9 > 10.0 * RECOMPUTE_EVERY.as_nanos() as f64);
+
 /// Desired shares of `K` picks for replicas with `hit_rates`, written to
 /// `shares` (same length): proportional to the reciprocal miss rates, none
 /// above `1/K`.
@@ -88,12 +95,24 @@ pub fn desired_shares(hit_rates: &[f64], k: usize, shares: &mut [f64]) {
             break;
         }
     }
+    debug_assert!(
+        (shares.iter().sum::<f64>() - 1.0).abs() <= 1e-9,
+        "the shares are a distribution"
+    );
+    debug_assert!(
+        shares.iter().all(|&share| share <= cap + 1e-9),
+        "no share above 1/K"
+    );
 }
 
 /// `K` distinct replicas drawn with inclusion probabilities `K * shares[i]`
 /// by systematic sampling with `draw` uniform in `[0, 1)`: their indices
 /// go to `picked`; returns how many (always `K` for valid shares).
 pub fn systematic_sample(shares: &[f64], k: usize, draw: f64, picked: &mut [usize]) -> usize {
+    debug_assert!(
+        k >= 1 && k <= shares.len() && picked.len() >= k,
+        "K of the replicas"
+    );
     let step = 1.0 / k as f64;
     let mut point = draw.clamp(0.0, 1.0 - 1e-12) * step;
     let mut cumulative = 0.0;
@@ -117,6 +136,10 @@ pub fn systematic_sample(shares: &[f64], k: usize, draw: f64, picked: &mut [usiz
             count += 1;
         }
     }
+    debug_assert!(
+        (0..count).all(|i| !picked[..i].contains(&picked[i])),
+        "the replicas picked are distinct"
+    );
     count
 }
 
@@ -147,6 +170,7 @@ impl HitRateTracker {
 
     /// The rate to publish at `now` (`None` before any lookup).
     pub fn rate(&mut self, now: SimTime) -> Option<f64> {
+        debug_assert!(self.hits <= self.lookups, "no more hits than lookups");
         if now >= self.next_recompute && self.lookups > 0 {
             let sample = self.hits as f64 / self.lookups as f64;
             let weight = match self.rate {
@@ -159,6 +183,11 @@ impl HitRateTracker {
             self.lookups = 0;
             self.next_recompute = now + RECOMPUTE_EVERY;
         }
+        debug_assert!(
+            self.rate
+                .is_none_or(|rate| (0.0..=MAX_HIT_RATE).contains(&rate)),
+            "a published rate is a fraction up to the maximum"
+        );
         self.rate
     }
 }
@@ -174,6 +203,7 @@ pub struct HeardRates {
 impl HeardRates {
     /// A replica on `node` reported `rate` at `now`.
     pub fn heard(&mut self, node: u32, rate: f64, now: SimTime) {
+        debug_assert!((0.0..=1.0).contains(&rate), "a hit rate, not {rate}");
         let index = node as usize;
         if index >= self.rates.len() {
             self.rates.resize(index + 1, None);
@@ -185,6 +215,7 @@ impl HeardRates {
     /// heard from. A rate older than [`STALE_AFTER`] counts as
     /// [`MAX_HIT_RATE`] and is marked heard now.
     pub fn rates_of(&mut self, nodes: &[u32], now: SimTime, out: &mut [f64]) -> bool {
+        debug_assert!(out.len() >= nodes.len(), "room for every node's rate");
         for (slot, node) in out.iter_mut().zip(nodes) {
             let Some(Some((rate, at))) = self.rates.get_mut(*node as usize) else {
                 return false;
@@ -201,6 +232,7 @@ impl HeardRates {
 
 /// True if rates this close together are left alone.
 pub fn too_close_to_balance(rates: &[f64]) -> bool {
+    debug_assert!(!rates.is_empty(), "rates of some replicas");
     let max = rates.iter().copied().fold(f64::MIN, f64::max);
     let min = rates.iter().copied().fold(f64::MAX, f64::min);
     max - min <= MIN_SPREAD

@@ -57,12 +57,24 @@ pub const PAGE_BYTES: u64 = 4096;
 /// 4 PiB).
 const PAGE_INDEX_BITS: u32 = 40;
 
+// A page id packs a 24-bit generation above a 40-bit page index, and pages
+// are whole device pages.
+const _: () = assert!(PAGE_INDEX_BITS + 24 == 64);
+const _: () = assert!(PAGE_BYTES.is_power_of_two());
+const _: () = assert!(OS_RESERVED_BYTES.is_multiple_of(PAGE_BYTES));
+
 /// A page's id in data mode: the SSTable generation in the high 24 bits,
 /// the page index (`offset_bytes / page_bytes`) in the low 40.
 pub fn page_id(sstable_generation: u64, offset_bytes: u64, page_bytes: u64) -> u64 {
     let index = offset_bytes / page_bytes.max(1);
     debug_assert!(index < 1 << PAGE_INDEX_BITS && sstable_generation < 1 << 24);
-    (sstable_generation << PAGE_INDEX_BITS) | (index & ((1 << PAGE_INDEX_BITS) - 1))
+    let id = (sstable_generation << PAGE_INDEX_BITS) | (index & ((1 << PAGE_INDEX_BITS) - 1));
+    debug_assert_eq!(
+        id >> PAGE_INDEX_BITS,
+        sstable_generation,
+        "the id keeps its SSTable"
+    );
+    id
 }
 
 /// How much memory the page cache gets and what it caches.
@@ -89,6 +101,10 @@ impl PageCacheConfig {
     /// Cassandra on a host of `ram_bytes` with a heap of `heap_bytes` and
     /// `off_heap_bytes` off the heap; 4 KiB pages and the OS reserve.
     pub fn cassandra(ram_bytes: u64, heap_bytes: u64, off_heap_bytes: u64) -> PageCacheConfig {
+        assert!(
+            heap_bytes <= ram_bytes,
+            "the heap fits in the machine's memory"
+        );
         PageCacheConfig {
             ram_bytes,
             heap_bytes,
@@ -107,15 +123,19 @@ impl PageCacheConfig {
     /// node's machine a read from disk brings in 24 KiB on average where
     /// Cassandra asks for 4-16 (validation/REAL.md, the disk probe).
     pub fn miss_read_bytes(&self, request_bytes: u64) -> u64 {
+        debug_assert!(request_bytes > 0, "a read asks for bytes");
         request_bytes.max(self.miss_bytes)
     }
 
     /// The memory left for cached pages.
     pub fn capacity_bytes(&self) -> u64 {
-        self.ram_bytes
+        let capacity = self
+            .ram_bytes
             .saturating_sub(self.heap_bytes)
             .saturating_sub(self.off_heap_bytes)
-            .saturating_sub(self.os_reserved_bytes)
+            .saturating_sub(self.os_reserved_bytes);
+        debug_assert!(capacity + self.heap_bytes <= self.ram_bytes || capacity == 0);
+        capacity
     }
 }
 
@@ -154,19 +174,48 @@ impl PageCache {
         let pages = data_bytes.div_ceil(page_bytes).max(1) as f64;
         let curve = key_curve.paged(key_rows / pages);
         let model = PopularityLru::new(&curve, pages, config.capacity_bytes() / page_bytes)?;
-        Ok(PageCache {
+        let cache = PageCache {
             config,
             store: PageStore::Volume(model),
             stats: CacheStats::default(),
-        })
+        };
+        cache.check_invariants();
+        Ok(cache)
     }
 
     /// Data mode: an exact LRU of page ids.
     pub fn data(config: PageCacheConfig) -> PageCache {
-        PageCache {
+        let cache = PageCache {
             config,
             store: PageStore::Data(LruBytes::new(config.capacity_bytes())),
             stats: CacheStats::default(),
+        };
+        cache.check_invariants();
+        cache
+    }
+
+    /// What must hold: pages have a size; the pages cached fit the
+    /// store's capacity (as pages in volume mode, as bytes in data mode);
+    /// and the store's own invariants ([`PopularityLru::check_invariants`],
+    /// [`LruBytes::check_invariants`]). O(1) beyond the store's.
+    pub fn check_invariants(&self) {
+        assert!(self.config.page_bytes > 0, "a page has bytes");
+        match &self.store {
+            PageStore::Volume(model) => {
+                assert!(
+                    model.items() <= model.capacity_items(),
+                    "no more pages than room"
+                );
+                model.check_invariants();
+            }
+            PageStore::Data(lru) => {
+                assert_eq!(
+                    lru.used_bytes(),
+                    lru.len() as u64 * self.config.page_bytes,
+                    "every cached page takes a page"
+                );
+                lru.check_invariants();
+            }
         }
     }
 
@@ -174,6 +223,10 @@ impl PageCache {
     /// with `unit_draw`, uniform in `[0, 1)`): true if it is cached and
     /// costs no disk read.
     pub fn lookup(&mut self, page: u64, unit_draw: f64) -> bool {
+        debug_assert!(
+            (0.0..1.0).contains(&unit_draw),
+            "a draw in [0, 1): {unit_draw}"
+        );
         let hit = match &mut self.store {
             PageStore::Volume(model) => model.lookup(unit_draw),
             PageStore::Data(lru) => lru.get(page),
@@ -199,6 +252,7 @@ impl PageCache {
                     self.stats.populations += 1;
                 }
                 self.stats.evictions += admission.evicted;
+                debug_assert!(lru.used_bytes() <= lru.capacity_bytes());
             }
         }
     }
@@ -213,6 +267,13 @@ impl PageCache {
             PageStore::Data(lru) => lru.set_capacity_bytes(capacity_bytes),
         };
         self.stats.evictions += evicted;
+        debug_assert!(
+            self.used_bytes() <= capacity_bytes,
+            "a shrink evicts down to capacity"
+        );
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
     }
 
     /// Volume mode: starts warm, filled to its steady state (`[data] cache
@@ -230,10 +291,12 @@ impl PageCache {
     /// Volume mode: the probability that the next read finds its page.
     /// Data mode: `None`.
     pub fn hit_probability(&self) -> Option<f64> {
-        match &self.store {
+        let probability = match &self.store {
             PageStore::Volume(model) => Some(model.hit_probability()),
             PageStore::Data(_) => None,
-        }
+        };
+        debug_assert!(probability.is_none_or(|p| (0.0..=1.0).contains(&p)));
+        probability
     }
 
     /// Volume mode: the popularity model over pages.

@@ -163,11 +163,19 @@ pub const SCYLLA_2_3_ENTRY_OVERHEAD_BYTES: u64 = 1104 - 180;
 /// 64 of value framing. Estimate (module doc).
 pub const CASSANDRA_ENTRY_OVERHEAD_BYTES: u64 = 64 + 32 + 64;
 
+// 2.3 shrank Scylla's entry; Cassandra's serialised entry is smaller still.
+const _: () = assert!(SCYLLA_2_3_ENTRY_OVERHEAD_BYTES < SCYLLA_2_2_ENTRY_OVERHEAD_BYTES);
+const _: () = assert!(CASSANDRA_ENTRY_OVERHEAD_BYTES < SCYLLA_2_3_ENTRY_OVERHEAD_BYTES);
+
 /// The cache Scylla keeps on a shard of `memory_bytes`: everything that the
 /// memtables (`memtable_bytes`, real dirty memory) and the rest
 /// (`other_bytes`: bloom filters and index summaries, which
 /// `SSTable::memory_bytes` gives, plus in-flight reads) do not hold.
 pub fn scylla_capacity_bytes(memory_bytes: u64, memtable_bytes: u64, other_bytes: u64) -> u64 {
+    debug_assert!(
+        memtable_bytes <= memory_bytes,
+        "memtables fit in the shard's memory"
+    );
     memory_bytes
         .saturating_sub(memtable_bytes)
         .saturating_sub(other_bytes)
@@ -197,6 +205,8 @@ pub struct HotMass {
 
 /// Endpoint and bound tolerance of [`HotMass::new`].
 const ENDPOINT_TOLERANCE: f64 = 1e-9;
+
+const _: () = assert!(ENDPOINT_TOLERANCE < CONCAVITY_TOLERANCE && CONCAVITY_TOLERANCE < 1e-3);
 /// Relative slope tolerance of the concavity check (floating-point noise of
 /// the tabulated tails).
 const CONCAVITY_TOLERANCE: f64 = 1e-6;
@@ -270,10 +280,45 @@ impl HotMass {
                 ));
             }
         }
-        Ok(HotMass {
+        let curve = HotMass {
             points: kept,
             hot_keys: Vec::new(),
-        })
+        };
+        curve.check_invariants();
+        Ok(curve)
+    }
+
+    /// What a curve holds: at least two points, from (0, 0) to (1, 1),
+    /// inside the unit square and never decreasing; named hot keys sorted,
+    /// none twice, each taking a fraction in (0, 1] of the reads, together
+    /// at most all of them. O(points + hot keys), a few hundred at most.
+    pub fn check_invariants(&self) {
+        assert!(self.points.len() >= 2, "a curve has two points");
+        let (first, last) = (self.points[0], self.points[self.points.len() - 1]);
+        assert!(first.0.abs() <= ENDPOINT_TOLERANCE && first.1.abs() <= ENDPOINT_TOLERANCE);
+        assert!(
+            (last.0 - 1.0).abs() <= ENDPOINT_TOLERANCE
+                && (last.1 - 1.0).abs() <= ENDPOINT_TOLERANCE,
+            "a curve ends at (1, 1), not {last:?}"
+        );
+        for pair in self.points.windows(2) {
+            assert!(
+                pair[0].0 <= pair[1].0 && pair[0].1 <= pair[1].1 + ENDPOINT_TOLERANCE,
+                "a curve never decreases: {:?} then {:?}",
+                pair[0],
+                pair[1]
+            );
+        }
+        assert!(self.hot_keys.windows(2).all(|pair| pair[0].0 < pair[1].0));
+        let total: f64 = self.hot_keys.iter().map(|(_, mass)| mass).sum();
+        assert!(
+            total <= 1.0 + ENDPOINT_TOLERANCE,
+            "hot keys take at most every read"
+        );
+        assert!(self
+            .hot_keys
+            .iter()
+            .all(|&(_, mass)| mass > 0.0 && mass <= 1.0));
     }
 
     /// The same curve, naming the single keys among its hottest:
@@ -300,6 +345,7 @@ impl HotMass {
             return Err(format!("hot key {} is named twice", pair[0].0));
         }
         self.hot_keys = hot_keys;
+        self.check_invariants();
         Ok(self)
     }
 
@@ -331,12 +377,18 @@ impl HotMass {
         };
         // Points with abscissa <= x: at least the first.
         let after = self.points.partition_point(|p| p.0 <= x);
+        debug_assert!(after >= 1, "the curve starts at 0");
         if after >= self.points.len() {
             return 1.0;
         }
         let (x0, y0) = self.points[after - 1];
         let (x1, y1) = self.points[after];
-        y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+        let mass = y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+        debug_assert!(
+            (y0 - 1e-12..=y1 + 1e-12).contains(&mass),
+            "the mass lies between its segment's ends"
+        );
+        mass
     }
 
     /// The smallest fraction of the keys, hottest first, that receives
@@ -357,7 +409,13 @@ impl HotMass {
         }
         let (x0, y0) = self.points[at - 1];
         let (x1, y1) = self.points[at];
-        x0 + (x1 - x0) * (y - y0) / (y1 - y0)
+        debug_assert!(y0 < y1, "the segment found rises to the mass");
+        let fraction = x0 + (x1 - x0) * (y - y0) / (y1 - y0);
+        debug_assert!(
+            (x0 - 1e-12..=x1 + 1e-12).contains(&fraction),
+            "the key fraction lies inside its segment"
+        );
+        fraction
     }
 
     /// The popularity curve of the pages (or chunks) that hold the keys,
@@ -418,10 +476,14 @@ impl HotMass {
     fn from_computed(points: Vec<(f64, f64)>) -> HotMass {
         let hull = units::concave_hull(points);
         // Computed curves are of pages, not keys: no key is named.
-        HotMass {
+        let curve = HotMass {
             points: hull,
             hot_keys: Vec::new(),
+        };
+        if cfg!(debug_assertions) {
+            curve.check_invariants();
         }
+        curve
     }
 }
 
@@ -441,6 +503,8 @@ struct Segment {
 /// Newton iterations allowed per solve (monotone from below; a handful are
 /// used in practice).
 const SOLVE_ITERATIONS: usize = 200;
+
+const _: () = assert!(SOLVE_ITERATIONS > 0);
 
 /// The state of an LRU cache under the independent reference model,
 /// estimated rather than stored: the rows it holds, and the probability
@@ -532,8 +596,42 @@ impl PopularityLru {
             hot_mass: curve.hot_keys().iter().map(|(_, mass)| mass).sum(),
             hot_hit_mass: 0.0,
         };
+        assert!(
+            cache
+                .segments
+                .iter()
+                .all(|s| s.mass > 0.0 && s.width >= 0.0),
+            "every segment reads some keys"
+        );
         cache.set_population(population)?;
+        cache.check_invariants();
         Ok(cache)
+    }
+
+    /// What must hold between the estimate's parts: a positive population
+    /// of which the reachable keys are a part; a hit probability in [0, 1];
+    /// reads per key not negative; the named hot keys' masses at most all
+    /// reads and their held fractions in [0, 1], their hit mass at most
+    /// their mass. O(hot keys), a handful.
+    pub fn check_invariants(&self) {
+        assert!(self.population.is_finite() && self.population > 0.0);
+        assert!(
+            self.reachable_keys <= self.population * (1.0 + 1e-12),
+            "no more reachable keys than keys"
+        );
+        assert!(
+            (0.0..=1.0).contains(&self.hit),
+            "a hit probability, not {}",
+            self.hit
+        );
+        assert!((0.0..=1.0).contains(&self.solved_hit));
+        assert!(self.tau >= 0.0, "reads per key are not negative");
+        assert!(self.hot_mass <= 1.0 + ENDPOINT_TOLERANCE);
+        assert!(self.hot_hit_mass <= self.hot_mass + 1e-9);
+        assert!(
+            self.hot_keys.iter().all(|hot| (0.0..=1.0).contains(&hot.2)),
+            "a hot key is held with a probability"
+        );
     }
 
     /// The probability that the next read finds its row.
@@ -544,6 +642,10 @@ impl PopularityLru {
     /// A read: a hit if `unit_draw` (uniform in `[0, 1)`) is below
     /// [`PopularityLru::hit_probability`].
     pub fn lookup(&self, unit_draw: f64) -> bool {
+        debug_assert!(
+            (0.0..1.0).contains(&unit_draw),
+            "a draw in [0, 1): {unit_draw}"
+        );
         unit_draw < self.hit
     }
 
@@ -555,6 +657,10 @@ impl PopularityLru {
     /// (1 - their mass)`, so that over all reads the hits still come to
     /// `H`. Without named keys this is [`PopularityLru::lookup`].
     pub fn lookup_key(&self, key: u64, unit_draw: f64) -> bool {
+        debug_assert!(
+            (0.0..1.0).contains(&unit_draw),
+            "a draw in [0, 1): {unit_draw}"
+        );
         unit_draw < self.key_hit_probability(key)
     }
 
@@ -564,14 +670,16 @@ impl PopularityLru {
         if self.hot_keys.is_empty() {
             return self.hit;
         }
-        match self.hot_keys.binary_search_by_key(&key, |hot| hot.0) {
+        let probability = match self.hot_keys.binary_search_by_key(&key, |hot| hot.0) {
             Ok(index) => self.hot_keys[index].2,
             Err(_) if self.hot_mass < 1.0 => {
                 ((self.hit - self.hot_hit_mass) / (1.0 - self.hot_mass)).clamp(0.0, 1.0)
             }
             // Every read goes to a named key: no other key is ever read.
             Err(_) => 0.0,
-        }
+        };
+        debug_assert!((0.0..=1.0).contains(&probability));
+        probability
     }
 
     /// A miss populated its row.
@@ -587,6 +695,10 @@ impl PopularityLru {
         }
         self.items += 1;
         self.refresh(false);
+        debug_assert!(
+            self.items <= self.capacity_items,
+            "an insert stays within capacity"
+        );
         Insertion::Added
     }
 
@@ -609,6 +721,10 @@ impl PopularityLru {
             self.items = capacity_items;
             self.refresh(true);
         }
+        debug_assert!(
+            self.items <= self.capacity_items,
+            "a shrink evicts down to capacity"
+        );
         evicted
     }
 
@@ -632,6 +748,7 @@ impl PopularityLru {
     pub fn warm(&mut self) {
         self.items = self.capacity_items.min(self.reachable_keys.ceil() as u64);
         self.refresh(true);
+        debug_assert!(self.items <= self.capacity_items);
     }
 
     /// The hit probability once full (Che's approximation at this
@@ -639,11 +756,20 @@ impl PopularityLru {
     pub fn steady_state_hit_probability(&self) -> f64 {
         let items = self.capacity_items.min(self.reachable_keys.ceil() as u64);
         let tau = self.solve(items as f64 / self.population, 0.0);
-        self.evaluate(tau).1
+        let hit = self.evaluate(tau).1;
+        debug_assert!(
+            (0.0..=1.0 + 1e-9).contains(&hit),
+            "a hit probability, not {hit}"
+        );
+        hit
     }
 
     /// Rows cached.
     pub fn items(&self) -> u64 {
+        debug_assert!(
+            self.items <= self.capacity_items,
+            "no more entries than room"
+        );
         self.items
     }
 
@@ -712,6 +838,7 @@ impl PopularityLru {
     /// (fraction of keys cached, hit probability, d(fraction)/d(tau),
     /// d(hit)/d(tau)) after `tau` reads per key.
     fn evaluate(&self, tau: f64) -> (f64, f64, f64, f64) {
+        debug_assert!(!tau.is_nan(), "reads per key are a number");
         if tau <= 0.0 {
             let (cached_per_tau, hit_per_tau) = self
                 .segments
@@ -741,6 +868,8 @@ impl PopularityLru {
                 hit_slope += segment.mass * segment.density * missing;
             }
         }
+        debug_assert!(cached >= 0.0 && hit >= 0.0 && slope >= 0.0);
+        debug_assert!(hit <= 1.0 + 1e-9, "at most every read hits");
         (cached, hit, slope, hit_slope)
     }
 
@@ -749,6 +878,7 @@ impl PopularityLru {
     /// `tau`, so Newton steps from below stay below the root; one step from
     /// above lands below it.
     fn solve(&self, target: f64, start: f64) -> f64 {
+        debug_assert!(!target.is_nan(), "a cached fraction is a number");
         if target <= 0.0 {
             return 0.0;
         }
@@ -781,6 +911,7 @@ impl PopularityLru {
             }
             tau = next;
         }
+        debug_assert!(tau >= 0.0 && tau.is_finite(), "reads per key solved: {tau}");
         tau
     }
 }
@@ -791,11 +922,14 @@ impl PopularityLru {
 /// solve's time.
 #[inline]
 fn exp_m1_of_negative(x: f64) -> f64 {
-    if x < 1e-3 {
+    debug_assert!(x >= 0.0, "an exposure is not negative: {x}");
+    let change = if x < 1e-3 {
         -x * (1.0 - x / 2.0 * (1.0 - x / 3.0 * (1.0 - x / 4.0)))
     } else {
         (-x).exp_m1()
-    }
+    };
+    debug_assert!((-1.0..=0.0).contains(&change), "e^-x - 1 lies in [-1, 0]");
+    change
 }
 
 // ---------------------------------------------------------------------------
@@ -868,13 +1002,61 @@ impl LruBytes {
     /// An empty cache of `capacity_bytes` with room for `entries` entries
     /// allocated up front.
     pub fn with_entries(capacity_bytes: u64, entries: usize) -> LruBytes {
-        LruBytes {
+        let lru = LruBytes {
             index: HashMap::with_capacity_and_hasher(entries, BuildHasherDefault::default()),
             nodes: Slab::with_capacity(entries),
             newest: NIL,
             oldest: NIL,
             used_bytes: 0,
             capacity_bytes,
+        };
+        lru.check_invariants();
+        lru
+    }
+
+    /// What must hold: one index entry per node; the bytes used within
+    /// capacity; the list's ends set exactly when it has nodes, the newest
+    /// with no newer node and the oldest with no older; and, for the few
+    /// newest entries, links that agree both ways and an index that names
+    /// them. O(1): the walk is bounded.
+    pub fn check_invariants(&self) {
+        assert_eq!(
+            self.index.len(),
+            self.nodes.len(),
+            "one index entry per node"
+        );
+        assert!(
+            self.used_bytes <= self.capacity_bytes,
+            "the cache holds no more than its capacity"
+        );
+        assert_eq!(self.newest == NIL, self.nodes.is_empty());
+        assert_eq!(self.oldest == NIL, self.nodes.is_empty());
+        if self.newest == NIL {
+            assert_eq!(self.used_bytes, 0, "an empty cache uses no bytes");
+            return;
+        }
+        assert_eq!(
+            self.nodes[self.newest].newer, NIL,
+            "nothing is newer than the newest"
+        );
+        assert_eq!(
+            self.nodes[self.oldest].older, NIL,
+            "nothing is older than the oldest"
+        );
+        let mut slot = self.newest;
+        for _ in 0..8 {
+            let node = &self.nodes[slot];
+            assert_eq!(
+                self.index.get(&node.key),
+                Some(&slot),
+                "the index names the node"
+            );
+            if node.older == NIL {
+                assert_eq!(slot, self.oldest);
+                break;
+            }
+            assert_eq!(self.nodes[node.older].newer, slot, "links agree both ways");
+            slot = node.older;
         }
     }
 
@@ -885,6 +1067,7 @@ impl LruBytes {
             Some(&slot) => {
                 self.unlink(slot);
                 self.push_newest(slot);
+                debug_assert_eq!(self.nodes[self.newest].key, key, "a hit becomes the newest");
                 true
             }
             None => false,
@@ -898,7 +1081,9 @@ impl LruBytes {
 
     /// The bytes `key` costs, if cached.
     pub fn entry_bytes(&self, key: u64) -> Option<u64> {
-        self.index.get(&key).map(|&slot| self.nodes[slot].bytes)
+        let bytes = self.index.get(&key).map(|&slot| self.nodes[slot].bytes);
+        debug_assert!(bytes.is_none_or(|bytes| bytes <= self.used_bytes));
+        bytes
     }
 
     /// Caches `key` at `bytes` as the most recently used entry (replacing
@@ -908,6 +1093,10 @@ impl LruBytes {
     pub fn insert(&mut self, key: u64, bytes: u64) -> Admission {
         if bytes > self.capacity_bytes {
             self.remove(key);
+            debug_assert!(
+                !self.contains(key),
+                "an entry too big for the cache is not kept"
+            );
             return Admission {
                 inserted: false,
                 evicted: 0,
@@ -948,7 +1137,12 @@ impl LruBytes {
         let slot = *self.index.get(&key)?;
         self.used_bytes = self.used_bytes - self.nodes[slot].bytes + bytes;
         self.nodes[slot].bytes = bytes;
-        Some(self.evict_to_fit())
+        let evicted = self.evict_to_fit();
+        debug_assert!(
+            bytes <= self.capacity_bytes || !self.contains(key),
+            "an entry grown past the capacity is evicted"
+        );
+        Some(evicted)
     }
 
     /// Drops `key`; true if it was cached.
@@ -957,6 +1151,7 @@ impl LruBytes {
             Some(slot) => {
                 self.unlink(slot);
                 let node = self.nodes.remove(slot);
+                debug_assert_eq!(node.key, key, "the index named the key's node");
                 self.used_bytes -= node.bytes;
                 true
             }
@@ -967,11 +1162,16 @@ impl LruBytes {
     /// Changes the capacity; returns the entries evicted to fit.
     pub fn set_capacity_bytes(&mut self, capacity_bytes: u64) -> u64 {
         self.capacity_bytes = capacity_bytes;
-        self.evict_to_fit()
+        let evicted = self.evict_to_fit();
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
+        evicted
     }
 
     /// Entries cached.
     pub fn len(&self) -> usize {
+        debug_assert_eq!(self.index.len(), self.nodes.len());
         self.nodes.len()
     }
 
@@ -1015,6 +1215,7 @@ impl LruBytes {
     }
 
     fn unlink(&mut self, slot: usize) {
+        debug_assert!(self.nodes.contains(slot), "unlinking a node of the cache");
         let (newer, older) = (self.nodes[slot].newer, self.nodes[slot].older);
         if newer == NIL {
             self.newest = older;
@@ -1028,9 +1229,17 @@ impl LruBytes {
         }
         self.nodes[slot].newer = NIL;
         self.nodes[slot].older = NIL;
+        debug_assert!(
+            self.newest != slot && self.oldest != slot,
+            "an unlinked node is off the list"
+        );
     }
 
     fn push_newest(&mut self, slot: usize) {
+        debug_assert!(
+            self.nodes[slot].newer == NIL && self.nodes[slot].older == NIL && self.newest != slot,
+            "only an unlinked node is pushed"
+        );
         self.nodes[slot].older = self.newest;
         self.nodes[slot].newer = NIL;
         if self.newest == NIL {
@@ -1088,6 +1297,7 @@ impl RowCacheConfig {
 
     /// Bytes a row of `row_bytes` (key and value) costs in the cache.
     pub fn entry_bytes(&self, row_bytes: u64) -> u64 {
+        debug_assert!(row_bytes > 0, "a cached row has bytes");
         row_bytes.saturating_add(self.entry_overhead_bytes)
     }
 }
@@ -1159,20 +1369,52 @@ impl RowCache {
     ) -> Result<RowCache, String> {
         let entry_bytes = config.entry_bytes(mean_row_bytes).max(1);
         let model = PopularityLru::new(curve, key_rows, config.capacity_bytes / entry_bytes)?;
-        Ok(RowCache {
+        let cache = RowCache {
             config,
             store: RowStore::Volume { model, entry_bytes },
             stats: CacheStats::default(),
-        })
+        };
+        cache.check_invariants();
+        Ok(cache)
     }
 
     /// Data mode: an exact LRU over the keys read.
     pub fn data(config: RowCacheConfig) -> RowCache {
-        RowCache {
+        let cache = RowCache {
             config,
             store: RowStore::Data(LruBytes::new(config.capacity_bytes)),
             stats: CacheStats::default(),
+        };
+        cache.check_invariants();
+        cache
+    }
+
+    /// What must hold: the store's capacity is the configured one (in
+    /// volume mode, as whole entries of a positive size), the bytes used
+    /// within it, and the store's own invariants
+    /// ([`PopularityLru::check_invariants`], [`LruBytes::check_invariants`]).
+    /// O(hot keys): cheap enough for every input.
+    pub fn check_invariants(&self) {
+        match &self.store {
+            RowStore::Volume { model, entry_bytes } => {
+                assert!(*entry_bytes > 0, "a cache entry has bytes");
+                assert_eq!(
+                    model.capacity_items(),
+                    self.config.capacity_bytes / entry_bytes,
+                    "the model holds as many entries as the capacity fits"
+                );
+                assert!(
+                    model.items() <= model.capacity_items(),
+                    "no more entries than room"
+                );
+                model.check_invariants();
+            }
+            RowStore::Data(lru) => {
+                assert_eq!(lru.capacity_bytes(), self.config.capacity_bytes);
+                lru.check_invariants();
+            }
         }
+        assert!(self.used_bytes() <= self.config.capacity_bytes);
     }
 
     /// A read of `key`: true if its row is cached. Volume mode decides with
@@ -1181,6 +1423,10 @@ impl RowCache {
     /// curve names it, the rest of the curve's otherwise); data mode looks
     /// the key up (making it the most recently used) and ignores the draw.
     pub fn lookup(&mut self, key: u64, unit_draw: f64) -> bool {
+        debug_assert!(
+            (0.0..1.0).contains(&unit_draw),
+            "a draw in [0, 1): {unit_draw}"
+        );
         let hit = match &mut self.store {
             RowStore::Volume { model, .. } => model.lookup_key(key, unit_draw),
             RowStore::Data(lru) => lru.get(key),
@@ -1209,6 +1455,10 @@ impl RowCache {
                 self.stats.evictions += admission.evicted;
             }
         }
+        debug_assert!(
+            self.used_bytes() <= self.config.capacity_bytes,
+            "a populate stays within capacity"
+        );
     }
 
     /// A write of `key` with a row of `row_bytes`: per
@@ -1217,6 +1467,10 @@ impl RowCache {
     /// Volume mode decides whether the row is cached with `unit_draw`, as
     /// a read of `key` would.
     pub fn write(&mut self, key: u64, row_bytes: u64, unit_draw: f64) {
+        debug_assert!(
+            (0.0..1.0).contains(&unit_draw),
+            "a draw in [0, 1): {unit_draw}"
+        );
         let policy = self.config.write_policy;
         let entry_bytes = self.config.entry_bytes(row_bytes);
         match (&mut self.store, policy) {
@@ -1240,8 +1494,13 @@ impl RowCache {
                 if lru.remove(key) {
                     self.stats.invalidations += 1;
                 }
+                debug_assert!(!lru.contains(key), "an invalidated row is gone");
             }
         }
+        debug_assert!(
+            self.used_bytes() <= self.config.capacity_bytes,
+            "a write stays within capacity"
+        );
     }
 
     /// Changes the memory the cache may hold, evicting the least recently
@@ -1255,11 +1514,15 @@ impl RowCache {
             RowStore::Data(lru) => lru.set_capacity_bytes(capacity_bytes),
         };
         self.stats.evictions += evicted;
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
     }
 
     /// Volume mode: the keys the reads ask for on this shard changed. Data
     /// mode keeps real keys and has nothing to change; returns false.
     pub fn set_key_rows(&mut self, key_rows: f64) -> Result<bool, String> {
+        debug_assert!(!key_rows.is_nan(), "a key count is a number");
         match &mut self.store {
             RowStore::Volume { model, .. } => model.set_population(key_rows).map(|()| true),
             RowStore::Data(_) => Ok(false),
@@ -1281,10 +1544,12 @@ impl RowCache {
     /// Volume mode: the probability that the next read hits. Data mode:
     /// `None` (see [`RowCache::stats`]).
     pub fn hit_probability(&self) -> Option<f64> {
-        match &self.store {
+        let probability = match &self.store {
             RowStore::Volume { model, .. } => Some(model.hit_probability()),
             RowStore::Data(_) => None,
-        }
+        };
+        debug_assert!(probability.is_none_or(|p| (0.0..=1.0).contains(&p)));
+        probability
     }
 
     /// Volume mode: the popularity model.
@@ -1297,10 +1562,15 @@ impl RowCache {
 
     /// Rows cached.
     pub fn rows(&self) -> u64 {
-        match &self.store {
+        let rows = match &self.store {
             RowStore::Volume { model, .. } => model.items(),
             RowStore::Data(lru) => lru.len() as u64,
-        }
+        };
+        debug_assert!(
+            rows * self.config.entry_overhead_bytes <= self.config.capacity_bytes,
+            "every cached row takes at least its overhead of the capacity"
+        );
+        rows
     }
 
     /// Bytes the cached rows cost.

@@ -44,11 +44,13 @@
 
 /// `log4(x)` as Scylla computes it: `ln(x) x (1 / ln 4)`.
 pub fn log4(x: f64) -> f64 {
+    debug_assert!(x > 0.0, "log4 of a positive size, not {x}");
     x.ln() * (1.0 / 4f64.ln())
 }
 
 /// `x log4 x` for a positive byte count.
 fn weighted_log(bytes: u64) -> f64 {
+    debug_assert!(bytes > 0, "only SSTables with bytes weigh in");
     let bytes = bytes as f64;
     bytes * log4(bytes)
 }
@@ -82,7 +84,9 @@ pub fn stcs_backlog_bytes(sstables: &[(u64, u64)], partial_writes: &[u64]) -> f6
         .iter()
         .map(|&w| w as f64 * (log_total - log4(w as f64)))
         .sum();
-    (from_sstables + from_writes).max(0.0)
+    let backlog = (from_sstables + from_writes).max(0.0);
+    debug_assert!(backlog.is_finite(), "a finite table has a finite backlog");
+    backlog
 }
 
 /// The incremental STCS tracker, as Scylla keeps it: `sum S_i` and
@@ -106,6 +110,25 @@ impl StcsBacklogTracker {
         StcsBacklogTracker::default()
     }
 
+    /// What must hold: the tracker holds SSTables exactly when it holds
+    /// bytes, each SSTable at least one byte; an empty tracker carries no
+    /// drift; the contribution is a finite number. O(1).
+    pub fn check_invariants(&self) {
+        assert_eq!(
+            self.sstables == 0,
+            self.total_bytes == 0,
+            "bytes are SSTables'"
+        );
+        assert!(
+            self.total_bytes >= self.sstables as u64,
+            "every SSTable held has bytes"
+        );
+        assert!(self.contribution.is_finite());
+        if self.sstables == 0 {
+            assert_eq!(self.contribution, 0.0, "no drift survives an empty table");
+        }
+    }
+
     /// An SSTable of `data_bytes` joined the table (flushed, compacted,
     /// streamed). Empty SSTables are ignored.
     pub fn add_sstable(&mut self, data_bytes: u64) {
@@ -114,6 +137,7 @@ impl StcsBacklogTracker {
             self.contribution += weighted_log(data_bytes);
             self.sstables += 1;
         }
+        debug_assert!(self.total_bytes >= self.sstables as u64);
     }
 
     /// An SSTable of `data_bytes` left the table (replaced by a compaction,
@@ -137,6 +161,7 @@ impl StcsBacklogTracker {
 
     /// `sum S_i` over the SSTables held.
     pub fn total_bytes(&self) -> u64 {
+        debug_assert_eq!(self.sstables == 0, self.total_bytes == 0);
         self.total_bytes
     }
 
@@ -158,7 +183,9 @@ impl StcsBacklogTracker {
         if total <= 0.0 {
             return 0.0;
         }
-        (total * log4(total) - contribution).max(0.0)
+        let backlog = (total * log4(total) - contribution).max(0.0);
+        debug_assert!(backlog.is_finite(), "a finite table has a finite backlog");
+        backlog
     }
 }
 

@@ -107,8 +107,42 @@ impl CompactionJob {
                 .input_bytes
                 .min(self.output_rows.saturating_mul(whole))
                 .max(1);
+            debug_assert!(
+                self.output_bytes <= self.input_bytes.max(1),
+                "a merge adds no bytes"
+            );
         }
         self
+    }
+
+    /// What must hold between the job's counters: inputs to merge, their
+    /// bytes summed; reads done within reads submitted within the input;
+    /// chunks in flight within the pipeline's room; output written within
+    /// the output, which is not empty; a level of the manifest, and outputs
+    /// cut at a positive size if cut. O(inputs).
+    pub fn check_invariants(&self) {
+        assert!(!self.inputs.is_empty(), "a compaction has inputs");
+        assert_eq!(
+            self.input_bytes,
+            self.inputs
+                .iter()
+                .map(|sstable| sstable.data_bytes)
+                .sum::<u64>(),
+            "the input bytes are the inputs'"
+        );
+        assert!(self.read_done_bytes <= self.read_submitted_bytes);
+        assert!(
+            self.read_submitted_bytes <= self.input_bytes,
+            "no read past the input"
+        );
+        assert!(self.chunks_in_flight <= self.chunks_in_flight_max);
+        assert!(self.chunk_bytes > 0 && self.output_bytes >= 1);
+        assert!(
+            self.written_bytes <= self.output_bytes,
+            "no more written than the output"
+        );
+        assert!((self.output_level as usize) < crate::compaction::lcs::MAX_LEVELS);
+        assert_ne!(self.max_output_bytes, Some(0));
     }
 
     /// A job merging `inputs` into one level-0 SSTable of generation
@@ -142,7 +176,7 @@ impl CompactionJob {
         };
         let output_bytes =
             (input_bytes as f64 * output_rows as f64 / input_rows.max(1) as f64).round() as u64;
-        CompactionJob {
+        let job = CompactionJob {
             inputs,
             output_generation,
             output_level: 0,
@@ -159,7 +193,9 @@ impl CompactionJob {
             read_done_bytes: 0,
             written_bytes: 0,
             chunks_in_flight: 0,
-        }
+        };
+        job.check_invariants();
+        job
     }
 
     /// The same job writing into `level`, cutting its output into SSTables
@@ -170,6 +206,10 @@ impl CompactionJob {
         assert!(
             max_sstable_bytes != Some(0),
             "outputs cut at 0 bytes would never end"
+        );
+        assert!(
+            (level as usize) < crate::compaction::lcs::MAX_LEVELS,
+            "level {level} is beyond the manifest"
         );
         self.output_level = level;
         self.max_output_bytes = max_sstable_bytes;
@@ -214,10 +254,12 @@ impl CompactionJob {
             Some(max) => self.output_bytes.div_ceil(max).max(1),
             None => 1,
         };
-        match &self.output_cells {
+        let count = match &self.output_cells {
             Some(cells) => count.min(cells.len() as u64).max(1),
             None => count,
-        }
+        };
+        debug_assert!(count >= 1, "a compaction writes an SSTable");
+        count
     }
 
     /// Bytes of output written so far (a partially written SSTable, for the
@@ -228,8 +270,13 @@ impl CompactionJob {
 
     /// Bytes of `input` consumed so far (`C_i`).
     pub fn consumed_bytes_of(&self, input: &SSTable) -> u64 {
-        (u128::from(input.data_bytes) * u128::from(self.read_done_bytes)
-            / u128::from(self.input_bytes.max(1))) as u64
+        let consumed = (u128::from(input.data_bytes) * u128::from(self.read_done_bytes)
+            / u128::from(self.input_bytes.max(1))) as u64;
+        debug_assert!(
+            consumed <= input.data_bytes,
+            "no more consumed than the input holds"
+        );
+        consumed
     }
 
     /// Input bytes read so far.
@@ -251,6 +298,8 @@ impl CompactionJob {
         self.read_submitted_bytes += input_bytes;
         let output_bytes = self.output_share(self.read_submitted_bytes) - before;
         self.chunks_in_flight += 1;
+        debug_assert!(input_bytes > 0 && self.read_submitted_bytes <= self.input_bytes);
+        debug_assert!(self.chunks_in_flight <= self.chunks_in_flight_max);
         Some(ChunkRead {
             input_bytes,
             output_bytes,
@@ -272,12 +321,16 @@ impl CompactionJob {
         self.read_submitted_bytes = done;
         self.read_done_bytes = done;
         self.written_bytes = self.output_share(done);
+        self.check_invariants();
     }
 
     /// Output bytes corresponding to the first `input_bytes` of input.
     fn output_share(&self, input_bytes: u64) -> u64 {
-        (u128::from(self.output_bytes) * u128::from(input_bytes)
-            / u128::from(self.input_bytes.max(1))) as u64
+        debug_assert!(input_bytes <= self.input_bytes, "a share of the input");
+        let share = (u128::from(self.output_bytes) * u128::from(input_bytes)
+            / u128::from(self.input_bytes.max(1))) as u64;
+        debug_assert!(share <= self.output_bytes);
+        share
     }
 
     /// A chunk's read finished.
@@ -294,11 +347,20 @@ impl CompactionJob {
         );
         self.chunks_in_flight -= 1;
         self.written_bytes += output_bytes;
+        debug_assert!(
+            self.written_bytes <= self.output_bytes,
+            "no more written than the output"
+        );
     }
 
     /// True once every input byte is read, merged and written.
     pub fn is_complete(&self) -> bool {
-        self.read_submitted_bytes == self.input_bytes && self.chunks_in_flight == 0
+        let complete = self.read_submitted_bytes == self.input_bytes && self.chunks_in_flight == 0;
+        debug_assert!(
+            !complete || self.read_done_bytes == self.input_bytes,
+            "a complete job read every input byte"
+        );
+        complete
     }
 
     /// Seals the outputs; returns them (in token order, generations
@@ -464,6 +526,29 @@ impl CompactionJob {
                 }
             }
         }
+        assert_eq!(
+            outputs.len() as u64,
+            count,
+            "the job writes its output count"
+        );
+        debug_assert_eq!(
+            outputs.iter().map(|output| output.data_bytes).sum::<u64>(),
+            total,
+            "the outputs hold what the job wrote"
+        );
+        debug_assert!(
+            outputs
+                .windows(2)
+                .all(|pair| pair[0].generation + 1 == pair[1].generation
+                    && pair[0].token_extent().1 <= pair[1].token_extent().0
+                    || pair[0].token_range.is_none()),
+            "outputs in token order, generations increasing"
+        );
+        if cfg!(debug_assertions) {
+            for output in &outputs {
+                output.check_invariants();
+            }
+        }
         (outputs, self.inputs)
     }
 }
@@ -471,12 +556,15 @@ impl CompactionJob {
 /// The half-open token span of some SSTables: from the smallest start to
 /// the largest end (the whole ring for any without a token range).
 fn token_span(sstables: &[SSTable]) -> (u64, u64) {
-    sstables
+    debug_assert!(!sstables.is_empty(), "the span of no SSTable");
+    let span = sstables
         .iter()
         .map(SSTable::token_extent)
         .fold((KEY_SHARE_ONE, 0), |(low, high), (start, end)| {
             (low.min(start), high.max(end))
-        })
+        });
+    debug_assert!(span.0 < span.1 && span.1 <= KEY_SHARE_ONE);
+    span
 }
 
 /// A part of the key space where some of an input's rows lie, each
@@ -545,6 +633,12 @@ fn parts_of(inputs: &[SSTable]) -> Vec<Part> {
             None => push(sstable.first_key, sstable.last_key, tokens, sstable.rows),
         }
     }
+    debug_assert!(
+        parts
+            .iter()
+            .all(|part| part.tokens.0 < part.tokens.1 && part.seeds.0 < part.seeds.1),
+        "every part spans some tokens and seeds"
+    );
     parts
 }
 
@@ -559,6 +653,10 @@ fn pairwise_disjoint(parts: &[Part]) -> bool {
 
 /// Keys this shard owns in a box of these extents.
 fn owned_keys(seeds: (u128, u128), tokens: (u64, u64), shares: (u64, u64), ownership: f64) -> f64 {
+    debug_assert!(
+        seeds.0 <= seeds.1 && tokens.0 <= tokens.1 && shares.0 <= shares.1,
+        "a box's extents are ordered"
+    );
     let one = KEY_SHARE_ONE as f64;
     (seeds.1 - seeds.0) as f64
         * ownership
@@ -679,12 +777,21 @@ fn profile(inputs: &[SSTable], ownership: f64) -> Vec<Piece> {
         }
         pieces.push(piece);
     }
+    debug_assert!(
+        pieces
+            .windows(2)
+            .all(|pair| pair[0].tokens.1 == pair[1].tokens.0),
+        "the pieces are consecutive"
+    );
+    debug_assert!(pieces.iter().all(|piece| piece.rows >= 0.0));
     pieces
 }
 
 /// Most segments an output keeps; beyond, neighbours whose seed ranges
 /// differ least are joined.
 const MAX_SEGMENTS: usize = 16;
+
+const _: () = assert!(MAX_SEGMENTS > 1);
 
 /// A stretch of an output's ring while its segments are built.
 #[derive(Clone, Copy, Debug)]
@@ -750,7 +857,7 @@ fn segments_within(profile: &[Piece], range: (u64, u64), rows: u64) -> Vec<Segme
     let last = stretches.len().saturating_sub(1);
     let mut cumulative = 0.0;
     let mut assigned = 0u64;
-    stretches
+    let segments = stretches
         .iter()
         .enumerate()
         .map(|(index, stretch)| {
@@ -773,7 +880,16 @@ fn segments_within(profile: &[Piece], range: (u64, u64), rows: u64) -> Vec<Segme
                 rows: segment_rows,
             }
         })
-        .collect()
+        .collect::<Vec<Segment>>();
+    debug_assert!(
+        segments.len() <= MAX_SEGMENTS,
+        "at most {MAX_SEGMENTS} segments"
+    );
+    debug_assert!(
+        segments.is_empty() || segments.iter().map(|segment| segment.rows).sum::<u64>() == rows,
+        "the segments' rows add up to the output's"
+    );
+    segments
 }
 
 /// Expected distinct keys among `inputs` (see the module doc).
@@ -786,6 +902,7 @@ pub fn distinct_rows(inputs: &[SSTable], ownership: f64) -> u64 {
         .iter()
         .map(|piece| piece.rows)
         .sum();
+    debug_assert!(distinct >= 0.0 && distinct.is_finite());
     (distinct.round() as u64).clamp(
         inputs.iter().map(|sstable| sstable.rows).max().unwrap_or(0),
         total_rows,

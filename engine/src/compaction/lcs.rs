@@ -95,6 +95,17 @@ pub const NO_COMPACTION_LIMIT: u32 = 25;
 /// `sstable_size_in_mb` default (`DEFAULT_MAX_SSTABLE_SIZE_IN_MB`).
 pub const DEFAULT_SSTABLE_SIZE_MIB: u64 = 160;
 
+// The manifest's limits: levels above L0, a fan-out that grows them, a
+// target score just above 1, room for L0 jobs and a starvation limit.
+const _: () = assert!(MAX_LEVELS >= 2 && FAN_OUT > 1);
+const _: () = assert!(1.0 < TARGET_SCORE && TARGET_SCORE < 1.01);
+const _: () = assert!(MAX_COMPACTING_L0 > 1 && NO_COMPACTION_LIMIT > 0);
+const _: () = assert!(DEFAULT_SSTABLE_SIZE_MIB > 0);
+// The last level's target still fits a u64 with the default SSTable size.
+const _: () = assert!((DEFAULT_SSTABLE_SIZE_MIB * MIB)
+    .checked_mul(FAN_OUT.pow(MAX_LEVELS as u32 - 1))
+    .is_some());
+
 /// The leveled strategy's options.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LcsOptions {
@@ -132,45 +143,58 @@ impl Default for LcsOptions {
 /// The target bytes of `level` (`max_bytes_for_level`): `4 x sstable_size`
 /// for L0, `10^level x sstable_size` above (saturating).
 pub fn max_bytes_for_level(level: usize, sstable_size_bytes: u64) -> u64 {
-    if level == 0 {
+    let target = if level == 0 {
         4 * sstable_size_bytes
     } else {
         FAN_OUT
             .saturating_pow(level as u32)
             .saturating_mul(sstable_size_bytes)
-    }
+    };
+    debug_assert!(
+        target >= sstable_size_bytes,
+        "a level holds at least one SSTable"
+    );
+    target
 }
 
 /// First and last token of an SSTable, inclusive: its
 /// [`SSTable::token_extent`] `[lo, hi)` as `(lo, hi - 1)`.
 pub fn token_bounds(sstable: &SSTable) -> (u64, u64) {
     let (low, high) = sstable.token_extent();
-    (low, high.saturating_sub(1).max(low))
+    let bounds = (low, high.saturating_sub(1).max(low));
+    debug_assert!(bounds.0 <= bounds.1);
+    bounds
 }
 
 /// True if two inclusive token spans share a token.
 fn spans_overlap(a: (u64, u64), b: (u64, u64)) -> bool {
+    debug_assert!(a.0 <= a.1 && b.0 <= b.1, "spans are ordered");
     a.0 <= b.1 && b.0 <= a.1
 }
 
 /// The inclusive span from the smallest first token to the largest last.
 fn span_of(sstables: &[&SSTable]) -> (u64, u64) {
-    sstables
+    debug_assert!(!sstables.is_empty(), "the span of no SSTable");
+    let span = sstables
         .iter()
         .map(|sstable| token_bounds(sstable))
         .fold((u64::MAX, 0), |(low, high), (first, last)| {
             (low.min(first), high.max(last))
-        })
+        });
+    debug_assert!(span.0 <= span.1);
+    span
 }
 
 /// The SSTables of `others` whose token range overlaps `span` (inclusive)
 /// (`leveled_manifest::overlapping`), in the order given.
 pub fn overlapping<'a>(span: (u64, u64), others: &[&'a SSTable]) -> Vec<&'a SSTable> {
-    others
+    let found: Vec<&SSTable> = others
         .iter()
         .copied()
         .filter(|sstable| spans_overlap(span, token_bounds(sstable)))
-        .collect()
+        .collect();
+    debug_assert!(found.len() <= others.len());
+    found
 }
 
 /// Data bytes of some SSTables.
@@ -230,12 +254,31 @@ impl LcsState {
         LcsState::default()
     }
 
+    /// What must hold: L0 is never a promotion's target, so its counter
+    /// stays 0; the round-robin keys are ring positions, and the last level
+    /// (above which nothing lies) has none. O(levels).
+    pub fn check_invariants(&self) {
+        assert_eq!(
+            self.compaction_counter[0], 0,
+            "L0 is never a promotion's target"
+        );
+        if let Some(keys) = &self.last_compacted_keys {
+            assert!(
+                keys.iter()
+                    .flatten()
+                    .all(|&key| key < crate::token_set::KEY_SHARE_ONE),
+                "a round-robin key is a ring position"
+            );
+        }
+    }
+
     /// A job finished (`notify_completion`): the lowest level it read from
     /// resumes after the last token of the output that starts last.
     pub fn notify_completion(&mut self, removed: &[SSTable], added: &[SSTable]) {
         let Some(min_level) = removed.iter().map(|sstable| sstable.level).min() else {
             return;
         };
+        debug_assert!((min_level as usize) < MAX_LEVELS);
         let mut last: Option<&SSTable> = None;
         for candidate in added {
             if last.is_none_or(|kept| token_bounds(kept).0 < token_bounds(candidate).0) {
@@ -246,6 +289,9 @@ impl LcsState {
             return;
         };
         keys[min_level as usize] = Some(token_bounds(last).1);
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
     }
 
     /// Picks since each level was last a promotion's target.
@@ -289,6 +335,15 @@ impl<'a> Manifest<'a> {
                 free[level].push(sstable);
             }
         }
+        debug_assert_eq!(
+            all.iter().map(Vec::len).sum::<usize>(),
+            sstables.len(),
+            "every SSTable is in one level"
+        );
+        debug_assert!(all
+            .iter()
+            .zip(&free)
+            .all(|(all, free)| free.len() <= all.len()));
         Manifest {
             all,
             free,
@@ -302,6 +357,7 @@ impl<'a> Manifest<'a> {
     }
 
     fn sstable_size(&self) -> u64 {
+        debug_assert!(self.options.sstable_size_bytes > 0, "SSTables have a size");
         self.options.sstable_size_bytes
     }
 
@@ -319,6 +375,10 @@ impl<'a> Manifest<'a> {
             }
             *key = newest.map(|sstable| token_bounds(sstable).1);
         }
+        debug_assert!(
+            keys[MAX_LEVELS - 1].is_none(),
+            "nothing lies above the last level"
+        );
         keys
     }
 
@@ -327,8 +387,16 @@ impl<'a> Manifest<'a> {
     fn l0_bucket(&self) -> Vec<&'a SSTable> {
         let stcs = &self.options.stcs;
         let buckets = stcs::get_buckets(&self.free[0], stcs);
-        stcs::most_interesting_bucket(&buckets, stcs.min_threshold, stcs.max_threshold)
-            .unwrap_or_default()
+        let bucket =
+            stcs::most_interesting_bucket(&buckets, stcs.min_threshold, stcs.max_threshold)
+                .unwrap_or_default();
+        debug_assert!(
+            bucket
+                .iter()
+                .all(|sstable| sstable.level == 0 && !self.is_compacting(sstable)),
+            "an L0 bucket holds free L0 SSTables"
+        );
+        bucket
     }
 
     /// `candidates_for_level_0_compaction` (with Cassandra's exclusions
@@ -363,6 +431,12 @@ impl<'a> Manifest<'a> {
                 return None;
             }
             candidates.extend(level1);
+            debug_assert!(
+                candidates
+                    .iter()
+                    .all(|sstable| !self.is_compacting(sstable)),
+                "a promotion takes no SSTable a running job holds"
+            );
             Some((candidates, true))
         } else {
             let bucket = self.l0_bucket();
@@ -376,6 +450,7 @@ impl<'a> Manifest<'a> {
         level: usize,
         last_compacted_keys: &[Option<u64>; MAX_LEVELS],
     ) -> Option<(Vec<&'a SSTable>, bool)> {
+        debug_assert!(level >= 1, "L0 has its own candidates");
         let mut sorted = self.free[level].clone();
         sorted.sort_by_key(|sstable| (token_bounds(sstable).0, sstable.generation));
         let overlapping_here = overlapping_sstables(&sorted);
@@ -401,6 +476,7 @@ impl<'a> Manifest<'a> {
                 continue;
             }
             candidates.push(sstable);
+            debug_assert!(candidates.iter().all(|other| !self.is_compacting(other)));
             return Some((candidates, true));
         }
         None
@@ -412,11 +488,18 @@ impl<'a> Manifest<'a> {
         level: usize,
         last_compacted_keys: &[Option<u64>; MAX_LEVELS],
     ) -> Option<(Vec<&'a SSTable>, bool)> {
-        if level == 0 {
+        let candidates = if level == 0 {
             self.candidates_for_level_0()
         } else {
             self.candidates_for_higher_level(level, last_compacted_keys)
-        }
+        };
+        debug_assert!(
+            candidates
+                .as_ref()
+                .is_none_or(|(sstables, _)| !sstables.is_empty()),
+            "candidates, when found, are some"
+        );
+        candidates
     }
 
     /// `get_descriptor_for_level`.
@@ -426,6 +509,10 @@ impl<'a> Manifest<'a> {
             .expect("built before the first pick");
         let (candidates, can_promote) = self.candidates_for(level, &keys)?;
         let next_level = next_level(&candidates, can_promote);
+        debug_assert!(
+            !can_promote || next_level as usize > level,
+            "a promotion writes above its level"
+        );
         let candidates = if can_promote {
             self.overlapping_starved(next_level as usize, candidates, state)
         } else {
@@ -450,6 +537,11 @@ impl<'a> Manifest<'a> {
         mut candidates: Vec<&'a SSTable>,
         state: &mut LcsState,
     ) -> Vec<&'a SSTable> {
+        debug_assert!(
+            (1..MAX_LEVELS).contains(&target_level),
+            "a promotion targets a level above L0"
+        );
+        let before = candidates.len();
         for counter in state.compaction_counter.iter_mut().skip(1) {
             *counter += 1;
         }
@@ -468,8 +560,13 @@ impl<'a> Manifest<'a> {
             }) {
                 candidates.push(inside);
             }
+            debug_assert!(
+                candidates.len() <= before + 1,
+                "a starved level adds one SSTable"
+            );
             return candidates;
         }
+        debug_assert_eq!(state.compaction_counter[target_level], 0);
         candidates
     }
 
@@ -480,6 +577,11 @@ impl<'a> Manifest<'a> {
         max_sstable_bytes: Option<u64>,
         pick: LcsPick,
     ) -> LcsJob {
+        debug_assert!(!candidates.is_empty(), "a job has inputs");
+        debug_assert!(
+            (level as usize) < MAX_LEVELS,
+            "a job writes a level of the manifest"
+        );
         LcsJob {
             generations: candidates
                 .iter()
@@ -521,6 +623,13 @@ fn overlapping_sstables<'a>(sorted: &[&'a SSTable]) -> Vec<&'a SSTable> {
         previous = Some(current);
     }
     result.sort_by_key(|sstable| sstable.generation);
+    debug_assert!(result.len() != 1, "an overlap takes two SSTables");
+    debug_assert!(
+        result
+            .windows(2)
+            .all(|pair| pair[0].generation < pair[1].generation),
+        "overlapping SSTables are listed once each, oldest first"
+    );
     result
 }
 
@@ -552,6 +661,31 @@ fn next_level(candidates: &[&SSTable], can_promote: bool) -> u32 {
 /// updated (round-robin keys on the first pick, starvation counters on
 /// every promotion).
 pub fn next_job(
+    sstables: &[SSTable],
+    compacting: &[u64],
+    options: &LcsOptions,
+    state: &mut LcsState,
+) -> Option<LcsJob> {
+    let job = pick_job(sstables, compacting, options, state);
+    if let Some(job) = &job {
+        debug_assert!(
+            job.generations
+                .iter()
+                .enumerate()
+                .all(|(i, generation)| !job.generations[..i].contains(generation)
+                    && !compacting.contains(generation)),
+            "a job takes each input once, and none a running job holds"
+        );
+        debug_assert!((job.level as usize) < MAX_LEVELS);
+    }
+    if cfg!(debug_assertions) {
+        state.check_invariants();
+    }
+    job
+}
+
+/// [`next_job`]'s pick, before its postconditions are checked.
+fn pick_job(
     sstables: &[SSTable],
     compacting: &[u64],
     options: &LcsOptions,
@@ -655,6 +789,7 @@ pub fn settled_levels(total_bytes: u64, options: &LcsOptions) -> Vec<(u32, u64)>
         let level = (1..MAX_LEVELS)
             .find(|&level| total_bytes <= max_bytes_for_level(level, size))
             .unwrap_or(MAX_LEVELS - 1);
+        debug_assert!(level >= 1, "a settled table has nothing in L0");
         return vec![(level as u32, total_bytes)];
     }
     let mut left = total_bytes;
@@ -671,6 +806,11 @@ pub fn settled_levels(total_bytes: u64, options: &LcsOptions) -> Vec<(u32, u64)>
             break;
         }
     }
+    debug_assert_eq!(
+        levels.iter().map(|&(_, bytes)| bytes).sum::<u64>(),
+        total_bytes,
+        "the settled levels hold every byte"
+    );
     levels
 }
 
@@ -687,6 +827,7 @@ pub struct LcsBacklogTracker {
 impl LcsBacklogTracker {
     /// An empty table whose strategy splits at `sstable_size_bytes`.
     pub fn new(sstable_size_bytes: u64) -> LcsBacklogTracker {
+        debug_assert!(sstable_size_bytes > 0, "leveled SSTables have a size");
         LcsBacklogTracker {
             l0: StcsBacklogTracker::new(),
             size_per_level: [0; MAX_LEVELS],
@@ -694,12 +835,29 @@ impl LcsBacklogTracker {
         }
     }
 
+    /// What must hold: the L0 tracker holds exactly L0's bytes, and the
+    /// SSTable size is positive; the L0 tracker's own invariants. O(1).
+    pub fn check_invariants(&self) {
+        assert_eq!(
+            self.size_per_level[0],
+            self.l0.total_bytes(),
+            "the L0 tracker holds L0's bytes"
+        );
+        assert!(self.sstable_size_bytes > 0);
+        self.l0.check_invariants();
+    }
+
     /// An SSTable of `data_bytes` joined `level`.
     pub fn add_sstable(&mut self, level: u32, data_bytes: u64) {
+        debug_assert!(
+            (level as usize) < MAX_LEVELS,
+            "level {level} is beyond the last"
+        );
         self.size_per_level[level as usize] += data_bytes;
         if level == 0 {
             self.l0.add_sstable(data_bytes);
         }
+        debug_assert_eq!(self.size_per_level[0], self.l0.total_bytes());
     }
 
     /// An SSTable of `data_bytes` left `level`. Panics if the level never
@@ -753,6 +911,10 @@ impl LcsBacklogTracker {
                 backlog += fan_out * size;
             }
         }
+        debug_assert!(
+            backlog.is_finite() && backlog >= 0.0,
+            "a leveled backlog: {backlog}"
+        );
         backlog
     }
 }

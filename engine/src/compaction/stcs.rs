@@ -59,6 +59,10 @@ pub const MIB: u64 = 1024 * 1024;
 /// `compaction_manager.cc` @2.1-3.0).
 pub const WEIGHT_LOG_BASE: u64 = 4;
 
+// The weight's base is a power of two, so floor(log4) is exact in integers.
+const _: () = assert!(WEIGHT_LOG_BASE.is_power_of_two() && WEIGHT_LOG_BASE > 1);
+const _: () = assert!(MIB == 1 << 20);
+
 /// The size-tiered strategy's options, with Scylla's defaults.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StcsOptions {
@@ -80,13 +84,16 @@ pub struct StcsOptions {
 
 impl Default for StcsOptions {
     fn default() -> StcsOptions {
-        StcsOptions {
+        let options = StcsOptions {
             min_sstable_size_bytes: 50 * MIB,
             bucket_low: 0.5,
             bucket_high: 1.5,
             min_threshold: 4,
             max_threshold: 32,
-        }
+        };
+        debug_assert!(options.bucket_low < 1.0 && 1.0 < options.bucket_high);
+        debug_assert!(2 <= options.min_threshold && options.min_threshold <= options.max_threshold);
+        options
     }
 }
 
@@ -135,11 +142,26 @@ pub fn get_buckets<'a>(sstables: &[&'a SSTable], options: &StcsOptions) -> Vec<V
             }
         }
     }
-    buckets.into_values().collect()
+    let buckets: Vec<Vec<&SSTable>> = buckets.into_values().collect();
+    debug_assert!(
+        buckets.iter().map(Vec::len).sum::<usize>() <= sstables.len(),
+        "a bucket holds SSTables it was given, each once"
+    );
+    debug_assert!(
+        buckets.iter().all(|bucket| bucket
+            .windows(2)
+            .all(|pair| pair[0].data_bytes <= pair[1].data_bytes)),
+        "each bucket lists its members smallest first"
+    );
+    buckets
 }
 
 /// Whether an SSTable of `size` bytes joins a bucket of average `average`.
 fn joins(size: u64, average: u64, options: &StcsOptions) -> bool {
+    debug_assert!(
+        options.bucket_low <= options.bucket_high,
+        "a bucket's bounds are ordered"
+    );
     let (size_f, average_f) = (size as f64, average as f64);
     (size_f > average_f * options.bucket_low && size_f < average_f * options.bucket_high)
         || (size < options.min_sstable_size_bytes && average < options.min_sstable_size_bytes)
@@ -147,11 +169,17 @@ fn joins(size: u64, average: u64, options: &StcsOptions) -> bool {
 
 /// Integer average data size of a non-empty bucket (`avg_size`).
 fn average_size(bucket: &[&SSTable]) -> u64 {
+    debug_assert!(!bucket.is_empty(), "the average of an empty bucket");
     let total: u128 = bucket
         .iter()
         .map(|sstable| u128::from(sstable.data_bytes))
         .sum();
-    (total / bucket.len() as u128) as u64
+    let average = (total / bucket.len() as u128) as u64;
+    debug_assert!(
+        bucket.iter().any(|sstable| sstable.data_bytes <= average),
+        "some member is at most the average"
+    );
+    average
 }
 
 /// The bucket to compact among `buckets` (`most_interesting_bucket`): each
@@ -174,7 +202,13 @@ pub(crate) fn most_interesting_bucket<'a>(
             best = Some((average, pruned));
         }
     }
-    best.map(|(_, bucket)| bucket.to_vec())
+    let best = best.map(|(_, bucket)| bucket.to_vec());
+    debug_assert!(
+        best.as_ref()
+            .is_none_or(|bucket| (min_threshold.max(1)..=max_threshold).contains(&bucket.len())),
+        "a chosen bucket holds between the thresholds"
+    );
+    best
 }
 
 /// The SSTables STCS compacts next, as generations smallest first, or `None`
@@ -203,6 +237,12 @@ pub fn pick(
                 most_interesting_bucket(&buckets, 2, options.max_threshold)
             }
         })?;
+    debug_assert!(
+        chosen
+            .iter()
+            .all(|sstable| !compacting.contains(&sstable.generation)),
+        "a pick takes no SSTable a running job holds"
+    );
     Some(chosen.iter().map(|sstable| sstable.generation).collect())
 }
 
@@ -212,11 +252,16 @@ pub fn pick(
 pub fn pending_compactions(sstables: &[SSTable], options: &StcsOptions) -> u64 {
     let all: Vec<&SSTable> = sstables.iter().collect();
     let max = options.max_threshold.max(1);
-    get_buckets(&all, options)
+    let pending: u64 = get_buckets(&all, options)
         .iter()
         .filter(|bucket| bucket.len() >= options.min_threshold)
         .map(|bucket| bucket.len().div_ceil(max) as u64)
-        .sum()
+        .sum();
+    debug_assert!(
+        pending <= sstables.len() as u64,
+        "at most a job per SSTable"
+    );
+    pending
 }
 
 /// The SSTable sizes size-tiered compaction leaves once it has caught up,
@@ -236,6 +281,11 @@ pub fn settled_sizes(total_bytes: u64, flush_bytes: u64, min_threshold: usize) -
     if rest > 0 {
         sizes.push(rest);
     }
+    debug_assert_eq!(
+        sizes.iter().sum::<u64>(),
+        total_bytes,
+        "the sizes hold every byte"
+    );
     sizes
 }
 
@@ -250,18 +300,24 @@ fn settled_counts(total_bytes: u64, flush_bytes: u64, base: usize) -> Vec<u64> {
         counts.push(units % base);
         units /= base;
     }
+    debug_assert!(
+        counts.iter().all(|&count| count < base),
+        "digits below the base"
+    );
     counts
 }
 
 /// The SSTable sizes `counts` hold (the flush-sized tier first, tier `k`
 /// of `flush_bytes x base^k`), smallest first.
 fn tier_sizes(counts: &[u64], flush_bytes: u64, base: usize) -> Vec<u64> {
+    debug_assert!(base >= 2 && flush_bytes > 0);
     let mut sizes = Vec::new();
     let mut tier_bytes = flush_bytes;
     for &count in counts {
         sizes.extend(std::iter::repeat_n(tier_bytes, count as usize));
         tier_bytes = tier_bytes.saturating_mul(base as u64);
     }
+    debug_assert_eq!(sizes.len() as u64, counts.iter().sum::<u64>());
     sizes
 }
 
@@ -318,6 +374,7 @@ pub fn steady_sizes(
 /// them and stay at least twice the merge's output, clear of its bucket
 /// (the top tiers of a table merge rarely and are left settled).
 pub fn add_merge_inputs(sizes: &mut Vec<u64>, tier_bytes: u64, base: usize) -> bool {
+    let total_before: u64 = sizes.iter().sum();
     let held = sizes.iter().filter(|&&bytes| bytes == tier_bytes).count();
     let missing = base.saturating_sub(held) as u64;
     let output = tier_bytes.saturating_mul(base as u64);
@@ -331,6 +388,7 @@ pub fn add_merge_inputs(sizes: &mut Vec<u64>, tier_bytes: u64, base: usize) -> b
     sizes[0] = largest;
     sizes.extend(std::iter::repeat_n(tier_bytes, missing as usize));
     sizes.sort_unstable_by(|a, b| b.cmp(a));
+    debug_assert_eq!(sizes.iter().sum::<u64>(), total_before, "the total stays");
     true
 }
 
@@ -459,6 +517,10 @@ pub fn forward(
         start_merges(&mut counts, &mut merges);
     }
     merges.sort_by_key(|&(tier, ..)| tier);
+    debug_assert!(
+        merges.windows(2).all(|pair| pair[0].0 < pair[1].0),
+        "one merge per tier at a time"
+    );
     Forwarded {
         counts,
         merging: merges
@@ -572,11 +634,20 @@ pub fn window_sizes(
 /// the conversion to double rounds up. Zero bytes gives weight 0 (Scylla
 /// gives 0 for an empty job; `log(0)` is not reached).
 pub fn job_weight(total_input_bytes: u64) -> u32 {
-    if total_input_bytes == 0 {
+    let weight = if total_input_bytes == 0 {
         0
     } else {
         total_input_bytes.ilog2() / WEIGHT_LOG_BASE.ilog2()
-    }
+    };
+    debug_assert!(
+        total_input_bytes == 0
+            || (WEIGHT_LOG_BASE.pow(weight) <= total_input_bytes
+                && WEIGHT_LOG_BASE
+                    .checked_pow(weight + 1)
+                    .is_none_or(|next| total_input_bytes < next)),
+        "4^weight <= bytes < 4^(weight + 1)"
+    );
+    weight
 }
 
 /// Clears a job to run given the weights of the jobs already running
@@ -608,6 +679,10 @@ pub fn trim_to_weight(
     if busy_weights.contains(&weight) {
         return None;
     }
+    debug_assert!(
+        kept.len() == inputs.len() || kept.len() >= min_threshold,
+        "trimming stops at min_threshold inputs"
+    );
     Some(TrimmedJob {
         generations: kept.iter().map(|sstable| sstable.generation).collect(),
         weight,
@@ -633,6 +708,11 @@ pub fn next_job(
                 .find(|sstable| sstable.generation == *generation)
         })
         .collect();
+    debug_assert_eq!(
+        inputs.len(),
+        generations.len(),
+        "the pick names SSTables of the table"
+    );
     trim_to_weight(&inputs, busy_weights, options.min_threshold)
 }
 

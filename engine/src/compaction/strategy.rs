@@ -72,7 +72,7 @@ pub enum TableBacklog {
 impl TableBacklog {
     /// The tracker of a table with `strategy` and no SSTables.
     pub fn new(strategy: &CompactionStrategy) -> TableBacklog {
-        match strategy {
+        let backlog = match strategy {
             CompactionStrategy::SizeTiered(_) => {
                 TableBacklog::SizeTiered(StcsBacklogTracker::new())
             }
@@ -82,13 +82,36 @@ impl TableBacklog {
             CompactionStrategy::Leveled(options) => {
                 TableBacklog::Leveled(LcsBacklogTracker::new(options.sstable_size_bytes))
             }
+        };
+        debug_assert_eq!(
+            matches!(backlog, TableBacklog::SizeTiered(_)),
+            matches!(strategy, CompactionStrategy::SizeTiered(_)),
+            "a table's tracker is its strategy's"
+        );
+        backlog
+    }
+
+    /// The tracker's own invariants
+    /// ([`StcsBacklogTracker::check_invariants`],
+    /// [`LcsBacklogTracker::check_invariants`]); nothing for no tracker. O(levels).
+    pub fn check_invariants(&self) {
+        match self {
+            TableBacklog::SizeTiered(tracker) => tracker.check_invariants(),
+            TableBacklog::Leveled(tracker) => tracker.check_invariants(),
+            TableBacklog::Unimplemented => {}
         }
     }
 
     /// An SSTable joined the table.
     pub fn add_sstable(&mut self, sstable: &SSTable) {
         match self {
-            TableBacklog::SizeTiered(tracker) => tracker.add_sstable(sstable.data_bytes),
+            TableBacklog::SizeTiered(tracker) => {
+                debug_assert_eq!(
+                    sstable.level, 0,
+                    "a size-tiered table's SSTables are level 0"
+                );
+                tracker.add_sstable(sstable.data_bytes)
+            }
             TableBacklog::Leveled(tracker) => {
                 tracker.add_sstable(sstable.level, sstable.data_bytes)
             }
@@ -99,7 +122,13 @@ impl TableBacklog {
     /// An SSTable left the table.
     pub fn remove_sstable(&mut self, sstable: &SSTable) {
         match self {
-            TableBacklog::SizeTiered(tracker) => tracker.remove_sstable(sstable.data_bytes),
+            TableBacklog::SizeTiered(tracker) => {
+                debug_assert_eq!(
+                    sstable.level, 0,
+                    "a size-tiered table's SSTables are level 0"
+                );
+                tracker.remove_sstable(sstable.data_bytes)
+            }
             TableBacklog::Leveled(tracker) => {
                 tracker.remove_sstable(sstable.level, sstable.data_bytes);
             }
@@ -115,7 +144,7 @@ impl TableBacklog {
         compacting: &[(u32, u64, u64)],
         partial_writes: &[(u32, u64)],
     ) -> f64 {
-        match self {
+        let backlog = match self {
             TableBacklog::SizeTiered(tracker) => {
                 let compacting: Vec<(u64, u64)> = compacting
                     .iter()
@@ -126,7 +155,9 @@ impl TableBacklog {
             }
             TableBacklog::Leveled(tracker) => tracker.backlog_bytes(compacting, partial_writes),
             TableBacklog::Unimplemented => f64::INFINITY,
-        }
+        };
+        debug_assert!(backlog >= 0.0, "a backlog is not negative");
+        backlog
     }
 }
 

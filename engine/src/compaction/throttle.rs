@@ -45,13 +45,35 @@ impl RateLimiter {
     pub fn new(bytes_per_second: u64, now: SimTime) -> RateLimiter {
         assert!(bytes_per_second > 0, "a rate limit of 0 bytes per second");
         let rate = bytes_per_second as f64;
-        RateLimiter {
+        let limiter = RateLimiter {
             bytes_per_second: rate,
             interval_ns: 1e9 / rate,
             max_stored: rate,
             stored: 0.0,
             next_free: now,
-        }
+        };
+        limiter.check_invariants();
+        limiter
+    }
+
+    /// What must hold: a positive rate whose interval is its inverse, one
+    /// second of bytes at most stored, and never fewer than none. O(1).
+    pub fn check_invariants(&self) {
+        assert!(self.bytes_per_second > 0.0 && self.interval_ns > 0.0);
+        assert!(
+            (self.interval_ns * self.bytes_per_second - 1e9).abs() <= 1e-3,
+            "the interval is the rate's inverse"
+        );
+        assert_eq!(
+            self.max_stored, self.bytes_per_second,
+            "one second of burst"
+        );
+        assert!(
+            (0.0..=self.max_stored).contains(&self.stored),
+            "stored permits {} of at most {}",
+            self.stored,
+            self.max_stored
+        );
     }
 
     /// The rate, bytes per second.
@@ -74,6 +96,10 @@ impl RateLimiter {
         let fresh = bytes as f64 - from_stored;
         self.stored -= from_stored;
         self.next_free += SimDuration::from_nanos((fresh * self.interval_ns) as u64);
+        debug_assert!(self.next_free >= granted_at, "tickets only move forward");
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
         granted_at.max(now)
     }
 }
