@@ -1080,8 +1080,15 @@ impl Shard {
             self.reads.check_invariants();
             self.streams.check_invariants();
             self.batches.check_invariants();
+            self.coordinator.check_invariants();
             if let Some(handoff) = &self.handoff {
                 handoff.manager.check_invariants();
+            }
+            if let Some(cache) = &self.row_cache {
+                cache.check_invariants();
+            }
+            if let Some(cache) = &self.page_cache {
+                cache.check_invariants();
             }
         }
     }

@@ -627,6 +627,13 @@ impl WritePath {
     /// writes wait.
     pub(super) fn check_invariants(&self) {
         self.commitlog.check_invariants();
+        self.replay_log.check_invariants();
+        for memtable in self.memtables() {
+            memtable.check_invariants();
+        }
+        if let Some(job) = &self.flushing {
+            job.check_invariants();
+        }
         assert!(self.virtual_dirty_bytes() <= self.dirty_bytes());
         assert!(
             self.flushing.is_some() || self.sealed.is_empty(),
