@@ -111,11 +111,11 @@ fn measure(args: MeasureArgs) -> ExitCode {
     }
     let read_depths = match parse_qd_list(&args.qd) {
         Ok(depths) => depths,
-        Err(error) => return bad("--qd", &error),
+        Err(error) => return bad("--qd", &error.to_string()),
     };
     let write_depths = match parse_qd_list(&args.write_qd) {
         Ok(depths) => depths,
-        Err(error) => return bad("--write-qd", &error),
+        Err(error) => return bad("--write-qd", &error.to_string()),
     };
     if read_depths.iter().chain(&write_depths).any(|&qd| qd > 256) {
         return bad("--qd", "at most 256 (one thread each)");
@@ -179,15 +179,15 @@ fn sweep(args: SweepArgs) -> ExitCode {
     };
     let op = match parse_op(&args.op) {
         Ok(op) => op,
-        Err(message) => return bad_input("--op", &message),
+        Err(message) => return bad_input("--op", &message.to_string()),
     };
     let block_bytes = match parse_block_size(&args.bs) {
         Ok(bytes) => bytes,
-        Err(message) => return bad_input("--bs", &message),
+        Err(message) => return bad_input("--bs", &message.to_string()),
     };
     let depths = match parse_qd_list(&args.qd) {
         Ok(depths) => depths,
-        Err(message) => return bad_input("--qd", &message),
+        Err(message) => return bad_input("--qd", &message.to_string()),
     };
     if !(1..=64).contains(&args.drives) {
         return bad_input(

@@ -27,11 +27,11 @@ pub fn run(args: MergeArgs) -> ExitCode {
     };
     let files = match validation::shard::part_files(&args.parts) {
         Ok(files) => files,
-        Err(error) => return bad(error),
+        Err(error) => return bad(error.to_string()),
     };
     let (command, header, items) = match validation::shard::merge(&files) {
         Ok(merged) => merged,
-        Err(error) => return bad(error),
+        Err(error) => return bad(error.to_string()),
     };
     let merged = match command.as_str() {
         "sweep" => crate::sweep_cmd::merge(header, items, args.out),

@@ -187,7 +187,7 @@ fn check(args: &PlanArgs) -> Result<Checked, String> {
     let mut targets = list(&args.rate)
         .iter()
         .map(|rate| parse_rate(rate))
-        .collect::<Result<Vec<f64>, String>>()?;
+        .collect::<Result<Vec<f64>, _>>()?;
     if targets.is_empty() {
         return Err("--rate: no target given; e.g. --rate 300K,100K".into());
     }

@@ -75,10 +75,10 @@ pub fn run(args: SweepArgs) -> ExitCode {
         .sets
         .iter()
         .map(|text| Axis::parse(text))
-        .collect::<Result<Vec<Axis>, String>>()
+        .collect::<Result<Vec<Axis>, _>>()
     {
         Ok(axes) => axes,
-        Err(error) => return bad(error),
+        Err(error) => return bad(error.to_string()),
     };
     if let Some(twice) = axes
         .iter()

@@ -130,7 +130,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
     let cases = match cases
         .into_iter()
         .map(|case| case.with_sets(&sets))
-        .collect::<Result<Vec<Case>, String>>()
+        .collect::<Result<Vec<Case>, _>>()
     {
         Ok(cases) => cases,
         Err(error) => {

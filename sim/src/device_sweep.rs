@@ -24,6 +24,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::fmt;
 
 use models::nvme::params::FIO_HOST_TURNAROUND_NS;
 pub use models::nvme::NvmeProfile;
@@ -79,16 +80,47 @@ impl SweepOp {
     }
 }
 
+/// A sweep argument refused: the option it was given to (by variant) and
+/// the text given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SweepArgumentError {
+    /// `--op` is not an operation.
+    Op(String),
+    /// `--bs` is not a block size.
+    BlockSize(String),
+    /// `--qd` is not a list of queue depths.
+    QueueDepths(String),
+}
+
+impl fmt::Display for SweepArgumentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SweepArgumentError::Op(text) => write!(
+                f,
+                "unknown op `{text}`, expected one of randread, randwrite, read, write"
+            ),
+            SweepArgumentError::BlockSize(text) => write!(
+                f,
+                "bad block size `{text}`, expected a multiple of 512 bytes up to 64m, like fio's 4k, 128k, 1m"
+            ),
+            SweepArgumentError::QueueDepths(text) => write!(
+                f,
+                "bad queue depths `{text}`, expected a range like 1..64 (powers of two from 1 to 64) or a list like 1,2,4,8, each 1..={MAX_QD}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SweepArgumentError {}
+
 /// Parses `--op`: `randread`, `randwrite`, `read` or `write`.
-pub fn parse_op(text: &str) -> Result<SweepOp, String> {
+pub fn parse_op(text: &str) -> Result<SweepOp, SweepArgumentError> {
     match text {
         "randread" => Ok(SweepOp::RandRead),
         "randwrite" => Ok(SweepOp::RandWrite),
         "read" => Ok(SweepOp::Read),
         "write" => Ok(SweepOp::Write),
-        _ => Err(format!(
-            "unknown op `{text}`, expected one of randread, randwrite, read, write"
-        )),
+        _ => Err(SweepArgumentError::Op(text.to_string())),
     }
 }
 
@@ -96,7 +128,7 @@ pub fn parse_op(text: &str) -> Result<SweepOp, String> {
 /// suffix, `k`/`kb`/`kib` = 1024, `m`/`mb`/`mib` = 1024 x 1024 (case
 /// insensitive): `4k` = 4096, `128k` = 131072, `1m` = 1048576. The size must
 /// be a positive multiple of 512 bytes, at most 64 MiB.
-pub fn parse_block_size(text: &str) -> Result<u64, String> {
+pub fn parse_block_size(text: &str) -> Result<u64, SweepArgumentError> {
     let lower = text.trim().to_ascii_lowercase();
     let digits_end = lower
         .find(|c: char| !c.is_ascii_digit())
@@ -113,10 +145,10 @@ pub fn parse_block_size(text: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(scale));
     match bytes {
-        Some(bytes) if bytes > 0 && bytes.is_multiple_of(512) && bytes <= MAX_BLOCK_BYTES => Ok(bytes),
-        _ => Err(format!(
-            "bad block size `{text}`, expected a multiple of 512 bytes up to 64m, like fio's 4k, 128k, 1m"
-        )),
+        Some(bytes) if bytes > 0 && bytes.is_multiple_of(512) && bytes <= MAX_BLOCK_BYTES => {
+            Ok(bytes)
+        }
+        _ => Err(SweepArgumentError::BlockSize(text.to_string())),
     }
 }
 
@@ -124,11 +156,9 @@ pub fn parse_block_size(text: &str) -> Result<u64, String> {
 /// up to B, and B itself if it is not on that ladder), as fio sweeps are
 /// usually run; `A,B,C` is that list. Depths are sorted and deduplicated;
 /// each must be 1..=4096.
-pub fn parse_qd_list(text: &str) -> Result<Vec<u32>, String> {
-    let bad = || {
-        format!("bad queue depths `{text}`, expected a range like 1..64 (powers of two from 1 to 64) or a list like 1,2,4,8, each 1..={MAX_QD}")
-    };
-    let depth = |part: &str| -> Result<u32, String> {
+pub fn parse_qd_list(text: &str) -> Result<Vec<u32>, SweepArgumentError> {
+    let bad = || SweepArgumentError::QueueDepths(text.to_string());
+    let depth = |part: &str| -> Result<u32, SweepArgumentError> {
         match part.trim().parse::<u32>() {
             Ok(qd) if (1..=MAX_QD).contains(&qd) => Ok(qd),
             _ => Err(bad()),
@@ -466,7 +496,7 @@ mod tests {
         assert_eq!(parse_qd_list("8..8").unwrap(), vec![8]);
         assert_eq!(parse_qd_list("8, 1,2,4,4").unwrap(), vec![1, 2, 4, 8]);
         for bad in ["", "0..4", "8..4", "1..", "a", "1,,2", "1..5000", "-1"] {
-            let error = parse_qd_list(bad).unwrap_err();
+            let error = parse_qd_list(bad).unwrap_err().to_string();
             assert!(error.contains("1..64"), "{bad}: {error}");
         }
     }
@@ -479,7 +509,13 @@ mod tests {
         assert_eq!(parse_block_size("4KiB").unwrap(), 4096);
         assert_eq!(parse_block_size("512").unwrap(), 512);
         for bad in ["", "0", "100", "k", "4g", "65m", "4 k", "-4k"] {
-            assert!(parse_block_size(bad).unwrap_err().contains("4k"), "{bad}");
+            assert!(
+                parse_block_size(bad)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("4k"),
+                "{bad}"
+            );
         }
     }
 
@@ -493,7 +529,10 @@ mod tests {
         ] {
             assert_eq!(parse_op(op.name()), Ok(op));
         }
-        assert!(parse_op("randrw").unwrap_err().contains("randread"));
+        assert!(parse_op("randrw")
+            .unwrap_err()
+            .to_string()
+            .contains("randread"));
     }
 
     /// R6 (published-runs.md): fio 4 KB random reads on a RAID-0 of 2 x

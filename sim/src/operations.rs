@@ -283,8 +283,13 @@ pub fn draw(
         ));
     }
     let own = scenario.duration.map(|own| own.0);
-    let window =
-        draw_window(section.within, duration, own).map_err(|reason| error("within", reason))?;
+    let window = draw_window(
+        scenario,
+        "actions.random.within",
+        section.within,
+        duration,
+        own,
+    )?;
     let mut rng = crate::rng::stream(seed, "actions/random");
     let mut times: Vec<SimDuration> = (0..count)
         // Whole milliseconds, so that the describe line reads them.

@@ -44,19 +44,48 @@ impl fmt::Display for Assignment {
     }
 }
 
+/// A `--set` refused: the assignment as given (`--set KEY=VALUE`, which
+/// names the field), and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetError {
+    /// `--set` and its argument.
+    pub set: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl fmt::Display for SetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.set, self.reason)
+    }
+}
+
+impl std::error::Error for SetError {}
+
+/// The message, for callers whose own errors are still text.
+impl From<SetError> for String {
+    fn from(error: SetError) -> String {
+        error.to_string()
+    }
+}
+
 impl Assignment {
     /// Parses `KEY=VALUE` (the first `=` splits them).
-    pub fn parse(text: &str) -> Result<Assignment, String> {
-        let (key, value) = text
-            .split_once('=')
-            .ok_or_else(|| format!("--set {text}: expected KEY=VALUE, e.g. cluster.nodes=40"))?;
+    pub fn parse(text: &str) -> Result<Assignment, SetError> {
+        let (key, value) = text.split_once('=').ok_or_else(|| SetError {
+            set: format!("--set {text}"),
+            reason: "expected KEY=VALUE, e.g. cluster.nodes=40".into(),
+        })?;
         Assignment::new(key, value)
     }
 
     /// `key` set to `value` (a TOML value, else the text as a string).
-    pub fn new(key: &str, value: &str) -> Result<Assignment, String> {
+    pub fn new(key: &str, value: &str) -> Result<Assignment, SetError> {
         let key = key.trim();
-        let path = parse_key(key).map_err(|reason| format!("--set {key}={value}: {reason}"))?;
+        let path = parse_key(key).map_err(|reason| SetError {
+            set: format!("--set {key}={value}"),
+            reason,
+        })?;
         Ok(Assignment {
             key: key.to_string(),
             path,
@@ -74,8 +103,13 @@ impl Assignment {
     }
 
     /// Applies it to a scenario's TOML.
-    pub fn apply(&self, table: &mut Table) -> Result<(), String> {
-        let fail = |reason: String| Err(format!("{self}: {reason}"));
+    pub fn apply(&self, table: &mut Table) -> Result<(), SetError> {
+        let fail = |reason: String| {
+            Err(SetError {
+                set: self.to_string(),
+                reason,
+            })
+        };
         let mut current = table;
         let mut walked = String::new();
         for (position, step) in self.path.iter().enumerate() {

@@ -839,7 +839,8 @@ pub fn with_sets(scenario: &Scenario, sets: &[Assignment]) -> Result<Scenario, S
     // applied again under the new ones.
     let all: Vec<Assignment> = scenario.source.sets.iter().chain(sets).cloned().collect();
     for set in &all {
-        set.apply(&mut table).map_err(|reason| fail(None, reason))?;
+        set.apply(&mut table)
+            .map_err(|error| fail(None, error.to_string()))?;
     }
     let text = toml::to_string(&table).map_err(|error| fail(None, error.to_string()))?;
     let mut changed = parse(&file, &text).map_err(|error| {

@@ -55,20 +55,27 @@ impl Default for TraceOptions {
 }
 
 impl TraceOptions {
-    /// Checks the options: a bad one is a message naming it.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks the options: a bad one is an error naming it.
+    pub fn validate(&self) -> Result<(), TraceError> {
+        let fail = |field: &'static str, reason: String| Err(TraceError::Option { field, reason });
         if self.checkpoint_every == 0 {
-            return Err("the checkpoint interval must be at least 1 event".into());
+            return fail(
+                "checkpoint_every",
+                "the checkpoint interval must be at least 1 event".into(),
+            );
         }
         if let Some(window) = &self.window {
             if window.start >= window.end {
-                return Err(format!(
-                    "the trace window {}..{} holds no event (FROM must be below TO)",
-                    window.start, window.end
-                ));
+                return fail(
+                    "window",
+                    format!(
+                        "the trace window {}..{} holds no event (FROM must be below TO)",
+                        window.start, window.end
+                    ),
+                );
             }
             if window.end - window.start > MAX_WINDOW_EVENTS {
-                return Err(format!(
+                return fail("window", format!(
                     "the trace window {}..{} holds {} events, more than the {MAX_WINDOW_EVENTS} it may keep",
                     window.start,
                     window.end,
@@ -79,6 +86,49 @@ impl TraceOptions {
         Ok(())
     }
 }
+
+/// Trace options or a trace file refused: the option or the file (and its
+/// field), and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TraceError {
+    /// An option out of range.
+    Option {
+        /// The [`TraceOptions`] field: `checkpoint_every` or `window`.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A `trace.json` that cannot be read or is not a trace.
+    File {
+        /// The file.
+        file: std::path::PathBuf,
+        /// The field at fault, when one is.
+        field: Option<&'static str>,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for TraceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TraceError::Option { reason, .. } => write!(f, "{reason}"),
+            TraceError::File {
+                file,
+                field,
+                reason,
+            } => {
+                write!(f, "{}: ", file.display())?;
+                if let Some(field) = field {
+                    write!(f, "{field}: ")?;
+                }
+                write!(f, "{reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
 
 /// The hash after a number of events.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,21 +318,23 @@ pub struct TraceFile {
 }
 
 impl TraceFile {
-    /// Reads a `trace.json`; a bad file is a message naming it and why.
-    pub fn read(path: &std::path::Path) -> Result<TraceFile, String> {
+    /// Reads a `trace.json`; a bad file is an error naming it and why.
+    pub fn read(path: &std::path::Path) -> Result<TraceFile, TraceError> {
+        let fail = |field: Option<&'static str>, reason: String| TraceError::File {
+            file: path.to_path_buf(),
+            field,
+            reason,
+        };
         let text = std::fs::read_to_string(path)
-            .map_err(|error| format!("{}: cannot read it: {error}", path.display()))?;
+            .map_err(|error| fail(None, format!("cannot read it: {error}")))?;
         let file: TraceFile = serde_json::from_str(&text).map_err(|error| {
-            format!(
-                "{}: not a trace written by `twin run --trace`: {error}",
-                path.display()
+            fail(
+                None,
+                format!("not a trace written by `twin run --trace`: {error}"),
             )
         })?;
         if file.checkpoint_every == 0 {
-            return Err(format!(
-                "{}: checkpoint_every: must be at least 1",
-                path.display()
-            ));
+            return Err(fail(Some("checkpoint_every"), "must be at least 1".into()));
         }
         Ok(file)
     }
@@ -482,23 +534,35 @@ mod tests {
         assert_eq!(file.checkpoints, trace.checkpoints());
 
         std::fs::write(&path, "{\"events\": 1}").unwrap();
-        let error = TraceFile::read(&path).unwrap_err();
+        let error = TraceFile::read(&path).unwrap_err().to_string();
         assert!(
             error.contains("not a trace written by `twin run --trace`"),
             "{error}"
         );
         let _ = std::fs::remove_dir_all(&dir);
 
-        assert!(every(0).validate().unwrap_err().contains("at least 1"));
+        assert!(every(0)
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("at least 1"));
         let empty = TraceOptions {
             checkpoint_every: 1,
             window: Some(5..5),
         };
-        assert!(empty.validate().unwrap_err().contains("holds no event"));
+        assert!(empty
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("holds no event"));
         let huge = TraceOptions {
             checkpoint_every: 1,
             window: Some(0..MAX_WINDOW_EVENTS + 1),
         };
-        assert!(huge.validate().unwrap_err().contains("more than"));
+        assert!(huge
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("more than"));
     }
 }

@@ -8,7 +8,8 @@
 //! (`twin bench events --update`) and says why.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -45,21 +46,66 @@ pub struct Entry {
     pub by_kind: BTreeMap<String, f64>,
 }
 
+/// A benchmark that cannot be measured, or a baseline that cannot be
+/// read: the file (or the duration given) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BenchError {
+    /// A benchmark's duration that is not one.
+    Duration {
+        /// The duration as the baseline gives it.
+        text: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A benchmark's scenario refused.
+    Scenario(sim::scenario::ScenarioError),
+    /// A benchmark run that stopped, or a baseline that cannot be read.
+    File {
+        /// The scenario or the baseline.
+        file: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BenchError::Duration { text, reason } => write!(f, "{text}: {reason}"),
+            BenchError::Scenario(error) => write!(f, "{error}"),
+            BenchError::File { file, reason } => write!(f, "{}: {reason}", file.display()),
+        }
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+impl BenchError {
+    fn file(file: &Path, reason: impl fmt::Display) -> BenchError {
+        BenchError::File {
+            file: file.to_path_buf(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
 /// Runs `scenario` (a path from `root`) for `duration` and counts its
 /// events.
-pub fn measure(root: &Path, scenario: &str, duration: &str) -> Result<Entry, String> {
+pub fn measure(root: &Path, scenario: &str, duration: &str) -> Result<Entry, BenchError> {
     let path = root.join(scenario);
-    let seconds =
-        units::parse_duration(duration).map_err(|error| format!("{duration}: {error}"))?;
+    let seconds = units::parse_duration(duration).map_err(|error| BenchError::Duration {
+        text: duration.to_string(),
+        reason: error.to_string(),
+    })?;
     let overrides = sim::plan::RunOverrides {
         seed: None,
         duration: Some(seconds),
     };
     let plan = sim::scenario::load(&path)
         .and_then(|scenario| sim::plan::resolve(&scenario, &overrides))
-        .map_err(|error| error.to_string())?;
-    let outcome = sim::cluster::run(plan, &mut |_| {})
-        .map_err(|error| format!("{}: {error}", path.display()))?;
+        .map_err(BenchError::Scenario)?;
+    let outcome =
+        sim::cluster::run(plan, &mut |_| {}).map_err(|error| BenchError::file(&path, error))?;
     let operations: u64 = outcome.ops.iter().map(|ops| ops.count).sum();
     let per_op = |count: u64| {
         if operations == 0 {
@@ -88,11 +134,10 @@ fn round(value: f64) -> f64 {
 }
 
 /// The committed baseline under `root`.
-pub fn load(root: &Path) -> Result<Baseline, String> {
+pub fn load(root: &Path) -> Result<Baseline, BenchError> {
     let path = root.join(BASELINE_FILE);
-    let text =
-        std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
-    serde_json::from_str(&text).map_err(|error| format!("{}: {error}", path.display()))
+    let text = std::fs::read_to_string(&path).map_err(|error| BenchError::file(&path, error))?;
+    serde_json::from_str(&text).map_err(|error| BenchError::file(&path, error))
 }
 
 /// One benchmark measured against its baseline.
@@ -123,7 +168,7 @@ impl Comparison {
 
 /// Measures every benchmark of the baseline under `root`; `progress`
 /// hears each scenario as it starts.
-pub fn compare(root: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Comparison>, String> {
+pub fn compare(root: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Comparison>, BenchError> {
     let baseline = load(root)?;
     baseline
         .benchmarks

@@ -66,12 +66,10 @@ pub enum Case {
 impl Case {
     /// The case with `sets` applied to its scenario (a device case has
     /// none: it is returned as it is).
-    pub fn with_sets(self, sets: &[Assignment]) -> Result<Case, String> {
+    pub fn with_sets(self, sets: &[Assignment]) -> Result<Case, ScenarioError> {
         match self {
             Case::Scenario { id, path, scenario } => Ok(Case::Scenario {
-                scenario: Box::new(
-                    sim::scenario::with_sets(&scenario, sets).map_err(|e| e.to_string())?,
-                ),
+                scenario: Box::new(sim::scenario::with_sets(&scenario, sets)?),
                 id,
                 path,
             }),
@@ -105,9 +103,16 @@ fn validation_section(scenario: &Scenario) -> &sim::scenario::ValidationSection 
 }
 
 /// Every case: the scenarios in `dir` (sorted by file name; each must have
-/// a `[validation]` section) and R6's two device sweeps.
-pub fn discover(dir: &Path) -> Result<Vec<Case>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+/// a `[validation]` section) and R6's two device sweeps. A folder that
+/// cannot be read is an error naming it; a scenario that does not parse,
+/// or has no `[validation]` section, one naming the scenario's file.
+pub fn discover(dir: &Path) -> Result<Vec<Case>, ScenarioError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| ScenarioError {
+        file: dir.display().to_string(),
+        line: None,
+        field: None,
+        reason: e.to_string(),
+    })?;
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
@@ -115,12 +120,14 @@ pub fn discover(dir: &Path) -> Result<Vec<Case>, String> {
     paths.sort();
     let mut cases = Vec::new();
     for path in paths {
-        let scenario = sim::scenario::load(&path).map_err(|e| e.to_string())?;
+        let scenario = sim::scenario::load(&path)?;
         if scenario.validation.is_none() {
-            return Err(format!(
-                "{}: a validation scenario needs a [validation] section (run, setup)",
-                path.display()
-            ));
+            return Err(ScenarioError {
+                file: path.display().to_string(),
+                line: None,
+                field: None,
+                reason: "a validation scenario needs a [validation] section (run, setup)".into(),
+            });
         }
         let id = path
             .file_stem()

@@ -46,9 +46,9 @@ use engine::compaction::CompactionStrategy;
 use serde::{Deserialize, Serialize};
 use sim::cluster::RunPlan;
 use sim::load::{KeyPlan, OpMix, RatePlan};
-use sim::overrides::Assignment;
+use sim::overrides::{Assignment, SetError};
 use sim::plan::{resolve, RunOverrides};
-use sim::scenario::{parse, with_sets, FaultSection, Scenario};
+use sim::scenario::{parse, with_sets, FaultSection, Scenario, ScenarioError};
 use units::{SimDuration, SimTime};
 
 use crate::cases::measure;
@@ -80,12 +80,76 @@ impl fmt::Display for SlaTerm {
     }
 }
 
+/// A plan's argument or scenario refused: the argument, or the scenario's
+/// file and the load at fault, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlanError {
+    /// A command-line argument that is not one.
+    Argument {
+        /// The option, with the text given where there was one
+        /// (`--sla read.p98<10ms`).
+        argument: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The plan's options contradict each other or the scenario.
+    Options(String),
+    /// A scenario refused as it resolves.
+    Scenario(ScenarioError),
+    /// A scenario a plan cannot pace or measure.
+    Load {
+        /// The scenario's file.
+        file: String,
+        /// The load at fault (`load[0] (`w`)`), when one is named before
+        /// the reason.
+        field: Option<String>,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A rate's assignment refused.
+    Set(SetError),
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::Argument { argument, reason } => write!(f, "{argument}: {reason}"),
+            PlanError::Options(reason) => write!(f, "{reason}"),
+            PlanError::Scenario(error) => write!(f, "{error}"),
+            PlanError::Load {
+                file,
+                field,
+                reason,
+            } => {
+                write!(f, "{file}: ")?;
+                if let Some(field) = field {
+                    write!(f, "{field}: ")?;
+                }
+                write!(f, "{reason}")
+            }
+            PlanError::Set(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// The message, for callers whose own errors are still text.
+impl From<PlanError> for String {
+    fn from(error: PlanError) -> String {
+        error.to_string()
+    }
+}
+
 /// Parses `--sla "read.p99<10ms,write.p99<10ms"` (limits in `us`, `ms` or
 /// `s`).
-pub fn parse_sla(text: &str) -> Result<Vec<SlaTerm>, String> {
+pub fn parse_sla(text: &str) -> Result<Vec<SlaTerm>, PlanError> {
     let mut terms = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = |why: &str| format!("--sla {part}: {why}; expected e.g. read.p99<10ms");
+        let bad = |why: &str| PlanError::Argument {
+            argument: format!("--sla {part}"),
+            reason: format!("{why}; expected e.g. read.p99<10ms"),
+        };
         let (figure, limit) = part.split_once('<').ok_or_else(|| bad("no `<`"))?;
         let (op, percentile) = figure
             .trim()
@@ -123,13 +187,16 @@ pub fn parse_sla(text: &str) -> Result<Vec<SlaTerm>, String> {
         });
     }
     if terms.is_empty() {
-        return Err("--sla: no term given; expected e.g. read.p99<10ms,write.p99<10ms".into());
+        return Err(PlanError::Argument {
+            argument: "--sla".into(),
+            reason: "no term given; expected e.g. read.p99<10ms,write.p99<10ms".into(),
+        });
     }
     Ok(terms)
 }
 
 /// Parses a target rate: `300000`, `300K`, `1.2M` (operations per second).
-pub fn parse_rate(text: &str) -> Result<f64, String> {
+pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
     let t = text.trim();
     let t = t.strip_suffix("/s").unwrap_or(t);
     let (number, scale) = match t.chars().last() {
@@ -139,9 +206,10 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     };
     match number.parse::<f64>() {
         Ok(value) if value.is_finite() && value > 0.0 => Ok(value * scale),
-        _ => Err(format!(
-            "--rate {text}: not a rate; expected operations per second such as 300000 or 300K"
-        )),
+        _ => Err(PlanError::Argument {
+            argument: format!("--rate {text}"),
+            reason: "not a rate; expected operations per second such as 300000 or 300K".into(),
+        }),
     }
 }
 
@@ -212,13 +280,15 @@ impl PlanSpec {
     /// The assignments that pace every load of `scenario` to `target`
     /// operations per second in all: each load's per-process `limit=`,
     /// `throttle=` or `fixed=` rate scaled by the same factor.
-    pub fn rate_sets(scenario: &Scenario, target: f64) -> Result<Vec<Assignment>, String> {
-        let plan = resolve(scenario, &RunOverrides::default()).map_err(|e| e.to_string())?;
+    pub fn rate_sets(scenario: &Scenario, target: f64) -> Result<Vec<Assignment>, PlanError> {
+        let plan = resolve(scenario, &RunOverrides::default()).map_err(PlanError::Scenario)?;
+        let file = || scenario.source.file.clone();
         if plan.loads.is_empty() {
-            return Err(format!(
-                "{}: the scenario has no [[load]]; a plan needs a workload",
-                scenario.source.file
-            ));
+            return Err(PlanError::Load {
+                file: file(),
+                field: None,
+                reason: "the scenario has no [[load]]; a plan needs a workload".into(),
+            });
         }
         let mut total = 0.0;
         for (index, load) in plan.loads.iter().enumerate() {
@@ -230,10 +300,11 @@ impl PlanSpec {
                 | RatePlan::Throttled { ops_per_s: rate, .. }
                 | RatePlan::Fixed { ops_per_s: rate, .. } => rate,
                 RatePlan::ClosedLoop { .. } => {
-                    return Err(format!(
-                        "{}: load[{index}] (`{}`): its c-s command has no -rate limit=, throttle= or fixed=; twin plan paces each target through it",
-                        scenario.source.file, load.name
-                    ))
+                    return Err(PlanError::Load {
+                        file: file(),
+                        field: Some(format!("load[{index}] (`{}`)", load.name)),
+                        reason: "its c-s command has no -rate limit=, throttle= or fixed=; twin plan paces each target through it".into(),
+                    })
                 }
             };
             total += rate * f64::from(load.processes);
@@ -241,16 +312,15 @@ impl PlanSpec {
         let factor = target / total;
         let mut sets = Vec::new();
         for (index, load) in plan.loads.iter().enumerate() {
-            let command = rescale_rate(&load.command, factor).ok_or_else(|| {
-                format!(
-                    "{}: load[{index}] (`{}`): cannot find the rate in `{}`",
-                    scenario.source.file, load.name, load.command
-                )
+            let command = rescale_rate(&load.command, factor).ok_or_else(|| PlanError::Load {
+                file: file(),
+                field: Some(format!("load[{index}] (`{}`)", load.name)),
+                reason: format!("cannot find the rate in `{}`", load.command),
             })?;
-            sets.push(Assignment::new(
-                &format!("load[{index}].command"),
-                &command,
-            )?);
+            sets.push(
+                Assignment::new(&format!("load[{index}].command"), &command)
+                    .map_err(PlanError::Set)?,
+            );
         }
         Ok(sets)
     }
@@ -927,7 +997,7 @@ pub fn settle_time(plan: &RunPlan) -> SimDuration {
 /// Checks that every load of `scenario` runs to the end of a plan's runs
 /// (a c-s `duration=` shorter than the run would stop it early and the
 /// window would measure an idle cluster).
-pub fn check_loads_cover_runs(spec: &PlanSpec, scenario: &Scenario) -> Result<(), String> {
+pub fn check_loads_cover_runs(spec: &PlanSpec, scenario: &Scenario) -> Result<(), PlanError> {
     let plan = resolve(
         scenario,
         &RunOverrides {
@@ -935,39 +1005,47 @@ pub fn check_loads_cover_runs(spec: &PlanSpec, scenario: &Scenario) -> Result<()
             duration: spec.duration,
         },
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(PlanError::Scenario)?;
+    let file = || scenario.source.file.clone();
     let Some(mut length) = plan.duration else {
-        return Err(format!(
-            "{}: the scenario has no `duration`; give the plan's runs one with --duration",
-            scenario.source.file
-        ));
+        return Err(PlanError::Load {
+            file: file(),
+            field: None,
+            reason: "the scenario has no `duration`; give the plan's runs one with --duration"
+                .into(),
+        });
     };
     if spec.one_node_down {
         length = length + settle_time(&plan);
     }
     if spec.warmup >= length {
-        return Err(format!(
+        return Err(PlanError::Options(format!(
             "--warmup {} leaves nothing of the {} s runs to measure",
             spec.warmup.as_secs_f64(),
             length.as_secs_f64()
-        ));
+        )));
     }
     for (index, load) in plan.loads.iter().enumerate() {
         let start = match load.start {
             sim::load::StartPlan::At(at) => at,
             sim::load::StartPlan::After(_) => {
-                return Err(format!(
-                    "{}: load[{index}] (`{}`) starts after another load; twin plan paces loads that run together",
-                    scenario.source.file, load.name
-                ))
+                return Err(PlanError::Load {
+                    file: file(),
+                    field: None,
+                    reason: format!(
+                        "load[{index}] (`{}`) starts after another load; twin plan paces loads that run together",
+                        load.name
+                    ),
+                })
             }
         };
         if let sim::load::StopPlan::Duration(lasts) = load.stop {
             if start + lasts < length {
-                return Err(format!(
-                    "{}: load[{index}] (`{}`): its c-s duration= ends at {} s, before the plan's runs end at {} s{}; lengthen it (--set 'load[{index}].command=...')",
-                    scenario.source.file,
-                    load.name,
+                return Err(PlanError::Load {
+                    file: file(),
+                    field: Some(format!("load[{index}] (`{}`)", load.name)),
+                    reason: format!(
+                    "its c-s duration= ends at {} s, before the plan's runs end at {} s{}; lengthen it (--set 'load[{index}].command=...')",
                     (start + lasts).as_secs_f64(),
                     length.as_secs_f64(),
                     if spec.one_node_down {
@@ -975,7 +1053,8 @@ pub fn check_loads_cover_runs(spec: &PlanSpec, scenario: &Scenario) -> Result<()
                     } else {
                         ""
                     }
-                ));
+                    ),
+                });
             }
         }
     }
@@ -1286,12 +1365,20 @@ mod tests {
         assert_eq!(terms[2].limit_ms, 1000.0);
         assert!(parse_sla("read.p98<10ms")
             .unwrap_err()
+            .to_string()
             .contains("p50, p95, p99, p99.9"));
         assert!(parse_sla("scan.p99<10ms")
             .unwrap_err()
+            .to_string()
             .contains("not an op"));
-        assert!(parse_sla("read.p99<10").unwrap_err().contains("unit"));
-        assert!(parse_sla("read.p99>10ms").unwrap_err().contains("no `<`"));
+        assert!(parse_sla("read.p99<10")
+            .unwrap_err()
+            .to_string()
+            .contains("unit"));
+        assert!(parse_sla("read.p99>10ms")
+            .unwrap_err()
+            .to_string()
+            .contains("no `<`"));
         assert!(parse_sla("").is_err());
     }
 

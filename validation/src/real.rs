@@ -11,6 +11,7 @@
 //! these figures beside the twin's.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -118,14 +119,51 @@ pub struct Measurement {
     pub repeats: BTreeMap<u32, BTreeMap<String, PhaseRun>>,
 }
 
+/// A stored measurement (or a log in it) refused: the file or folder at
+/// fault, when one is, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MeasurementError {
+    /// The file or folder, as the message names it.
+    pub file: Option<String>,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl MeasurementError {
+    /// An error about `file`.
+    pub fn at(file: &Path, reason: impl fmt::Display) -> MeasurementError {
+        MeasurementError {
+            file: Some(file.display().to_string()),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for MeasurementError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}: ")?;
+        }
+        write!(f, "{}", self.reason)
+    }
+}
+
+impl std::error::Error for MeasurementError {}
+
+/// The message, for callers whose own errors are still text.
+impl From<MeasurementError> for String {
+    fn from(error: MeasurementError) -> String {
+        error.to_string()
+    }
+}
+
 /// Reads `dir` (`repeat-<n>/<phase>/summary.json` and beside it).
-pub fn load(dir: &Path) -> Result<Measurement, String> {
-    let read_dir = |path: &Path| {
-        std::fs::read_dir(path).map_err(|error| format!("{}: {error}", path.display()))
-    };
+pub fn load(dir: &Path) -> Result<Measurement, MeasurementError> {
+    let read_dir =
+        |path: &Path| std::fs::read_dir(path).map_err(|error| MeasurementError::at(path, error));
     let mut repeats = BTreeMap::new();
     for entry in read_dir(dir)? {
-        let entry = entry.map_err(|error| format!("{}: {error}", dir.display()))?;
+        let entry = entry.map_err(|error| MeasurementError::at(dir, error))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(number) = name
             .strip_prefix("repeat-")
@@ -135,20 +173,23 @@ pub fn load(dir: &Path) -> Result<Measurement, String> {
         };
         let mut phases = BTreeMap::new();
         for phase in read_dir(&entry.path())? {
-            let phase = phase.map_err(|error| format!("{name}: {error}"))?;
+            let phase = phase.map_err(|error| MeasurementError {
+                file: Some(name.clone()),
+                reason: error.to_string(),
+            })?;
             let path = phase.path();
             let summary_path = path.join("summary.json");
             if !summary_path.is_file() {
                 continue;
             }
             let text = std::fs::read_to_string(&summary_path)
-                .map_err(|error| format!("{}: {error}", summary_path.display()))?;
+                .map_err(|error| MeasurementError::at(&summary_path, error))?;
             let summary: serde_json::Value = serde_json::from_str(&text)
-                .map_err(|error| format!("{}: {error}", summary_path.display()))?;
+                .map_err(|error| MeasurementError::at(&summary_path, error))?;
             if summary["kind"] != "real" {
-                return Err(format!(
-                    "{}: not a `twin real` summary (no \"kind\": \"real\")",
-                    summary_path.display()
+                return Err(MeasurementError::at(
+                    &summary_path,
+                    "not a `twin real` summary (no \"kind\": \"real\")",
                 ));
             }
             let gc_log = std::fs::read_to_string(path.join("server").join("gc.log")).ok();
@@ -166,9 +207,9 @@ pub fn load(dir: &Path) -> Result<Measurement, String> {
         }
     }
     if repeats.is_empty() {
-        return Err(format!(
-            "{}: no repeat-<n>/<phase>/summary.json (a folder written by validation/real/measure.sh)",
-            dir.display()
+        return Err(MeasurementError::at(
+            dir,
+            "no repeat-<n>/<phase>/summary.json (a folder written by validation/real/measure.sh)",
         ));
     }
     Ok(Measurement {
@@ -453,39 +494,43 @@ fn position_in(order: &[&str], phase: &str) -> usize {
 }
 
 /// Throughput and p99 (ms) of each whole minute of an HDR interval log.
-pub fn per_minute(path: &Path) -> Result<Vec<(f64, f64)>, String> {
+pub fn per_minute(path: &Path) -> Result<Vec<(f64, f64)>, MeasurementError> {
     use base64::Engine as _;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use hdrhistogram::serialization::Deserializer;
 
-    let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|error| MeasurementError::at(path, error))?;
     let mut deserializer = Deserializer::new();
     let mut minutes: Vec<hdrhistogram::Histogram<u64>> = Vec::new();
     let mut last_end = 0.0f64;
     for entry in IntervalLogIterator::new(&bytes) {
-        let entry = entry.map_err(|error| format!("{}: {error:?}", path.display()))?;
+        let entry = entry.map_err(|error| MeasurementError::at(path, format!("{error:?}")))?;
         let LogEntry::Interval(interval) = entry else {
             continue;
         };
         let decoded = base64::engine::general_purpose::STANDARD
             .decode(interval.encoded_histogram())
-            .map_err(|error| format!("{}: {error}", path.display()))?;
+            .map_err(|error| MeasurementError::at(path, error))?;
         let histogram: hdrhistogram::Histogram<u64> =
             deserializer
                 .deserialize(&mut &decoded[..])
-                .map_err(|error| format!("{}: {error:?}", path.display()))?;
+                .map_err(|error| MeasurementError::at(path, format!("{error:?}")))?;
         let start = interval.start_timestamp().as_secs_f64();
         last_end = last_end.max(start + interval.duration().as_secs_f64());
         let minute = (start / 60.0) as usize;
         while minutes.len() <= minute {
             minutes.push(
-                hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3)
-                    .map_err(|error| format!("{error:?}"))?,
+                hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3).map_err(|error| {
+                    MeasurementError {
+                        file: None,
+                        reason: format!("{error:?}"),
+                    }
+                })?,
             );
         }
         minutes[minute]
             .add(&histogram)
-            .map_err(|error| format!("{}: {error:?}", path.display()))?;
+            .map_err(|error| MeasurementError::at(path, format!("{error:?}")))?;
     }
     // The log's times run from the run's start, which the load began at;
     // only whole minutes are reported.
@@ -614,7 +659,7 @@ mod tests {
     fn a_folder_without_repeats_is_refused_by_name() {
         let dir = std::env::temp_dir().join(format!("twin-real-empty-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let error = load(&dir).unwrap_err();
+        let error = load(&dir).unwrap_err().to_string();
         assert!(
             error.contains("no repeat-<n>/<phase>/summary.json"),
             "{error}"

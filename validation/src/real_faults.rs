@@ -13,10 +13,11 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-fn read_json(path: &Path) -> Result<serde_json::Value, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))?;
-    serde_json::from_str(&text).map_err(|error| format!("{}: {error}", path.display()))
+use crate::real::MeasurementError;
+
+fn read_json(path: &Path) -> Result<serde_json::Value, MeasurementError> {
+    let text = std::fs::read_to_string(path).map_err(|error| MeasurementError::at(path, error))?;
+    serde_json::from_str(&text).map_err(|error| MeasurementError::at(path, error))
 }
 
 /// The twin's side: when the crashed node's hints were all replayed
@@ -48,7 +49,7 @@ fn twin_replay(events: &str) -> (Option<f64>, Option<f64>) {
 }
 
 /// The comparison of the fault check stored in `dir`.
-pub fn faults_text(dir: &Path) -> Result<String, String> {
+pub fn faults_text(dir: &Path) -> Result<String, MeasurementError> {
     let timeline = read_json(&dir.join("timeline.json"))?;
     let writes = read_json(&dir.join("writes").join("summary.json"))?;
     let readback = read_json(&dir.join("readback").join("summary.json"))?;

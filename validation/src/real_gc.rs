@@ -54,7 +54,7 @@
 
 use serde::Serialize;
 
-use crate::real::{op_figures, Measurement, REGION_MIB};
+use crate::real::{op_figures, Measurement, MeasurementError, REGION_MIB};
 
 /// One young pause as the log gives it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -255,7 +255,7 @@ pub struct G1Fit {
 }
 
 /// Fits G1's evacuation to the calibration phases of `measurement`.
-pub fn fit(measurement: &Measurement) -> Result<G1Fit, String> {
+pub fn fit(measurement: &Measurement) -> Result<G1Fit, MeasurementError> {
     let mut pauses_read = 0;
     // (MiB grown, seconds) between consecutive pauses, and the writes.
     let (mut write_growth, mut write_seconds, mut writes) = (0.0, 0.0, 0.0);
@@ -302,10 +302,9 @@ pub fn fit(measurement: &Measurement) -> Result<G1Fit, String> {
         }
     }
     if pauses_read < 3 || writes <= 0.0 || read_seconds <= 0.0 {
-        return Err(format!(
-            "{}: too few young pauses in C1-C3's GC logs to fit ({} pauses)",
-            measurement.dir.display(),
-            pauses_read
+        return Err(MeasurementError::at(
+            &measurement.dir,
+            format!("too few young pauses in C1-C3's GC logs to fit ({pauses_read} pauses)"),
         ));
     }
     let per_op = |(mib, ops): (f64, f64)| {
@@ -366,7 +365,7 @@ pub struct G1PhaseFit {
 
 /// Prices the parts of C1-C3's young pauses in `measurement`, whose logs
 /// must have them (`gc+phases=debug`).
-pub fn fit_phases(measurement: &Measurement) -> Result<G1PhaseFit, String> {
+pub fn fit_phases(measurement: &Measurement) -> Result<G1PhaseFit, MeasurementError> {
     // Per pause: (writes phase?, pause, its parts, operations since the one before).
     let mut priced: Vec<(bool, f64, PausePhases, f64)> = Vec::new();
     // G1's predicted pauses and the pauses they predicted.
@@ -404,20 +403,24 @@ pub fn fit_phases(measurement: &Measurement) -> Result<G1PhaseFit, String> {
     let writes: Vec<_> = priced.iter().filter(|p| p.0).collect();
     let reads: Vec<_> = priced.iter().filter(|p| !p.0).collect();
     if writes.len() < 3 || reads.len() < 3 {
-        return Err(format!(
-            "{}: too few young pauses with their parts (gc+phases=debug) in C1-C3's GC logs \
-             to price them ({} in C1, {} in C2 and C3; 3 each needed)",
-            measurement.dir.display(),
-            writes.len(),
-            reads.len()
+        return Err(MeasurementError::at(
+            &measurement.dir,
+            format!(
+                "too few young pauses with their parts (gc+phases=debug) in C1-C3's GC logs \
+                 to price them ({} in C1, {} in C2 and C3; 3 each needed)",
+                writes.len(),
+                reads.len()
+            ),
         ));
     }
     if pessimism.len() < 3 {
-        return Err(format!(
-            "{}: too few young pauses with G1's predictions (gc+ergo+cset=trace) in C1-C3's GC \
-             logs ({}; 3 needed)",
-            measurement.dir.display(),
-            pessimism.len()
+        return Err(MeasurementError::at(
+            &measurement.dir,
+            format!(
+                "too few young pauses with G1's predictions (gc+ergo+cset=trace) in C1-C3's GC \
+                 logs ({}; 3 needed)",
+                pessimism.len()
+            ),
         ));
     }
     let median = |mut values: Vec<f64>| {
@@ -689,7 +692,9 @@ mod tests {
         let info = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("real")
             .join("2026-11-28");
-        let error = fit_phases(&crate::real::load(&info).unwrap()).unwrap_err();
+        let error = fit_phases(&crate::real::load(&info).unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("gc+phases=debug"), "{error}");
     }
 

@@ -29,10 +29,49 @@ pub struct Shard {
     pub count: u32,
 }
 
+/// A shard argument, a part file or a set of parts refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShardError {
+    /// `--shard` is not `I/N` (the text given).
+    Argument(String),
+    /// A part file or folder that cannot be read or is not a part.
+    File {
+        /// The file or folder.
+        file: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The parts are not the whole of one run: why.
+    Merge(String),
+}
+
+impl ShardError {
+    fn file(file: &Path, reason: impl fmt::Display) -> ShardError {
+        ShardError::File {
+            file: file.to_path_buf(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ShardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShardError::Argument(text) => {
+                write!(f, "--shard {text}: expected I/N with 1 <= I <= N, e.g. 2/8")
+            }
+            ShardError::File { file, reason } => write!(f, "{}: {reason}", file.display()),
+            ShardError::Merge(reason) => write!(f, "{reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ShardError {}
+
 impl Shard {
     /// Parses `I/N` with 1 <= I <= N.
-    pub fn parse(text: &str) -> Result<Shard, String> {
-        let bad = || format!("--shard {text}: expected I/N with 1 <= I <= N, e.g. 2/8");
+    pub fn parse(text: &str) -> Result<Shard, ShardError> {
+        let bad = || ShardError::Argument(text.to_string());
         let (index, count) = text.split_once('/').ok_or_else(bad)?;
         let index: u32 = index.trim().parse().map_err(|_| bad())?;
         let count: u32 = count.trim().parse().map_err(|_| bad())?;
@@ -115,12 +154,11 @@ impl Part {
 
 /// The part files among `paths`: each file as given, each folder's
 /// `shard-*-of-*.json` files (sorted by name).
-pub fn part_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub fn part_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ShardError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let entries =
-                std::fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let entries = std::fs::read_dir(path).map_err(|e| ShardError::file(path, e))?;
             let mut found: Vec<PathBuf> = entries
                 .filter_map(|entry| entry.ok().map(|entry| entry.path()))
                 .filter(|file| {
@@ -131,16 +169,13 @@ pub fn part_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                 .collect();
             found.sort();
             if found.is_empty() {
-                return Err(format!(
-                    "{}: no shard-*-of-*.json part in it",
-                    path.display()
-                ));
+                return Err(ShardError::file(path, "no shard-*-of-*.json part in it"));
             }
             files.extend(found);
         } else if path.is_file() {
             files.push(path.clone());
         } else {
-            return Err(format!("{}: no such file or folder", path.display()));
+            return Err(ShardError::file(path, "no such file or folder"));
         }
     }
     Ok(files)
@@ -151,23 +186,25 @@ pub fn part_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 /// Returns the command, the header and the items in order.
 pub fn merge(
     files: &[PathBuf],
-) -> Result<(String, serde_json::Value, Vec<serde_json::Value>), String> {
+) -> Result<(String, serde_json::Value, Vec<serde_json::Value>), ShardError> {
     let mut parts: Vec<(PathBuf, Part)> = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text = std::fs::read_to_string(file).map_err(|e| ShardError::file(file, e))?;
         let part: Part = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a twin part ({e})", file.display()))?;
+            .map_err(|e| ShardError::file(file, format!("not a twin part ({e})")))?;
         if part.format != PART_FORMAT {
-            return Err(format!(
-                "{}: part format `{}`, this twin reads `{PART_FORMAT}`",
-                file.display(),
-                part.format
+            return Err(ShardError::file(
+                file,
+                format!(
+                    "part format `{}`, this twin reads `{PART_FORMAT}`",
+                    part.format
+                ),
             ));
         }
         parts.push((file.clone(), part));
     }
     let Some((first_file, first)) = parts.first() else {
-        return Err("no part to merge".into());
+        return Err(ShardError::Merge("no part to merge".into()));
     };
     for (file, part) in &parts[1..] {
         let differs = if part.command != first.command {
@@ -183,11 +220,11 @@ pub fn merge(
             None
         };
         if let Some(why) = differs {
-            return Err(format!(
+            return Err(ShardError::Merge(format!(
                 "{} and {} are not parts of one run: {why}",
                 file.display(),
                 first_file.display()
-            ));
+            )));
         }
     }
     let count = first.shard.count;
@@ -195,12 +232,12 @@ pub fn merge(
     for (file, part) in &parts {
         let slot = &mut seen[(part.shard.index - 1) as usize];
         if let Some(other) = slot {
-            return Err(format!(
+            return Err(ShardError::Merge(format!(
                 "shard {} is there twice: {} and {}",
                 part.shard,
                 other.display(),
                 file.display()
-            ));
+            )));
         }
         *slot = Some(file);
     }
@@ -211,7 +248,10 @@ pub fn merge(
         .map(|(index, _)| format!("{}/{count}", index + 1))
         .collect();
     if !missing.is_empty() {
-        return Err(format!("missing shard(s) {}", missing.join(", ")));
+        return Err(ShardError::Merge(format!(
+            "missing shard(s) {}",
+            missing.join(", ")
+        )));
     }
     let total = first.items_total;
     let mut items: Vec<Option<serde_json::Value>> = vec![None; total];
@@ -222,10 +262,9 @@ pub fn merge(
                 count,
             };
             if *number >= total || !owner.owns(*number) || items[*number].is_some() {
-                return Err(format!(
-                    "{}: item {number} does not belong to shard {}",
-                    file.display(),
-                    part.shard
+                return Err(ShardError::file(
+                    file,
+                    format!("item {number} does not belong to shard {}", part.shard),
                 ));
             }
             items[*number] = Some(item.clone());
@@ -234,8 +273,10 @@ pub fn merge(
     let items = items
         .into_iter()
         .enumerate()
-        .map(|(number, item)| item.ok_or_else(|| format!("item {number} is in no part")))
-        .collect::<Result<Vec<_>, String>>()?;
+        .map(|(number, item)| {
+            item.ok_or_else(|| ShardError::Merge(format!("item {number} is in no part")))
+        })
+        .collect::<Result<Vec<_>, ShardError>>()?;
     Ok((first.command.clone(), first.header.clone(), items))
 }
 
@@ -250,7 +291,10 @@ mod tests {
         let owned: Vec<usize> = (0..8).filter(|item| shard.owns(*item)).collect();
         assert_eq!(owned, vec![1, 4, 7]);
         for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {
-            assert!(Shard::parse(bad).unwrap_err().contains("I/N"), "{bad}");
+            assert!(
+                Shard::parse(bad).unwrap_err().to_string().contains("I/N"),
+                "{bad}"
+            );
         }
         assert_eq!(shard.file_name(), "shard-2-of-3.json");
     }
@@ -284,9 +328,11 @@ mod tests {
         );
         assert!(merge(std::slice::from_ref(&one))
             .unwrap_err()
+            .to_string()
             .contains("missing shard(s) 2/2"));
         assert!(merge(&[one.clone(), one.clone()])
             .unwrap_err()
+            .to_string()
             .contains("twice"));
         let other = dir.join("other");
         std::fs::create_dir_all(&other).unwrap();
@@ -297,6 +343,7 @@ mod tests {
             .unwrap();
         assert!(merge(&[one, changed])
             .unwrap_err()
+            .to_string()
             .contains("not parts of one run"));
         let _ = two;
         let _ = std::fs::remove_dir_all(&dir);

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use sim::cluster::RunOutcome;
-use sim::overrides::{split_values, Assignment};
+use sim::overrides::{split_values, Assignment, SetError};
 use sim::plan::{resolve, RunOverrides};
 use sim::scenario::{with_sets, Scenario, ScenarioError};
 use units::{SimDuration, SimTime};
@@ -35,13 +35,17 @@ pub struct Axis {
 impl Axis {
     /// Parses `KEY=V1,V2,...` (commas inside brackets, parentheses and
     /// quotes do not split).
-    pub fn parse(text: &str) -> Result<Axis, String> {
+    pub fn parse(text: &str) -> Result<Axis, SetError> {
+        let bad = |reason: &str| SetError {
+            set: format!("--set {text}"),
+            reason: reason.into(),
+        };
         let (key, values) = text
             .split_once('=')
-            .ok_or_else(|| format!("--set {text}: expected KEY=V1,V2,..."))?;
+            .ok_or_else(|| bad("expected KEY=V1,V2,..."))?;
         let values = split_values(values);
         if values.iter().any(|value| value.trim().is_empty()) {
-            return Err(format!("--set {text}: an empty value in the list"));
+            return Err(bad("an empty value in the list"));
         }
         for value in &values {
             // The key and each value must make a valid assignment.
@@ -475,11 +479,11 @@ mod tests {
             vec!["[[0,50],[30,1000]]", "[[0,100],[30,1000]]"]
         );
         assert_eq!(
-            Axis::parse("cluster.nodes").unwrap_err(),
+            Axis::parse("cluster.nodes").unwrap_err().to_string(),
             "--set cluster.nodes: expected KEY=V1,V2,..."
         );
         assert_eq!(
-            Axis::parse("cluster.nodes=3,,4").unwrap_err(),
+            Axis::parse("cluster.nodes=3,,4").unwrap_err().to_string(),
             "--set cluster.nodes=3,,4: an empty value in the list"
         );
     }

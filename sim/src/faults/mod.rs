@@ -384,22 +384,28 @@ const DRAWABLE_KINDS: [&str; 6] = [
 /// (`[faults.random]`, `[actions.random]`), which must lie in the
 /// scenario's own duration `own` (or the run's, without one), or the whole
 /// run; where `--duration` cut the run short of `within`, what is left of
-/// the run (`operations::faults_and_operations` notes it).
+/// the run (`operations::faults_and_operations` notes it). A `within`
+/// past the run is an error naming `field` of `scenario`.
 pub(crate) fn draw_window(
+    scenario: &Scenario,
+    field: &str,
     within: Option<crate::scenario::HumanDuration>,
     duration: SimDuration,
     own: Option<SimDuration>,
-) -> Result<SimDuration, String> {
+) -> Result<SimDuration, ScenarioError> {
     match within {
         None => Ok(duration),
         Some(within) if within.0 > SimDuration::ZERO && within.0 <= duration => Ok(within.0),
         Some(within) if within.0 > SimDuration::ZERO && own.is_some_and(|own| within.0 <= own) => {
             Ok(duration)
         }
-        Some(within) => Err(format!(
-            "{} is not within the run's {}",
-            within.0,
-            own.unwrap_or(duration)
+        Some(within) => Err(scenario.error(
+            field,
+            format!(
+                "{} is not within the run's {}",
+                within.0,
+                own.unwrap_or(duration)
+            ),
         )),
     }
 }
@@ -458,8 +464,13 @@ fn draw(
         return Err(error("lasts", "a fault lasts longer than 0s".into()));
     }
     let own = scenario.duration.map(|own| own.0);
-    let window =
-        draw_window(section.within, duration, own).map_err(|reason| error("within", reason))?;
+    let window = draw_window(
+        scenario,
+        "faults.random.within",
+        section.within,
+        duration,
+        own,
+    )?;
     let expected = rate * f64::from(nodes) * window.as_secs_f64() / 3600.0;
     if expected > MAX_DRAWN_FAULTS {
         return Err(error(
