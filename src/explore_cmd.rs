@@ -1,5 +1,5 @@
 //! `twin explore`: runs one data-mode scenario under many seeds in
-//! parallel across runs, checks every run with `sim::explore`'s checkers,
+//! parallel across runs, checks every run with `sim::check`'s checkers,
 //! and prints a table of seeds and verdicts with, for each failure, the
 //! `twin run` command that replays it byte for byte.
 
@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use sim::explore::{explorable, run_seed, SeedReport, Verdict};
+use sim::check::Verdict;
+use sim::explore::{explorable, run_seed, SeedReport};
 
 use crate::{run_each, run_pool, say, EXIT_BAD_INPUT};
 
@@ -191,7 +192,7 @@ fn finish(header: &Header, done: &[SeedReport], table: bool) -> ExitCode {
     }
     print_reasons(done);
     // A seed where a checker did not apply is not a pass of that checker.
-    for (index, name) in sim::explore::CHECKERS.iter().enumerate() {
+    for (index, name) in sim::check::CHECKERS.iter().enumerate() {
         let verdicts = || done.iter().filter_map(|report| report.checks.get(index));
         let held = verdicts()
             .filter(|c| matches!(c.verdict, Verdict::Held))
@@ -250,7 +251,7 @@ fn finish(header: &Header, done: &[SeedReport], table: bool) -> ExitCode {
 /// The table's header: seed, faults, actions and each checker.
 fn table_header() -> String {
     let mut header = format!("{:>8} {:>6} {:>7}", "seed", "faults", "actions");
-    for name in sim::explore::CHECKERS {
+    for name in sim::check::CHECKERS {
         header.push_str(&format!("  {name:<34}"));
     }
     header.trim_end().to_string()

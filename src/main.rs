@@ -558,8 +558,8 @@ fn run(
     // the replay of a failing seed fails too.
     if outcome.consistency.is_some() {
         let mut broken = false;
-        for check in sim::explore::check(&outcome) {
-            broken |= matches!(check.verdict, sim::explore::Verdict::Broken(_));
+        for check in sim::check::check(&outcome) {
+            broken |= matches!(check.verdict, sim::check::Verdict::Broken(_));
             let label = check.verdict.label();
             say(&match check.verdict.detail() {
                 Some(detail) => format!("check {}: {label}: {detail}", check.name),

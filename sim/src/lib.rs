@@ -12,6 +12,9 @@
 //! - [`operations`]: the timeline of topology operations (add-node,
 //!   decommission, removenode);
 //! - [`cluster`]: engine shards on modelled hardware, driven by clients;
+//! - [`check`]: the checkers a run's outcome is judged by (acknowledged
+//!   writes read back, answers held by their level, replicas converged);
+//!   [`explore`]: one scenario under many seeds, each run checked;
 //! - [`metrics`], [`timeseries`], [`report`] and [`charts`]: histograms,
 //!   the time series' column table, the results folder;
 //! - [`bench_hold`] and [`device_sweep`]: benchmarks of the kernel and of
@@ -20,6 +23,7 @@
 pub mod bench_hold;
 pub mod bridge;
 pub mod charts;
+pub mod check;
 pub mod cluster;
 pub mod device_sweep;
 pub mod events;
