@@ -10,7 +10,7 @@ use clap::Args;
 use sim::check::Verdict;
 use sim::explore::{explorable, run_seed, SeedReport};
 
-use crate::{run_each, run_pool, say, EXIT_BAD_INPUT};
+use crate::{run_each, runner, say, EXIT_BAD_INPUT};
 
 /// Exit code when a checker found its property broken.
 pub(crate) const EXIT_CHECKER_FAILED: u8 = 3;
@@ -96,10 +96,11 @@ pub fn run(args: ExploreArgs) -> ExitCode {
         }
         (None, None) => None,
     };
-    let (pool, jobs) = match run_pool("explore", args.jobs) {
-        Ok(pool) => pool,
+    let runner = match runner("explore", args.jobs) {
+        Ok(runner) => runner,
         Err(code) => return code,
     };
+    let jobs = runner.jobs();
     let last = args.first_seed.saturating_add(args.seeds - 1);
     let all: Vec<u64> = (args.first_seed..=last).collect();
     let mine: Vec<(usize, u64)> = all
@@ -131,7 +132,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     }
     let ready = std::sync::Mutex::new((0usize, std::collections::BTreeMap::new()));
     let reports: Vec<Result<SeedReport, String>> =
-        run_each(&pool, &mine, "seeds", |&(index, seed)| {
+        run_each(&runner, &mine, "seeds", |&(index, seed)| {
             let report = run_seed(&scenario, seed, &|_| {}).map_err(|e| e.to_string());
             if let Ok(report) = &report {
                 if report.failed() || report.crash.is_some() {

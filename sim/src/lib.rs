@@ -17,6 +17,7 @@
 //!   [`explore`]: one scenario under many seeds, each run checked;
 //! - [`metrics`], [`timeseries`], [`report`] and [`charts`]: histograms,
 //!   the time series' column table, the results folder;
+//! - [`sweep`]: many independent runs in parallel, results in input order;
 //! - [`bench_hold`] and [`device_sweep`]: benchmarks of the kernel and of
 //!   the device model on its own.
 
@@ -40,5 +41,6 @@ pub mod report;
 pub mod results_dir;
 pub mod rng;
 pub mod scenario;
+pub mod sweep;
 pub mod timeseries;
 pub mod trace;
