@@ -1,5 +1,5 @@
 //! `twin explore`: runs one data-mode scenario under many seeds in
-//! parallel across runs, checks every run with `sim::explore`'s checkers,
+//! parallel across runs, checks every run with `sim::check`'s checkers,
 //! and prints a table of seeds and verdicts with, for each failure, the
 //! `twin run` command that replays it byte for byte.
 
@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use sim::explore::{explorable, run_seed, SeedReport, Verdict};
+use sim::check::Verdict;
+use sim::explore::{explorable, run_seed, SeedReport};
 
-use crate::{run_each, run_pool, say, EXIT_BAD_INPUT};
+use crate::{run_each, runner, say, EXIT_BAD_INPUT};
 
 /// Exit code when a checker found its property broken.
 pub(crate) const EXIT_CHECKER_FAILED: u8 = 3;
@@ -95,10 +96,11 @@ pub fn run(args: ExploreArgs) -> ExitCode {
         }
         (None, None) => None,
     };
-    let (pool, jobs) = match run_pool("explore", args.jobs) {
-        Ok(pool) => pool,
+    let runner = match runner("explore", args.jobs) {
+        Ok(runner) => runner,
         Err(code) => return code,
     };
+    let jobs = runner.jobs();
     let last = args.first_seed.saturating_add(args.seeds - 1);
     let all: Vec<u64> = (args.first_seed..=last).collect();
     let mine: Vec<(usize, u64)> = all
@@ -130,7 +132,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     }
     let ready = std::sync::Mutex::new((0usize, std::collections::BTreeMap::new()));
     let reports: Vec<Result<SeedReport, String>> =
-        run_each(&pool, &mine, "seeds", |&(index, seed)| {
+        run_each(&runner, &mine, "seeds", |&(index, seed)| {
             let report = run_seed(&scenario, seed, &|_| {}).map_err(|e| e.to_string());
             if let Ok(report) = &report {
                 if report.failed() || report.crash.is_some() {
@@ -191,7 +193,7 @@ fn finish(header: &Header, done: &[SeedReport], table: bool) -> ExitCode {
     }
     print_reasons(done);
     // A seed where a checker did not apply is not a pass of that checker.
-    for (index, name) in sim::explore::CHECKERS.iter().enumerate() {
+    for (index, name) in sim::check::CHECKERS.iter().enumerate() {
         let verdicts = || done.iter().filter_map(|report| report.checks.get(index));
         let held = verdicts()
             .filter(|c| matches!(c.verdict, Verdict::Held))
@@ -250,7 +252,7 @@ fn finish(header: &Header, done: &[SeedReport], table: bool) -> ExitCode {
 /// The table's header: seed, faults, actions and each checker.
 fn table_header() -> String {
     let mut header = format!("{:>8} {:>6} {:>7}", "seed", "faults", "actions");
-    for name in sim::explore::CHECKERS {
+    for name in sim::check::CHECKERS {
         header.push_str(&format!("  {name:<34}"));
     }
     header.trim_end().to_string()

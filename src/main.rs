@@ -11,6 +11,7 @@ use sim::bench_hold::{run_hold, HoldConfig};
 use sim::overrides::Assignment;
 use sim::plan::{resolve, RunOverrides};
 use sim::report::{write_results_into, Summary};
+use sim::sweep::{Runner, RunnerError};
 
 mod device_cmd;
 mod explore_cmd;
@@ -558,8 +559,8 @@ fn run(
     // the replay of a failing seed fails too.
     if outcome.consistency.is_some() {
         let mut broken = false;
-        for check in sim::explore::check(&outcome) {
-            broken |= matches!(check.verdict, sim::explore::Verdict::Broken(_));
+        for check in sim::check::check(&outcome) {
+            broken |= matches!(check.verdict, sim::check::Verdict::Broken(_));
             let label = check.verdict.label();
             say(&match check.verdict.detail() {
                 Some(detail) => format!("check {}: {label}: {detail}", check.name),
@@ -573,50 +574,36 @@ fn run(
     ExitCode::SUCCESS
 }
 
-/// Prints a line on stdout, ignoring a closed pipe (`twin run ... | head`).
-/// The thread pool that runs `twin <command>`'s simulations in parallel
-/// across runs: `jobs` threads (default: the machine's cores), and how
-/// many; a bad `--jobs` or a pool that cannot start is reported.
-fn run_pool(command: &str, jobs: Option<usize>) -> Result<(rayon::ThreadPool, usize), ExitCode> {
-    let jobs = jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    if jobs == 0 {
-        eprintln!("twin {command}: --jobs must be at least 1");
-        return Err(ExitCode::from(EXIT_BAD_INPUT));
-    }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .map(|pool| (pool, jobs))
-        .map_err(|error| {
+/// The runner of `twin <command>`'s simulations, in parallel across runs:
+/// `jobs` at once (default: the machine's cores); a bad `--jobs` or a pool
+/// that cannot start is reported.
+fn runner(command: &str, jobs: Option<usize>) -> Result<Runner, ExitCode> {
+    Runner::new(jobs).map_err(|error| match error {
+        RunnerError::NoJobs => {
+            eprintln!("twin {command}: --jobs must be at least 1");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+        RunnerError::Pool(error) => {
             eprintln!("twin {command}: {error}");
             ExitCode::from(EXIT_ENVIRONMENT)
-        })
+        }
+    })
 }
 
-/// Runs `work` on every item in `pool`, in parallel across items, with a
-/// bar over them on stderr (`what` names them); the results keep the
-/// items' order.
+/// Runs `work` on every item with `runner`, in parallel across items,
+/// with a bar over them on stderr (`what` names them); the results keep
+/// the items' order.
 fn run_each<T: Sync, R: Send>(
-    pool: &rayon::ThreadPool,
+    runner: &Runner,
     items: &[T],
     what: &str,
     work: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    use rayon::prelude::*;
     let bar = runs_progress(items.len() as u64, what);
-    let results = pool.install(|| {
-        items
-            .par_iter()
-            .map(|item| {
-                let result = work(item);
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                }
-                result
-            })
-            .collect()
+    let results = runner.run_all(items, work, |_, _| {
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
     });
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -642,6 +629,7 @@ fn runs_progress(runs: u64, what: &str) -> Option<ProgressBar> {
     Some(bar)
 }
 
+/// Prints a line on stdout, ignoring a closed pipe (`twin run ... | head`).
 pub(crate) fn say(line: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }

@@ -14,7 +14,7 @@ use validation::plan::{
     format_rate, parse_rate, parse_sla, run_chain, PlanReport, PlanRow, PlanSpec, RunEvent,
 };
 
-use crate::{run_pool, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+use crate::{runner, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
 
 /// `twin plan` flags.
 #[derive(Args)]
@@ -293,10 +293,11 @@ pub fn run(args: PlanArgs) -> ExitCode {
         Ok(shard) => shard,
         Err(code) => return code,
     };
-    let (pool, jobs) = match run_pool("plan", args.jobs) {
-        Ok(pool) => pool,
+    let runner = match runner("plan", args.jobs) {
+        Ok(runner) => runner,
         Err(code) => return code,
     };
+    let jobs = runner.jobs();
     let spec = &checked.spec;
     let chains = spec.chains();
     let mine: Vec<usize> = (0..chains.len())
@@ -339,37 +340,34 @@ pub fn run(args: PlanArgs) -> ExitCode {
             }
         }
     };
-    let results: Vec<Result<Vec<PlanRow>, String>> = {
-        use rayon::prelude::*;
-        pool.install(|| {
-            mine.par_iter()
-                .map(|&index| {
-                    let chain = &chains[index];
-                    let started = std::time::Instant::now();
-                    let rows = run_chain(spec, chain, &on_run);
-                    if bar.is_none() {
-                        // No terminal (a batch job's log): a line per
-                        // chain instead of the bar.
-                        eprintln!(
-                            "twin plan: {} / {} / {} done in {:.0} s ({})",
-                            spec.scenarios[chain.scenario].name,
-                            chain.preset,
-                            chain.instance,
-                            started.elapsed().as_secs_f64(),
-                            match &rows {
-                                Ok(rows) => format!(
-                                    "{} node count(s) simulated",
-                                    rows.iter().filter(|row| row.status == "simulated").count()
-                                ),
-                                Err(_) => "failed".into(),
-                            }
-                        );
+    let results: Vec<Result<Vec<PlanRow>, String>> = runner.run_all(
+        &mine,
+        |&index| {
+            let chain = &chains[index];
+            let started = std::time::Instant::now();
+            let rows = run_chain(spec, chain, &on_run);
+            if bar.is_none() {
+                // No terminal (a batch job's log): a line per
+                // chain instead of the bar.
+                eprintln!(
+                    "twin plan: {} / {} / {} done in {:.0} s ({})",
+                    spec.scenarios[chain.scenario].name,
+                    chain.preset,
+                    chain.instance,
+                    started.elapsed().as_secs_f64(),
+                    match &rows {
+                        Ok(rows) => format!(
+                            "{} node count(s) simulated",
+                            rows.iter().filter(|row| row.status == "simulated").count()
+                        ),
+                        Err(_) => "failed".into(),
                     }
-                    rows
-                })
-                .collect()
-        })
-    };
+                );
+            }
+            rows
+        },
+        |_, _| {},
+    );
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 use validation::regress::{baseline_of, compare, figures_of_seed, Baseline, Worse};
 
-use crate::{run_each, run_pool, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+use crate::{run_each, runner, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
 
 /// Exit code when a figure regressed.
 const EXIT_REGRESSED: u8 = 1;
@@ -108,10 +108,11 @@ pub fn run(args: RegressArgs) -> ExitCode {
     if let Err(error) = sim::plan::resolve(&scenario, &sim::plan::RunOverrides::default()) {
         return bad(error.to_string());
     }
-    let (pool, jobs) = match run_pool("regress", args.jobs) {
-        Ok(pool) => pool,
+    let runner = match runner("regress", args.jobs) {
+        Ok(runner) => runner,
         Err(code) => return code,
     };
+    let jobs = runner.jobs();
     say(&format!(
         "twin regress: {}{}, seeds {}..={}, {jobs} at once",
         args.scenario.display(),
@@ -120,7 +121,7 @@ pub fn run(args: RegressArgs) -> ExitCode {
         seeds[seeds.len() - 1]
     ));
     let runs: Result<Vec<Vec<(&'static str, f64)>>, String> =
-        run_each(&pool, &seeds, "seeds", |&seed| {
+        run_each(&runner, &seeds, "seeds", |&seed| {
             figures_of_seed(&scenario, seed, warmup).map_err(|error| error.to_string())
         })
         .into_iter()

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 use validation::sweep::{grid, run_point, write, Axis, Point, Row, METRICS};
 
-use crate::{run_each, run_pool, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+use crate::{run_each, runner, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
 
 /// `twin sweep` flags.
 #[derive(Args)]
@@ -139,10 +139,11 @@ pub fn run(args: SweepArgs) -> ExitCode {
         Ok(shard) => shard,
         Err(code) => return code,
     };
-    let (pool, jobs) = match run_pool("sweep", args.jobs) {
-        Ok(pool) => pool,
+    let runner = match runner("sweep", args.jobs) {
+        Ok(runner) => runner,
         Err(code) => return code,
     };
+    let jobs = runner.jobs();
     let stem = args
         .scenario
         .file_stem()
@@ -162,7 +163,7 @@ pub fn run(args: SweepArgs) -> ExitCode {
         points.len(),
         shard.map_or(String::new(), |s| format!(" ({} in shard {s})", mine.len()))
     ));
-    let rows: Vec<Result<Row, String>> = run_each(&pool, &mine, "runs", |point| {
+    let rows: Vec<Result<Row, String>> = run_each(&runner, &mine, "runs", |point| {
         run_point(&scenario, &axes, point, warmup).map_err(|error| error.to_string())
     });
     let rows = match rows.into_iter().collect::<Result<Vec<Row>, String>>() {

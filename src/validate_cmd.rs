@@ -7,11 +7,10 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use clap::Args;
-use rayon::prelude::*;
 use validation::cases::{discover, run_case, Case, CaseResult, RunOptions};
 use validation::scorecard::{build, Scorecard};
 
-use crate::{run_pool, runs_progress, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
+use crate::{runner, runs_progress, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
 
 /// Exit code of `--require` when a figure that passed in the baseline fails.
 const EXIT_REGRESSION: u8 = 1;
@@ -158,8 +157,8 @@ pub fn run(args: ValidateArgs) -> ExitCode {
         .enumerate()
         .filter(|(index, _)| shard.is_none_or(|shard| shard.owns(*index)))
         .collect();
-    let (pool, jobs) = match run_pool("validate", args.jobs) {
-        Ok(pool) => pool,
+    let runner = match runner("validate", args.jobs) {
+        Ok(runner) => runner,
         Err(code) => return code,
     };
     let options = RunOptions {
@@ -172,34 +171,32 @@ pub fn run(args: ValidateArgs) -> ExitCode {
         mine.len(),
         shard.map_or(String::new(), |s| format!(" of {total} in shard {s}")),
         if args.quick { " (--quick)" } else { "" },
-        jobs,
+        runner.jobs(),
         args.out.display()
     ));
     let bar = runs_progress(mine.len() as u64, "cases");
     let log = Mutex::new(());
-    let outcomes: Vec<Result<CaseResult, String>> = pool.install(|| {
-        mine.par_iter()
-            .map(|(_, case)| {
-                let result = run_case(case, &options);
-                let _guard = log.lock().unwrap_or_else(|e| e.into_inner());
-                let line = match &result {
-                    Ok(r) => format!(
-                        "  done {:<32} {:>7.1} wall s",
-                        r.case.id, r.case.wall_seconds
-                    ),
-                    Err(e) => format!("  FAILED {}: {e}", case.id()),
-                };
-                match &bar {
-                    Some(bar) => {
-                        bar.println(line);
-                        bar.inc(1);
-                    }
-                    None => eprintln!("{line}"),
+    let outcomes: Vec<Result<CaseResult, String>> = runner.run_all(
+        &mine,
+        |(_, case)| run_case(case, &options),
+        |index, result| {
+            let _guard = log.lock().unwrap_or_else(|e| e.into_inner());
+            let line = match result {
+                Ok(r) => format!(
+                    "  done {:<32} {:>7.1} wall s",
+                    r.case.id, r.case.wall_seconds
+                ),
+                Err(e) => format!("  FAILED {}: {e}", mine[index].1.id()),
+            };
+            match &bar {
+                Some(bar) => {
+                    bar.println(line);
+                    bar.inc(1);
                 }
-                result
-            })
-            .collect()
-    });
+                None => eprintln!("{line}"),
+            }
+        },
+    );
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

@@ -12,14 +12,19 @@
 //! - [`operations`]: the timeline of topology operations (add-node,
 //!   decommission, removenode);
 //! - [`cluster`]: engine shards on modelled hardware, driven by clients;
+//! - [`check`]: the checkers a run's outcome is judged by (acknowledged
+//!   writes read back, answers held by their level, replicas converged);
+//!   [`explore`]: one scenario under many seeds, each run checked;
 //! - [`metrics`], [`timeseries`], [`report`] and [`charts`]: histograms,
 //!   the time series' column table, the results folder;
+//! - [`sweep`]: many independent runs in parallel, results in input order;
 //! - [`bench_hold`] and [`device_sweep`]: benchmarks of the kernel and of
 //!   the device model on its own.
 
 pub mod bench_hold;
 pub mod bridge;
 pub mod charts;
+pub mod check;
 pub mod cluster;
 pub mod device_sweep;
 pub mod events;
@@ -36,5 +41,6 @@ pub mod report;
 pub mod results_dir;
 pub mod rng;
 pub mod scenario;
+pub mod sweep;
 pub mod timeseries;
 pub mod trace;

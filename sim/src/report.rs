@@ -446,7 +446,7 @@ pub struct ConsistencySummary {
     pub first_stale_read: Option<serde_json::Value>,
     /// Writes acknowledged, and reads answered, while fewer replicas held
     /// their version than their level blocks for (a bug: see
-    /// `sim::cluster::ThinAnswer`). Only runs where it happened have the
+    /// `sim::check::ThinAnswer`). Only runs where it happened have the
     /// field.
     #[serde(skip_serializing_if = "is_zero")]
     pub thin_answers: u64,

@@ -10,7 +10,8 @@ mod common;
 use std::path::PathBuf;
 
 use common::bundled;
-use sim::explore::{explorable, run_seed, SeedReport, Verdict};
+use sim::check::Verdict;
+use sim::explore::{explorable, run_seed, SeedReport};
 use sim::scenario::Scenario;
 
 fn explore_5() -> Scenario {

@@ -84,7 +84,7 @@ fn explore_catches_every_planted_bug_within_the_seed_bound() {
                 let by: Vec<String> = report
                     .checks
                     .iter()
-                    .filter(|check| matches!(check.verdict, sim::explore::Verdict::Broken(_)))
+                    .filter(|check| matches!(check.verdict, sim::check::Verdict::Broken(_)))
                     .map(|check| check.name.clone())
                     .chain(report.crash.iter().map(|crash| format!("crash: {crash}")))
                     .collect();
@@ -116,7 +116,7 @@ fn the_hunting_grounds_without_a_bug_pass_every_seed() {
         // The checkers did judge: the replica check applies to most seeds.
         let judged = reports
             .iter()
-            .filter(|report| report.checks[2].verdict == sim::explore::Verdict::Held)
+            .filter(|report| report.checks[2].verdict == sim::check::Verdict::Held)
             .count();
         assert!(
             judged > 50,

@@ -30,8 +30,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use rayon::prelude::*;
-
 use crate::real::{Basis, Figure, Measurement};
 
 /// Tolerance of throughput, CPU and count figures.
@@ -405,9 +403,11 @@ pub fn score(
             progress(&format!("{id} (for the G1 it leaves)"));
         }
     }
-    let runs: Vec<Result<PhaseFigures, String>> = (1..=repeats)
-        .into_par_iter()
-        .map(|repeat| {
+    let repeat_numbers: Vec<u32> = (1..=repeats).collect();
+    let runner = sim::sweep::Runner::new(None).map_err(|error| error.to_string())?;
+    let runs: Vec<Result<PhaseFigures, String>> = runner.run_all(
+        &repeat_numbers,
+        |&repeat| {
             run_chain(
                 &measurement,
                 &machine,
@@ -416,8 +416,9 @@ pub fn score(
                 repeat,
                 &options.out.join(format!("repeat-{repeat}")),
             )
-        })
-        .collect();
+        },
+        |_, _| {},
+    );
     let mut by_repeat = Vec::new();
     for run in runs {
         by_repeat.push(run?);

@@ -19,13 +19,12 @@ fn shipped() -> (sim::scenario::Scenario, Baseline) {
 /// The figures of `scenario` over `seeds` as a baseline (their means).
 fn measured(scenario: &sim::scenario::Scenario, baseline: &Baseline, seeds: &[u64]) -> Baseline {
     let warmup = units::SimDuration::from_secs_f64(baseline.warmup_s);
-    let runs: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> = seeds
-            .iter()
-            .map(|&seed| scope.spawn(move || figures_of_seed(scenario, seed, warmup).unwrap()))
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let runner = sim::sweep::Runner::new(Some(seeds.len())).expect("a thread per seed starts");
+    let runs = runner.run_all(
+        seeds,
+        |&seed| figures_of_seed(scenario, seed, warmup).unwrap(),
+        |_, _| {},
+    );
     baseline_of(&scenario.name, &[], seeds, warmup, &runs)
 }
 

@@ -686,7 +686,7 @@ impl Simulation {
                 let block_for = self.plan.loads[load].consistency.block_for(rf).clamp(1, rf);
                 let holders = self.holders(key, timestamp, in_flight.measured_from);
                 if let Some(check) = &mut self.consistency {
-                    check.answer_held(ThinAnswer {
+                    check.answer_held(crate::check::ThinAnswer {
                         at: now,
                         write,
                         key,

@@ -60,7 +60,8 @@
 //! (`crate::plan` resolves a scenario into them), `outcome`'s what it
 //! reports, and `time_spent` where its tasks and I/Os spent their time.
 //! What engine work costs and where it runs on the models is
-//! `crate::bridge`.
+//! `crate::bridge`; the checkers a run is judged by, and the data-mode
+//! bookkeeping the harness feeds them, are `crate::check`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -80,6 +81,7 @@ use units::{SimDuration, SimTime, NANOS_PER_SECOND};
 
 use crate::bridge;
 pub use crate::bridge::{CpuScheduling, IoScheduling};
+use crate::check::{self, ConsistencyCheck};
 use crate::events::{EventLog, What};
 use crate::faults::network::NetworkFaults;
 
@@ -105,8 +107,7 @@ use crate::timeseries::{ClientInterval, NodeInterval, OpInterval, TimeSeries};
 pub use event_counts::{EventCounts, EventKind};
 use hdrhistogram::serialization::V2DeflateSerializer;
 pub use outcome::{
-    ConsistencyCheck, LoadOutcome, MessagesLost, Progress, ReplicaCheck, RunOutcome,
-    SerializedInterval, ShardOutcome, StaleRead, ThinAnswer,
+    LoadOutcome, MessagesLost, Progress, RunOutcome, SerializedInterval, ShardOutcome,
 };
 use rand::seq::SliceRandom;
 use rand::RngExt;
@@ -134,12 +135,6 @@ const MESSAGE_OVERHEAD_BYTES: u64 = 80;
 /// first contact point): the node whose status events it hears.
 /// Failing the control connection over to another node is left out.
 const CONTROL_NODE: u32 = 0;
-
-/// How long a run must have been quiet (no write acknowledged, no fault in
-/// force) before the end for the replica check to apply: a node is seen up
-/// within a couple of seconds of a heal, a hint waits up to 10 s for its
-/// flush, and a failed replay retries every second.
-const REPLICA_CHECK_QUIET: SimDuration = SimDuration::from_secs(30);
 
 /// How a request ended, as the client sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1161,79 +1156,28 @@ impl Simulation {
         }
     }
 
-    /// Data mode with hinted handoff, once the run has been quiet long
-    /// enough for the hints to go (no write acknowledged and no fault in
-    /// force for the last [`REPLICA_CHECK_QUIET`]): whether every replica of
-    /// every acknowledged key holds its newest acknowledged version, but
-    /// for the versions a crash destroyed and those whose hint was replayed
-    /// while the replica was pending (counted apart).
+    /// Data mode, once the run has been quiet long enough for the hints
+    /// to go: the end-of-run replica check (`crate::check`'s
+    /// `replicas.rs`), kept in the consistency check for its checker.
     fn check_replicas(&mut self, end: SimTime) {
         let Some(check) = self.consistency.as_ref() else {
             return;
         };
-        // Without hints, replicas converge only if nothing failed: a
-        // topology change on a healthy cluster still owes every new owner
-        // its data (streamed, or written as a pending replica).
-        if self.plan.cluster.hints.is_none()
-            && (self.plan.operations.is_empty() || !self.plan.faults.is_empty())
-        {
-            return;
-        }
-        // A node removed from the ring (a removenode's crashed node) may
-        // stay down to the end: it replicates nothing.
-        let ownership = self.placement.ownership();
-        let in_ring = |node: &u32| {
-            ownership
-                .get(*node as usize)
-                .is_some_and(|&owned| owned > 0.0)
-        };
-        let faults: Vec<crate::faults::Fault> = self
-            .plan
-            .faults
-            .iter()
-            .filter(|fault| fault.kind.nodes().iter().any(in_ring))
-            .cloned()
-            .collect();
-        let Some(faults_end) = crate::faults::latest_end(&faults).map(|end| SimTime::ZERO + end)
-        else {
-            return; // a fault lasts to the end
-        };
-        if end - check.last_write_at.max(faults_end) < REPLICA_CHECK_QUIET {
+        if !check::replica_check_applies(
+            &self.plan,
+            self.placement.ownership(),
+            check.last_write_at,
+            end,
+        ) {
             return;
         }
         let redirected = self.redirected_from_pending();
-        let Some(check) = self.consistency.as_ref() else {
-            return;
-        };
-        let mut result = ReplicaCheck::default();
-        let mut replicas = [ShardAddress { node: 0, shard: 0 }; engine::coordinator::MAX_REPLICAS];
-        for (key, acknowledged) in check.acknowledged_sorted() {
-            result.keys += 1;
-            let count = self.placement.replicas(key, &mut replicas);
-            let mut behind = Vec::new();
-            for replica in &replicas[..count] {
-                let Some(held) = self.held_version(replica.node, key) else {
-                    continue; // not simulated
-                };
-                if held >= acknowledged {
-                    continue;
-                }
-                let entry = (key, replica.node, acknowledged);
-                if check.lost_to_crash(key, replica.node, acknowledged) {
-                    result.lost_to_crashes += 1;
-                } else if redirected.contains(&entry) {
-                    result.missed_while_pending += 1;
-                } else if check.streamed_stale_to(key, replica.node, acknowledged) {
-                    result.streamed_from_stale += 1;
-                } else {
-                    behind.push(replica.node);
-                }
-            }
-            result.behind += behind.len() as u64;
-            if !behind.is_empty() && result.first.is_none() {
-                result.first = Some((key, acknowledged, behind));
-            }
-        }
+        let result = check::compare_replicas(
+            check,
+            &redirected,
+            |key, replicas| self.placement.replicas(key, replicas),
+            |node, key| self.held_version(node, key),
+        );
         if let Some(check) = self.consistency.as_mut() {
             check.replicas = Some(result);
         }
@@ -1258,7 +1202,7 @@ impl Simulation {
     /// Data mode: how many of `key`'s replicas, natural and pending, hold
     /// version `timestamp` or a newer one; a replica that crashed at or
     /// after `since`, or whose shard is not simulated, counts as holding
-    /// it (see `ThinAnswer`).
+    /// it (see `crate::check::ThinAnswer`).
     pub(super) fn holders(&self, key: u64, timestamp: u64, since: SimTime) -> u32 {
         let Some(check) = self.consistency.as_ref() else {
             return 0;

@@ -72,19 +72,10 @@ pub fn explore_seeds(
     seeds: &[u64],
     adjust: &(dyn Fn(&mut sim::cluster::RunPlan) + Sync),
 ) -> Vec<sim::explore::SeedReport> {
-    let halves = seeds.split_at(seeds.len() / 2);
-    let run = |part: &[u64]| -> Vec<sim::explore::SeedReport> {
-        part.iter()
-            .map(|&seed| {
-                sim::explore::run_seed(scenario, seed, adjust).unwrap_or_else(|e| panic!("{e}"))
-            })
-            .collect()
-    };
-    std::thread::scope(|scope| {
-        let first = scope.spawn(|| run(halves.0));
-        let mut second = run(halves.1);
-        let mut all = first.join().expect("the first half ran");
-        all.append(&mut second);
-        all
-    })
+    let runner = sim::sweep::Runner::new(Some(2)).expect("two threads start");
+    runner.run_all(
+        seeds,
+        |&seed| sim::explore::run_seed(scenario, seed, adjust).unwrap_or_else(|e| panic!("{e}")),
+        |_, _| {},
+    )
 }
