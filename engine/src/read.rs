@@ -521,7 +521,21 @@ fn key_share_point(key: u64) -> u64 {
 /// for keys it holds, with the false-positive chance for keys in its range
 /// it does not (keys outside its range are excluded by the summary).
 pub fn bloom_filter_passes(sstable: &SSTable, key: u64, ownership: f64) -> bool {
+    // Data mode knows its rows: a row the SSTable holds always passes, even
+    // where its token slices say otherwise (a streamed SSTable's slices are
+    // its rows' share of the plan's ranges, not their exact tokens).
+    if sstable
+        .cells
+        .as_ref()
+        .is_some_and(|cells| cells.get(key).is_some())
+    {
+        return true;
+    }
     if key < sstable.first_key || key > sstable.last_key || !token_in_range(sstable, key) {
+        debug_assert!(
+            !sstable_contains(sstable, key, ownership),
+            "the summary never excludes a key the SSTable holds"
+        );
         return false;
     }
     sstable_contains(sstable, key, ownership)
@@ -587,6 +601,36 @@ mod tests {
                 "key {key}"
             );
         }
+    }
+
+    #[test]
+    fn a_data_mode_sstable_passes_every_row_it_holds_whatever_its_token_slices() {
+        use crate::cells::{RowVersion, SortedCells};
+        use crate::token_set::TokenSet;
+        let quarter = KEY_SHARE_ONE / 4;
+        let rows: std::collections::BTreeMap<u64, RowVersion> = (0..1_000u64)
+            .map(|key| {
+                let version = RowVersion {
+                    timestamp: 1,
+                    value_bytes: 10,
+                };
+                (key, version)
+            })
+            .collect();
+        let mut streamed = sstable(1, 0, 999, 1_000);
+        streamed.cells = Some(SortedCells::from_map(&rows));
+        // Slices that leave out three quarters of the ring, as a streamed
+        // SSTable's share of its plan's ranges can.
+        streamed.token_set = Some(TokenSet::from_slices(vec![(0, quarter)]));
+        let outside = (0..1_000u64)
+            .filter(|&key| key_position(key) >= quarter)
+            .count();
+        assert!(outside > 500, "most rows lie outside the slices");
+        for key in 0..1_000u64 {
+            assert!(sstable_contains(&streamed, key, 1.0), "key {key}");
+            assert!(bloom_filter_passes(&streamed, key, 1.0), "key {key}");
+        }
+        assert!(!bloom_filter_passes(&streamed, 5_000, 1.0), "past its keys");
     }
 
     #[test]
