@@ -138,10 +138,6 @@ impl Shard {
                 if generations.len() < 2 {
                     return None;
                 }
-                debug_assert!(
-                    generations.iter().all(|g| !compacting.contains(g)),
-                    "a size-tiered pick of an SSTable a job holds"
-                );
                 let weight = weight_of(&self.sstables, &generations);
                 Some(NextCompaction {
                     generations,

@@ -681,7 +681,7 @@ impl Shard {
     /// Memory of the active, sealed and flushing memtables (what a JVM
     /// node holds on its heap for them).
     pub fn memtable_memory_bytes(&self) -> u64 {
-        self.dirty_bytes()
+        self.write.dirty_bytes()
     }
 
     /// Current figures.
@@ -690,9 +690,9 @@ impl Shard {
         let writes = self.write.totals();
         let compaction = self.compaction.counters();
         ShardStats {
-            memtable_bytes: self.dirty_bytes(),
-            dirty_bytes: self.dirty_bytes(),
-            virtual_dirty_bytes: self.virtual_dirty_bytes(),
+            memtable_bytes: self.write.dirty_bytes(),
+            dirty_bytes: self.write.dirty_bytes(),
+            virtual_dirty_bytes: self.write.virtual_dirty_bytes(),
             sstable_count: self.sstables.len() as u64,
             sstable_bytes: self.sstables.iter().map(|s| s.data_bytes).sum(),
             flushes_completed: writes.flushes_completed,
@@ -980,7 +980,7 @@ impl Shard {
                 }
                 TimerKind::FlushController => {
                     let input = controller::flush_input(
-                        self.virtual_dirty_bytes(),
+                        self.write.virtual_dirty_bytes(),
                         self.config.throttle_bytes(),
                     );
                     self.adjust_controller(

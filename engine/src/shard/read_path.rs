@@ -317,8 +317,11 @@ impl Shard {
             .iter()
             .map(|sstable| sstable.memory_bytes(&self.config.sstable_format))
             .sum();
-        let capacity =
-            row_cache::scylla_capacity_bytes(self.config.memory_bytes, self.dirty_bytes(), other);
+        let capacity = row_cache::scylla_capacity_bytes(
+            self.config.memory_bytes,
+            self.write.dirty_bytes(),
+            other,
+        );
         if let Some(cache) = self.row_cache.as_mut() {
             cache.set_capacity_bytes(capacity);
         }

@@ -265,7 +265,7 @@ impl Shard {
     /// the shard serves.
     pub(super) fn replay_step(&mut self, now: SimTime) {
         let chunk = self.config.commitlog_buffer_bytes;
-        let over_limits = self.over_dirty_limits();
+        let over_limits = self.write.over_dirty_limits();
         let Life::Replaying(replaying) = &mut self.life else {
             return;
         };

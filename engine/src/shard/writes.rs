@@ -12,20 +12,6 @@ use crate::commitlog::ENTRY_OVERHEAD_BYTES;
 use units::{SimDuration, SimTime};
 
 impl Shard {
-    pub(super) fn dirty_bytes(&self) -> u64 {
-        self.write.dirty_bytes()
-    }
-
-    pub(super) fn virtual_dirty_bytes(&self) -> u64 {
-        let virtual_dirty = self.write.virtual_dirty_bytes();
-        debug_assert!(virtual_dirty <= self.write.dirty_bytes());
-        virtual_dirty
-    }
-
-    pub(super) fn over_dirty_limits(&self) -> bool {
-        self.write.over_dirty_limits()
-    }
-
     /// A write this shard runs as a replica: its statement task, unless it
     /// must wait for dirty memory.
     pub(super) fn admit_write(&mut self, now: SimTime, request: Request) {
@@ -40,7 +26,7 @@ impl Shard {
             unreachable!("only writes take the write path");
         };
         debug_assert!(
-            !self.over_dirty_limits(),
+            !self.write.over_dirty_limits(),
             "a write runs while dirty memory is over its limits"
         );
         let task = self.new_task(TaskPurpose::Write(request));
@@ -128,7 +114,7 @@ impl Shard {
             self.start_write(request);
         }
         debug_assert!(
-            self.write.writes_throttled() == 0 || self.over_dirty_limits(),
+            self.write.writes_throttled() == 0 || self.write.over_dirty_limits(),
             "writes left waiting with memory free"
         );
     }
