@@ -11,7 +11,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use validation::plan::{
-    format_rate, parse_rate, parse_sla, run_chain, PlanReport, PlanRow, PlanSpec, RunEvent,
+    format_rate, parse_rate, parse_sla, run_chain, PlanError, PlanReport, PlanRow, PlanSpec,
+    RunEvent,
 };
 
 use crate::{runner, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
@@ -158,12 +159,13 @@ fn check(args: &PlanArgs) -> Result<Checked, String> {
         let mut scenario =
             sim::scenario::load_with(path, &sets).map_err(|error| error.to_string())?;
         if let Some(command) = &args.command {
-            let mut replace = vec![sim::overrides::Assignment::new("load[0].command", command)?];
+            let mut replace = vec![sim::overrides::Assignment::new("load[0].command", command)
+                .map_err(|error| error.to_string())?];
             if let Some(processes) = args.processes {
-                replace.push(sim::overrides::Assignment::new(
-                    "load[0].processes",
-                    &processes.to_string(),
-                )?);
+                replace.push(
+                    sim::overrides::Assignment::new("load[0].processes", &processes.to_string())
+                        .map_err(|error| error.to_string())?,
+                );
             }
             scenario = sim::scenario::with_sets(&scenario, &replace)
                 .map_err(|error| format!("--command: {error}"))?;
@@ -183,11 +185,12 @@ fn check(args: &PlanArgs) -> Result<Checked, String> {
                 .into(),
         );
     }
-    let sla = parse_sla(&args.sla)?;
+    let sla = parse_sla(&args.sla).map_err(|error| error.to_string())?;
     let mut targets = list(&args.rate)
         .iter()
         .map(|rate| parse_rate(rate))
-        .collect::<Result<Vec<f64>, _>>()?;
+        .collect::<Result<Vec<f64>, _>>()
+        .map_err(|error| error.to_string())?;
     if targets.is_empty() {
         return Err("--rate: no target given; e.g. --rate 300K,100K".into());
     }
@@ -259,9 +262,10 @@ fn check(args: &PlanArgs) -> Result<Checked, String> {
     // Every base scenario must pace its loads, at every target, for the
     // whole of each run.
     for scenario in &spec.scenarios {
-        validation::plan::check_loads_cover_runs(&spec, scenario)?;
+        validation::plan::check_loads_cover_runs(&spec, scenario)
+            .map_err(|error| error.to_string())?;
         for &target in &spec.targets {
-            PlanSpec::rate_sets(scenario, target)?;
+            PlanSpec::rate_sets(scenario, target).map_err(|error| error.to_string())?;
         }
     }
     let stem = args
@@ -340,7 +344,7 @@ pub fn run(args: PlanArgs) -> ExitCode {
             }
         }
     };
-    let results: Vec<Result<Vec<PlanRow>, String>> = runner.run_all(
+    let results: Vec<Result<Vec<PlanRow>, PlanError>> = runner.run_all(
         &mine,
         |&index| {
             let chain = &chains[index];

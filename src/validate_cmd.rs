@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use clap::Args;
-use validation::cases::{discover, run_case, Case, CaseResult, RunOptions};
+use validation::cases::{discover, run_case, Case, CaseError, CaseResult, RunOptions};
 use validation::scorecard::{build, Scorecard};
 
 use crate::{runner, runs_progress, say, EXIT_BAD_INPUT, EXIT_ENVIRONMENT};
@@ -176,7 +176,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
     ));
     let bar = runs_progress(mine.len() as u64, "cases");
     let log = Mutex::new(());
-    let outcomes: Vec<Result<CaseResult, String>> = runner.run_all(
+    let outcomes: Vec<Result<CaseResult, CaseError>> = runner.run_all(
         &mine,
         |(_, case)| run_case(case, &options),
         |index, result| {
@@ -370,7 +370,11 @@ fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
         phases: args.phases.clone(),
         twin_repeats: args.twin_repeats,
     };
-    let card = match validation::real_score::score(&options, &mut |phase| {
+    let runner = match runner("validate --real", args.jobs) {
+        Ok(runner) => runner,
+        Err(code) => return code,
+    };
+    let card = match validation::real_score::score(&options, &runner, &mut |phase| {
         eprintln!(
             "twin validate --real: phase {phase} in the twin, {} times",
             args.twin_repeats

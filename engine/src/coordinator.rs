@@ -248,20 +248,12 @@ pub struct Coordinator {
     /// benchmark).
     open: Vec<u32>,
     generation: u32,
-    /// Digest mismatches seen (reads that went to the full-data phase).
-    pub digest_mismatches: u64,
-    /// Rows written back by read repair, blocking or in the background.
-    pub read_repairs: u64,
-    /// Reads whose digests disagreed only after the client had its answer
-    /// (a read-repair-chance read's extra replicas), repaired in the
-    /// background.
-    pub background_read_repairs: u64,
-    /// Extra requests sent by speculative retry.
-    pub speculative_retries: u64,
+    /// What it has counted since the node first started.
+    counters: CoordinatorCounters,
     /// Planted bugs (tests of the explorer only: [`crate::planted`]).
-    pub planted: crate::planted::Planted,
+    planted: crate::planted::Planted,
     /// Coordinator read latency, for the speculative-retry percentile.
-    pub read_latency: LatencyEstimate,
+    read_latency: LatencyEstimate,
     /// Deadlines of open writes and reads, in order: (deadline, id).
     write_deadlines: VecDeque<(SimTime, u64)>,
     read_deadlines: VecDeque<(SimTime, u64)>,
@@ -272,6 +264,21 @@ pub struct Coordinator {
     /// waiting and pruning again would find nothing (it runs after every
     /// input, and most inputs of a replica touch no operation).
     unpruned: bool,
+}
+
+/// What a coordinator has counted, carried across its process's restarts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CoordinatorCounters {
+    /// Digest mismatches seen (reads that went to the full-data phase).
+    pub digest_mismatches: u64,
+    /// Rows written back by read repair, blocking or in the background.
+    pub read_repairs: u64,
+    /// Reads whose digests disagreed only after the client had its answer
+    /// (a read-repair-chance read's extra replicas), repaired in the
+    /// background.
+    pub background_read_repairs: u64,
+    /// Extra requests sent by speculative retry.
+    pub speculative_retries: u64,
 }
 
 /// Which of an operation's deadlines: each kind has its own timeout.
@@ -299,10 +306,7 @@ impl Coordinator {
     pub fn after_crash(&self) -> Coordinator {
         let restarted = Coordinator {
             generation: self.generation,
-            digest_mismatches: self.digest_mismatches,
-            read_repairs: self.read_repairs,
-            background_read_repairs: self.background_read_repairs,
-            speculative_retries: self.speculative_retries,
+            counters: self.counters,
             planted: self.planted,
             ..Coordinator::default()
         };
@@ -644,6 +648,26 @@ impl Coordinator {
         }))
     }
 
+    /// What it has counted since the node first started.
+    pub fn counters(&self) -> CoordinatorCounters {
+        self.counters
+    }
+
+    /// How long a new read waits before it speculates under `policy`, from
+    /// the latencies of the reads this coordinator finished (the table's
+    /// `read_timeout` caps it; the percentile is taken at `resolution`);
+    /// `None`: it does not speculate.
+    pub fn speculation_delay(
+        &mut self,
+        now: SimTime,
+        policy: crate::speculation::SpeculativeRetry,
+        read_timeout: units::SimDuration,
+        resolution: crate::speculation::Resolution,
+    ) -> Option<units::SimDuration> {
+        self.read_latency
+            .delay(now, policy, read_timeout, resolution)
+    }
+
     /// Operations open.
     pub fn open_operations(&self) -> usize {
         debug_assert!(self.ops.len() <= self.open.len());
@@ -691,7 +715,7 @@ impl Coordinator {
         read.contacted[read.contacted_count as usize] = spare;
         read.contacted_count += 1;
         read.expected += 1;
-        self.speculative_retries += 1;
+        self.counters.speculative_retries += 1;
         Some((spare, read.data.is_some()))
     }
 
@@ -796,7 +820,7 @@ impl Coordinator {
                     _ => return self.close_if_done(id, Next::Wait),
                 };
                 if read.mismatch {
-                    self.digest_mismatches += 1;
+                    self.counters.digest_mismatches += 1;
                     read.phase = ReadPhase::FullData;
                     read.expected = read.contacted_count;
                     read.received = 0;
@@ -880,8 +904,8 @@ impl Coordinator {
             replicas: read.contacted,
             count: read.contacted_count,
         };
-        self.digest_mismatches += 1;
-        self.background_read_repairs += 1;
+        self.counters.digest_mismatches += 1;
+        self.counters.background_read_repairs += 1;
         fetch
     }
 
@@ -937,7 +961,7 @@ impl Coordinator {
         }
         read.phase = ReadPhase::Repairing;
         read.repairs_outstanding = behind_positions;
-        self.read_repairs += behind_count as u64;
+        self.counters.read_repairs += behind_count as u64;
         Next::Repair {
             key: read.key,
             version,
@@ -1108,7 +1132,7 @@ mod tests {
             .expect("second, in order");
         assert_eq!(id, second);
         assert_eq!(coordinator.next_speculation(at(5)), None);
-        assert_eq!(coordinator.speculative_retries, 2);
+        assert_eq!(coordinator.counters.speculative_retries, 2);
         coordinator.check_invariants();
     }
 
@@ -1248,7 +1272,7 @@ mod tests {
             Next::Wait
         );
         assert_eq!(coordinator.open_operations(), 0);
-        assert_eq!(coordinator.speculative_retries, 1);
+        assert_eq!(coordinator.counters.speculative_retries, 1);
         // Its 3 ms latency feeds the percentile (a bucket bound within 20%).
         let p99 = coordinator.read_latency.percentile(later, 99.0).unwrap();
         assert!((3_000_000..3_600_000).contains(&p99.as_nanos()), "{p99:?}");
@@ -1300,7 +1324,7 @@ mod tests {
             panic!("a mismatch fetches the full data");
         };
         assert_eq!((key, count), (7, 2));
-        assert_eq!(coordinator.digest_mismatches, 1);
+        assert_eq!(coordinator.counters.digest_mismatches, 1);
         assert_eq!(
             coordinator.read_answered(NOW, id, replica(1), Some(new), digest_of(new)),
             Next::Wait
@@ -1320,7 +1344,7 @@ mod tests {
             coordinator.write_acked(NOW, id, 0),
             Next::Read(RequestId(3), new)
         );
-        assert_eq!(coordinator.read_repairs, 1);
+        assert_eq!(coordinator.counters.read_repairs, 1);
         assert_eq!(coordinator.open_operations(), 0);
     }
 
@@ -1383,7 +1407,7 @@ mod tests {
             panic!("a late mismatch fetches the full data in the background");
         };
         assert_eq!(count, 3);
-        assert_eq!(coordinator.background_read_repairs, 1);
+        assert_eq!(coordinator.counters.background_read_repairs, 1);
         for (node, version) in [(0, new), (1, new)] {
             assert_eq!(
                 coordinator.read_answered(
@@ -1409,7 +1433,7 @@ mod tests {
             "the client is not answered twice"
         );
         assert_eq!(coordinator.open_operations(), 0);
-        assert_eq!(coordinator.read_repairs, 1);
+        assert_eq!(coordinator.counters.read_repairs, 1);
     }
 
     #[test]

@@ -291,7 +291,7 @@ pub struct HintsManager {
     /// [`HintsManager::poll`] found.
     wake_at: Option<SimTime>,
     /// Counters.
-    pub stats: HintStats,
+    stats: HintStats,
     /// Planted bugs (tests of the explorer only: [`crate::planted`]).
     planted: Planted,
     /// Sends the planted `HintDroppedEveryFifth` has counted.
@@ -496,6 +496,18 @@ impl HintsManager {
         self.endpoints[node as usize]
             .down_since
             .is_none_or(|since| now - since <= self.setup.max_hint_window)
+    }
+
+    /// Counts a hint for `node` not kept at `now`: the node has been down
+    /// longer than the window ([`HintsManager::can_hint`]).
+    pub fn hint_dropped(&mut self, now: SimTime, node: u32) {
+        debug_assert!(!self.can_hint(now, node), "a hint the window keeps");
+        self.stats.dropped += 1;
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> HintStats {
+        self.stats
     }
 
     /// Stores `hint` for `node` at `now`; `out` gets the buffer writes it

@@ -62,13 +62,6 @@ impl fmt::Display for SetError {
 
 impl std::error::Error for SetError {}
 
-/// The message, for callers whose own errors are still text.
-impl From<SetError> for String {
-    fn from(error: SetError) -> String {
-        error.to_string()
-    }
-}
-
 impl Assignment {
     /// Parses `KEY=VALUE` (the first `=` splits them).
     pub fn parse(text: &str) -> Result<Assignment, SetError> {
@@ -237,7 +230,7 @@ pub fn split_values(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn applied(text: &str, sets: &[&str]) -> Result<Table, String> {
+    fn applied(text: &str, sets: &[&str]) -> Result<Table, SetError> {
         let mut table: Table = toml::from_str(text).unwrap();
         for set in sets {
             Assignment::parse(set)?.apply(&mut table)?;
@@ -288,7 +281,7 @@ mod tests {
     #[test]
     fn mistakes_name_the_set() {
         let text = "name = \"x\"\n[cluster]\nnodes = 3\n[[load]]\nname = \"a\"\n";
-        let error = |set: &str| applied(text, &[set]).unwrap_err();
+        let error = |set: &str| applied(text, &[set]).unwrap_err().to_string();
         assert_eq!(
             error("load[1].name=b"),
             "--set load[1].name=b: `load[1]` is past the scenario's 1 `[[load]]` entry (they count from 0)"

@@ -204,6 +204,32 @@ impl CaseResult {
     }
 }
 
+/// A case that could not run: its scenario refused as it resolves, its run
+/// failed, or its results could not be written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CaseError {
+    /// The scenario refused, or its run failed (as the scenario names it).
+    Scenario(ScenarioError),
+    /// The results folder could not be written: its path and why.
+    Results {
+        /// The folder.
+        dir: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for CaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CaseError::Scenario(error) => write!(f, "{error}"),
+            CaseError::Results { dir, reason } => write!(f, "{dir}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for CaseError {}
+
 /// How to run the cases.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -219,7 +245,7 @@ pub struct RunOptions {
 
 /// Runs one case.
 #[allow(clippy::disallowed_methods)] // wall time for the scorecard's timings only
-pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String> {
+pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, CaseError> {
     let started = std::time::Instant::now();
     match case {
         Case::Scenario { id, path, scenario } => {
@@ -239,7 +265,7 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
                     duration,
                 },
             )
-            .map_err(|e: ScenarioError| e.to_string())?;
+            .map_err(CaseError::Scenario)?;
             plan.server_totals_from = warmup.unwrap_or(SimDuration::ZERO);
             let sampled = plan.cluster.sampled().then(|| {
                 format!(
@@ -249,10 +275,12 @@ pub fn run_case(case: &Case, options: &RunOptions) -> Result<CaseResult, String>
                 )
             });
             let outcome = sim::cluster::run(plan, &mut |_| {})
-                .map_err(|error| scenario.run_error(&error).to_string())?;
+                .map_err(|error| CaseError::Scenario(scenario.run_error(&error)))?;
             let dir = options.out.join(id);
-            sim::report::write_results(&dir, &outcome)
-                .map_err(|e| format!("{}: {e}", dir.display()))?;
+            sim::report::write_results(&dir, &outcome).map_err(|error| CaseError::Results {
+                dir: dir.display().to_string(),
+                reason: error.to_string(),
+            })?;
             let warmup = warmup.unwrap_or(SimDuration::ZERO);
             let mut shortened = section.shortened.clone();
             let sets = &scenario.source.sets;

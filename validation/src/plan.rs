@@ -134,13 +134,6 @@ impl fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-/// The message, for callers whose own errors are still text.
-impl From<PlanError> for String {
-    fn from(error: PlanError) -> String {
-        error.to_string()
-    }
-}
-
 /// Parses `--sla "read.p99<10ms,write.p99<10ms"` (limits in `us`, `ms` or
 /// `s`).
 pub fn parse_sla(text: &str) -> Result<Vec<SlaTerm>, PlanError> {
@@ -594,7 +587,7 @@ pub fn run_chain(
     spec: &PlanSpec,
     chain: &Chain,
     on_run: &(dyn Fn(RunEvent) + Sync),
-) -> Result<Vec<PlanRow>, String> {
+) -> Result<Vec<PlanRow>, PlanError> {
     let base = &spec.scenarios[chain.scenario];
     let rates: Vec<Vec<Assignment>> = spec
         .targets
@@ -681,7 +674,7 @@ pub fn run_chain(
                     }
                 };
                 if !met {
-                    return Ok::<bool, String>(false);
+                    return Ok::<bool, PlanError>(false);
                 }
             }
             Ok(true)
@@ -809,10 +802,10 @@ pub enum RunEvent {
 /// The smallest of `candidates` (ascending) for which `meets` holds,
 /// assuming it holds for every larger one once it holds: a galloping
 /// search from the smallest (+1, +2, +4, ... places) then bisection.
-pub fn search(
+pub fn search<E>(
     candidates: &[u32],
-    mut meets: impl FnMut(u32) -> Result<bool, String>,
-) -> Result<Option<u32>, String> {
+    mut meets: impl FnMut(u32) -> Result<bool, E>,
+) -> Result<Option<u32>, E> {
     if candidates.is_empty() {
         return Ok(None);
     }
@@ -901,10 +894,10 @@ fn simulate(
     rates: &[Assignment],
     target: f64,
     one_node_down: bool,
-) -> Result<TargetRun, String> {
+) -> Result<TargetRun, PlanError> {
     let mut sets = candidate_sets(chain, nodes);
     sets.extend(rates.iter().cloned());
-    let mut scenario = with_sets(base, &sets).map_err(|e| e.to_string())?;
+    let mut scenario = with_sets(base, &sets).map_err(PlanError::Scenario)?;
     if one_node_down {
         scenario = with_crash(&scenario, nodes - 1)?;
     }
@@ -915,7 +908,7 @@ fn simulate(
             duration: spec.duration,
         },
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(PlanError::Scenario)?;
     let mut from = SimTime::ZERO + spec.warmup;
     if one_node_down {
         let settle = settle_time(&plan);
@@ -923,7 +916,7 @@ fn simulate(
         from += settle;
     }
     let outcome = sim::cluster::run(plan, &mut |_| {})
-        .map_err(|error| scenario.run_error(&error).to_string())?;
+        .map_err(|error| PlanError::Scenario(scenario.run_error(&error)))?;
     let figures = measure(&outcome, from);
     let figure = |name: &str| {
         figures
@@ -1064,13 +1057,13 @@ pub fn check_loads_cover_runs(spec: &PlanSpec, scenario: &Scenario) -> Result<()
 /// `scenario` with `node` crashed from the start of the run to its end.
 /// The last node, not node 0: the clients' driver holds its control
 /// connection to node 0 and does not fail it over (`sim::cluster`).
-fn with_crash(scenario: &Scenario, node: u32) -> Result<Scenario, String> {
+fn with_crash(scenario: &Scenario, node: u32) -> Result<Scenario, PlanError> {
     let text = format!(
         "{}\n\n# twin plan --one-node-down\n[[fault]]\nat = \"0s\"\nkind = \"crash\"\nnodes = [{node}]\n",
         scenario.source.text
     );
-    let crashed = parse(&scenario.source.file, &text).map_err(|e| e.to_string())?;
-    let crashed = with_sets(&crashed, &scenario.source.sets).map_err(|e| e.to_string())?;
+    let crashed = parse(&scenario.source.file, &text).map_err(PlanError::Scenario)?;
+    let crashed = with_sets(&crashed, &scenario.source.sets).map_err(PlanError::Scenario)?;
     debug_assert!(crashed
         .faults
         .iter()
@@ -1590,15 +1583,21 @@ command = "cassandra-stress read no-warmup cl=QUORUM duration=90s -rate 'threads
             let mut tried = Vec::new();
             let found = search(&candidates, |n| {
                 tried.push(n);
-                Ok(n >= answer)
+                Ok::<bool, String>(n >= answer)
             })
             .unwrap();
             assert_eq!(found, Some(answer));
             assert!(tried.len() <= 12, "{answer}: {tried:?}");
         }
-        assert_eq!(search(&candidates, |_| Ok(false)).unwrap(), None);
-        assert_eq!(search(&[], |_| Ok(true)).unwrap(), None);
-        assert!(search(&candidates, |_| Err("boom".into())).is_err());
+        assert_eq!(
+            search(&candidates, |_| Ok::<bool, String>(false)).unwrap(),
+            None
+        );
+        assert_eq!(search(&[], |_| Ok::<bool, String>(true)).unwrap(), None);
+        assert_eq!(
+            search(&candidates, |_| Err::<bool, &str>("boom")),
+            Err("boom")
+        );
     }
 
     #[test]

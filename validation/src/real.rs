@@ -150,13 +150,6 @@ impl fmt::Display for MeasurementError {
 
 impl std::error::Error for MeasurementError {}
 
-/// The message, for callers whose own errors are still text.
-impl From<MeasurementError> for String {
-    fn from(error: MeasurementError) -> String {
-        error.to_string()
-    }
-}
-
 /// Reads `dir` (`repeat-<n>/<phase>/summary.json` and beside it).
 pub fn load(dir: &Path) -> Result<Measurement, MeasurementError> {
     let read_dir =

@@ -25,17 +25,70 @@
 //! and eden, the thread pools' task counts) are shown real-only.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::real::{Basis, Figure, Measurement};
+use sim::scenario::ScenarioError;
+use sim::sweep::Runner;
+
+use crate::real::{Basis, Figure, Measurement, MeasurementError};
 
 /// Tolerance of throughput, CPU and count figures.
 pub const THROUGHPUT_TOLERANCE: f64 = 0.15;
 /// Tolerance of latency percentiles.
 pub const LATENCY_TOLERANCE: f64 = 0.30;
+
+/// The real scorecard refused or failed: the measurement, a file it reads
+/// or writes, a phase's twin scenario or run, or the phases asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RealScoreError {
+    /// The stored measurement refused.
+    Measurement(MeasurementError),
+    /// A file or folder the scorecard reads or writes, and why.
+    File {
+        /// The path, as the message names it.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A phase's twin scenario refused as it resolves, or its run failed.
+    Scenario(ScenarioError),
+    /// A phase asked for that the measurement does not have, or has no
+    /// command for.
+    Phase(String),
+}
+
+impl RealScoreError {
+    /// An error about `path`.
+    fn at(path: &Path, reason: impl fmt::Display) -> RealScoreError {
+        RealScoreError::File {
+            path: path.display().to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for RealScoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RealScoreError::Measurement(error) => write!(f, "{error}"),
+            RealScoreError::File { path, reason } => write!(f, "{path}: {reason}"),
+            RealScoreError::Scenario(error) => write!(f, "{error}"),
+            RealScoreError::Phase(reason) => write!(f, "{reason}"),
+        }
+    }
+}
+
+impl std::error::Error for RealScoreError {}
+
+impl From<MeasurementError> for RealScoreError {
+    fn from(error: MeasurementError) -> RealScoreError {
+        RealScoreError::Measurement(error)
+    }
+}
 
 /// What data a phase reads, as REAL.md's populate phases left it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +135,7 @@ impl PhaseData {
 /// The cassandra-stress command phase `id` ran with in each repeat that
 /// ran it (read back from the scenario `measure.sh` wrote beside its
 /// results), and the one the twin runs: the median limit's.
-pub fn phase_command(measurement: &Measurement, id: &str) -> Result<String, String> {
+pub fn phase_command(measurement: &Measurement, id: &str) -> Result<String, RealScoreError> {
     let mut commands: Vec<(f64, String)> = Vec::new();
     for (repeat, phases) in &measurement.repeats {
         if !phases.contains_key(id) {
@@ -92,19 +145,19 @@ pub fn phase_command(measurement: &Measurement, id: &str) -> Result<String, Stri
             .dir
             .join(format!("repeat-{repeat}"))
             .join(format!("{id}.toml"));
-        let scenario = sim::scenario::load(&path).map_err(|error| error.to_string())?;
+        let scenario = sim::scenario::load(&path).map_err(RealScoreError::Scenario)?;
         let command = scenario
             .loads
             .first()
             .map(|load| load.command.clone())
-            .ok_or_else(|| format!("{}: no [[load]]", path.display()))?;
+            .ok_or_else(|| RealScoreError::at(&path, "no [[load]]"))?;
         let limit = rate_limit(&command).unwrap_or(0.0);
         commands.push((limit, command));
     }
     if commands.is_empty() {
-        return Err(format!(
-            "{}: no repeat ran phase {id}",
-            measurement.dir.display()
+        return Err(RealScoreError::at(
+            &measurement.dir,
+            format!("no repeat ran phase {id}"),
         ));
     }
     commands.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -263,12 +316,15 @@ pub fn tolerance_of(name: &str) -> Option<f64> {
 /// `timeseries.csv` (each node's CPU utilisation x its cores x the
 /// interval, over the operations answered), flushes, and for L1 each
 /// minute's rate and p99 from the HDR log.
-pub fn twin_figures(id: &str, dir: &Path, cores: u32) -> Result<BTreeMap<String, f64>, String> {
+pub fn twin_figures(
+    id: &str,
+    dir: &Path,
+    cores: u32,
+) -> Result<BTreeMap<String, f64>, RealScoreError> {
     let path = dir.join("summary.json");
-    let text =
-        std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
+    let text = std::fs::read_to_string(&path).map_err(|error| RealScoreError::at(&path, error))?;
     let summary: serde_json::Value =
-        serde_json::from_str(&text).map_err(|error| format!("{}: {error}", path.display()))?;
+        serde_json::from_str(&text).map_err(|error| RealScoreError::at(&path, error))?;
     let (ops, answered) = crate::real::op_figures(&summary);
     let mut figures: BTreeMap<String, f64> = ops.into_iter().collect();
     // The collector's pauses, as the GC log gives them (one node).
@@ -293,7 +349,7 @@ pub fn twin_figures(id: &str, dir: &Path, cores: u32) -> Result<BTreeMap<String,
     }
     let series_path = dir.join("timeseries.csv");
     let series = std::fs::read_to_string(&series_path)
-        .map_err(|error| format!("{}: {error}", series_path.display()))?;
+        .map_err(|error| RealScoreError::at(&series_path, error))?;
     let mut lines = series.lines();
     let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
     let column = |name: &str| header.iter().position(|column| *column == name);
@@ -341,15 +397,17 @@ pub fn twin_figures(id: &str, dir: &Path, cores: u32) -> Result<BTreeMap<String,
     Ok(figures)
 }
 
-/// Runs every phase in the twin and scores it against the measurement;
-/// `progress` hears each phase as it starts.
+/// Runs every phase in the twin and scores it against the measurement,
+/// the twin's repeats on `runner`; `progress` hears each phase as it
+/// starts.
 pub fn score(
     options: &RealScoreOptions,
+    runner: &Runner,
     progress: &mut dyn FnMut(&str),
-) -> Result<RealScorecard, String> {
+) -> Result<RealScorecard, RealScoreError> {
     let measurement = crate::real::load(&options.measurement)?;
     let machine = std::fs::read_to_string(&options.machine)
-        .map_err(|error| format!("{}: {error}", options.machine.display()))?;
+        .map_err(|error| RealScoreError::at(&options.machine, error))?;
     let real = crate::real::figures(&measurement);
     let mut phases: Vec<String> = Vec::new();
     for figure in &real {
@@ -360,17 +418,17 @@ pub fn score(
     if !options.phases.is_empty() {
         for asked in &options.phases {
             if !phases.contains(asked) {
-                return Err(format!(
+                return Err(RealScoreError::Phase(format!(
                     "phase `{asked}` is not in {} (it has {})",
                     measurement.dir.display(),
                     phases.join(", ")
-                ));
+                )));
             }
         }
         phases.retain(|phase| options.phases.contains(phase));
     }
     std::fs::create_dir_all(&options.out)
-        .map_err(|error| format!("{}: {error}", options.out.display()))?;
+        .map_err(|error| RealScoreError::at(&options.out, error))?;
     // One JVM runs every phase of a repeat in `measure.sh`'s order, the
     // populate phases first, so each twin phase starts from the G1 its
     // predecessor left; the phases before the last one asked run too.
@@ -404,8 +462,7 @@ pub fn score(
         }
     }
     let repeat_numbers: Vec<u32> = (1..=repeats).collect();
-    let runner = sim::sweep::Runner::new(None).map_err(|error| error.to_string())?;
-    let runs: Vec<Result<PhaseFigures, String>> = runner.run_all(
+    let runs: Vec<Result<PhaseFigures, RealScoreError>> = runner.run_all(
         &repeat_numbers,
         |&repeat| {
             run_chain(
@@ -503,8 +560,8 @@ fn run_chain(
     scored: &[String],
     repeat: u32,
     out: &Path,
-) -> Result<PhaseFigures, String> {
-    std::fs::create_dir_all(out).map_err(|error| format!("{}: {error}", out.display()))?;
+) -> Result<PhaseFigures, RealScoreError> {
+    std::fs::create_dir_all(out).map_err(|error| RealScoreError::at(out, error))?;
     let mut twin = BTreeMap::new();
     let mut carried: Option<(String, models::jvm::G1History)> = None;
     for id in chain {
@@ -515,17 +572,17 @@ fn run_chain(
         });
         let text = twin_scenario(machine, id, &command, phase_seed(repeat, id), start);
         let file = out.join(format!("{id}.toml"));
-        std::fs::write(&file, &text).map_err(|error| format!("{}: {error}", file.display()))?;
+        std::fs::write(&file, &text).map_err(|error| RealScoreError::at(&file, error))?;
         let scenario = sim::scenario::parse(&file.display().to_string(), &text)
-            .map_err(|error| error.to_string())?;
+            .map_err(RealScoreError::Scenario)?;
         let plan = sim::plan::resolve(&scenario, &sim::plan::RunOverrides::default())
-            .map_err(|error| error.to_string())?;
+            .map_err(RealScoreError::Scenario)?;
         let cores = match &plan.cluster.cpu {
             sim::bridge::CpuScheduling::Jvm(jvm) => jvm.cores,
             _ => 1,
         };
         let outcome = sim::cluster::run(plan, &mut |_| {})
-            .map_err(|error| scenario.run_error(&error).to_string())?;
+            .map_err(|error| RealScoreError::Scenario(scenario.run_error(&error)))?;
         carried = outcome
             .g1_end
             .first()
@@ -534,7 +591,7 @@ fn run_chain(
             .map(|history| (id.clone(), history));
         let dir = out.join(id);
         sim::report::write_results(&dir, &outcome)
-            .map_err(|error| format!("{}: {error}", dir.display()))?;
+            .map_err(|error| RealScoreError::at(&dir, error))?;
         if scored.contains(id) {
             twin.insert(id.clone(), twin_figures(id, &dir, cores)?);
         }
@@ -714,7 +771,11 @@ mod tests {
             twin_repeats: 2,
         };
         let mut heard = Vec::new();
-        let card = score(&options, &mut |phase| heard.push(phase.to_string())).unwrap();
+        let runner = Runner::new(Some(2)).unwrap();
+        let card = score(&options, &runner, &mut |phase| {
+            heard.push(phase.to_string())
+        })
+        .unwrap();
         let history = |id: &str| format!("{id} (for the G1 it leaves)");
         assert_eq!(
             heard,
@@ -805,10 +866,14 @@ mod tests {
                 phases: vec!["Q9".into()],
                 ..options
             },
+            &runner,
             &mut |_| {},
         )
         .unwrap_err();
-        assert!(error.contains("`Q9`"), "{error}");
+        assert!(
+            matches!(&error, RealScoreError::Phase(reason) if reason.contains("`Q9`")),
+            "{error}"
+        );
     }
 
     #[test]

@@ -348,7 +348,7 @@ impl Shard {
                     id,
                 );
                 if spare.is_some() {
-                    if let Some(delay) = self.coordinator.read_latency.delay(
+                    if let Some(delay) = self.coordinator.speculation_delay(
                         now,
                         self.config.speculative_retry,
                         self.config.read_timeout,

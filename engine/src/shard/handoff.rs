@@ -82,7 +82,7 @@ impl Shard {
             return;
         };
         if !handoff.manager.can_hint(now, node) {
-            handoff.manager.stats.dropped += 1;
+            handoff.manager.hint_dropped(now, node);
             return;
         }
         let bytes = mutation_bytes(value_bytes) + ENTRY_OVERHEAD_BYTES;
