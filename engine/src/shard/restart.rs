@@ -142,8 +142,10 @@ impl Shard {
     }
 
     /// The shard crashes at `now`: it keeps what is on its disk and
-    /// nothing else, and does nothing until [`Shard::restart`] (its driver
-    /// must hand it nothing meanwhile: its node is gone from the network).
+    /// nothing else, and does nothing until [`Shard::restart`]. Its driver
+    /// hands it no request or message meanwhile (its node is gone from the
+    /// network); completions of CPU tasks and I/Os started before the crash
+    /// may still arrive and are dropped, as their ids carry the old life.
     /// Returns what it had acknowledged and lost.
     pub fn crash(&mut self, now: SimTime) -> CrashLoss {
         assert!(!self.is_down(), "a shard crashes once before it restarts");
