@@ -148,6 +148,12 @@ pub fn run(
             "`twin real` runs a scenario's loads only; its [[fault]]s and [[action]]s are simulated by `twin run` (start and stop real nodes with deploy/real/cassandra.sh)".into(),
         ));
     }
+    if let Some(search) = plan.loads.iter().find_map(|load| load.search.as_ref()) {
+        return Err(RealError::Input(format!(
+            "load `{}` has no thread count: c-s's thread search runs in the twin (`twin run`); for a real run give `-rate threads=N`",
+            search.load
+        )));
+    }
     let mut workloads = Vec::with_capacity(plan.loads.len());
     for load in &plan.loads {
         let workload = Workload::of(&load.command, plan.cluster.replication_factor)

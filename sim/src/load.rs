@@ -475,6 +475,99 @@ pub struct LoadPlan {
     pub consistency: engine::ConsistencyLevel,
     /// The program running it (`[[load]] client`).
     pub client: Client,
+    /// A step of c-s's own thread search, when the command gives no
+    /// `threads=` (`None`: a load with its thread count).
+    pub search: Option<SearchStep>,
+}
+
+/// One step of cassandra-stress's thread search (`-rate auto`, or no
+/// `-rate` for a command that has no thread count by default): c-s runs
+/// the whole command at 4 threads, then 8, 16, 24, 36, ... (doubling below
+/// 16, then x1.5, rounded down) up to its `threads<=` bound (1000), and with
+/// `auto` stops once throughput stops improving: when the last three steps
+/// improved on their predecessors by less than nothing on average
+/// (`StressAction.runMulti`). A command that writes sleeps 15 s between
+/// steps. The twin resolves the search into one load per step, each
+/// started after the one before; whether a step runs is decided when the
+/// one before it ends, from the rates of the steps so far.
+///
+/// The processes of a load step together, deciding on their summed rate
+/// (real c-s processes each decide on their own, which with identical
+/// processes gives the same steps unless two rates straddle the rule).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchStep {
+    /// The load's name in the scenario (each step's own name adds its
+    /// thread count).
+    pub load: String,
+    /// 0 for the first step.
+    pub step: u32,
+    /// The step's threads per process.
+    pub threads: u32,
+    /// Whether the search stops once throughput stops improving (`auto`);
+    /// without it, every step up to the bound runs.
+    pub stop_at_saturation: bool,
+    /// How long c-s sleeps before this step (15 s between the steps of a
+    /// command that writes; none before the first).
+    pub pause_before: SimDuration,
+}
+
+/// The name of step `step` (from 0) of load `load`'s thread search, at
+/// `threads` threads: numbered so that the steps sort in order.
+pub fn search_step_name(load: &str, step: u32, threads: u32) -> String {
+    format!("{load} step {:02} ({threads} threads)", step + 1)
+}
+
+/// c-s's sleep between the steps of a thread search of a command that
+/// writes ("Sleeping for 15s", `StressAction.runMulti`), to let the
+/// commitlog flush.
+pub const SEARCH_PAUSE_FOR_WRITES: SimDuration = SimDuration::from_secs(15);
+
+/// The thread counts of a search from `min` to `max` threads per process:
+/// doubling below 16, then x1.5 rounded down (Java's `threadCount *= 1.5`
+/// on an int), while at most `max`. The first step runs even above `max`
+/// (c-s checks the bound only after a step).
+pub fn search_thread_counts(min: u32, max: u32) -> Vec<u32> {
+    let mut counts = vec![min];
+    let mut threads = min;
+    loop {
+        threads = if threads < 16 {
+            threads.saturating_mul(2)
+        } else {
+            // Java's compound assignment narrows the double product.
+            (f64::from(threads) * 1.5) as u32
+        };
+        if threads > max || threads == *counts.last().expect("one count") {
+            break;
+        }
+        counts.push(threads);
+    }
+    counts
+}
+
+/// Whether a thread search goes on to its next step after steps whose op
+/// rates are `rates` (oldest first): without `auto` always; with it, while
+/// the last three steps' improvements on their predecessors average at
+/// least zero (c-s's `hasAverageImprovement(results, 3, 0)`; its second
+/// test, over five steps against the `err<` target, holds for commands
+/// with `n=` or `duration=`, whose target is -1).
+pub fn search_goes_on(rates: &[f64], stop_at_saturation: bool) -> bool {
+    !stop_at_saturation || rates.len() < 4 || average_improvement(rates, 3) >= 0.0
+}
+
+/// The mean of the last `count` steps' relative improvements on the step
+/// before each (`StressAction.averageImprovement`).
+pub fn average_improvement(rates: &[f64], count: usize) -> f64 {
+    debug_assert!(
+        rates.len() > count,
+        "{count} improvements need {} rates",
+        count + 1
+    );
+    let recent = &rates[rates.len() - count - 1..];
+    let sum: f64 = recent
+        .windows(2)
+        .map(|pair| (pair[1] - pair[0]) / pair[0])
+        .sum();
+    sum / count as f64
 }
 
 impl LoadPlan {
@@ -774,6 +867,35 @@ fn scheduled(origin: SimTime, interval_ns: f64, next_index: &mut u64) -> SimTime
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_search_doubles_to_16_then_grows_by_half_up_to_its_bound() {
+        assert_eq!(
+            search_thread_counts(4, 1000),
+            [4, 8, 16, 24, 36, 54, 81, 121, 181, 271, 406, 609, 913]
+        );
+        assert_eq!(search_thread_counts(4, 16), [4, 8, 16]);
+        // The first step runs even above the bound, as in c-s.
+        assert_eq!(search_thread_counts(50, 10), [50]);
+        assert_eq!(search_thread_counts(1, 5), [1, 2, 4]);
+    }
+
+    #[test]
+    fn auto_goes_on_while_the_last_three_steps_improve_on_average() {
+        assert!(
+            search_goes_on(&[100.0, 90.0, 80.0], true),
+            "fewer than four steps"
+        );
+        assert!(search_goes_on(&[100.0, 200.0, 190.0, 185.0], true));
+        assert!(!search_goes_on(&[100.0, 100.0, 99.0, 99.0], true));
+        assert!(
+            search_goes_on(&[100.0, 100.0, 99.0, 99.0], false),
+            "without auto"
+        );
+        // A step at no throughput divides by zero: c-s's NaN stops it.
+        assert!(!search_goes_on(&[0.0, 0.0, 0.0, 0.0], true));
+        assert!((average_improvement(&[100.0, 150.0, 150.0], 2) - 0.25).abs() < 1e-12);
+    }
 
     /// `twin real`'s threads start on tokio's 1-ms ticks: a start is
     /// rounded up to the end of its millisecond unless that tick has

@@ -134,6 +134,64 @@ pub struct Summary {
     /// summed over the nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gc: Option<GcReport>,
+    /// c-s's thread searches (loads with no `threads=`), by load name; each
+    /// step's own results are under `loads`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub thread_search: BTreeMap<String, ThreadSearchSummary>,
+}
+
+/// `summary.json` `thread_search`: one load's search, step by step.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThreadSearchSummary {
+    /// Whether it stops once throughput stops improving (`auto`).
+    pub stops_when_saturated: bool,
+    /// Each step that ran.
+    pub steps: Vec<SearchStepSummary>,
+    /// The thread count with the highest op rate.
+    pub best_threads: u32,
+}
+
+/// One step of a thread search.
+#[derive(Clone, Debug, Serialize)]
+pub struct SearchStepSummary {
+    /// Threads per process.
+    pub threads: u32,
+    /// Its load's name under `loads`.
+    pub load: String,
+    /// Operations per second over the step, as c-s's rule read it.
+    pub ops_per_s: f64,
+    /// Its improvement on the step before, percent (`None` for the first).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub improvement_pct: Option<f64>,
+}
+
+impl ThreadSearchSummary {
+    fn of(search: &crate::cluster::ThreadSearch, scale: f64) -> ThreadSearchSummary {
+        let steps: Vec<SearchStepSummary> = search
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(index, &(threads, rate))| SearchStepSummary {
+                threads,
+                load: crate::load::search_step_name(&search.load, index as u32, threads),
+                ops_per_s: round3(rate * scale),
+                improvement_pct: index.checked_sub(1).map(|before| {
+                    let before = search.steps[before].1;
+                    round3(100.0 * (rate - before) / before)
+                }),
+            })
+            .collect();
+        let best_threads = search
+            .steps
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or(0, |&(threads, _)| threads);
+        ThreadSearchSummary {
+            stops_when_saturated: search.stop_at_saturation,
+            steps,
+            best_threads,
+        }
+    }
 }
 
 /// `summary.json` `gc`: G1's pauses by kind over every node (what a GC log
@@ -691,6 +749,11 @@ impl Summary {
                         json
                     }),
                 }),
+            thread_search: outcome
+                .searches
+                .iter()
+                .map(|search| (search.load.clone(), ThreadSearchSummary::of(search, scale)))
+                .collect(),
             faults: (!outcome.plan.faults.is_empty()).then_some(FaultSummary {
                 injected: outcome.plan.faults.len(),
                 messages_lost_at_nics: outcome.messages_lost.at_nics,
@@ -715,6 +778,9 @@ impl Summary {
             &self.ops,
             self.simulated_seconds,
         ));
+        for (name, search) in &self.thread_search {
+            out.push_str(&search_table(name, search, &self.loads));
+        }
         if let Some(check) = &self.consistency {
             let _ = writeln!(
                 out,
@@ -742,6 +808,77 @@ pub fn results_text(
     if loads.len() > 1 {
         out.push_str("\nResults for the whole run:\n");
         out.push_str(&results_block(ops, Some(run_seconds)));
+    }
+    out
+}
+
+/// The table c-s prints when a thread search ends
+/// (`StressMetrics.summarise`): a row per step and op type, then the
+/// step's total, each with its thread count as the id.
+fn search_table(
+    name: &str,
+    search: &ThreadSearchSummary,
+    loads: &BTreeMap<String, LoadSummary>,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nThread search of load `{name}`: best {} threads",
+        search.best_threads
+    );
+    let ids: Vec<String> = search
+        .steps
+        .iter()
+        .map(|step| format!("{} threadCount", step.threads))
+        .collect();
+    let width = ids.iter().map(String::len).max().unwrap_or(2).max(2);
+    let _ = writeln!(
+        out,
+        "{:>width$}, {:<10}{:>10},{:>8},{:>8},{:>8},{:>8},{:>8},{:>8},{:>8},{:>8},{:>8},{:>7},{:>7}",
+        "id", "type", "total ops", "op/s", "pk/s", "row/s", "mean", "med", ".95", ".99", ".999", "max",
+        "time", "errors"
+    );
+    for (id, step) in ids.iter().zip(&search.steps) {
+        let Some(load) = loads.get(&step.load) else {
+            continue;
+        };
+        let mut rows: Vec<(String, &OpSummary)> = load
+            .ops
+            .iter()
+            .map(|(kind, op)| (kind.to_uppercase(), op))
+            .collect();
+        let total = (rows.len() > 1).then(|| {
+            let count: u64 = rows.iter().map(|(_, op)| op.count).sum();
+            (count, step.ops_per_s)
+        });
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        for (kind, op) in rows {
+            let latency = &op.latency_ms;
+            let _ = writeln!(
+                out,
+                "{id:>width$}, {:<10}{:>10},{:>8.0},{:>8.0},{:>8.0},{:>8.1},{:>8.1},{:>8.1},{:>8.1},{:>8.1},{:>8.1},{:>7.1},{:>7}",
+                format!("{kind},"),
+                op.count,
+                op.ops_per_s,
+                op.ops_per_s * op.partition_count() as f64 / op.count.max(1) as f64,
+                op.ops_per_s * op.row_count() as f64 / op.count.max(1) as f64,
+                latency.mean,
+                latency.p50,
+                latency.p95,
+                latency.p99,
+                latency.p999,
+                latency.max,
+                op.seconds,
+                op.errors
+            );
+        }
+        if let Some((count, rate)) = total {
+            let _ = writeln!(
+                out,
+                "{id:>width$}, {:<10}{:>10},{:>8.0}",
+                "total,", count, rate
+            );
+        }
     }
     out
 }

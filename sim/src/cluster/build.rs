@@ -307,6 +307,8 @@ pub(super) fn op_metrics(plan: &RunPlan) -> (Vec<OpMetrics>, Vec<LoadState>) {
                 started_at: None,
                 finished: false,
                 header_pending: false,
+                search_rate: None,
+                trailer: Vec::new(),
             }
         })
         .collect();

@@ -185,14 +185,106 @@ impl Simulation {
         if !idle {
             return;
         }
-        self.loads[load as usize].finished = true;
+        self.finish_load(now, load as usize);
+    }
+
+    /// Load `load` is finished, or is a step of a thread search that
+    /// stopped before it and will never run: the loads waiting on it
+    /// start, except the search's next step, which starts (after c-s's
+    /// pause) only if the search goes on and is otherwise passed over too.
+    fn finish_load(&mut self, now: SimTime, load: usize) {
+        debug_assert!(!self.loads[load].finished, "load {load} finishes once");
+        self.loads[load].finished = true;
         self.loads_unfinished -= 1;
-        for (index, other) in self.plan.loads.iter().enumerate() {
-            if other.start == StartPlan::After(load as usize) {
-                self.kernel
-                    .schedule_at(now, Event::LoadStart { load: index as u32 });
+        let goes_on = self.loads[load].started_at.is_some()
+            && self.plan.loads[load].search.is_some()
+            && self.search_step_done(load);
+        for index in 0..self.plan.loads.len() {
+            if self.plan.loads[index].start != StartPlan::After(load) {
+                continue;
+            }
+            match &self.plan.loads[index].search {
+                Some(step) if step.step > 0 => {
+                    if goes_on {
+                        self.kernel.schedule_at(
+                            now + step.pause_before,
+                            Event::LoadStart { load: index as u32 },
+                        );
+                    } else {
+                        self.finish_load(now, index);
+                    }
+                }
+                _ => self
+                    .kernel
+                    .schedule_at(now, Event::LoadStart { load: index as u32 }),
             }
         }
+    }
+
+    /// Thread-search step `load` ran to its end: its rate is kept, c-s's
+    /// lines are said, and the rule decides whether the search goes on.
+    fn search_step_done(&mut self, load: usize) -> bool {
+        let plan = &self.plan.loads[load];
+        let step = plan.search.as_ref().expect("a search step");
+        let state = &self.loads[load];
+        let count: u64 = state.ops.iter().map(|ops| ops.count).sum();
+        let seconds = state.window.map_or(0.0, |(first, last)| {
+            let last = match (plan.stop, state.started_at) {
+                (StopPlan::Duration(duration), Some(started)) => last.max(started + duration),
+                _ => last,
+            };
+            (last - first).as_secs_f64()
+        });
+        let rate = if seconds > 0.0 {
+            count as f64 / seconds
+        } else {
+            0.0
+        };
+        self.loads[load].search_rate = Some(rate);
+        let first = load - step.step as usize;
+        let rates: Vec<f64> = self.loads[first..=load]
+            .iter()
+            .map(|state| state.search_rate.expect("every earlier step ran"))
+            .collect();
+        let mut lines = Vec::new();
+        if step.step > 0 {
+            let before = self.plan.loads[load - 1]
+                .search
+                .as_ref()
+                .map_or(0, |step| step.threads);
+            lines.push(format!(
+                "Improvement over {before} threadCount: {:.0}%",
+                100.0 * crate::load::average_improvement(&rates, 1)
+            ));
+        }
+        let next = self.plan.loads.get(load + 1).and_then(|next| {
+            next.search
+                .as_ref()
+                .filter(|next| next.load == step.load && next.step == step.step + 1)
+        });
+        let goes_on = crate::load::search_goes_on(&rates, step.stop_at_saturation);
+        match next {
+            Some(next) if goes_on => {
+                if next.pause_before > SimDuration::ZERO {
+                    lines.push(format!(
+                        "Sleeping for {}s",
+                        next.pause_before.as_secs_f64()
+                    ));
+                }
+            }
+            _ => lines.push(format!(
+                "Thread search of load `{}` ends after {} steps: {}",
+                step.load,
+                step.step + 1,
+                if next.is_some() {
+                    "throughput stopped improving (the last three steps' average improvement fell below 0)"
+                } else {
+                    "its next thread count would pass threads<="
+                }
+            )),
+        }
+        self.loads[load].trailer = lines;
+        goes_on && next.is_some()
     }
 
     /// The next key of process `process_index`'s population (with shard

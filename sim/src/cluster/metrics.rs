@@ -259,11 +259,18 @@ impl Simulation {
             };
             let active = !load.finished || load.ops.iter().any(|ops| ops.interval_count > 0);
             if !active {
+                lines.append(&mut load.trailer);
                 continue;
             }
             if load.header_pending {
                 load.header_pending = false;
                 let plan = &self.plan.loads[index];
+                if let Some(step) = &plan.search {
+                    if step.step == 0 {
+                        lines.push("Thread count was not specified".into());
+                    }
+                    lines.push(format!("Running with {} threadCount", step.threads));
+                }
                 lines.push(format!("Running load `{}`: {}", plan.name, plan.command));
                 lines.push(crate::report::STRESS_INTERVAL_HEADER.to_string());
             }
@@ -322,6 +329,9 @@ impl Simulation {
                 });
             }
             lines.extend(total_line);
+            if load.finished {
+                lines.append(&mut load.trailer);
+            }
         }
         lines
     }

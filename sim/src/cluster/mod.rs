@@ -107,7 +107,7 @@ use crate::timeseries::{ClientInterval, NodeInterval, OpInterval, TimeSeries};
 pub use event_counts::{EventCounts, EventKind};
 use hdrhistogram::serialization::V2DeflateSerializer;
 pub use outcome::{
-    LoadOutcome, MessagesLost, Progress, RunOutcome, SerializedInterval, ShardOutcome,
+    LoadOutcome, MessagesLost, Progress, RunOutcome, SerializedInterval, ShardOutcome, ThreadSearch,
 };
 use rand::seq::SliceRandom;
 use rand::RngExt;
@@ -556,6 +556,56 @@ struct LoadState {
     finished: bool,
     header_pending: bool,
     intervals: Vec<Vec<SerializedInterval>>,
+    /// A thread-search step that ran: its op rate, as c-s's rule reads it.
+    search_rate: Option<f64>,
+    /// c-s's lines once the load (a thread-search step) has ended, printed
+    /// after its last interval's.
+    trailer: Vec<String>,
+}
+
+/// Each thread search of the run: its steps that ran, with their rates.
+fn thread_searches(plans: &[LoadPlan], states: &[LoadState]) -> Vec<ThreadSearch> {
+    let mut searches: Vec<ThreadSearch> = Vec::new();
+    for (plan, state) in plans.iter().zip(states) {
+        let Some(step) = &plan.search else {
+            continue;
+        };
+        if step.step == 0 {
+            searches.push(ThreadSearch {
+                load: step.load.clone(),
+                stop_at_saturation: step.stop_at_saturation,
+                steps: Vec::new(),
+            });
+        }
+        if let Some(rate) = state.search_rate {
+            let search = searches.last_mut().expect("a search starts at its step 0");
+            search.steps.push((step.threads, rate));
+        }
+    }
+    searches
+}
+
+/// Removes from `loads` those `ran` says did not run, renumbering the
+/// `after` references of the rest (one to a removed step now names the
+/// last earlier load that ran).
+fn keep_loads_that_ran(loads: &mut Vec<LoadPlan>, ran: &[bool]) {
+    debug_assert_eq!(loads.len(), ran.len());
+    let mut new_index = Vec::with_capacity(ran.len());
+    let mut kept = 0usize;
+    for &ran in ran {
+        new_index.push(kept.saturating_sub(usize::from(!ran)));
+        kept += usize::from(ran);
+    }
+    let mut index = 0;
+    loads.retain(|_| {
+        index += 1;
+        ran[index - 1]
+    });
+    for load in loads.iter_mut() {
+        if let StartPlan::After(before) = load.start {
+            load.start = StartPlan::After(new_index[before]);
+        }
+    }
 }
 
 /// A running simulation.
@@ -1285,15 +1335,28 @@ impl Simulation {
             .iter()
             .map(|window| window.unwrap_or((SimTime::ZERO, SimTime::ZERO)))
             .collect();
+        // The steps of a thread search that stopped before them never ran:
+        // the outcome and its plan hold the loads that did.
+        let ran: Vec<bool> = self
+            .plan
+            .loads
+            .iter()
+            .zip(&self.loads)
+            .map(|(plan, load)| plan.search.is_none() || load.started_at.is_some())
+            .collect();
+        let searches = thread_searches(&self.plan.loads, &self.loads);
         let loads = self
             .loads
             .into_iter()
-            .map(|load| LoadOutcome {
+            .zip(&ran)
+            .filter(|(_, ran)| **ran)
+            .map(|(load, _)| LoadOutcome {
                 window: load.window.unwrap_or((SimTime::ZERO, SimTime::ZERO)),
                 ops: load.ops,
                 intervals: load.intervals,
             })
             .collect();
+        keep_loads_that_ran(&mut self.plan.loads, &ran);
         let mut time_spent = TimeSpent {
             client: self.client_handoffs,
             ..TimeSpent::default()
@@ -1318,6 +1381,7 @@ impl Simulation {
             })
             .collect();
         RunOutcome {
+            searches,
             end,
             ops: self.ops,
             op_windows,
@@ -1522,6 +1586,7 @@ mod tests {
                 routing: Routing::TokenAware,
                 consistency: engine::ConsistencyLevel::One,
                 client: crate::load::Client::CassandraStress,
+                search: None,
             }],
             notes: Vec::new(),
             server_totals_from: SimDuration::ZERO,
@@ -1731,6 +1796,36 @@ mod workload_tests {
         }
     }
 
+    #[test]
+    fn dropping_a_search_step_that_never_ran_renumbers_the_loads_after_it() {
+        let rate = RatePlan::ClosedLoop {
+            threads: 4,
+            limit_ops_per_s: None,
+        };
+        let stop = StopPlan::Count(10);
+        let mut loads = vec![
+            load("a", rate, stop, StartPlan::At(SimDuration::ZERO)),
+            load("s1", rate, stop, StartPlan::After(0)),
+            load("s2", rate, stop, StartPlan::After(1)),
+            load("s3", rate, stop, StartPlan::After(2)),
+            load("b", rate, stop, StartPlan::After(3)),
+        ];
+        keep_loads_that_ran(&mut loads, &[true, true, true, false, true]);
+        let names: Vec<&str> = loads.iter().map(|load| load.name.as_str()).collect();
+        assert_eq!(names, ["a", "s1", "s2", "b"]);
+        let starts: Vec<StartPlan> = loads.iter().map(|load| load.start).collect();
+        assert_eq!(
+            starts,
+            [
+                StartPlan::At(SimDuration::ZERO),
+                StartPlan::After(0),
+                StartPlan::After(1),
+                // After the last step that ran.
+                StartPlan::After(2),
+            ]
+        );
+    }
+
     fn load(name: &str, rate: RatePlan, stop: StopPlan, start: StartPlan) -> LoadPlan {
         LoadPlan {
             name: name.into(),
@@ -1752,6 +1847,7 @@ mod workload_tests {
             routing: Routing::TokenAware,
             consistency: engine::ConsistencyLevel::One,
             client: crate::load::Client::CassandraStress,
+            search: None,
         }
     }
 

@@ -35,6 +35,18 @@ pub struct LoadOutcome {
     pub intervals: Vec<Vec<SerializedInterval>>,
 }
 
+/// One load's thread search as it ran (`sim::load::SearchStep`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadSearch {
+    /// The load's name in the scenario.
+    pub load: String,
+    /// Whether it stopped once throughput stopped improving (`auto`).
+    pub stop_at_saturation: bool,
+    /// Each step that ran: its threads per process and its op rate (as
+    /// simulated; a sampled run's are scaled in the summary).
+    pub steps: Vec<(u32, f64)>,
+}
+
 /// One serialized interval histogram.
 pub struct SerializedInterval {
     /// Start of the interval.
@@ -58,8 +70,10 @@ pub struct RunOutcome {
     /// `duration=` load's window runs at least to its end (c-s divides by
     /// the duration).
     pub op_windows: Vec<(SimTime, SimTime)>,
-    /// Per load, in plan order.
+    /// Per load that ran, in plan order (the plan's loads are those too).
     pub loads: Vec<LoadOutcome>,
+    /// c-s's thread searches, one per load that had one.
+    pub searches: Vec<ThreadSearch>,
     /// The time series.
     pub timeseries: TimeSeries,
     /// Kernel events processed.

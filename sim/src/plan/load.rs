@@ -20,8 +20,8 @@ use units::SimDuration;
 
 use super::cluster::resolve_instance;
 use crate::load::{
-    ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, ProfileRows, RatePlan, Routing, StartPlan,
-    StopPlan,
+    search_thread_counts, ColumnPlan, KeyPlan, LoadPlan, OpKind, OpMix, ProfileRows, RatePlan,
+    Routing, SearchStep, StartPlan, StopPlan, SEARCH_PAUSE_FOR_WRITES,
 };
 use crate::scenario::{HumanDuration, Scenario, ScenarioError};
 
@@ -201,7 +201,10 @@ pub(super) fn resolve_load(
         },
     };
     let rate = match command.rate {
-        Rate::ClosedLoop { threads, throttle_per_sec } => RatePlan::ClosedLoop {
+        Rate::ClosedLoop {
+            threads,
+            throttle_per_sec,
+        } => RatePlan::ClosedLoop {
             threads,
             limit_ops_per_s: throttle_per_sec.map(|rate| rate as f64),
         },
@@ -212,18 +215,45 @@ pub(super) fn resolve_load(
             threads,
             ops_per_s: ops_per_sec as f64,
         },
-        Rate::FixedRate { ops_per_sec, threads } => RatePlan::Fixed {
+        Rate::FixedRate {
+            ops_per_sec,
+            threads,
+        } => RatePlan::Fixed {
             ops_per_s: ops_per_sec as f64,
             threads,
         },
-        Rate::Auto { .. } => {
-            return fail("c-s's automatic thread search (no `-rate threads=N`) is not simulated: its result depends on when throughput stops improving, which a twin should report rather than pick; give `-rate threads=N`".into())
-        }
+        // c-s's own thread search: the first step here, the rest as
+        // `super::expand_search` lays them out.
+        Rate::Auto { min_threads, .. } => RatePlan::ClosedLoop {
+            threads: min_threads,
+            limit_ops_per_s: None,
+        },
+    };
+    let search = match command.rate {
+        Rate::Auto {
+            min_threads,
+            stop_at_saturation,
+            ..
+        } => Some(SearchStep {
+            load: section.name.clone(),
+            step: 0,
+            threads: min_threads,
+            stop_at_saturation,
+            pause_before: SimDuration::ZERO,
+        }),
+        _ => None,
     };
     let threads = match command.rate {
         Rate::ClosedLoop { threads, .. } | Rate::Throttled { threads, .. } => Some(threads),
         Rate::FixedRate { threads, .. } => threads,
-        Rate::Auto { .. } => None,
+        // A search's largest step bounds its client threads.
+        Rate::Auto {
+            min_threads,
+            max_threads,
+            ..
+        } => search_thread_counts(min_threads, max_threads)
+            .last()
+            .copied(),
     };
     let processes = section.processes.unwrap_or(1);
     if let Some(threads) = threads {
@@ -292,7 +322,14 @@ pub(super) fn resolve_load(
                 "give `start` or `after`, not both",
             ))
         }
-        (Some(after), None) => match earlier.iter().position(|load| load.name == *after) {
+        // A load after a thread search starts after its last step.
+        (Some(after), None) => match earlier.iter().rposition(|load| {
+            load.name == *after
+                || load
+                    .search
+                    .as_ref()
+                    .is_some_and(|search| search.load == *after)
+        }) {
             Some(index) => StartPlan::After(index),
             None => {
                 return Err(scenario.error(
@@ -339,6 +376,7 @@ pub(super) fn resolve_load(
                 ))
             }
         },
+        search,
         client_timeout: section
             .client_timeout
             .map_or(DEFAULT_CLIENT_TIMEOUT, |HumanDuration(timeout)| timeout),
@@ -355,6 +393,54 @@ pub(super) fn resolve_load(
             }
         },
     })
+}
+
+/// c-s's thread search as loads: `first_step` as resolved (at `counts[0]`
+/// threads), then one load per further count of `counts`, each started
+/// after the one before (`first`: the index the first step takes among the
+/// plan's loads; `writes`: the command updates, so c-s sleeps between
+/// steps). Each step's name adds its thread count (`read (8 threads)`).
+pub(super) fn expand_search(
+    first_step: LoadPlan,
+    counts: &[u32],
+    writes: bool,
+    first: usize,
+) -> Vec<LoadPlan> {
+    let search = first_step
+        .search
+        .clone()
+        .expect("a thread search's first step");
+    debug_assert_eq!(
+        counts.first(),
+        Some(&search.threads),
+        "the first step's threads"
+    );
+    counts
+        .iter()
+        .enumerate()
+        .map(|(step, &threads)| {
+            let mut load = first_step.clone();
+            load.name = crate::load::search_step_name(&search.load, step as u32, threads);
+            load.rate = RatePlan::ClosedLoop {
+                threads,
+                limit_ops_per_s: None,
+            };
+            if step > 0 {
+                load.start = StartPlan::After(first + step - 1);
+            }
+            load.search = Some(SearchStep {
+                step: step as u32,
+                threads,
+                pause_before: if step > 0 && writes {
+                    SEARCH_PAUSE_FOR_WRITES
+                } else {
+                    SimDuration::ZERO
+                },
+                ..search.clone()
+            });
+            load
+        })
+        .collect()
 }
 
 #[cfg(test)]

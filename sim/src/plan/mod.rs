@@ -33,6 +33,7 @@ use models::cassandra_stress::{self, ReplicationStrategy};
 use units::SimDuration;
 
 use crate::cluster::RunPlan;
+use crate::load::search_thread_counts;
 use crate::load::LoadPlan;
 use crate::scenario::{HumanDuration, Scenario, ScenarioError};
 use cache::{resolve_page_cache, resolve_row_cache};
@@ -41,7 +42,7 @@ use compaction::{
     describe_compaction, describe_compaction_spec, resolve_compaction, TableCompaction,
 };
 use controller::describe_controllers;
-use load::{resolve_load, user_profile};
+use load::{expand_search, resolve_load, user_profile};
 use table::{resolve_compression_chunk, resolve_partition_bytes};
 use topology::{check_sampled_populations, describe_topology};
 
@@ -236,7 +237,19 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
             }
         }
         let load = resolve_load(scenario, &field, section, &command, profile, &loads)?;
-        loads.push(load);
+        match command.rate {
+            cassandra_stress::Rate::Auto {
+                min_threads,
+                max_threads,
+                ..
+            } => loads.extend(expand_search(
+                load,
+                &search_thread_counts(min_threads, max_threads),
+                !matches!(command.operation, cassandra_stress::Operation::Read),
+                loads.len(),
+            )),
+            _ => loads.push(load),
+        }
     }
     cluster.row_cache = resolve_row_cache(scenario, &cluster, &loads)?;
     cluster.page_cache =
