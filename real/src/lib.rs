@@ -154,6 +154,16 @@ pub fn run(
             search.load
         )));
     }
+    if let Some(load) = plan
+        .loads
+        .iter()
+        .find(|load| matches!(load.stop, sim::load::StopPlan::Uncertainty { .. }))
+    {
+        return Err(RealError::Input(format!(
+            "load `{}` has neither n= nor duration=: c-s's run-until-stable mode (err<) runs in the twin (`twin run`); for a real run give one",
+            load.name
+        )));
+    }
     let mut workloads = Vec::with_capacity(plan.loads.len());
     for load in &plan.loads {
         let workload = Workload::of(&load.command, plan.cluster.replication_factor)

@@ -283,12 +283,78 @@ pub enum Routing {
 }
 
 /// When a load stops issuing operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StopPlan {
     /// After this many operations per process (`n=`).
     Count(u64),
     /// After this long (`duration=`).
     Duration(SimDuration),
+    /// c-s's default with neither (`err<`, `n>`, `n<`): once the standard
+    /// error of the mean of the intervals' row rates, over that mean, falls
+    /// below `target` with at least `min` intervals measured, or once `max`
+    /// were ([`Uncertainty`]). The load's processes stop together, on their
+    /// summed rate (each c-s process watches its own).
+    Uncertainty {
+        /// `err<`, a fraction.
+        target: f64,
+        /// `n>`: intervals measured at least.
+        min: u32,
+        /// `n<`: intervals measured at most.
+        max: u32,
+    },
+}
+
+impl StopPlan {
+    /// The `err<` target a thread search's rule compares the last five
+    /// steps' improvement with: c-s's `targetUncertainty`, -1 for a
+    /// command with `n=` or `duration=`.
+    pub fn target_uncertainty(&self) -> f64 {
+        match *self {
+            StopPlan::Uncertainty { target, .. } => target,
+            StopPlan::Count(_) | StopPlan::Duration(_) => -1.0,
+        }
+    }
+}
+
+/// c-s's running estimate of how certain a load's throughput is
+/// (`stress.util.Uncertainty`): the mean and population standard deviation
+/// of the intervals' row rates, and the standard error of the mean over
+/// the mean.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Uncertainty {
+    measurements: u32,
+    sum: f64,
+    sum_of_squares: f64,
+}
+
+impl Uncertainty {
+    /// One more interval's row rate.
+    pub fn update(&mut self, rate: f64) {
+        debug_assert!(rate.is_finite() && rate >= 0.0, "a rate: {rate}");
+        self.measurements += 1;
+        self.sum += rate;
+        self.sum_of_squares += rate * rate;
+    }
+
+    /// Intervals measured.
+    pub fn measurements(&self) -> u32 {
+        self.measurements
+    }
+
+    /// The standard error of the mean over the mean (NaN while every rate
+    /// was zero, as in c-s).
+    pub fn uncertainty(&self) -> f64 {
+        let n = f64::from(self.measurements);
+        let mean = self.sum / n;
+        let stdev = (self.sum_of_squares / n - mean * mean).max(0.0).sqrt();
+        stdev / n.sqrt() / mean
+    }
+
+    /// Whether a load waiting for `target` with `min`..`max` measurements
+    /// stops now (`WaitForTargetUncertainty`).
+    pub fn converged(&self, target: f64, min: u32, max: u32) -> bool {
+        (self.uncertainty() < target && self.measurements >= min) || self.measurements >= max
+    }
 }
 
 /// When a load starts.
@@ -547,11 +613,14 @@ pub fn search_thread_counts(min: u32, max: u32) -> Vec<u32> {
 /// Whether a thread search goes on to its next step after steps whose op
 /// rates are `rates` (oldest first): without `auto` always; with it, while
 /// the last three steps' improvements on their predecessors average at
-/// least zero (c-s's `hasAverageImprovement(results, 3, 0)`; its second
-/// test, over five steps against the `err<` target, holds for commands
-/// with `n=` or `duration=`, whose target is -1).
-pub fn search_goes_on(rates: &[f64], stop_at_saturation: bool) -> bool {
-    !stop_at_saturation || rates.len() < 4 || average_improvement(rates, 3) >= 0.0
+/// least zero and the last five's at least `target` (c-s's
+/// `hasAverageImprovement(results, 3, 0)` and `(results, 5,
+/// targetUncertainty)`: [`StopPlan::target_uncertainty`]).
+pub fn search_goes_on(rates: &[f64], stop_at_saturation: bool, target: f64) -> bool {
+    let improves = |count: usize, least: f64| {
+        rates.len() < count + 1 || average_improvement(rates, count) >= least
+    };
+    !stop_at_saturation || (improves(3, 0.0) && improves(5, target))
 }
 
 /// The mean of the last `count` steps' relative improvements on the step
@@ -603,6 +672,9 @@ impl LoadPlan {
         let stop = match self.stop {
             StopPlan::Count(count) => format!("n={count} per process"),
             StopPlan::Duration(duration) => format!("duration={duration}"),
+            StopPlan::Uncertainty { target, min, max } => {
+                format!("until stderr of mean < {target} ({min}..{max} intervals)")
+            }
         };
         let start = match self.start {
             StartPlan::At(at) => format!("starts at {at}"),
@@ -881,19 +953,44 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_is_certain_as_c_s_reckons_it() {
+        let mut rates = Uncertainty::default();
+        rates.update(1.0);
+        rates.update(3.0);
+        // Mean 2, population deviation 1: a standard error of 1/sqrt(2).
+        assert!((rates.uncertainty() - 0.5_f64.sqrt() / 2.0).abs() < 1e-12);
+        assert!(!rates.converged(0.02, 2, 200));
+        assert!(rates.converged(0.02, 2, 2), "n< ends it whatever the error");
+        let mut steady = Uncertainty::default();
+        for _ in 0..29 {
+            steady.update(100.0);
+        }
+        assert!(!steady.converged(0.02, 30, 200), "not before n>");
+        steady.update(100.0);
+        assert!(steady.converged(0.02, 30, 200));
+        assert_eq!(steady.measurements(), 30);
+        // Nothing measured yet, or nothing but zeros: never certain.
+        assert!(!Uncertainty::default().converged(0.02, 0, 200));
+    }
+
+    #[test]
     fn auto_goes_on_while_the_last_three_steps_improve_on_average() {
         assert!(
-            search_goes_on(&[100.0, 90.0, 80.0], true),
+            search_goes_on(&[100.0, 90.0, 80.0], true, -1.0),
             "fewer than four steps"
         );
-        assert!(search_goes_on(&[100.0, 200.0, 190.0, 185.0], true));
-        assert!(!search_goes_on(&[100.0, 100.0, 99.0, 99.0], true));
+        assert!(search_goes_on(&[100.0, 200.0, 190.0, 185.0], true, -1.0));
+        assert!(!search_goes_on(&[100.0, 100.0, 99.0, 99.0], true, -1.0));
         assert!(
-            search_goes_on(&[100.0, 100.0, 99.0, 99.0], false),
+            search_goes_on(&[100.0, 100.0, 99.0, 99.0], false, -1.0),
             "without auto"
         );
         // A step at no throughput divides by zero: c-s's NaN stops it.
-        assert!(!search_goes_on(&[0.0, 0.0, 0.0, 0.0], true));
+        assert!(!search_goes_on(&[0.0, 0.0, 0.0, 0.0], true, -1.0));
+        // err< mode: the last five steps must improve by the target too.
+        let rates = [100.0, 150.0, 160.0, 161.0, 162.0, 163.0];
+        assert!(search_goes_on(&rates, true, -1.0));
+        assert!(!search_goes_on(&rates, true, 0.02));
         assert!((average_improvement(&[100.0, 150.0, 150.0], 2) - 0.25).abs() < 1e-12);
     }
 

@@ -123,3 +123,48 @@ command = "cassandra-stress read n=2000 cl=ONE -rate auto threads<=64"
     let two = serde_json::to_string(&run(loads)).unwrap();
     assert_eq!(one, two);
 }
+
+#[test]
+fn with_neither_n_nor_duration_a_load_runs_until_its_rate_is_certain() {
+    // c-s's err< mode: each interval's row rate is a measurement; the load
+    // stops once the standard error of their mean is below 5% of it after
+    // at least 5 intervals, or after 12 whatever it is.
+    let loads = r#"
+[[load]]
+name = "w"
+command = "cassandra-stress write cl=ONE err<0.05 n>5 n<12 -rate threads=8"
+"#;
+    let summary = run(loads);
+    let write = &summary.loads["w"].ops["write"];
+    assert!(write.count > 0);
+    assert!(
+        (4.0..13.0).contains(&write.seconds),
+        "5 to 12 one-second intervals: {} s",
+        write.seconds
+    );
+}
+
+#[test]
+fn a_search_in_err_mode_warns_and_each_step_runs_until_certain() {
+    let loads = r#"
+[[load]]
+name = "r"
+command = "cassandra-stress read cl=ONE err<0.05 n>3 n<6 -rate auto threads<=16"
+"#;
+    let plan = resolve(&scenario(loads), &RunOverrides::default()).unwrap();
+    let mut lines = Vec::new();
+    let outcome = sim::cluster::run(plan, &mut |progress| {
+        lines.extend(progress.lines.iter().cloned())
+    })
+    .unwrap();
+    assert!(lines
+        .iter()
+        .any(|line| line.starts_with("WARNING: uncertainty mode")));
+    let summary = Summary::of(&outcome);
+    let threads: Vec<u32> = summary.thread_search["r"]
+        .steps
+        .iter()
+        .map(|step| step.threads)
+        .collect();
+    assert_eq!(threads, [4, 8, 16]);
+}

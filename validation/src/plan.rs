@@ -1032,6 +1032,13 @@ pub fn check_loads_cover_runs(spec: &PlanSpec, scenario: &Scenario) -> Result<()
                 })
             }
         };
+        if matches!(load.stop, sim::load::StopPlan::Uncertainty { .. }) {
+            return Err(PlanError::Load {
+                file: file(),
+                field: Some(format!("load[{index}] (`{}`)", load.name)),
+                reason: "it has neither n= nor duration=, so c-s runs it until its rate is certain (err<), not for the plan's runs; give it a duration= (--set 'load[{index}].command=...')".replace("{index}", &index.to_string()),
+            });
+        }
         if let sim::load::StopPlan::Duration(lasts) = load.stop {
             if start + lasts < length {
                 return Err(PlanError::Load {
@@ -1467,6 +1474,19 @@ command = "cassandra-stress read no-warmup cl=QUORUM duration=90s -rate 'threads
             mtbf_days: 730.0,
             mttr_days: 1.0,
         }
+    }
+
+    #[test]
+    fn a_load_run_until_its_rate_is_certain_is_refused_naming_it() {
+        let text = SMALL.replace("duration=60s ", "");
+        assert_ne!(text, SMALL);
+        let spec = spec_of(&text, 10_000.0, "write.p99<10ms", (3, 4), false);
+        let error = check_loads_cover_runs(&spec, &spec.scenarios[0]).unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("load[0] (`write`)") && message.contains("err<"),
+            "{message}"
+        );
     }
 
     /// The node count a chain's rows name the smallest for `target`.

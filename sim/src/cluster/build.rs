@@ -308,6 +308,8 @@ pub(super) fn op_metrics(plan: &RunPlan) -> (Vec<OpMetrics>, Vec<LoadState>) {
                 finished: false,
                 header_pending: false,
                 search_rate: None,
+                uncertainty: Default::default(),
+                certain: false,
                 trailer: Vec::new(),
             }
         })

@@ -29,7 +29,8 @@ impl Simulation {
             state.schedule = Schedule::new(state.rate, now).with_phase(state.pacer_phase);
             state.stop_at = match stop {
                 StopPlan::Duration(duration) => Some(now + duration),
-                StopPlan::Count(_) => None,
+                // Set when the load's rate is certain enough.
+                StopPlan::Count(_) | StopPlan::Uncertainty { .. } => None,
             };
             let process = process as u32;
             match state.threads {
@@ -55,7 +56,9 @@ impl Simulation {
     pub(super) fn process_done(&self, now: SimTime, process: &ClientProcess) -> bool {
         match self.plan.loads[process.load as usize].stop {
             StopPlan::Count(_) => process.issued >= process.operations,
-            StopPlan::Duration(_) => process.stop_at.is_some_and(|stop| now >= stop),
+            StopPlan::Duration(_) | StopPlan::Uncertainty { .. } => {
+                process.stop_at.is_some_and(|stop| now >= stop)
+            }
         }
     }
 
@@ -262,7 +265,11 @@ impl Simulation {
                 .as_ref()
                 .filter(|next| next.load == step.load && next.step == step.step + 1)
         });
-        let goes_on = crate::load::search_goes_on(&rates, step.stop_at_saturation);
+        let goes_on = crate::load::search_goes_on(
+            &rates,
+            step.stop_at_saturation,
+            plan.stop.target_uncertainty(),
+        );
         match next {
             Some(next) if goes_on => {
                 if next.pause_before > SimDuration::ZERO {
@@ -337,7 +344,7 @@ impl Simulation {
                     u32::try_from(process.operations.saturating_sub(process.issued))
                         .unwrap_or(u32::MAX),
                 ),
-                StopPlan::Duration(_) => batch - 1,
+                StopPlan::Duration(_) | StopPlan::Uncertainty { .. } => batch - 1,
             };
             batch = 1 + extra;
             process.issued += u64::from(extra);

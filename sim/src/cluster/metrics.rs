@@ -253,6 +253,8 @@ impl Simulation {
         let scale = self.plan.cluster.sampling_scale();
         let scaled = |value: u64| (value as f64 * scale).round() as u64;
         let per_second = |value: u64| value as f64 * scale / length.as_secs_f64();
+        // `err<` loads whose rate became certain enough this interval.
+        let mut certain = Vec::new();
         for (index, load) in self.loads.iter_mut().enumerate() {
             let Some(started_at) = load.started_at else {
                 continue;
@@ -268,6 +270,9 @@ impl Simulation {
                 if let Some(step) = &plan.search {
                     if step.step == 0 {
                         lines.push("Thread count was not specified".into());
+                        if plan.stop.target_uncertainty() >= 0.0 {
+                            lines.push("WARNING: uncertainty mode (err<) results in uneven workload between thread runs, so should be used for high level analysis only".into());
+                        }
                     }
                     lines.push(format!("Running with {} threadCount", step.threads));
                 }
@@ -302,9 +307,11 @@ impl Simulation {
                     scaled(interval_errors),
                 )
             });
+            let mut interval_rows = 0;
             for (op, ops) in load.ops.iter_mut().enumerate() {
                 let total_before = ops.count - ops.interval_count;
                 let report = ops.take_interval_report(&mut self.serializer);
+                interval_rows += report.rows;
                 let label = if load.kinds.len() == 1 {
                     "total".to_string()
                 } else {
@@ -329,8 +336,32 @@ impl Simulation {
                 });
             }
             lines.extend(total_line);
+            if let StopPlan::Uncertainty { target, min, max } = self.plan.loads[index].stop {
+                if !load.certain && !load.finished {
+                    // c-s measures from the load's start, not the tick's.
+                    let measured = now - interval_start.max(started_at);
+                    if measured > SimDuration::ZERO {
+                        load.uncertainty
+                            .update(interval_rows as f64 / measured.as_secs_f64());
+                    }
+                    if load.uncertainty.converged(target, min, max) {
+                        load.certain = true;
+                        certain.push(index as u32);
+                    }
+                }
+            }
             if load.finished {
                 lines.append(&mut load.trailer);
+            }
+        }
+        // Their processes take no new operation; those in flight end.
+        for load in certain {
+            for process in self
+                .processes
+                .iter_mut()
+                .filter(|process| process.load == load)
+            {
+                process.stop_at = Some(now);
             }
         }
         lines

@@ -100,6 +100,7 @@ mod topology;
 use crate::kernel::Kernel;
 use crate::load::{
     KeySource, LoadPlan, MixCursor, OpKind, RatePlan, Routing, Schedule, StartPlan, StopPlan,
+    Uncertainty,
 };
 use crate::metrics::{round3, LatencySummary, OpMetrics, ServerLatencies};
 use crate::rng::{self, SimRng};
@@ -558,6 +559,10 @@ struct LoadState {
     intervals: Vec<Vec<SerializedInterval>>,
     /// A thread-search step that ran: its op rate, as c-s's rule reads it.
     search_rate: Option<f64>,
+    /// An `err<` load: how certain its rate is, interval by interval, and
+    /// whether it has stopped issuing for that.
+    uncertainty: Uncertainty,
+    certain: bool,
     /// c-s's lines once the load (a thread-search step) has ended, printed
     /// after its last interval's.
     trailer: Vec<String>,
@@ -1456,7 +1461,7 @@ fn process_share(load: &LoadPlan, process: u32, fraction: f64) -> (RatePlan, Opt
     };
     let operations = match load.stop {
         StopPlan::Count(count) => share(count),
-        StopPlan::Duration(_) => 0,
+        StopPlan::Duration(_) | StopPlan::Uncertainty { .. } => 0,
     };
     (rate, threads, operations)
 }

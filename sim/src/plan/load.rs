@@ -345,9 +345,15 @@ pub(super) fn resolve_load(
     let stop = match command.stop {
         Stop::Count(count) => StopPlan::Count(count),
         Stop::Duration(duration) => StopPlan::Duration(duration),
-        Stop::Uncertainty { .. } => {
-            return fail("give `n=N` or `duration=D`: c-s's run-until-stable mode (`err<`) arrives with the workloads issue".into())
-        }
+        Stop::Uncertainty {
+            target_stderr,
+            min_measurements,
+            max_measurements,
+        } => StopPlan::Uncertainty {
+            target: target_stderr,
+            min: min_measurements,
+            max: max_measurements,
+        },
     };
     Ok(LoadPlan {
         name: section.name.clone(),
