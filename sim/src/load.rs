@@ -988,7 +988,7 @@ mod tests {
         // A step at no throughput divides by zero: c-s's NaN stops it.
         assert!(!search_goes_on(&[0.0, 0.0, 0.0, 0.0], true, -1.0));
         // err< mode: the last five steps must improve by the target too.
-        let rates = [100.0, 150.0, 160.0, 161.0, 162.0, 163.0];
+        let rates = [100.0, 101.0, 102.0, 103.0, 104.0, 105.0];
         assert!(search_goes_on(&rates, true, -1.0));
         assert!(!search_goes_on(&rates, true, 0.02));
         assert!((average_improvement(&[100.0, 150.0, 150.0], 2) - 0.25).abs() < 1e-12);
