@@ -81,6 +81,8 @@ pub(super) struct Counters {
     heat_balanced_reads: u64,
     /// Row cache (hits, misses) of earlier lives.
     pub(super) cache: (u64, u64),
+    /// Bytes streamed out to peers and taken in from them.
+    streamed: (u64, u64),
 }
 
 /// Where a shard stands in its life.
@@ -247,6 +249,7 @@ impl Shard {
         shard.reads.carry(counters.reads_completed);
         shard.compaction.carry(counters.compaction);
         shard.heat_balanced_reads = counters.heat_balanced_reads;
+        shard.streams.carry(counters.streamed);
         shard.carried = counters;
         shard
     }
@@ -259,6 +262,7 @@ impl Shard {
             compaction: self.compaction.counters(),
             heat_balanced_reads: self.heat_balanced_reads,
             cache: self.cache_counts(),
+            streamed: self.streamed_bytes(),
         }
     }
 

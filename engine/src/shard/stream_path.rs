@@ -164,6 +164,18 @@ struct InStream {
 }
 
 impl Streams {
+    /// A restarted shard's streams: none open, the byte counts of its
+    /// earlier lives carried on (the time series' per-interval streaming
+    /// is the difference of two counts, which must never fall).
+    pub(super) fn carry(&mut self, (sent, received): (u64, u64)) {
+        debug_assert!(
+            self.out.is_empty() && self.inbound.is_empty(),
+            "a new life's streams"
+        );
+        self.sent_bytes = sent;
+        self.received_bytes = received;
+    }
+
     /// What must hold: a plan given up has no state left, the streaming
     /// flushes done never pass those started and one runs at a time, a
     /// sending plan has read no more than its bytes and sent no more than
