@@ -168,3 +168,25 @@ command = "cassandra-stress read cl=ONE err<0.05 n>3 n<6 -rate auto threads<=16"
         .collect();
     assert_eq!(threads, [4, 8, 16]);
 }
+
+#[test]
+fn a_load_named_as_a_search_step_is_refused() {
+    // The scenario parser refuses two loads of one name; a step's name
+    // clashing with a load's is refused as the search is laid out.
+    let clash = r#"
+[[load]]
+name = "r step 01 (4 threads)"
+command = "cassandra-stress write n=100 -rate threads=4"
+
+[[load]]
+name = "r"
+command = "cassandra-stress read n=100 -rate auto"
+"#;
+    let error = resolve(&scenario(clash), &RunOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("load[1].name") && error.contains("names load 0 too"),
+        "{error}"
+    );
+}

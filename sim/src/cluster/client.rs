@@ -283,10 +283,13 @@ impl Simulation {
                 "Thread search of load `{}` ends after {} steps: {}",
                 step.load,
                 step.step + 1,
-                if next.is_some() {
-                    "throughput stopped improving (the last three steps' average improvement fell below 0)"
-                } else {
-                    "its next thread count would pass threads<="
+                match (next, rates.len() >= 4 && crate::load::average_improvement(&rates, 3) >= 0.0) {
+                    (None, _) => "its next thread count would pass threads<=".to_string(),
+                    (Some(_), false) => "throughput stopped improving (the last three steps' average improvement fell below 0)".to_string(),
+                    (Some(_), true) => format!(
+                        "the last five steps improved throughput by less than err< ({}) on average",
+                        plan.stop.target_uncertainty()
+                    ),
                 }
             )),
         }

@@ -237,19 +237,33 @@ pub fn resolve(scenario: &Scenario, overrides: &RunOverrides) -> Result<RunPlan,
             }
         }
         let load = resolve_load(scenario, &field, section, &command, profile, &loads)?;
-        match command.rate {
+        let expanded = match command.rate {
             cassandra_stress::Rate::Auto {
                 min_threads,
                 max_threads,
                 ..
-            } => loads.extend(expand_search(
+            } => expand_search(
                 load,
                 &search_thread_counts(min_threads, max_threads),
                 !matches!(command.operation, cassandra_stress::Operation::Read),
                 loads.len(),
-            )),
-            _ => loads.push(load),
+            ),
+            _ => vec![load],
+        };
+        // Names key a run's results (`summary.json` `loads`, the HDR logs):
+        // two loads of one name would leave one of them out.
+        for load in &expanded {
+            if let Some(other) = loads.iter().position(|earlier| earlier.name == load.name) {
+                return Err(scenario.error(
+                    &format!("load[{index}].name"),
+                    format!(
+                        "`{}` names load {other} too; each load needs a name of its own, as its results go by it",
+                        load.name
+                    ),
+                ));
+            }
         }
+        loads.extend(expanded);
     }
     cluster.row_cache = resolve_row_cache(scenario, &cluster, &loads)?;
     cluster.page_cache =
