@@ -604,6 +604,12 @@ impl OpSummary {
         self.rows.unwrap_or(self.count)
     }
 
+    /// `count` things (partitions, rows) over the operations' window, per
+    /// second: their share of the op rate.
+    pub fn per_second(&self, count: u64) -> f64 {
+        self.ops_per_s * count as f64 / self.count.max(1) as f64
+    }
+
     /// Figures of `ops` over `window`.
     pub fn of(ops: &OpMetrics, window: (SimTime, SimTime)) -> OpSummary {
         OpSummary {
@@ -832,12 +838,7 @@ fn search_table(
         .map(|step| format!("{} threadCount", step.threads))
         .collect();
     let width = ids.iter().map(String::len).max().unwrap_or(2).max(2);
-    let _ = writeln!(
-        out,
-        "{:>width$}, {:<10}{:>10},{:>8},{:>8},{:>8},{:>8},{:>8},{:>8},{:>8},{:>8},{:>8},{:>7},{:>7}",
-        "id", "type", "total ops", "op/s", "pk/s", "row/s", "mean", "med", ".95", ".99", ".999", "max",
-        "time", "errors"
-    );
+    let _ = writeln!(out, "{:>width$}, {STRESS_INTERVAL_HEADER}", "id");
     for (id, step) in ids.iter().zip(&search.steps) {
         let Some(load) = loads.get(&step.load) else {
             continue;
@@ -853,30 +854,25 @@ fn search_table(
         });
         rows.sort_by(|a, b| a.0.cmp(&b.0));
         for (kind, op) in rows {
-            let latency = &op.latency_ms;
-            let _ = writeln!(
-                out,
-                "{id:>width$}, {:<10}{:>10},{:>8.0},{:>8.0},{:>8.0},{:>8.1},{:>8.1},{:>8.1},{:>8.1},{:>8.1},{:>8.1},{:>7.1},{:>7}",
-                format!("{kind},"),
+            let line = stress_interval_line(
+                &kind,
                 op.count,
-                op.ops_per_s,
-                op.ops_per_s * op.partition_count() as f64 / op.count.max(1) as f64,
-                op.ops_per_s * op.row_count() as f64 / op.count.max(1) as f64,
-                latency.mean,
-                latency.p50,
-                latency.p95,
-                latency.p99,
-                latency.p999,
-                latency.max,
-                op.seconds,
-                op.errors
+                IntervalRates {
+                    ops: op.ops_per_s,
+                    partitions: op.per_second(op.partition_count()),
+                    rows: op.per_second(op.row_count()),
+                },
+                &op.latency_ms,
+                SimDuration::from_secs_f64(op.seconds),
+                op.errors,
             );
+            let _ = writeln!(out, "{id:>width$}, {line}");
         }
         if let Some((count, rate)) = total {
             let _ = writeln!(
                 out,
-                "{id:>width$}, {:<10}{:>10},{:>8.0}",
-                "total,", count, rate
+                "{id:>width$}, {:<10} {count:>10}, {rate:>7.0}",
+                "total,"
             );
         }
     }
@@ -921,7 +917,7 @@ fn results_block(ops: &BTreeMap<String, OpSummary>, run_seconds: Option<f64>) ->
             ("Row rate                  ", "row/s", OpSummary::row_count),
         ];
         for (label, unit, count) in count_lines {
-            let rate = |op: &OpSummary| op.ops_per_s * count(op) as f64 / op.count.max(1) as f64;
+            let rate = |op: &OpSummary| op.per_second(count(op));
             let _ = writeln!(
                 out,
                 "{label}: {:>10} {unit} [{}]",

@@ -829,13 +829,11 @@ impl Shard {
             .expect("a streaming flush serializes");
         job.serialized(bytes);
         let memtable = job.memtable();
-        let disk_bytes =
-            self.config
-                .sstable_format
-                .write_bytes(bytes, memtable.sstable_bytes, memtable.rows);
-        self.submit_io(
-            IoKind::Write,
-            disk_bytes,
+        let (sstable_bytes, rows) = (memtable.sstable_bytes, memtable.rows);
+        self.submit_flush_chunk(
+            bytes,
+            sstable_bytes,
+            rows,
             IoClass::Streaming,
             IoPurpose::StreamFlushWrite { bytes },
         );

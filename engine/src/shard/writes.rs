@@ -201,17 +201,33 @@ impl Shard {
     pub(super) fn flush_serialized(&mut self, now: SimTime, bytes: u64) {
         debug_assert!(bytes > 0, "an empty flush chunk");
         let memtable = self.write.flush_serialized(bytes);
-        let disk_bytes =
-            self.config
-                .sstable_format
-                .write_bytes(bytes, memtable.sstable_bytes, memtable.rows);
-        self.submit_io(
-            IoKind::Write,
-            disk_bytes,
+        let (sstable_bytes, rows) = (memtable.sstable_bytes, memtable.rows);
+        self.submit_flush_chunk(
+            bytes,
+            sstable_bytes,
+            rows,
             IoClass::MemtableFlush,
             IoPurpose::FlushWrite { bytes },
         );
         self.advance_flush(now);
+    }
+
+    /// Writes `bytes` serialized of a memtable of `sstable_bytes` and
+    /// `rows` (a flush's or a streaming flush's chunk) as the SSTable
+    /// format lays them on disk.
+    pub(super) fn submit_flush_chunk(
+        &mut self,
+        bytes: u64,
+        sstable_bytes: u64,
+        rows: u64,
+        class: IoClass,
+        purpose: IoPurpose,
+    ) {
+        let disk_bytes = self
+            .config
+            .sstable_format
+            .write_bytes(bytes, sstable_bytes, rows);
+        self.submit_io(IoKind::Write, disk_bytes, class, purpose);
     }
 
     /// `bytes` of the flush are on disk.
