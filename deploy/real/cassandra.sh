@@ -11,6 +11,10 @@
 #   deploy/real/cassandra.sh nodetool N ARGS...    Cassandra's nodetool against node N (over local JMX)
 #   deploy/real/cassandra.sh settle N              flush node N's memtables and wait until its
 #                                                  compactions are done (a quiet node between phases)
+#   deploy/real/cassandra.sh work N OUT ARGS...    run `nodetool ARGS` against node N (a flush or a
+#                                                  compaction) and record in OUT what it cost: each
+#                                                  thread's CPU before and after, and the node's log
+#                                                  lines meanwhile (REAL.md's K1 and F1)
 #   deploy/real/cassandra.sh spin-cost [RUNS]      what a spinning worker's 10-us parks cost on the
 #                                                  server's cores (ParkSpin.java; no node needed)
 #
@@ -209,6 +213,22 @@ nodetool() {
         org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7198 + i)) "$@"
 }
 
+# Every thread of process pid now: its id, its CPU in clock ticks (utime +
+# stime of /proc/PID/task/TID/stat) and its name, tab-separated.
+thread_cpu() {
+    local f
+    for f in /proc/"$1"/task/*/stat; do
+        cat "$f" 2>/dev/null || true
+    done | awk '{
+        lp = index($0, "(")
+        rp = 0
+        for (k = length($0); k > lp; k--) if (substr($0, k, 1) == ")") { rp = k; break }
+        n = split(substr($0, rp + 2), field, " ")
+        # After the name: field 3 (state) is field[1], utime (14) field[12].
+        print $1 "\t" field[12] + field[13] "\t" substr($0, lp + 1, rp - lp - 1)
+    }'
+}
+
 # Waits until node i answers on its CQL port, or fails with the log's last
 # error line.
 wait_for_cql() {
@@ -290,6 +310,29 @@ stop)
         rm -f "$(node_dir "$i")/pid"
     done
     ;;
+work)
+    i="${1:-}"
+    out="${2:-}"
+    shift 2 || die "work: usage: cassandra.sh work N OUT NODETOOL-ARGS..."
+    [ $# -gt 0 ] || die "work: no nodetool command given"
+    pid="$(node_pid "$i")" || die "work: node '$i' does not run"
+    log="$(node_dir "$i")/logs/system.log"
+    mkdir -p "$out"
+    from="$(stat -c %s "$log")"
+    thread_cpu "$pid" >"$out/threads-before.tsv"
+    started="$(date +%s.%N)"
+    nodetool "$i" "$@" >"$out/nodetool.txt" 2>&1 || die "work: nodetool $* failed: $(tail -n 1 "$out/nodetool.txt")"
+    ended="$(date +%s.%N)"
+    thread_cpu "$pid" >"$out/threads-after.tsv"
+    tail -c +"$((from + 1))" "$log" >"$out/system.log"
+    printf '{\n  "command": "nodetool %s",\n  "started_unix_s": %s,\n  "seconds": %s\n}\n' \
+        "$*" "$started" "$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.3f", b - a }')" >"$out/work.json"
+    # The CPU the flush and compaction threads spent, as a check at a glance.
+    awk -F '\t' 'FNR == NR { before[$1] = $2; next }
+        { spent = $2 - before[$1]; if ($3 ~ /^Compaction/) c += spent; else if ($3 ~ /Memtable/) f += spent }
+        END { printf "compaction threads %.2f CPU s, flush threads %.2f CPU s\n", c / 100, f / 100 }' \
+        "$out/threads-before.tsv" "$out/threads-after.tsv"
+    ;;
 spin-cost)
     runs="${1:-3}"
     for _ in $(seq 1 "$runs"); do
@@ -339,6 +382,6 @@ settle)
     echo "node $i settled: memtables flushed, no compaction pending or running"
     ;;
 *)
-    die "usage: cassandra.sh fetch | start [--nodes 1|3] | stop | status | kill N | restart N | pid N | nodetool N ARGS | settle N"
+    die "usage: cassandra.sh fetch | start [--nodes 1|3] | stop | status | kill N | restart N | pid N | nodetool N ARGS | settle N | work N OUT ARGS | spin-cost [RUNS]"
     ;;
 esac

@@ -82,6 +82,9 @@ pub struct LoadRun {
     pub pools: Option<BTreeMap<String, i64>>,
     /// The machine's disk I/O over the load (a local server only).
     pub server_disk: Option<server::DiskCounters>,
+    /// The server's CPU seconds over the load by thread pool
+    /// ([`server::thread_group`]), a local server only.
+    pub server_threads: Option<BTreeMap<String, f64>>,
     /// Per op kind, each interval's `(start, length, histogram)`.
     pub intervals: Vec<Intervals>,
 }
@@ -106,6 +109,8 @@ pub struct IntervalRow {
     pub server_flushes: Option<i64>,
     /// Compaction tasks completed in the interval.
     pub server_compactions: Option<i64>,
+    /// CPU seconds the server's compaction threads spent in the interval.
+    pub server_compaction_cpu_s: Option<f64>,
 }
 
 /// A finished real run.
@@ -405,6 +410,7 @@ async fn run_async(
                 .zip(before.pools.as_ref())
                 .map(|(a, b)| server::pool_deltas(b, a)),
             server_disk: after.disk.zip(before.disk).map(|(a, b)| a.since(&b)),
+            server_threads: after.threads_since(&before),
             intervals,
         });
     }
@@ -430,12 +436,19 @@ struct Reading {
     pools: Option<Pools>,
     /// The machine's disk counters, when the server runs on it.
     disk: Option<server::DiskCounters>,
+    /// The server's threads and their CPU seconds, when it is local.
+    threads: Option<server::ThreadCpu>,
 }
 
 impl Reading {
     /// The server's CPU seconds since `before`, where both readings have them.
     fn server_cpu_since(&self, before: &Reading) -> Option<f64> {
         Some(self.server_cpu_s? - before.server_cpu_s?)
+    }
+
+    /// The server's CPU seconds since `before` by thread pool.
+    fn threads_since(&self, before: &Reading) -> Option<BTreeMap<String, f64>> {
+        Some(self.threads.as_ref()?.since(before.threads.as_ref()?))
     }
 
     /// This process's CPU seconds since `before`.
@@ -449,6 +462,7 @@ impl Reading {
             client_cpu_s: server::process_cpu_seconds("/proc/self/stat"),
             pools: server::thread_pools(session).await,
             disk: probe.pid.and_then(|_| server::DiskCounters::read()),
+            threads: probe.pid.and_then(server::ThreadCpu::read),
         }
     }
 }
@@ -505,6 +519,13 @@ fn report_interval(
             .pools
             .as_ref()
             .map(|pools| pools.values().map(|pool| i64::from(pool.pending)).sum()),
+        server_compaction_cpu_s: after.threads_since(before).map(|groups| {
+            groups
+                .iter()
+                .filter(|(group, _)| server::is_compaction_thread(group))
+                .map(|(_, seconds)| seconds)
+                .sum()
+        }),
         ..IntervalRow::default()
     };
     if let (Some(a), Some(b)) = (&after.pools, &before.pools) {

@@ -81,6 +81,11 @@ pub struct LoadServer {
     /// cache did not absorb.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk: Option<DiskSummary>,
+    /// Its CPU seconds by thread pool (a local server only: each thread's
+    /// `/proc` name without its number; compaction, flushes, GC, the JIT
+    /// and the request stages apart).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_cpu_seconds: Option<BTreeMap<String, f64>>,
 }
 
 /// `load_server.<load>.disk`.
@@ -205,6 +210,12 @@ impl RealSummary {
                         read_mib: round3(disk.read_bytes as f64 / 1_048_576.0),
                         writes: disk.writes,
                         written_mib: round3(disk.written_bytes as f64 / 1_048_576.0),
+                    }),
+                    thread_cpu_seconds: load.server_threads.as_ref().map(|groups| {
+                        groups
+                            .iter()
+                            .map(|(group, seconds)| (group.clone(), round3(*seconds)))
+                            .collect()
                     }),
                 },
             );
@@ -369,6 +380,7 @@ pub fn timeseries_csv(run: &RealRun) -> String {
             "node0_pending_tasks",
             "node0_flushes",
             "node0_compactions",
+            "node0_compaction_cpu_fraction",
             "client_cpu_utilisation",
         ]
         .map(String::from),
@@ -412,6 +424,10 @@ pub fn timeseries_csv(run: &RealRun) -> String {
         ] {
             cells.push(value.map_or(String::new(), |value| value.to_string()));
         }
+        // As the twin's column: the share of the node's cores.
+        cells.push(row.server_compaction_cpu_s.map_or(String::new(), |cpu| {
+            format!("{:.4}", cpu / row.length_s / cores)
+        }));
         cells.push(
             row.client_cpu_s
                 .map_or(String::new(), |cpu| format!("{:.4}", cpu / row.length_s)),

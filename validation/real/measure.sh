@@ -4,6 +4,9 @@
 #
 #   validation/real/measure.sh [--repeats N] [--first K] [--out DIR] [--phases 'P1 P2 C1 ...']
 #
+# The default phases are the scored measurement's; the background work's
+# calibration (K1, F1) runs with --phases 'P1 K1 C1 F1' (REAL.md).
+#
 # --first K runs repeats K..N only (a repeat added to a stored measurement).
 #
 # Writes DIR (default validation/real/<UTC date>)/repeat-<n>/<phase>/,
@@ -97,6 +100,21 @@ EOF
     grep -E "^Op rate|Latency 99th" "$dir/$id.log" | head -2 | sed 's/^/   /'
 }
 
+# One phase of background work (REAL.md's K1 and F1): a nodetool command
+# whose CPU deploy/real/cassandra.sh's `work` records by thread.
+#   run_work ID DIR SETTLE NODETOOL-ARGS...
+run_work() {
+    local id=$1 dir=$2 settle=$3
+    shift 3
+    if [ "$settle" = settle ]; then
+        local settle_start=$SECONDS
+        "$node" settle 1 >/dev/null
+        record "${id}_settle_s" "$((SECONDS - settle_start))"
+    fi
+    echo "== $(date -u +%T) phase $id: nodetool $*"
+    "$node" work 1 "$dir/$id" "$@" | sed 's/^/   /'
+}
+
 wanted() { case " $phases " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 cs="cassandra-stress"
@@ -124,11 +142,16 @@ for repeat in $(seq "$first" "$repeats"); do
     disk="-pop dist=uniform(10000001..10500000) -col n=FIXED(1) size=FIXED(4096)"
 
     wanted P1 && run_phase P1 "$cs write n=1000000 no-warmup cl=ONE -rate threads=50 -pop seq=1..1000000 $mode" "$dir"
+    # K1: a major compaction of P1's small rows alone (after their own
+    # compactions have settled), before P2 adds its 4-KB rows.
+    wanted K1 && run_work K1 "$dir" settle compact keyspace1 standard1
     wanted P2 && run_phase P2 "$cs write n=500000 no-warmup cl=ONE -rate threads=50 -pop seq=10000001..10500000 -col n=FIXED(1) size=FIXED(4096) $mode" "$dir"
     if wanted C1; then
         new_keys 300000
         run_phase C1 "$cs write no-warmup cl=ONE duration=60s -rate threads=50 limit=5000/s -pop $keys $mode" "$dir"
     fi
+    # F1: the flush of what C1 left in the memtable (no settle first).
+    wanted F1 && run_work F1 "$dir" no-settle flush keyspace1 standard1
     wanted C2 && run_phase C2 "$cs read no-warmup cl=ONE duration=60s -rate threads=50 limit=3000/s $mem $mode" "$dir"
     if wanted C3; then
         drop=C3
