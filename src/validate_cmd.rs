@@ -75,6 +75,11 @@ pub struct ValidateArgs {
     /// phases' GC logs (the cassandra-5.0 preset's constants) and stop.
     #[arg(long, requires = "real")]
     fit_gc: bool,
+    /// With --real: print the compaction and flush prices fitted to the
+    /// background work's calibration phases (K1, F1: the cassandra-5.0
+    /// preset's constants) and stop.
+    #[arg(long, requires = "real", conflicts_with = "fit_gc")]
+    fit_work: bool,
 }
 
 /// What the scorecard needs besides the cases' results (a part's header).
@@ -334,6 +339,23 @@ fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
             }
         }
     };
+    if args.fit_work {
+        let scored = newest_measurement(std::path::Path::new("validation/real"));
+        let Some(scored) = scored else {
+            eprintln!("twin validate --real --fit-work: no scored measurement under validation/real/ to carry the prices over to");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        };
+        return match validation::real_work::fit(&measurement, &scored) {
+            Ok(fit) => {
+                print!("{}", validation::real_work::fit_text(&fit));
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("twin validate --real --fit-work: {error}");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+        };
+    }
     if args.fit_gc {
         let loaded = validation::real::load(&measurement);
         let fit = loaded

@@ -15,6 +15,10 @@
 #                                                  compaction) and record in OUT what it cost: each
 #                                                  thread's CPU before and after, and the node's log
 #                                                  lines meanwhile (REAL.md's K1 and F1)
+#   deploy/real/cassandra.sh runnable N SECONDS [INTERVAL]
+#                                                  every INTERVAL s (default 0.5) for SECONDS, a line: the
+#                                                  time and, by thread group, node N's threads the kernel
+#                                                  holds runnable (state R): how many share its cores
 #   deploy/real/cassandra.sh spin-cost [RUNS]      what a spinning worker's 10-us parks cost on the
 #                                                  server's cores (ParkSpin.java; no node needed)
 #
@@ -333,6 +337,24 @@ work)
         END { printf "compaction threads %.2f CPU s, flush threads %.2f CPU s\n", c / 100, f / 100 }' \
         "$out/threads-before.tsv" "$out/threads-after.tsv"
     ;;
+runnable)
+    i="${1:-}"
+    seconds="${2:-}"
+    interval="${3:-0.5}"
+    pid="$(node_pid "$i")" || die "runnable: node '$i' does not run"
+    [[ "$seconds" =~ ^[0-9]+$ ]] || die "runnable: SECONDS must be a whole number, not '$seconds'"
+    end=$((SECONDS + seconds))
+    while [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
+        for f in /proc/"$pid"/task/*/stat; do cat "$f" 2>/dev/null || true; done | awk -v t="$(date +%s.%N)" '{
+            lp = index($0, "("); rp = 0
+            for (k = length($0); k > lp; k--) if (substr($0, k, 1) == ")") { rp = k; break }
+            split(substr($0, rp + 2), field, " ")
+            name = substr($0, lp + 1, rp - lp - 1); gsub(/[-:#_ 0-9]+$/, "", name)
+            if (field[1] == "R") runnable[name]++
+        } END { line = t; for (n in runnable) line = line " " n "=" runnable[n]; print line }'
+        sleep "$interval"
+    done
+    ;;
 spin-cost)
     runs="${1:-3}"
     for _ in $(seq 1 "$runs"); do
@@ -382,6 +404,6 @@ settle)
     echo "node $i settled: memtables flushed, no compaction pending or running"
     ;;
 *)
-    die "usage: cassandra.sh fetch | start [--nodes 1|3] | stop | status | kill N | restart N | pid N | nodetool N ARGS | settle N | work N OUT ARGS | spin-cost [RUNS]"
+    die "usage: cassandra.sh fetch | start [--nodes 1|3] | stop | status | kill N | restart N | pid N | nodetool N ARGS | settle N | work N OUT ARGS | runnable N SECONDS [INTERVAL] | spin-cost [RUNS]"
     ;;
 esac

@@ -220,6 +220,21 @@ pub const CASSANDRA_5_0_SPIN: SpinParams = SpinParams {
     stop_after: SimDuration::from_millis(10),
 };
 
+/// The native transport event loop's own CPU per client request on the
+/// real node's machine (Cassandra 5.0; [`JvmConfig::event_loop_work`]):
+/// **fitted** so that the twin's loop costs REAL.md's C1 what the real
+/// one did. The real loop's share of C1 was measured with the server's
+/// threads apart (`validation/real/work/2026-11-29`: the
+/// `epollEventLoopGroup` thread, 16.9-19.6 us a write, median 18.2, of
+/// 136.1 us), carried over to the scored measurement's day by C1's CPU
+/// per write (x 0.719: 13.1 us); the twin's loop then pays its wake-ups
+/// (the hand-off, [`HANDOFF_COST`], each time a request or a response
+/// finds it parked: ~8.2 us a write in C1) and this
+/// (`twin validate --real validation/real/work/2026-11-29 --fit-work`
+/// prints the target; the twin's `summary.json` `stage_cpu_s`
+/// `nioEventLoopGroup` over C1's writes gives 13.10-13.16 us).
+pub const CASSANDRA_5_0_EVENT_LOOP_WORK: SimDuration = SimDuration::from_nanos(4_900);
+
 /// Fixed-point scale of per-thread service: units per nanosecond of one
 /// core (2^20, so rounding at a rate change loses under a femtosecond).
 const SERVICE_UNITS_PER_NANO: u128 = 1 << 20;
@@ -273,6 +288,14 @@ impl Stage {
             Stage::MemtableFlush => 4,
             Stage::EventLoop => 5,
         }
+    }
+
+    /// Whether the stage's threads are Cassandra's shared pool
+    /// (`SharedExecutorPool`, whose idle workers spin: [`SpinParams`]):
+    /// the request stages; compaction and flushes have executors of their
+    /// own, the event loop is Netty's.
+    pub const fn is_shared_pool(self) -> bool {
+        matches!(self, Stage::NativeTransport | Stage::Read | Stage::Mutation)
     }
 
     /// Cassandra's thread-pool name.
@@ -851,7 +874,8 @@ pub struct JvmConfig {
     pub handoff_cost: SimDuration,
     /// Whether a task that waits in its stage's FIFO pays
     /// [`JvmConfig::handoff_cost`] too. `false`: only a task that starts
-    /// on an idle thread (parked, or the spinner) pays it; one taken from
+    /// on a parked thread pays it (with [`JvmConfig::spin`], a
+    /// shared-pool task a spinning worker takes does not); one taken from
     /// the queue by a thread that has just finished a task does not, as
     /// Cassandra's `SEPWorker` goes straight on to its executor's next
     /// task without parking (no futex wake-up, no context switch), so at
@@ -895,6 +919,15 @@ pub struct JvmConfig {
     /// saturation) costs it nothing. 5.0's preset; 3.11's folds the loop
     /// into its fitted prices.
     pub event_loop_front: bool,
+    /// The event loop's own CPU per client request with
+    /// [`JvmConfig::event_loop_front`]: reading and decoding its frame,
+    /// handing it to its stage, encoding and writing its response. The
+    /// loop is one thread among the runnable ones, so at saturation it
+    /// gets its share of the cores and meters the requests it hands on
+    /// (the real node runs ~5 request threads at once at saturation, not
+    /// the ~200 its clients have in flight). Zero: the loop only pays its
+    /// wake-ups.
+    pub event_loop_work: SimDuration,
 }
 
 impl JvmConfig {
@@ -913,6 +946,7 @@ impl JvmConfig {
             exact_wakeups: false,
             g1_start: None,
             event_loop_front: false,
+            event_loop_work: SimDuration::ZERO,
         }
     }
 
@@ -935,6 +969,7 @@ impl JvmConfig {
             exact_wakeups: true,
             g1_start: None,
             event_loop_front: true,
+            event_loop_work: CASSANDRA_5_0_EVENT_LOOP_WORK,
         }
     }
 }
@@ -1029,6 +1064,9 @@ struct Pool {
     active: u32,
     queue: VecDeque<(u64, SimDuration)>,
     completed: u64,
+    /// Core time of the tasks the stage has started (demand and hand-off;
+    /// not wake-ups, not the spinner's), nanoseconds.
+    cpu_nanos: u128,
 }
 
 /// A pool thread holding a task, ordered by when it finishes in per-thread
@@ -1198,6 +1236,8 @@ pub struct JvmNode {
     exact_wakeups: bool,
     /// [`JvmConfig::event_loop_front`].
     event_loop_front: bool,
+    /// [`JvmConfig::event_loop_work`].
+    event_loop_work: SimDuration,
     /// Client requests' first tasks in the event loop, in the order the
     /// loop (one FIFO) finishes them: each one's tag, the stage it goes on
     /// to, its demand there and its thread's wake-up.
@@ -1275,6 +1315,7 @@ impl JvmNode {
                     active: 0,
                     queue: VecDeque::new(),
                     completed: 0,
+                    cpu_nanos: 0,
                 }
             }),
             running: BinaryHeap::new(),
@@ -1295,6 +1336,7 @@ impl JvmNode {
             spin_nanos: 0,
             exact_wakeups: config.exact_wakeups,
             event_loop_front: config.event_loop_front,
+            event_loop_work: config.event_loop_work,
             after_event_loop: VecDeque::new(),
             waking: BinaryHeap::new(),
         }
@@ -1382,18 +1424,23 @@ impl JvmNode {
         if !self.event_loop_front {
             return self.next_completion();
         }
-        self.enqueue_on_event_loop(now, FLUSH_TAG)
+        self.enqueue_on_event_loop(now, FLUSH_TAG, SimDuration::ZERO)
     }
 
-    /// Puts `tag` on the event loop: no work of its own, the hand-off if
-    /// the loop was parked. The loop's own wake-up latency is in the
+    /// Puts `tag` on the event loop: `work` of its own, and the hand-off
+    /// if the loop was parked. The loop's own wake-up latency is in the
     /// network's (REAL.md's loopback round trip holds it).
-    fn enqueue_on_event_loop(&mut self, now: SimTime, tag: u64) -> Option<SimTime> {
+    fn enqueue_on_event_loop(
+        &mut self,
+        now: SimTime,
+        tag: u64,
+        work: SimDuration,
+    ) -> Option<SimTime> {
         self.enqueue(
             now,
             Stage::EventLoop,
             tag,
-            SimDuration::ZERO,
+            work,
             self.handoff_cost,
             SimDuration::ZERO,
         )
@@ -1416,7 +1463,7 @@ impl JvmNode {
             return self.submit(now, stage, tag, demand, wake);
         }
         self.after_event_loop.push_back((tag, stage, demand, wake));
-        self.enqueue_on_event_loop(now, tag)
+        self.enqueue_on_event_loop(now, tag, self.event_loop_work)
     }
 
     /// Submits task `tag` as the continuation of a task of `stage` that
@@ -1455,12 +1502,21 @@ impl JvmNode {
         wake: SimDuration,
     ) -> Option<SimTime> {
         self.catch_up(now);
+        // A shared-pool task that arrives while a worker spins is taken by
+        // that worker at its next look, unsignalled (`SEPWorker`: a
+        // producer does not wake a thread while any spins); the looks'
+        // CPU is the spinner's own ([`SpinParams`]), so no hand-off.
+        let spinner_takes = stage.is_shared_pool() && self.spinning(now).is_some();
         self.last_activity = now;
         let queued_tasks_pay_handoff = self.queued_tasks_pay_handoff;
         let pool = &mut self.pools[stage.index()];
         if pool.active < pool.threads {
             pool.active += 1;
-            let cost = demand + handoff;
+            let cost = if spinner_takes {
+                demand
+            } else {
+                demand + handoff
+            };
             if self.exact_wakeups && wake > SimDuration::ZERO {
                 self.waking.push(Reverse(WakingTask {
                     at: now + wake,
@@ -1473,6 +1529,9 @@ impl JvmNode {
             } else {
                 self.wake_nanos_to_net += u128::from(wake.as_nanos());
                 self.start(stage, tag, cost + wake);
+                // The wake-up is netted out of the stage's core time as
+                // it is out of the node's.
+                self.pools[stage.index()].cpu_nanos -= u128::from(wake.as_nanos());
             }
         } else {
             // A thread that finishes a task takes this one without
@@ -1752,6 +1811,15 @@ impl JvmNode {
         self.pools[stage.index()].queue.len()
     }
 
+    /// Core time of the tasks `stage` has run or is running (their demand
+    /// and hand-offs; wake-ups and the spinner's looks are no stage's):
+    /// what a profile of the real node's threads by pool shows.
+    pub fn stage_cpu(&self, stage: Stage) -> SimDuration {
+        SimDuration::from_nanos(
+            u64::try_from(self.pools[stage.index()].cpu_nanos).unwrap_or(u64::MAX),
+        )
+    }
+
     /// Tasks `stage` has completed.
     pub fn completed(&self, stage: Stage) -> u64 {
         self.pools[stage.index()].completed
@@ -1812,6 +1880,7 @@ impl JvmNode {
 
     fn start(&mut self, stage: Stage, tag: u64, cost: SimDuration) {
         let cost = u128::from(cost.as_nanos());
+        self.pools[stage.index()].cpu_nanos += cost;
         self.running.push(Reverse(RunningTask {
             finish_service: self.service + cost * SERVICE_UNITS_PER_NANO,
             sequence: self.next_sequence,
@@ -2434,13 +2503,19 @@ mod tests {
             exact_wakeups: false,
             g1_start: None,
             event_loop_front: false,
+            event_loop_work: SimDuration::ZERO,
         })
     }
 
     /// One core, 10-us hand-offs taken only by idle threads, exact
     /// wake-ups, no collector: a node to watch the event loop on.
     fn loop_node(front: bool, threads: StageThreads) -> JvmNode {
-        JvmNode::new(JvmConfig {
+        JvmNode::new(loop_config(front, threads))
+    }
+
+    /// [`loop_node`]'s configuration.
+    fn loop_config(front: bool, threads: StageThreads) -> JvmConfig {
+        JvmConfig {
             cores: 1,
             threads,
             handoff_cost: SimDuration::from_micros(10),
@@ -2452,7 +2527,84 @@ mod tests {
             exact_wakeups: true,
             g1_start: None,
             event_loop_front: front,
-        })
+            event_loop_work: SimDuration::ZERO,
+        }
+    }
+
+    /// With work of its own per request ([`JvmConfig::event_loop_work`]),
+    /// the loop is one runnable thread sharing the core: a burst of
+    /// requests reaches the request stage only as fast as the loop's
+    /// share lets it read them, so the stage runs about its task's work
+    /// over the loop's at once (here 20 us over 5: ~4), not every request
+    /// up to its thread limit; work is conserved and each stage's CPU is
+    /// what it ran.
+    #[test]
+    fn an_event_loop_with_work_meters_requests_into_their_stage() {
+        let run = |work_us: u64| {
+            let mut node = JvmNode::new(JvmConfig {
+                event_loop_work: SimDuration::from_micros(work_us),
+                ..loop_config(true, threads(2, 32))
+            });
+            for tag in 1..=100 {
+                node.submit_from_client(
+                    SimTime::ZERO,
+                    Stage::Mutation,
+                    tag,
+                    SimDuration::from_micros(20),
+                    SimDuration::ZERO,
+                );
+            }
+            let (mut finished, mut peak, mut last) = (Vec::new(), 0, SimTime::ZERO);
+            while let Some(at) = node.next_completion() {
+                node.complete(at, &mut finished);
+                peak = peak.max(node.active(Stage::Mutation));
+                last = at;
+            }
+            assert_eq!(finished.len(), 100);
+            let us = |d: SimDuration| d.as_nanos() / 1000;
+            (
+                peak,
+                us(last.saturating_since(SimTime::ZERO)),
+                us(node.stage_cpu(Stage::EventLoop)),
+                us(node.stage_cpu(Stage::Mutation)),
+            )
+        };
+        let (peak, span, looped, mutation) = run(5);
+        assert!((3..=6).contains(&peak), "{peak} requests at once");
+        // The loop's one wake and 100 x 5 us; the stage's first hand-off
+        // (every later task finds a thread just freed or queues) and
+        // 100 x 20 us: all of it on the one core, back to back.
+        assert_eq!(looped, 10 + 500);
+        assert_eq!(span, looped + mutation);
+        let (peak, ..) = run(0);
+        assert_eq!(peak, 32, "a loop without work hands the burst on at once");
+    }
+
+    /// A shared-pool task that arrives while a worker spins is taken at
+    /// its next look without a hand-off; one arriving after the workers
+    /// parked pays it. The event loop is no shared-pool thread.
+    #[test]
+    fn a_task_a_spinning_worker_takes_pays_no_handoff() {
+        let mut node = JvmNode::new(JvmConfig {
+            spin: Some(SpinParams {
+                cpu_fraction: 0.25,
+                iteration: SimDuration::from_micros(100),
+                stop_after: ms(10),
+            }),
+            ..loop_config(false, threads(2, 2))
+        });
+        let demand = SimDuration::from_micros(50);
+        let mut done = BTreeMap::new();
+        // 20 ms in, the workers have parked: a hand-off.
+        node.submit(at_ms(20), Stage::Mutation, 1, demand, SimDuration::ZERO);
+        drain(&mut node, at_ms(21), &mut done);
+        assert_eq!(node.stage_cpu(Stage::Mutation).as_nanos(), 60_000);
+        // 1 ms after it finished, a worker still spins: none.
+        node.submit(at_ms(22), Stage::Mutation, 2, demand, SimDuration::ZERO);
+        drain(&mut node, at_ms(23), &mut done);
+        assert_eq!(node.stage_cpu(Stage::Mutation).as_nanos(), 110_000);
+        assert!(!Stage::EventLoop.is_shared_pool() && !Stage::Compaction.is_shared_pool());
+        assert!(Stage::Read.is_shared_pool());
     }
 
     /// A client request's first task passes through the event loop
@@ -2543,6 +2695,7 @@ mod tests {
                 exact_wakeups: exact,
                 g1_start: None,
                 event_loop_front: false,
+                event_loop_work: SimDuration::ZERO,
             });
             node.submit(SimTime::ZERO, Stage::Mutation, 1, MS, SimDuration::ZERO);
             node.submit(
@@ -2591,6 +2744,7 @@ mod tests {
                 exact_wakeups: true,
                 g1_start: None,
                 event_loop_front: false,
+                event_loop_work: SimDuration::ZERO,
             });
             node.submit(SimTime::ZERO, Stage::Mutation, 1, MS, SimDuration::ZERO);
             node.submit(SimTime::ZERO, Stage::Mutation, 2, MS, SimDuration::ZERO);
@@ -2625,6 +2779,7 @@ mod tests {
             exact_wakeups: false,
             g1_start: None,
             event_loop_front: false,
+            event_loop_work: SimDuration::ZERO,
         });
         // A new node's workers spin their first 10 ms, then park.
         assert_eq!(node.spinning(at_ms(5)), Some(spin.iteration));

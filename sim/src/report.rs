@@ -134,6 +134,12 @@ pub struct Summary {
     /// summed over the nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gc: Option<GcReport>,
+    /// JVM presets: CPU seconds by thread pool (the stage's Cassandra
+    /// name), summed over the nodes: what `twin real` reads from the real
+    /// node's threads (`load_server.<load>.thread_cpu_seconds`). The
+    /// spinning workers' looks and thread wake-ups are no pool's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stage_cpu_s: Option<BTreeMap<String, f64>>,
     /// c-s's thread searches (loads with no `threads=`), by load name; each
     /// step's own results are under `loads`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -697,6 +703,20 @@ impl Summary {
             coordinator: CoordinatorSummary::of(outcome).scaled(scale),
             hints: HintsReport::of(outcome, scale),
             gc: GcReport::of(outcome),
+            stage_cpu_s: (!outcome.stage_cpu.is_empty()).then(|| {
+                models::jvm::Stage::ALL
+                    .iter()
+                    .enumerate()
+                    .map(|(index, stage)| {
+                        let total: f64 = outcome
+                            .stage_cpu
+                            .iter()
+                            .map(|node| node[index].as_secs_f64())
+                            .sum();
+                        (stage.name().to_string(), round3(total))
+                    })
+                    .collect()
+            }),
             time_spent: TimeSpentSummary::of(&outcome.time_spent, outcome.end, scale),
             server_latency_ms: ["read", "write"]
                 .into_iter()

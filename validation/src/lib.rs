@@ -25,6 +25,7 @@ pub mod real;
 pub mod real_faults;
 pub mod real_gc;
 pub mod real_score;
+pub mod real_work;
 pub mod regress;
 pub mod scorecard;
 pub mod shard;

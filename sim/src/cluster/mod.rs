@@ -1385,6 +1385,16 @@ impl Simulation {
                 ShardCpu::Reactor(_) => None,
             })
             .collect();
+        let stage_cpu = self
+            .shards
+            .iter()
+            .filter_map(|shard| match &shard.cpu {
+                ShardCpu::Jvm { node, .. } => {
+                    Some(models::jvm::Stage::ALL.map(|stage| node.stage_cpu(stage)))
+                }
+                ShardCpu::Reactor(_) => None,
+            })
+            .collect();
         RunOutcome {
             searches,
             end,
@@ -1393,6 +1403,7 @@ impl Simulation {
             time_spent,
             gc,
             g1_end,
+            stage_cpu,
             loads,
             timeseries: self.timeseries,
             consistency: self.consistency,

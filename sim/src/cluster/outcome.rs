@@ -107,6 +107,10 @@ pub struct RunOutcome {
     /// (`None` for a G1 without evacuation), in node order; a later run's
     /// `[cluster.g1_start]` can start from it.
     pub g1_end: Vec<Option<models::jvm::G1History>>,
+    /// JVM presets: each node's CPU by stage over the run
+    /// (`models::jvm::JvmNode::stage_cpu`, in `Stage::ALL`'s order), in
+    /// node order.
+    pub stage_cpu: Vec<[SimDuration; models::jvm::STAGE_COUNT]>,
 }
 
 impl RunOutcome {

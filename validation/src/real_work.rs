@@ -1,0 +1,535 @@
+//! The real node's background work, from REAL.md's calibration phases K1
+//! (a major compaction of P1's rows) and F1 (the flush of C1's memtable):
+//! what a compaction and a flush cost its CPU. The `cassandra-5.0`
+//! preset's `compaction_ns_per_byte` and `flush_ns_per_row`
+//! (`models::cost`) are this fit, and `twin validate --real DIR
+//! --fit-work` prints it from a stored measurement so anyone can redo it.
+//!
+//! Each phase is a folder `repeat-<n>/<K1|F1>/` that `deploy/real/
+//! cassandra.sh work` wrote: every server thread's CPU ticks before and
+//! after the nodetool command (`threads-before.tsv`, `threads-after.tsv`:
+//! id, ticks of 1/100 s, name) and the node's log lines meanwhile
+//! (`system.log`).
+//!
+//! - **Compaction** (K1): the `CompactionExecutor` threads' CPU over the
+//!   partitions the log's `Compacted` line merged, and over its input
+//!   bytes. The twin's price is per byte of *its* SSTables, whose rows
+//!   are not the real node's size (the twin's c-s default row is
+//!   [`twin_default_row_bytes`], the real node's ~213 B): so the fit is
+//!   the measured CPU per partition over the twin's bytes per partition,
+//!   and the twin's compaction of the same rows costs what the real one
+//!   did.
+//! - **Flush** (F1): the flush threads' CPU (`MemtableFlushWriter`,
+//!   `PerDiskMemtableFlushWriter`, `MemtablePostFlush`, `Memtable
+//!   ReclaimMemory`) over the partitions of the log's `Writing Memtable`
+//!   lines for the table; less the twin's per-byte flush price \[E\] on
+//!   the twin's bytes for those rows, the rest is the price per row.
+//!
+//! - **The event loop** (C1 of the same measurement, its load run by
+//!   `twin real`, which records the server's threads): the
+//!   `epollEventLoopGroup` thread's CPU over the writes answered. The
+//!   twin's loop pays a wake-up each time it finds itself parked and its
+//!   own work per request (`models::jvm::CASSANDRA_5_0_EVENT_LOOP_WORK`);
+//!   the work is set so that the twin's C1 loop costs this (the twin's
+//!   `summary.json` `stage_cpu_s`).
+//!
+//! **One day's machine against another's.** The preset's other prices are
+//! fitted to the scored measurement (`validation/real/2026-11-28`), and
+//! the machine (a KVM guest) ran the same C1 about a third dearer on the
+//! day of this one. So each figure is carried over to the scored day by
+//! the ratio of C1's CPU per write on the two days (the whole phase,
+//! medians): what K1, F1 and the loop cost as shares of a C1 write.
+//!
+//! Medians over the repeats, as everywhere on the real scorecard. What the
+//! fit leaves out: the JIT compiling the compaction path (K1's first run
+//! in a JVM: the `C2 CompilerThread`s' CPU, printed) and the garbage the
+//! work makes (`GC Thread`s), neither of which the twin charges to a
+//! compaction.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::real::{median, MeasurementError};
+
+/// The table the c-s loads write (`keyspace1.standard1`).
+const TABLE: &str = "standard1";
+
+/// The twin's SSTable bytes for one of c-s's default rows (five 34-byte
+/// columns): the 8-byte key the twin's rows carry, the values and
+/// `engine::config::SSTABLE_ROW_OVERHEAD_BYTES`.
+pub fn twin_default_row_bytes() -> u64 {
+    8 + 5 * 34 + engine::config::SSTABLE_ROW_OVERHEAD_BYTES
+}
+
+/// One work phase of one repeat.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkPhase {
+    /// Its repeat.
+    pub repeat: u32,
+    /// CPU seconds each thread group spent over it (the thread's name
+    /// without its number).
+    pub cpu_s: BTreeMap<String, f64>,
+    /// The node's log lines over it.
+    pub log: String,
+}
+
+impl WorkPhase {
+    /// CPU seconds of the thread groups `is_group` picks.
+    fn cpu_of(&self, is_group: impl Fn(&str) -> bool) -> f64 {
+        self.cpu_s
+            .iter()
+            .filter(|(group, _)| is_group(group))
+            .map(|(_, s)| s)
+            .sum()
+    }
+}
+
+/// What one K1 compaction did.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CompactionFacts {
+    /// Its repeat.
+    pub repeat: u32,
+    /// CPU seconds of the compaction threads.
+    pub cpu_s: f64,
+    /// Of the JIT's compiler threads meanwhile.
+    pub jit_cpu_s: f64,
+    /// Of the GC threads meanwhile.
+    pub gc_cpu_s: f64,
+    /// Partitions merged (the `Compacted` lines' `total partitions`).
+    pub partitions: u64,
+    /// Input bytes (their `MiB to` figures).
+    pub input_bytes: f64,
+}
+
+/// What one F1 flush did.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FlushFacts {
+    /// Its repeat.
+    pub repeat: u32,
+    /// CPU seconds of the flush threads.
+    pub cpu_s: f64,
+    /// Partitions flushed (the `Writing Memtable` lines' `ops`).
+    pub partitions: u64,
+    /// Bytes of `Data.db` written (the `Completed flushing` lines).
+    pub data_bytes: f64,
+}
+
+/// The fit, as `--fit-work` prints it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkFit {
+    /// C1's CPU per write over the whole phase, the median: this
+    /// measurement's and the scored one's, microseconds.
+    pub c1_us_per_write: (f64, f64),
+    /// The scored day's over this one's: what every figure is scaled by.
+    pub day_scale: f64,
+    /// C1's event loop CPU per write, the median, microseconds (this day).
+    pub c1_loop_us_per_write: f64,
+    /// The same on the scored day: what the twin's C1 loop must cost.
+    pub loop_target_us: f64,
+    /// K1 per repeat.
+    pub compactions: Vec<CompactionFacts>,
+    /// F1 per repeat.
+    pub flushes: Vec<FlushFacts>,
+    /// Compaction CPU per partition, the median, microseconds.
+    pub compaction_us_per_partition: f64,
+    /// Compaction CPU per input byte of the real node's SSTables, the
+    /// median, nanoseconds.
+    pub compaction_ns_per_real_byte: f64,
+    /// The preset's price: per partition over the twin's bytes for it.
+    pub compaction_ns_per_byte: f64,
+    /// Flush CPU per partition, the median, microseconds.
+    pub flush_us_per_partition: f64,
+    /// The preset's price per row, the per-byte part (`flush_ns_per_byte`)
+    /// taken off, nanoseconds.
+    pub flush_ns_per_row: f64,
+    /// The per-byte part it kept.
+    pub flush_ns_per_byte: f64,
+    /// The twin's bytes per partition.
+    pub twin_row_bytes: u64,
+}
+
+/// Reads `repeat-<n>/<phase>/` of a measurement for one work phase.
+pub fn load_phase(dir: &Path, phase: &str) -> Result<Vec<WorkPhase>, MeasurementError> {
+    let entries = std::fs::read_dir(dir).map_err(|error| MeasurementError::at(dir, error))?;
+    let mut phases = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|error| MeasurementError::at(dir, error))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(repeat) = name
+            .strip_prefix("repeat-")
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let folder = entry.path().join(phase);
+        if !folder.is_dir() {
+            continue;
+        }
+        let read = |file: &str| {
+            let path = folder.join(file);
+            std::fs::read_to_string(&path).map_err(|error| MeasurementError::at(&path, error))
+        };
+        let before = parse_threads(&read("threads-before.tsv")?)
+            .map_err(|why| MeasurementError::at(&folder.join("threads-before.tsv"), why))?;
+        let after = parse_threads(&read("threads-after.tsv")?)
+            .map_err(|why| MeasurementError::at(&folder.join("threads-after.tsv"), why))?;
+        phases.push(WorkPhase {
+            repeat,
+            cpu_s: cpu_since(&before, &after),
+            log: read("system.log")?,
+        });
+    }
+    phases.sort_by_key(|phase| phase.repeat);
+    if phases.is_empty() {
+        return Err(MeasurementError::at(
+            dir,
+            format!("no repeat-<n>/{phase}/ (measure.sh --phases 'P1 K1 C1 F1' writes K1 and F1)"),
+        ));
+    }
+    Ok(phases)
+}
+
+/// `threads-*.tsv`: thread id -> (ticks, name).
+fn parse_threads(text: &str) -> Result<BTreeMap<u64, (f64, String)>, String> {
+    let mut threads = BTreeMap::new();
+    for (number, line) in text.lines().enumerate() {
+        let mut fields = line.splitn(3, '\t');
+        let (Some(tid), Some(ticks), Some(name)) = (fields.next(), fields.next(), fields.next())
+        else {
+            return Err(format!("line {}: not `id<TAB>ticks<TAB>name`", number + 1));
+        };
+        let tid = tid
+            .parse::<u64>()
+            .map_err(|_| format!("line {}: thread id `{tid}`", number + 1))?;
+        let ticks = ticks
+            .parse::<f64>()
+            .map_err(|_| format!("line {}: CPU ticks `{ticks}`", number + 1))?;
+        threads.insert(tid, (ticks, name.to_string()));
+    }
+    Ok(threads)
+}
+
+/// CPU seconds spent between two thread listings, by thread group (as
+/// `twin real` groups them: `real::server::thread_group`).
+fn cpu_since(
+    before: &BTreeMap<u64, (f64, String)>,
+    after: &BTreeMap<u64, (f64, String)>,
+) -> BTreeMap<String, f64> {
+    let mut groups = BTreeMap::new();
+    for (tid, (ticks, name)) in after {
+        let earlier = before.get(tid).map_or(0.0, |(t, _)| *t);
+        let spent = (ticks - earlier).max(0.0) / 100.0;
+        if spent > 0.0 {
+            let group = name.trim_end_matches(|c: char| c.is_ascii_digit() || ":#-_ ".contains(c));
+            *groups.entry(group.to_string()).or_insert(0.0) += spent;
+        }
+    }
+    groups
+}
+
+/// A size as Cassandra logs it (`203.080MiB`, `85.545KiB`, `512B`), bytes.
+fn log_size(text: &str) -> Option<f64> {
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let value: f64 = digits.replace(',', "").parse().ok()?;
+    let unit = &text[digits.len()..];
+    let scale = match unit {
+        "B" | "bytes" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    Some(value * scale)
+}
+
+/// The compactions of the table in a log: (partitions, input bytes)
+/// summed over its `Compacted (...) N sstables to [...standard1-...]
+/// ... X MiB to Y MiB ... N total partitions merged to M` lines.
+fn compactions_in(log: &str) -> Option<(u64, f64)> {
+    let mut found = None;
+    for line in log.lines().filter(|line| line.contains("Compacted (")) {
+        if !line.contains(&format!("/{TABLE}-")) {
+            continue;
+        }
+        let before_to = line.split(" to ").find_map(|part| {
+            let size = part.rsplit(". ").next()?.trim();
+            log_size(size)
+        })?;
+        let partitions = line
+            .split(" total partitions")
+            .next()?
+            .rsplit(' ')
+            .next()?
+            .replace(',', "")
+            .parse::<u64>()
+            .ok()?;
+        let (p, b) = found.get_or_insert((0, 0.0));
+        *p += partitions;
+        *b += before_to;
+    }
+    found
+}
+
+/// The flushes of the table in a log: (partitions, Data.db bytes).
+fn flushes_in(log: &str) -> Option<(u64, f64)> {
+    let mut partitions = 0;
+    let mut bytes = 0.0;
+    let mut any = false;
+    for line in log.lines() {
+        if line.contains(&format!("Writing Memtable-{TABLE}@")) {
+            let ops = line.split(" ops").next()?.rsplit(' ').next()?;
+            partitions += ops.replace(',', "").parse::<u64>().ok()?;
+            any = true;
+        } else if line.contains("Completed flushing") && line.contains(&format!("/{TABLE}-")) {
+            let size = line.split(" (").nth(1)?.split(')').next()?;
+            bytes += log_size(size)?;
+        }
+    }
+    any.then_some((partitions, bytes))
+}
+
+/// C1's whole-phase CPU per write in a measurement (each repeat), and
+/// its event loop's (where the threads were recorded).
+fn c1_cpu(dir: &Path) -> Result<(Vec<f64>, Vec<f64>), MeasurementError> {
+    let measurement = crate::real::load(dir)?;
+    let (mut all, mut looped) = (Vec::new(), Vec::new());
+    for phases in measurement.repeats.values() {
+        let Some(c1) = phases.get("C1") else {
+            continue;
+        };
+        let server = &c1.summary["load_server"]["C1"];
+        let writes = c1.summary["ops"]["write"]["count"].as_f64().unwrap_or(0.0);
+        if let Some(us) = server["cpu_us_per_op"].as_f64() {
+            all.push(us);
+        }
+        if let Some(seconds) = server["thread_cpu_seconds"]["epollEventLoopG"].as_f64() {
+            looped.push(seconds * 1e6 / writes.max(1.0));
+        }
+    }
+    if all.is_empty() {
+        return Err(MeasurementError::at(
+            dir,
+            "no C1 with the server's CPU per operation",
+        ));
+    }
+    Ok((all, looped))
+}
+
+/// The fit from a measurement holding K1, C1 (its threads recorded) and
+/// F1, carried over to the scored measurement `scored` by C1.
+pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
+    let (here, loops) = c1_cpu(dir)?;
+    if loops.is_empty() {
+        return Err(MeasurementError::at(
+            dir,
+            "C1 has no server threads' CPU (twin real records them since 2026-11-29)",
+        ));
+    }
+    let (there, _) = c1_cpu(scored)?;
+    let c1_us_per_write = (median(&here), median(&there));
+    let day_scale = c1_us_per_write.1 / c1_us_per_write.0;
+    let c1_loop_us_per_write = median(&loops);
+    let flush_ns_per_byte = models::cost::CostTable::cassandra_3_11().flush_ns_per_byte;
+    let twin_row_bytes = twin_default_row_bytes();
+    let mut compactions = Vec::new();
+    for phase in load_phase(dir, "K1")? {
+        let (partitions, input_bytes) = compactions_in(&phase.log).ok_or_else(|| {
+            MeasurementError::at(
+                &dir.join(format!("repeat-{}/K1/system.log", phase.repeat)),
+                format!("no `Compacted` line for {TABLE} with its sizes and partitions"),
+            )
+        })?;
+        compactions.push(CompactionFacts {
+            repeat: phase.repeat,
+            cpu_s: phase.cpu_of(|group| group.starts_with("CompactionExec")),
+            jit_cpu_s: phase.cpu_of(|group| group.contains("CompilerThre")),
+            gc_cpu_s: phase.cpu_of(|group| group.starts_with("GC Thread")),
+            partitions,
+            input_bytes,
+        });
+    }
+    let mut flushes = Vec::new();
+    for phase in load_phase(dir, "F1")? {
+        let (partitions, data_bytes) = flushes_in(&phase.log).ok_or_else(|| {
+            MeasurementError::at(
+                &dir.join(format!("repeat-{}/F1/system.log", phase.repeat)),
+                format!("no `Writing Memtable-{TABLE}` line"),
+            )
+        })?;
+        flushes.push(FlushFacts {
+            repeat: phase.repeat,
+            cpu_s: phase.cpu_of(|group| group.contains("Memtable")),
+            partitions,
+            data_bytes,
+        });
+    }
+    let per_partition_us = |cpu_s: f64, partitions: u64| cpu_s * 1e6 / partitions.max(1) as f64;
+    let compaction_us = median(
+        &compactions
+            .iter()
+            .map(|c| per_partition_us(c.cpu_s, c.partitions))
+            .collect::<Vec<_>>(),
+    );
+    let compaction_real = median(
+        &compactions
+            .iter()
+            .map(|c| c.cpu_s * 1e9 / c.input_bytes.max(1.0))
+            .collect::<Vec<_>>(),
+    );
+    let flush_us = median(
+        &flushes
+            .iter()
+            .map(|f| per_partition_us(f.cpu_s, f.partitions))
+            .collect::<Vec<_>>(),
+    );
+    Ok(WorkFit {
+        c1_us_per_write,
+        day_scale,
+        c1_loop_us_per_write,
+        loop_target_us: c1_loop_us_per_write * day_scale,
+        compaction_us_per_partition: compaction_us,
+        compaction_ns_per_real_byte: compaction_real,
+        compaction_ns_per_byte: compaction_us * day_scale * 1e3 / twin_row_bytes as f64,
+        flush_us_per_partition: flush_us,
+        flush_ns_per_row: flush_us * day_scale * 1e3 - flush_ns_per_byte * twin_row_bytes as f64,
+        flush_ns_per_byte,
+        twin_row_bytes,
+        compactions,
+        flushes,
+    })
+}
+
+/// The fit as `twin validate --real --fit-work` prints it.
+pub fn fit_text(fit: &WorkFit) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "C1, writes at 5,000/s: {:.1} CPU us a write here, {:.1} on the scored day: every figure below is carried over by {:.3}",
+        fit.c1_us_per_write.0, fit.c1_us_per_write.1, fit.day_scale
+    );
+    let _ = writeln!(
+        out,
+        "  its event loop (epollEventLoopGroup): {:.2} us a write, {:.2} on the scored day: what the twin's C1 loop must cost (stage_cpu_s nioEventLoopGroup over the writes)",
+        fit.c1_loop_us_per_write, fit.loop_target_us
+    );
+    let _ = writeln!(
+        out,
+        "K1, a major compaction of P1's rows (CompactionExecutor threads' CPU):"
+    );
+    for c in &fit.compactions {
+        let _ = writeln!(
+            out,
+            "  repeat {}: {:.2} CPU s for {} partitions, {:.1} MiB in: {:.2} us a partition, {:.1} ns a byte (meanwhile the JIT {:.2} s, GC threads {:.2} s)",
+            c.repeat,
+            c.cpu_s,
+            c.partitions,
+            c.input_bytes / 1_048_576.0,
+            c.cpu_s * 1e6 / c.partitions.max(1) as f64,
+            c.cpu_s * 1e9 / c.input_bytes.max(1.0),
+            c.jit_cpu_s,
+            c.gc_cpu_s,
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  median {:.3} us a partition ({:.2} ns a byte of the node's SSTables); carried over, over the twin's {} B a row: compaction_ns_per_byte = {:.2}",
+        fit.compaction_us_per_partition,
+        fit.compaction_ns_per_real_byte,
+        fit.twin_row_bytes,
+        fit.compaction_ns_per_byte
+    );
+    let _ = writeln!(
+        out,
+        "F1, the flush of C1's memtable (MemtableFlushWriter, PerDiskMemtableFlushWriter, ... threads' CPU):"
+    );
+    for f in &fit.flushes {
+        let _ = writeln!(
+            out,
+            "  repeat {}: {:.2} CPU s for {} partitions, {:.1} MiB of Data.db: {:.2} us a partition",
+            f.repeat,
+            f.cpu_s,
+            f.partitions,
+            f.data_bytes / 1_048_576.0,
+            f.cpu_s * 1e6 / f.partitions.max(1) as f64,
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  median {:.3} us a partition; carried over, less {:.1} ns a byte [E] over the twin's {} B: flush_ns_per_row = {:.0}",
+        fit.flush_us_per_partition, fit.flush_ns_per_byte, fit.twin_row_bytes, fit.flush_ns_per_row
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMPACTED: &str = "INFO  [CompactionExecutor:4] 2026-11-29 19:28:59,444 CompactionTask.java:274 - Compacted (1bc4b0a0-ec2b) 3 sstables to [/d/keyspace1/standard1-ceef/nb-4-big,] to level=0.  203.080MiB to 203.131MiB (~100% of original) in 7,533ms.  Read Throughput = 26.956MiB/s, Write Throughput = 26.962MiB/s, Row Throughput = ~250,000/s.  1,000,000 total partitions merged to 1,000,000.  Partition merge counts were {1:1000000, }. Time spent writing keys = 7,372ms";
+    const WRITING: &str = "INFO  [PerDiskMemtableFlushWriter_0:5] 2026-11-29 19:30:05,354 Flushing.java:153 - Writing Memtable-standard1@682290120(85.545MiB serialized bytes, 300000 ops, 318.146MiB (21%) on-heap, 0B (0%) off-heap), flushed range = [min(-9223372036854775808), max(9223372036854775807))";
+    const COMPLETED: &str = "INFO  [PerDiskMemtableFlushWriter_0:5] 2026-11-29 19:30:06,778 Flushing.java:179 - Completed flushing /d/keyspace1/standard1-ceef/nb-5-big-Data.db (60.930MiB) for commitlog position CommitLogPosition(segmentId=1795980389859, position=23161766)";
+
+    #[test]
+    fn the_log_gives_what_a_compaction_and_a_flush_did() {
+        let (partitions, bytes) = compactions_in(COMPACTED).unwrap();
+        assert_eq!(partitions, 1_000_000);
+        assert!((bytes - 203.080 * 1_048_576.0).abs() < 1.0);
+        let other = COMPACTED.replace("/standard1-", "/peers-");
+        assert_eq!(compactions_in(&other), None, "another table's compaction");
+        let (partitions, bytes) = flushes_in(&format!("{WRITING}\n{COMPLETED}")).unwrap();
+        assert_eq!(partitions, 300_000);
+        assert!((bytes - 60.930 * 1_048_576.0).abs() < 1.0);
+        assert_eq!(
+            flushes_in(COMPLETED),
+            None,
+            "no Writing line: nothing flushed"
+        );
+        assert_eq!(log_size("512B"), Some(512.0));
+        assert_eq!(log_size("2KiB"), Some(2048.0));
+        assert_eq!(log_size("2 parsecs"), None);
+    }
+
+    #[test]
+    fn threads_spend_by_group_and_a_bad_line_is_named() {
+        let before = parse_threads("1\t100\tCompactionExecu\n2\t50\tGC Thread#0\n").unwrap();
+        let after = parse_threads(
+            "1\t450\tCompactionExecu\n2\t60\tGC Thread#0\n3\t20\tGC Thread#1\n4\t0\tmain\n",
+        )
+        .unwrap();
+        let spent = cpu_since(&before, &after);
+        assert_eq!(spent.get("CompactionExecu"), Some(&3.5));
+        assert!((spent["GC Thread"] - 0.3).abs() < 1e-12);
+        assert_eq!(spent.get("main"), None);
+        let error = parse_threads("1\tlots\tmain\n").unwrap_err();
+        assert!(
+            error.contains("line 1") && error.contains("lots"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_stored_measurement_fits_the_presets_prices() {
+        let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
+        let fit = fit(&real.join("work/2026-11-29"), &real.join("2026-11-28"))
+            .expect("the stored K1/F1 measurement");
+        assert_eq!(fit.compactions.len(), 3);
+        assert_eq!(fit.flushes.len(), 3);
+        let costs = models::cost::CostTable::cassandra_5_0();
+        assert!(
+            (costs.compaction_ns_per_byte / fit.compaction_ns_per_byte - 1.0).abs() < 0.005,
+            "the preset's compaction price is the fit: {} against {}",
+            costs.compaction_ns_per_byte,
+            fit.compaction_ns_per_byte
+        );
+        assert!(
+            (costs.flush_ns_per_row as f64 - fit.flush_ns_per_row).abs() < 5.0,
+            "the preset's flush price per row is the fit: {} against {}",
+            costs.flush_ns_per_row,
+            fit.flush_ns_per_row
+        );
+        assert_eq!(costs.flush_ns_per_byte, fit.flush_ns_per_byte);
+    }
+}
