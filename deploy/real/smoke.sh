@@ -35,7 +35,7 @@ for op in ("write", "read"):
     elif figures["errors"]:
         problems.append(f"{figures['errors']} {op} errors")
 for name, load in summary["load_server"].items():
-    for field in ("cpu_seconds", "cpu_us_per_op", "gc", "thread_pools"):
+    for field in ("cpu_seconds", "cpu_us_per_op", "gc", "thread_pools", "thread_cpu_seconds"):
         if load.get(field) is None:
             problems.append(f"load `{name}`: server figure `{field}` missing")
 if summary["server"]["missing"]:
@@ -43,7 +43,7 @@ if summary["server"]["missing"]:
 rows = list(csv.DictReader((out / "timeseries.csv").open()))
 if len(rows) < 15:
     problems.append(f"timeseries.csv has {len(rows)} rows for 20 s")
-for column in ("node0_cpu_utilisation", "node0_gc_pause_ms", "node0_pending_tasks"):
+for column in ("node0_cpu_utilisation", "node0_gc_pause_ms", "node0_pending_tasks", "node0_compaction_cpu_fraction"):
     if any(row[column] == "" for row in rows):
         problems.append(f"timeseries.csv: empty {column} cells")
 for hlog in ("write-write.hlog", "read-read.hlog"):
@@ -53,5 +53,10 @@ if not (out / "server" / "gc.log").is_file():
     problems.append("server/gc.log missing")
 if problems:
     sys.exit("real node smoke test: " + "; ".join(problems))
-print(f"real node smoke test: {summary['server_version']}, {sum(o['count'] for o in summary['ops'].values())} operations, server {summary['server']['cpu_seconds']} CPU s, {summary['server']['gc']['pauses']} GC pauses: results folder complete")
+threads = {}
+for load in summary["load_server"].values():
+    for group, seconds in load["thread_cpu_seconds"].items():
+        threads[group] = threads.get(group, 0.0) + seconds
+busiest = ", ".join(f"{g} {s:.1f}" for g, s in sorted(threads.items(), key=lambda t: -t[1])[:3])
+print(f"real node smoke test: {summary['server_version']}, {sum(o['count'] for o in summary['ops'].values())} operations, server {summary['server']['cpu_seconds']} CPU s ({busiest}), {summary['server']['gc']['pauses']} GC pauses: results folder complete")
 PY
