@@ -191,22 +191,20 @@ pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 114_000;
 /// of P1's 1,000,000 c-s default rows on an idle node; the
 /// `CompactionExecutor` threads' CPU, median of three repeats, 3.50 us a
 /// partition, 16.4 ns a byte of the node's own 213-B rows;
-/// `validation/real/work/2026-11-29`), carried over to the scored
-/// measurement's day by C1's CPU per write on the two days (97.8 against
-/// 136.1 us: x 0.719; the machine ran C1 a third dearer that day), over
-/// the twin's 242 B for such a row, so that the twin's compaction of the
-/// same rows costs what the real one did (`twin validate --real
-/// validation/real/work/2026-11-29 --fit-work`). 3.11's price scaled from
-/// Scylla's, 98.8 ns, had stood in for it.
-pub const CASSANDRA_5_0_COMPACTION_NS_PER_BYTE: f64 = 10.40;
+/// `validation/real/work/2026-11-29`), over the twin's 242 B for such a
+/// row, so that the twin's compaction of the same rows costs what the
+/// real one did (`twin validate --real validation/real/work/2026-11-29
+/// --fit-work`; taken as measured on its day: work that keeps the core
+/// busy ran at the scored day's speed, `validation::real_work`). 3.11's
+/// price scaled from Scylla's, 98.8 ns, had stood in for it.
+pub const CASSANDRA_5_0_COMPACTION_NS_PER_BYTE: f64 = 14.46;
 
 /// Cassandra 5.0's flush price per row on the real node's core, ns:
 /// **fitted** to REAL.md's F1 (the flush of C1's 300,000 rows; the flush
-/// threads' CPU, median of three repeats, 2.60 us a partition), carried
-/// over as [`CASSANDRA_5_0_COMPACTION_NS_PER_BYTE`] is (x 0.719), less the
+/// threads' CPU, median of three repeats, 2.60 us a partition) less the
 /// per-byte part kept at 3.11's \[E\] (1.9 ns over the twin's 242 B);
 /// `--fit-work`. 3.11's was 1,839.
-pub const CASSANDRA_5_0_FLUSH_NS_PER_ROW: u64 = 1_409;
+pub const CASSANDRA_5_0_FLUSH_NS_PER_ROW: u64 = 2_140;
 
 impl CostTable {
     /// Scylla 2.1: [`CostTable::scylla`] with its MD5 digests (2.2 moved to

@@ -226,8 +226,12 @@ pub const CASSANDRA_5_0_SPIN: SpinParams = SpinParams {
 /// one did. The real loop's share of C1 was measured with the server's
 /// threads apart (`validation/real/work/2026-11-29`: the
 /// `epollEventLoopGroup` thread, 16.9-19.6 us a write, median 18.2, of
-/// 136.1 us), carried over to the scored measurement's day by C1's CPU
-/// per write (x 0.719: 13.1 us); the twin's loop then pays its wake-ups
+/// 136.1 us; 17.1-17.7 of 130-133 in two C1s after P2, as the scored protocol runs it,
+/// `work/2026-11-29-c1`), carried over to the scored measurement's day by
+/// C1's CPU per write (x 0.719: 13.1 us; C1 cost a third more that day
+/// whatever came before it, where phases that keep the core busy did
+/// not: the day's difference is in what an idling core pays, which is
+/// most of the loop's C1 figure); the twin's loop then pays its wake-ups
 /// (the hand-off, [`HANDOFF_COST`], each time a request or a response
 /// finds it parked: ~8.2 us a write in C1) and this
 /// (`twin validate --real validation/real/work/2026-11-29 --fit-work`
