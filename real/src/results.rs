@@ -3,14 +3,17 @@
 //!   simulated run (count, rate, latency percentiles in ms, errors), and a
 //!   `server` block: the server's CPU seconds (whole run and per load, with
 //!   CPU microseconds per operation), its G1 pauses, the tasks its thread
-//!   pools completed per load, its compactions; `missing` says which of
-//!   these the server did not expose;
+//!   pools completed per load, the CPU seconds of its threads by pool per
+//!   load (a local server: `/proc/PID/task`), its compactions; `missing`
+//!   says which of these the server did not expose;
 //! - `timeseries.csv`: one row per interval, `time_s`, then per op type
 //!   `<op>_ops_per_s` and `<op>_p99_ms` (the names `twin run` uses), then
 //!   `node0_cpu_utilisation` (the server's CPU seconds over its allowed
 //!   cores), `node0_gc_pause_ms`, `node0_pending_tasks`, `node0_flushes`,
-//!   `node0_compactions` and `client_cpu_utilisation` (this process, over
-//!   one core); a cell the server did not give is empty;
+//!   `node0_compactions`, `node0_compaction_cpu_fraction` (its compaction
+//!   threads' CPU over its allowed cores, as the twin's column) and
+//!   `client_cpu_utilisation` (this process, over one core); a cell the
+//!   server did not give is empty;
 //! - `hdr/<load>-<op>.hlog`: HdrHistogram interval logs, as `twin run`
 //!   writes them, timestamps in seconds since the run started;
 //! - `server/gc.log`: the GC log's lines over the run.

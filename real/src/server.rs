@@ -1,7 +1,9 @@
 //! The server's side of a real run, where the server is local or exposes it:
 //! - the CPU seconds its process spent, from `/proc/PID/stat` (`utime` +
 //!   `stime`, fields 14 and 15, in clock ticks of 1/100 s: Linux's
-//!   `USER_HZ` is 100 on every architecture the kernel exports it for);
+//!   `USER_HZ` is 100 on every architecture the kernel exports it for),
+//!   and each of its threads' from `/proc/PID/task/TID/stat`, summed by
+//!   pool ([`ThreadCpu`]);
 //! - the stop-the-world pauses of its GC log (`-Xlog:gc*,safepoint` with
 //!   the `time` decoration, as `deploy/real/cassandra.sh` starts it): every
 //!   G1 `Pause ...` line's wall time and length, and every safepoint that
