@@ -75,9 +75,10 @@ pub struct ValidateArgs {
     /// phases' GC logs (the cassandra-5.0 preset's constants) and stop.
     #[arg(long, requires = "real")]
     fit_gc: bool,
-    /// With --real: print the compaction and flush prices fitted to the
-    /// background work's calibration phases (K1, F1: the cassandra-5.0
-    /// preset's constants) and stop.
+    /// With --real DIR: print the compaction and flush prices fitted to
+    /// the background work's calibration phases (K1, F1) and the event
+    /// loop's C1 figure the twin's loop is fitted to (the cassandra-5.0
+    /// preset's constants), and stop.
     #[arg(long, requires = "real", conflicts_with = "fit_gc")]
     fit_work: bool,
 }
@@ -342,7 +343,7 @@ fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
     if args.fit_work {
         let scored = newest_measurement(std::path::Path::new("validation/real"));
         let Some(scored) = scored else {
-            eprintln!("twin validate --real --fit-work: no scored measurement under validation/real/ to carry the prices over to");
+            eprintln!("twin validate --real --fit-work: no scored measurement under validation/real/ to carry the event loop's C1 figure over to");
             return ExitCode::from(EXIT_BAD_INPUT);
         };
         return match validation::real_work::fit(&measurement, &scored) {

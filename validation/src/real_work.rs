@@ -327,6 +327,9 @@ fn c1_cpu(dir: &Path) -> Result<(Vec<f64>, Vec<f64>), MeasurementError> {
 /// The fit from a measurement holding K1, C1 (its threads recorded) and
 /// F1, carried over to the scored measurement `scored` by C1.
 pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
+    // The work phases first: a measurement without them is the wrong one.
+    let compaction_phases = load_phase(dir, "K1")?;
+    let flush_phases = load_phase(dir, "F1")?;
     let (here, loops) = c1_cpu(dir)?;
     if loops.is_empty() {
         return Err(MeasurementError::at(
@@ -341,7 +344,7 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
     let flush_ns_per_byte = models::cost::CostTable::cassandra_3_11().flush_ns_per_byte;
     let twin_row_bytes = twin_default_row_bytes();
     let mut compactions = Vec::new();
-    for phase in load_phase(dir, "K1")? {
+    for phase in compaction_phases {
         let (partitions, input_bytes) = compactions_in(&phase.log).ok_or_else(|| {
             MeasurementError::at(
                 &dir.join(format!("repeat-{}/K1/system.log", phase.repeat)),
@@ -358,7 +361,7 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
         });
     }
     let mut flushes = Vec::new();
-    for phase in load_phase(dir, "F1")? {
+    for phase in flush_phases {
         let (partitions, data_bytes) = flushes_in(&phase.log).ok_or_else(|| {
             MeasurementError::at(
                 &dir.join(format!("repeat-{}/F1/system.log", phase.repeat)),
