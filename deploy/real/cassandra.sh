@@ -217,9 +217,10 @@ nodetool() {
         org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7198 + i)) "$@"
 }
 
-# Every thread of process pid now: its id, its CPU in clock ticks (utime +
-# stime of /proc/PID/task/TID/stat) and its name, tab-separated.
-thread_cpu() {
+# Every thread of process pid now: its id, its state (R: runnable), its CPU
+# in clock ticks (utime + stime of /proc/PID/task/TID/stat) and its name,
+# tab-separated.
+thread_stat() {
     local f
     for f in /proc/"$1"/task/*/stat; do
         cat "$f" 2>/dev/null || true
@@ -229,8 +230,14 @@ thread_cpu() {
         for (k = length($0); k > lp; k--) if (substr($0, k, 1) == ")") { rp = k; break }
         n = split(substr($0, rp + 2), field, " ")
         # After the name: field 3 (state) is field[1], utime (14) field[12].
-        print $1 "\t" field[12] + field[13] "\t" substr($0, lp + 1, rp - lp - 1)
+        print $1 "\t" field[1] "\t" field[12] + field[13] "\t" substr($0, lp + 1, rp - lp - 1)
     }'
+}
+
+# Every thread of process pid now: id, CPU ticks and name (what `work`
+# records).
+thread_cpu() {
+    thread_stat "$1" | cut -f1,3,4
 }
 
 # Waits until node i answers on its CQL port, or fails with the log's last
@@ -345,12 +352,9 @@ runnable)
     [[ "$seconds" =~ ^[0-9]+$ ]] || die "runnable: SECONDS must be a whole number, not '$seconds'"
     end=$((SECONDS + seconds))
     while [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
-        for f in /proc/"$pid"/task/*/stat; do cat "$f" 2>/dev/null || true; done | awk -v t="$(date +%s.%N)" '{
-            lp = index($0, "("); rp = 0
-            for (k = length($0); k > lp; k--) if (substr($0, k, 1) == ")") { rp = k; break }
-            split(substr($0, rp + 2), field, " ")
-            name = substr($0, lp + 1, rp - lp - 1); gsub(/[-:#_ 0-9]+$/, "", name)
-            if (field[1] == "R") runnable[name]++
+        thread_stat "$pid" | awk -F '\t' -v t="$(date +%s.%N)" '{
+            name = $4; gsub(/[-:#_ 0-9]+$/, "", name)
+            if ($2 == "R") runnable[name]++
         } END { line = t; for (n in runnable) line = line " " n "=" runnable[n]; print line }'
         sleep "$interval"
     done

@@ -94,7 +94,7 @@
 //! once the heap and queues have grown.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use rand::{Rng, RngExt};
 use units::{SimDuration, SimTime};
@@ -313,6 +313,48 @@ impl Stage {
             Stage::EventLoop => "nioEventLoopGroup",
         }
     }
+}
+
+/// The pool a JVM thread's name says it belongs to: the name without the
+/// number the JVM or Cassandra appends (`CompactionExecutor:3`, whose
+/// Linux `comm` is `CompactionExecu`; `GC Thread#0`; `MutationStage-12`),
+/// or the whole name if it is all number. How a profile of the real
+/// node's threads (`twin real`, `twin validate --real --fit-work`) is
+/// summed by pool, to set beside [`JvmNode::stage_cpu`].
+pub fn thread_pool_of(name: &str) -> &str {
+    let trimmed = name.trim_end_matches(|c: char| c.is_ascii_digit() || ":#-_ ".contains(c));
+    if trimmed.is_empty() {
+        name
+    } else {
+        trimmed
+    }
+}
+
+/// Whether a pool ([`thread_pool_of`]) is Cassandra's compaction
+/// executor (`CompactionExecutor`, its `comm` truncated).
+pub fn is_compaction_pool(pool: &str) -> bool {
+    pool.starts_with("CompactionExec")
+}
+
+/// CPU seconds a process's threads spent between two listings (thread id
+/// -> its name and CPU seconds), summed by [`thread_pool_of`] of each
+/// thread's name in `after` (a thread that renames itself, as Cassandra
+/// 4.0 and later's shared-pool workers do for the stage they serve,
+/// counts under the name it ends with); a thread born since counts
+/// whole, and a pool that spent nothing is left out.
+pub fn cpu_by_pool(
+    before: &BTreeMap<u64, (String, f64)>,
+    after: &BTreeMap<u64, (String, f64)>,
+) -> BTreeMap<String, f64> {
+    let mut pools = BTreeMap::new();
+    for (tid, (name, seconds)) in after {
+        let earlier = before.get(tid).map_or(0.0, |(_, s)| *s);
+        let spent = (seconds - earlier).max(0.0);
+        if spent > 0.0 {
+            *pools.entry(thread_pool_of(name).to_string()).or_insert(0.0) += spent;
+        }
+    }
+    pools
 }
 
 /// Maximum threads of each stage.
@@ -2587,6 +2629,44 @@ mod tests {
     /// A shared-pool task that arrives while a worker spins is taken at
     /// its next look without a hand-off; one arriving after the workers
     /// parked pays it. The event loop is no shared-pool thread.
+    /// Threads sum by their pool: the number the JVM or Cassandra appends
+    /// is not part of it, a thread's CPU counts from the listing before
+    /// (or whole if it is new), and a pool that spent nothing is left out.
+    #[test]
+    fn threads_sum_by_their_pool_from_one_listing_to_the_next() {
+        assert_eq!(thread_pool_of("CompactionExecu"), "CompactionExecu");
+        assert_eq!(thread_pool_of("GC Thread#0"), "GC Thread");
+        assert_eq!(thread_pool_of("MutationStage-12"), "MutationStage");
+        assert_eq!(thread_pool_of("CompactionExecutor:3"), "CompactionExecutor");
+        assert_eq!(thread_pool_of("42"), "42");
+        assert!(is_compaction_pool("CompactionExecu") && !is_compaction_pool("GC Thread"));
+        let at = |threads: &[(u64, &str, f64)]| -> BTreeMap<u64, (String, f64)> {
+            threads
+                .iter()
+                .map(|(tid, name, s)| (*tid, (name.to_string(), *s)))
+                .collect()
+        };
+        let before = at(&[
+            (1, "GC Thread#0", 1.0),
+            (2, "GC Thread#1", 2.0),
+            (3, "main", 5.0),
+        ]);
+        let after = at(&[
+            (1, "GC Thread#0", 1.5),
+            (2, "GC Thread#1", 3.0),
+            (3, "main", 5.0),
+            (4, "CompactionExecu", 0.25),
+        ]);
+        let spent = cpu_by_pool(&before, &after);
+        assert_eq!(spent.get("GC Thread"), Some(&1.5));
+        assert_eq!(spent.get("CompactionExecu"), Some(&0.25));
+        assert_eq!(
+            spent.get("main"),
+            None,
+            "a thread that spent nothing is left out"
+        );
+    }
+
     #[test]
     fn a_task_a_spinning_worker_takes_pays_no_handoff() {
         let mut node = JvmNode::new(JvmConfig {

@@ -83,7 +83,7 @@ pub struct LoadRun {
     /// The machine's disk I/O over the load (a local server only).
     pub server_disk: Option<server::DiskCounters>,
     /// The server's CPU seconds over the load by thread pool
-    /// ([`server::thread_group`]), a local server only.
+    /// ([`models::jvm::thread_pool_of`]), a local server only.
     pub server_threads: Option<BTreeMap<String, f64>>,
     /// Per op kind, each interval's `(start, length, histogram)`.
     pub intervals: Vec<Intervals>,
@@ -522,7 +522,7 @@ fn report_interval(
         server_compaction_cpu_s: after.threads_since(before).map(|groups| {
             groups
                 .iter()
-                .filter(|(group, _)| server::is_compaction_thread(group))
+                .filter(|(pool, _)| models::jvm::is_compaction_pool(pool))
                 .map(|(_, seconds)| seconds)
                 .sum()
         }),

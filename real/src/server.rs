@@ -87,7 +87,7 @@ fn process_cpu_seconds_of(rest: &str) -> Option<f64> {
 /// most 15 bytes: Linux truncates what the JVM sets), and its CPU seconds.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ThreadCpu {
-    threads: BTreeMap<u32, (String, f64)>,
+    threads: BTreeMap<u64, (String, f64)>,
 }
 
 impl ThreadCpu {
@@ -111,20 +111,10 @@ impl ThreadCpu {
         Some(ThreadCpu { threads })
     }
 
-    /// CPU seconds spent since `before`, summed by [`thread_group`] of each
-    /// thread's name now (a thread that renames itself, as 4.0 and later's
-    /// shared pool workers do for the stage they serve, counts under the
-    /// name it ends with); a thread born since counts whole.
+    /// CPU seconds spent since `before`, by pool
+    /// ([`models::jvm::cpu_by_pool`]).
     pub fn since(&self, before: &ThreadCpu) -> BTreeMap<String, f64> {
-        let mut groups = BTreeMap::new();
-        for (tid, (name, seconds)) in &self.threads {
-            let earlier = before.threads.get(tid).map_or(0.0, |(_, s)| *s);
-            let spent = (seconds - earlier).max(0.0);
-            if spent > 0.0 {
-                *groups.entry(thread_group(name).to_string()).or_insert(0.0) += spent;
-            }
-        }
-        groups
+        models::jvm::cpu_by_pool(&before.threads, &self.threads)
     }
 }
 
@@ -135,24 +125,6 @@ fn parse_thread_stat(text: &str) -> Option<(String, f64)> {
     let name = text.get(open + 1..close)?.to_string();
     let seconds = process_cpu_seconds_of(&text[close + 1..])?;
     Some((name, seconds))
-}
-
-/// The pool a thread's name says it belongs to: the name without the
-/// number the JVM or Cassandra appends (`CompactionExecutor:3`, whose
-/// `comm` is `CompactionExecu`; `GC Thread#0`; `MutationStage-12`).
-pub fn thread_group(name: &str) -> &str {
-    let trimmed = name.trim_end_matches(|c: char| c.is_ascii_digit() || ":#-_ ".contains(c));
-    if trimmed.is_empty() {
-        name
-    } else {
-        trimmed
-    }
-}
-
-/// The threads whose CPU is a compaction's: Cassandra's
-/// `CompactionExecutor` pool (its `comm`, truncated).
-pub fn is_compaction_thread(group: &str) -> bool {
-    group.starts_with("CompactionExec")
 }
 
 /// The machine's disks' counters (`/proc/diskstats`), summed over the
@@ -567,12 +539,7 @@ mod tests {
     }
 
     #[test]
-    fn threads_group_by_their_pool_and_count_what_they_spent_since() {
-        assert_eq!(thread_group("CompactionExecu"), "CompactionExecu");
-        assert_eq!(thread_group("GC Thread#0"), "GC Thread");
-        assert_eq!(thread_group("MutationStage-12"), "MutationStage");
-        assert_eq!(thread_group("CompactionExecutor:3"), "CompactionExecutor");
-        assert_eq!(thread_group("42"), "42");
+    fn a_thread_stat_line_gives_its_name_and_cpu_and_this_process_its_threads() {
         let line = |name: &str, utime: u32| {
             format!("7 ({name}) S 1 7 7 0 -1 4194560 1 0 0 0 {utime} 50 0 0 20 0 1 0 5 0 0")
         };
@@ -580,34 +547,9 @@ mod tests {
             parse_thread_stat(&line("G1 Conc#0", 150)),
             Some(("G1 Conc#0".to_string(), 2.0))
         );
-        let at = |threads: &[(u32, &str, f64)]| ThreadCpu {
-            threads: threads
-                .iter()
-                .map(|(tid, name, s)| (*tid, (name.to_string(), *s)))
-                .collect(),
-        };
-        let before = at(&[
-            (1, "GC Thread#0", 1.0),
-            (2, "GC Thread#1", 2.0),
-            (3, "main", 5.0),
-        ]);
-        let after = at(&[
-            (1, "GC Thread#0", 1.5),
-            (2, "GC Thread#1", 3.0),
-            (3, "main", 5.0),
-            (4, "CompactionExecu", 0.25),
-        ]);
-        let spent = after.since(&before);
-        assert_eq!(spent.get("GC Thread"), Some(&1.5));
-        assert_eq!(spent.get("CompactionExecu"), Some(&0.25));
-        assert_eq!(
-            spent.get("main"),
-            None,
-            "a thread that spent nothing is left out"
-        );
-        assert!(is_compaction_thread("CompactionExecu"));
         let mine = ThreadCpu::read(std::process::id()).expect("this process has threads");
         assert!(!mine.threads.is_empty());
+        assert!(mine.since(&ThreadCpu::default()).values().all(|s| *s > 0.0));
         assert_eq!(ThreadCpu::read(u32::MAX), None);
     }
 

@@ -66,7 +66,8 @@ const TABLE: &str = "standard1";
 /// columns): the 8-byte key the twin's rows carry, the values and
 /// `engine::config::SSTABLE_ROW_OVERHEAD_BYTES`.
 pub fn twin_default_row_bytes() -> u64 {
-    8 + 5 * 34 + engine::config::SSTABLE_ROW_OVERHEAD_BYTES
+    use models::cassandra_stress::{DEFAULT_COLUMN_COUNT, DEFAULT_COLUMN_SIZE};
+    8 + DEFAULT_COLUMN_COUNT * DEFAULT_COLUMN_SIZE + engine::config::SSTABLE_ROW_OVERHEAD_BYTES
 }
 
 /// One work phase of one repeat.
@@ -184,7 +185,7 @@ pub fn load_phase(dir: &Path, phase: &str) -> Result<Vec<WorkPhase>, Measurement
             .map_err(|why| MeasurementError::at(&folder.join("threads-after.tsv"), why))?;
         phases.push(WorkPhase {
             repeat,
-            cpu_s: cpu_since(&before, &after),
+            cpu_s: models::jvm::cpu_by_pool(&before, &after),
             log: read("system.log")?,
         });
     }
@@ -198,8 +199,9 @@ pub fn load_phase(dir: &Path, phase: &str) -> Result<Vec<WorkPhase>, Measurement
     Ok(phases)
 }
 
-/// `threads-*.tsv`: thread id -> (ticks, name).
-fn parse_threads(text: &str) -> Result<BTreeMap<u64, (f64, String)>, String> {
+/// `threads-*.tsv` (id, CPU ticks of 1/100 s, name): thread id -> (name,
+/// CPU seconds), as [`models::jvm::cpu_by_pool`] takes them.
+fn parse_threads(text: &str) -> Result<BTreeMap<u64, (String, f64)>, String> {
     let mut threads = BTreeMap::new();
     for (number, line) in text.lines().enumerate() {
         let mut fields = line.splitn(3, '\t');
@@ -213,27 +215,9 @@ fn parse_threads(text: &str) -> Result<BTreeMap<u64, (f64, String)>, String> {
         let ticks = ticks
             .parse::<f64>()
             .map_err(|_| format!("line {}: CPU ticks `{ticks}`", number + 1))?;
-        threads.insert(tid, (ticks, name.to_string()));
+        threads.insert(tid, (name.to_string(), ticks / 100.0));
     }
     Ok(threads)
-}
-
-/// CPU seconds spent between two thread listings, by thread group (as
-/// `twin real` groups them: `real::server::thread_group`).
-fn cpu_since(
-    before: &BTreeMap<u64, (f64, String)>,
-    after: &BTreeMap<u64, (f64, String)>,
-) -> BTreeMap<String, f64> {
-    let mut groups = BTreeMap::new();
-    for (tid, (ticks, name)) in after {
-        let earlier = before.get(tid).map_or(0.0, |(t, _)| *t);
-        let spent = (ticks - earlier).max(0.0) / 100.0;
-        if spent > 0.0 {
-            let group = name.trim_end_matches(|c: char| c.is_ascii_digit() || ":#-_ ".contains(c));
-            *groups.entry(group.to_string()).or_insert(0.0) += spent;
-        }
-    }
-    groups
 }
 
 /// A size as Cassandra logs it (`203.080MiB`, `85.545KiB`, `512B`), bytes.
@@ -353,7 +337,7 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
         })?;
         compactions.push(CompactionFacts {
             repeat: phase.repeat,
-            cpu_s: phase.cpu_of(|group| group.starts_with("CompactionExec")),
+            cpu_s: phase.cpu_of(models::jvm::is_compaction_pool),
             jit_cpu_s: phase.cpu_of(|group| group.contains("CompilerThre")),
             gc_cpu_s: phase.cpu_of(|group| group.starts_with("GC Thread")),
             partitions,
@@ -508,7 +492,7 @@ mod tests {
             "1\t450\tCompactionExecu\n2\t60\tGC Thread#0\n3\t20\tGC Thread#1\n4\t0\tmain\n",
         )
         .unwrap();
-        let spent = cpu_since(&before, &after);
+        let spent = models::jvm::cpu_by_pool(&before, &after);
         assert_eq!(spent.get("CompactionExecu"), Some(&3.5));
         assert!((spent["GC Thread"] - 0.3).abs() < 1e-12);
         assert_eq!(spent.get("main"), None);
