@@ -43,7 +43,7 @@ if summary["server"]["missing"]:
 rows = list(csv.DictReader((out / "timeseries.csv").open()))
 if len(rows) < 15:
     problems.append(f"timeseries.csv has {len(rows)} rows for 20 s")
-for column in ("node0_cpu_utilisation", "node0_gc_pause_ms", "node0_pending_tasks", "node0_compaction_cpu_fraction"):
+for column in ("node0_cpu_utilisation", "node0_gc_pause_ms", "node0_pending_tasks", "node0_compaction_cpu_fraction", "node0_compiler_cpu_fraction"):
     if any(row[column] == "" for row in rows):
         problems.append(f"timeseries.csv: empty {column} cells")
 for hlog in ("write-write.hlog", "read-read.hlog"):

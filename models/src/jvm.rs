@@ -336,6 +336,14 @@ pub fn is_compaction_pool(pool: &str) -> bool {
     pool.starts_with("CompactionExec")
 }
 
+/// Whether a pool ([`thread_pool_of`]) is one of HotSpot's JIT compiler
+/// threads (`C1 CompilerThread0`, `C2 CompilerThread1`; their `comm`
+/// truncated to `C2 CompilerThre`). The twin has no JIT: its CPU is left
+/// out of what the calibration phases fit (validation/REAL.md).
+pub fn is_compiler_pool(pool: &str) -> bool {
+    pool.contains("CompilerThre")
+}
+
 /// CPU seconds a process's threads spent between two listings (thread id
 /// -> its name and CPU seconds), summed by [`thread_pool_of`] of each
 /// thread's name in `after` (a thread that renames itself, as Cassandra
@@ -2640,6 +2648,9 @@ mod tests {
         assert_eq!(thread_pool_of("CompactionExecutor:3"), "CompactionExecutor");
         assert_eq!(thread_pool_of("42"), "42");
         assert!(is_compaction_pool("CompactionExecu") && !is_compaction_pool("GC Thread"));
+        assert!(is_compiler_pool(thread_pool_of("C2 CompilerThre")));
+        assert!(is_compiler_pool(thread_pool_of("C1 CompilerThread3")));
+        assert!(!is_compiler_pool("CompactionExecu") && !is_compiler_pool("GC Thread"));
         let at = |threads: &[(u64, &str, f64)]| -> BTreeMap<u64, (String, f64)> {
             threads
                 .iter()

@@ -111,6 +111,9 @@ pub struct IntervalRow {
     pub server_compactions: Option<i64>,
     /// CPU seconds the server's compaction threads spent in the interval.
     pub server_compaction_cpu_s: Option<f64>,
+    /// CPU seconds the server's JIT compiler threads spent in the
+    /// interval (`models::jvm::is_compiler_pool`).
+    pub server_compiler_cpu_s: Option<f64>,
 }
 
 /// A finished real run.
@@ -519,15 +522,21 @@ fn report_interval(
             .pools
             .as_ref()
             .map(|pools| pools.values().map(|pool| i64::from(pool.pending)).sum()),
-        server_compaction_cpu_s: after.threads_since(before).map(|groups| {
-            groups
-                .iter()
-                .filter(|(pool, _)| models::jvm::is_compaction_pool(pool))
-                .map(|(_, seconds)| seconds)
-                .sum()
-        }),
         ..IntervalRow::default()
     };
+    if let Some(groups) = after.threads_since(before) {
+        // An empty float sum is -0.0; adding 0.0 makes it 0.
+        let sum = |wanted: fn(&str) -> bool| -> f64 {
+            groups
+                .iter()
+                .filter(|(pool, _)| wanted(pool))
+                .map(|(_, seconds)| seconds)
+                .sum::<f64>()
+                + 0.0
+        };
+        row.server_compaction_cpu_s = Some(sum(models::jvm::is_compaction_pool));
+        row.server_compiler_cpu_s = Some(sum(models::jvm::is_compiler_pool));
+    }
     if let (Some(a), Some(b)) = (&after.pools, &before.pools) {
         let deltas = server::pool_deltas(b, a);
         row.server_flushes = Some(deltas.get("MemtableFlushWriter").copied().unwrap_or(0));

@@ -11,8 +11,9 @@
 //!   `node0_cpu_utilisation` (the server's CPU seconds over its allowed
 //!   cores), `node0_gc_pause_ms`, `node0_pending_tasks`, `node0_flushes`,
 //!   `node0_compactions`, `node0_compaction_cpu_fraction` (its compaction
-//!   threads' CPU over its allowed cores, as the twin's column) and
-//!   `client_cpu_utilisation` (this process, over one core); a cell the
+//!   threads' CPU over its allowed cores, as the twin's column),
+//!   `node0_compiler_cpu_fraction` (its JIT compiler threads', which the
+//!   twin does not have) and `client_cpu_utilisation` (this process, over one core); a cell the
 //!   server did not give is empty;
 //! - `hdr/<load>-<op>.hlog`: HdrHistogram interval logs, as `twin run`
 //!   writes them, timestamps in seconds since the run started;
@@ -384,6 +385,7 @@ pub fn timeseries_csv(run: &RealRun) -> String {
             "node0_flushes",
             "node0_compactions",
             "node0_compaction_cpu_fraction",
+            "node0_compiler_cpu_fraction",
             "client_cpu_utilisation",
         ]
         .map(String::from),
@@ -428,9 +430,11 @@ pub fn timeseries_csv(run: &RealRun) -> String {
             cells.push(value.map_or(String::new(), |value| value.to_string()));
         }
         // As the twin's column: the share of the node's cores.
-        cells.push(row.server_compaction_cpu_s.map_or(String::new(), |cpu| {
-            format!("{:.4}", cpu / row.length_s / cores)
-        }));
+        for cpu in [row.server_compaction_cpu_s, row.server_compiler_cpu_s] {
+            cells.push(cpu.map_or(String::new(), |cpu| {
+                format!("{:.4}", cpu / row.length_s / cores)
+            }));
+        }
         cells.push(
             row.client_cpu_s
                 .map_or(String::new(), |cpu| format!("{:.4}", cpu / row.length_s)),

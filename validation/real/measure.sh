@@ -20,7 +20,7 @@ cd "$(dirname "$0")/../.."
 repeats=3
 first=1
 out="validation/real/$(date -u +%Y-%m-%d)"
-phases="P1 P2 C1 C2 C3 S1 S2 S3 W25 W50 W80 M25 M50 M80 D25 D50 D80 X25 X50 X80 Z1 L1"
+phases="P1 P2 C1 C4 C2 C3 S1 S2 S3 W25 W50 W80 M25 M50 M80 D25 D50 D80 X25 X50 X80 Z1 L1"
 while [ $# -gt 0 ]; do
     case "$1" in
     --repeats) repeats="$2"; shift 2 ;;
@@ -152,6 +152,11 @@ for repeat in $(seq "$first" "$repeats"); do
     fi
     # F1: the flush of what C1 left in the memtable (no settle first).
     wanted F1 && run_work F1 "$dir" no-settle flush keyspace1 standard1
+    # C4: C1's writes at a second rate (REAL.md, named 2026-11-29).
+    if wanted C4; then
+        new_keys 600000
+        run_phase C4 "$cs write no-warmup cl=ONE duration=60s -rate threads=50 limit=10000/s -pop $keys $mode" "$dir"
+    fi
     wanted C2 && run_phase C2 "$cs read no-warmup cl=ONE duration=60s -rate threads=50 limit=3000/s $mem $mode" "$dir"
     if wanted C3; then
         drop=C3

@@ -324,6 +324,13 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
                 if let Some(per_op) = tail_cpu_per_op(&series, 1, TAIL_SECONDS) {
                     add(phase, TAIL_CPU_FIGURE.into(), per_op);
                 }
+                // What the calibration phases fit, where the run has it.
+                if basis(phase) == Basis::Fitted {
+                    let less = Some(COMPILER_CPU_COLUMN);
+                    if let Some(per_op) = tail_cpu_per_op_less(&series, 1, TAIL_SECONDS, less) {
+                        add(phase, TAIL_CPU_LESS_JIT_FIGURE.into(), per_op);
+                    }
+                }
             }
             if let Some(pools) = server["thread_pools"].as_object() {
                 for (pool, label) in [
@@ -382,6 +389,15 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
 /// The calibration phases' constants are fitted to this figure.
 pub const TAIL_CPU_FIGURE: &str = "server CPU us/op, last 20 s";
 
+/// The calibration phases' fitted CPU figure from 2026-11-29's
+/// measurements on: [`TAIL_CPU_FIGURE`] less the JIT compiler threads'
+/// CPU (the real run's `node0_compiler_cpu_fraction`), which the twin
+/// does not model (REAL.md); the twin's, without a JIT, is its tail CPU.
+pub const TAIL_CPU_LESS_JIT_FIGURE: &str = "server CPU us/op less JIT, last 20 s";
+
+/// The real run's column of the JIT compiler threads' CPU.
+pub const COMPILER_CPU_COLUMN: &str = "node0_compiler_cpu_fraction";
+
 /// How much of a phase's end [`TAIL_CPU_FIGURE`] covers.
 pub const TAIL_SECONDS: f64 = 20.0;
 
@@ -390,9 +406,25 @@ pub const TAIL_SECONDS: f64 = 20.0;
 /// and `node0_cpu_utilisation`, a fraction of the node's `cores`), or
 /// `None` when the file has neither or no operation was answered then.
 pub fn tail_cpu_per_op(series: &str, cores: u32, seconds: f64) -> Option<f64> {
+    tail_cpu_per_op_less(series, cores, seconds, None)
+}
+
+/// [`tail_cpu_per_op`] less the CPU of column `less` (a fraction of the
+/// node's cores, as `node0_cpu_utilisation`), or `None` when the file
+/// has no such column.
+pub fn tail_cpu_per_op_less(
+    series: &str,
+    cores: u32,
+    seconds: f64,
+    less: Option<&str>,
+) -> Option<f64> {
     let mut lines = series.lines();
     let header: Vec<&str> = lines.next()?.split(',').collect();
     let cpu = header.iter().position(|c| *c == "node0_cpu_utilisation")?;
+    let less = match less {
+        Some(name) => Some(header.iter().position(|c| *c == name)?),
+        None => None,
+    };
     let rates: Vec<usize> = (0..header.len())
         .filter(|&i| header[i].ends_with("_ops_per_s"))
         .collect();
@@ -408,7 +440,8 @@ pub fn tail_cpu_per_op(series: &str, cores: u32, seconds: f64) -> Option<f64> {
         if time <= end - seconds {
             continue;
         }
-        busy += row.get(cpu).copied().unwrap_or(0.0) * f64::from(cores) * interval;
+        let other = less.and_then(|i| row.get(i).copied()).unwrap_or(0.0);
+        busy += (row.get(cpu).copied().unwrap_or(0.0) - other) * f64::from(cores) * interval;
         answered += rates
             .iter()
             .map(|&i| row.get(i).copied().unwrap_or(0.0) * interval)
@@ -459,8 +492,8 @@ pub const POPULATE_PHASES: [&str; 2] = ["P1", "P2"];
 pub fn run_order(phase: &str) -> usize {
     position_in(
         &[
-            "P1", "P2", "C1", "C2", "C3", "S1", "S2", "S3", "W25", "M25", "D25", "X25", "W50",
-            "M50", "D50", "X50", "W80", "M80", "D80", "X80", "Z1", "L1",
+            "P1", "P2", "C1", "C4", "C2", "C3", "S1", "S2", "S3", "W25", "M25", "D25", "X25",
+            "W50", "M50", "D50", "X50", "W80", "M80", "D80", "X80", "Z1", "L1",
         ],
         phase,
     )
@@ -471,8 +504,8 @@ pub fn run_order(phase: &str) -> usize {
 fn phase_order(phase: &str) -> usize {
     position_in(
         &[
-            "P1", "P2", "C1", "C2", "C3", "S1", "S2", "S3", "W25", "W50", "W80", "M25", "M50",
-            "M80", "D25", "D50", "D80", "X25", "X50", "X80", "Z1", "L1",
+            "P1", "P2", "C1", "C4", "C2", "C3", "S1", "S2", "S3", "W25", "W50", "W80", "M25",
+            "M50", "M80", "D25", "D50", "D80", "X25", "X50", "X80", "Z1", "L1",
         ],
         phase,
     )
@@ -608,8 +641,25 @@ mod tests {
     }
 
     #[test]
+    fn the_fitted_cpu_figure_leaves_the_jit_out() {
+        // Half a core, a tenth of it the compiler's, at 1,000 ops a second.
+        let series = "time_s,write_ops_per_s,node0_cpu_utilisation,node0_compiler_cpu_fraction\n\
+                      1.0,1000,0.5,0.05\n2.0,1000,0.5,0.05\n";
+        let less = tail_cpu_per_op_less(series, 1, 2.0, Some(COMPILER_CPU_COLUMN)).unwrap();
+        assert!((less - 450.0).abs() < 1e-9, "{less}");
+        assert!((tail_cpu_per_op(series, 1, 2.0).unwrap() - 500.0).abs() < 1e-9);
+        // A run without the column (before 2026-11-29) has no such figure.
+        let old = "time_s,write_ops_per_s,node0_cpu_utilisation\n1.0,1000,0.5\n";
+        assert_eq!(
+            tail_cpu_per_op_less(old, 1, 2.0, Some(COMPILER_CPU_COLUMN)),
+            None
+        );
+    }
+
+    #[test]
     fn phases_are_fitted_predicted_or_setup_as_real_md_names_them() {
         assert_eq!(basis("C1"), Basis::Fitted);
+        assert_eq!(basis("C4"), Basis::Fitted);
         assert_eq!(basis("P2"), Basis::Setup);
         for phase in ["S1", "W25", "M80", "D50", "X25", "Z1", "L1"] {
             assert_eq!(basis(phase), Basis::Predicted, "{phase}");
