@@ -147,44 +147,41 @@ pub struct CostTable {
 pub const CASSANDRA_FACTOR: f64 = 1.9;
 
 /// Cassandra 5.0's write steps over Scylla's, on the real node's core:
-/// **fitted** to REAL.md's C1 (writes at 5,000/s; its last 20 s, medians
-/// of three repeats: 92.8 us of server CPU per write, of which the twin's
-/// spinning worker takes ~42 and the native transport's event loop 13.1,
-/// its wake-ups and its own work, `models::jvm::
-/// CASSANDRA_5_0_EVENT_LOOP_WORK`), `validation/CALIBRATION.md` ("The
-/// real node"); [`CostTable::cassandra_5_0`]. Earlier fits: 0.961 before
-/// the event loop was modelled, 0.84 with its request wake only, 0.729
-/// with its response wake, 0.89 since a shared-pool task a spinning
-/// worker takes pays no hand-off (the 10 us it had paid at C1's rate is
-/// now the write's own, which the twin cannot yet tell from low-rate
-/// overheads: REAL.md).
-pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 0.89;
+/// **fitted**, with the spinning worker's CPU (`models::jvm::
+/// CASSANDRA_5_0_SPIN`), to REAL.md's C1 and C4 (writes at 5,000/s and
+/// 10,000/s) of `validation/real/2026-11-29`: the server's CPU per write
+/// in each phase's last 20 s less the JIT compiler threads', medians of
+/// three repeats, 109.4 and 81.0 us; the twin gives 109.8 and 81.5
+/// (`validation/CALIBRATION.md`, "The real node";
+/// [`CostTable::cassandra_5_0`]). Was 0.89, fitted to C1 alone on
+/// 2026-11-28 (92.8 us). The two rates cannot tell a write's own work
+/// from the per-request costs the real node pays only below saturation
+/// (the fit leaves the twin's saturated write at ~65 us against the
+/// measured ~32): REAL.md, "What the second rate showed".
+pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 1.125;
 
 /// Cassandra 5.0's read steps over Scylla's, on the real node's core:
-/// **fitted** to C2 (reads of rows in the page cache at 3,000/s; 135.2 us
-/// per read in its last 20 s; 0.153 before the event loop's wake-ups were
-/// charged apart, 0.135 with the request's only, 0.114 with both, 0.125
-/// with the loop's own work and no hand-off to a spinning worker). Well
-/// under one because Scylla's read prices were fitted to disk-bound
-/// published loads and carry work the twin does not model
-/// (CALIBRATION.md); [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.125;
+/// **fitted** to C2 of `validation/real/2026-11-29` (reads of rows in the
+/// page cache at 3,000/s; 187.7 us per read in its last 20 s less the
+/// JIT's; the twin gives 188.3), after the write's price, the spinner and
+/// the event loop. Was 0.125 on 2026-11-28 (135.2 us, the JIT in). Under
+/// one because Scylla's read prices were fitted to disk-bound published
+/// loads and carry work the twin does not model (CALIBRATION.md);
+/// [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.278;
 
 /// The kernel's CPU per page-cache miss under Cassandra 5.0 on the real
 /// node's machine (a KVM guest's buffered read: the request, its exit and
 /// interrupt, the insertion of the 24 KiB the disk's read-ahead brings
-/// in), nanoseconds: **fitted** to C3 (reads of 4-KiB rows after the page
-/// cache was dropped, 1,000/s; 357 us per read in its last 20 s), where
-/// the twin now misses 0.37 times per read (its whole phase 0.97; the real
-/// node 1.35 device reads per read over the phase, disk probe). Was 39 us
-/// over 1.7 misses of 6 KiB before misses brought their read-ahead in,
-/// 124.3 us before queued tasks stopped paying a hand-off, 129 us before
-/// the event loop's wake-ups were charged apart, 118 us with them. So
-/// few misses in the tail pin the price loosely: the tail also holds
-/// whatever else C3 costs that the twin does not model at 1,000/s (the
-/// JIT may still be compiling the disk-read path, first run in C3);
-/// [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 114_000;
+/// in), nanoseconds: **fitted** to C3 of `validation/real/2026-11-29`
+/// (reads of 4-KiB rows after the page cache was dropped, 1,000/s; 474.5
+/// us per read in its last 20 s less the JIT's; the twin gives 478.4),
+/// where the twin misses ~0.37 times per read. So few misses in the tail
+/// pin the price loosely: it also carries whatever else C3 costs at
+/// 1,000/s that the twin does not model. Was 114 us on 2026-11-28 (357
+/// us per read, the JIT in), 39 us over 1.7 misses of 6 KiB before
+/// misses brought their read-ahead in; [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 208_000;
 
 /// Cassandra 5.0's compaction price on the real node's core, ns per byte
 /// of the twin's SSTables: **fitted** to REAL.md's K1 (a major compaction

@@ -344,6 +344,28 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
                     );
                 }
             }
+            // The server's threads apart (2026-11-29 on): the event
+            // loop's CPU, which the twin models (its C1 figure is fitted),
+            // and the JIT's, which it does not.
+            if let Some(threads) = server["thread_cpu_seconds"].as_object() {
+                if answered > 0.0 {
+                    let per_op = |wanted: fn(&str) -> bool| -> f64 {
+                        let seconds: f64 = threads
+                            .iter()
+                            .filter(|(pool, _)| wanted(pool))
+                            .filter_map(|(_, seconds)| seconds.as_f64())
+                            .sum();
+                        seconds / answered * 1e6
+                    };
+                    let event_loop = per_op(models::jvm::is_event_loop_pool);
+                    add(phase, EVENT_LOOP_CPU_FIGURE.into(), event_loop);
+                    add(
+                        phase,
+                        JIT_CPU_FIGURE.into(),
+                        per_op(models::jvm::is_compiler_pool),
+                    );
+                }
+            }
             if let Some(log) = &run.gc_log {
                 let facts = gc_facts(log);
                 add(phase, "young GC pauses".into(), facts.young_pauses as f64);
@@ -394,6 +416,16 @@ pub const TAIL_CPU_FIGURE: &str = "server CPU us/op, last 20 s";
 /// CPU (the real run's `node0_compiler_cpu_fraction`), which the twin
 /// does not model (REAL.md); the twin's, without a JIT, is its tail CPU.
 pub const TAIL_CPU_LESS_JIT_FIGURE: &str = "server CPU us/op less JIT, last 20 s";
+
+/// The native transport event loop's CPU per operation (the real node's
+/// `epollEventLoopGroup` threads; the twin's `stage_cpu_s`
+/// `nioEventLoopGroup`): shown, not scored; C1's is what
+/// `CASSANDRA_5_0_EVENT_LOOP_WORK` is fitted to.
+pub const EVENT_LOOP_CPU_FIGURE: &str = "event loop CPU us/op";
+
+/// The JIT compiler threads' CPU per operation: shown (the twin has no
+/// JIT).
+pub const JIT_CPU_FIGURE: &str = "JIT CPU us/op";
 
 /// The real run's column of the JIT compiler threads' CPU.
 pub const COMPILER_CPU_COLUMN: &str = "node0_compiler_cpu_fraction";

@@ -327,6 +327,15 @@ pub fn twin_figures(
         serde_json::from_str(&text).map_err(|error| RealScoreError::at(&path, error))?;
     let (ops, answered) = crate::real::op_figures(&summary);
     let mut figures: BTreeMap<String, f64> = ops.into_iter().collect();
+    let event_loop = models::jvm::Stage::EventLoop.name();
+    if let Some(seconds) = summary["stage_cpu_s"][event_loop].as_f64() {
+        if answered > 0.0 {
+            figures.insert(
+                crate::real::EVENT_LOOP_CPU_FIGURE.into(),
+                seconds / answered * 1e6,
+            );
+        }
+    }
     // The collector's pauses, as the GC log gives them (one node).
     let gc = &summary["gc"];
     if let Some(young) = gc["young_pauses"].as_f64() {
@@ -766,7 +775,7 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
         let out = std::env::temp_dir().join(format!("twin-real-score-{}", std::process::id()));
         let options = RealScoreOptions {
-            measurement: root.join("2026-11-28"),
+            measurement: root.join("2026-11-29"),
             machine: root.join("machine.toml"),
             out: out.clone(),
             phases: vec!["C1".into(), "C3".into(), "W25".into()],
@@ -785,6 +794,7 @@ mod tests {
                 history("P1"),
                 history("P2"),
                 "C1".into(),
+                history("C4"),
                 history("C2"),
                 "C3".into(),
                 history("S1"),
@@ -813,7 +823,7 @@ mod tests {
             let fitted = card
                 .rows
                 .iter()
-                .find(|row| row.phase == phase && row.name == crate::real::TAIL_CPU_FIGURE)
+                .find(|row| row.phase == phase && row.name == crate::real::TAIL_CPU_LESS_JIT_FIGURE)
                 .unwrap();
             assert_eq!(fitted.basis, Basis::Fitted);
             let error = fitted.error.unwrap();

@@ -43,7 +43,9 @@
 //! pays (wake-ups, timers: a guest's exits), so the loop's C1 figure,
 //! mostly wake-ups, is carried over to the scored day by the ratio of
 //! C1's CPU per write on the two days (the whole phase, medians), and K1
-//! and F1, which run flat out on an idle node, are taken as measured.
+//! and F1, which run flat out on an idle node, are taken as measured. A
+//! scored measurement that recorded its own threads (2026-11-29 on) gives
+//! the loop's figure itself, and nothing is carried over.
 //!
 //! Medians over the repeats, as everywhere on the real scorecard. What the
 //! fit leaves out: the JIT compiling the compaction path (K1's first run
@@ -136,6 +138,10 @@ pub struct WorkFit {
     pub c1_loop_us_per_write: f64,
     /// The same on the scored day: what the twin's C1 loop must cost.
     pub loop_target_us: f64,
+    /// Whether the scored measurement recorded its C1 loop's CPU itself
+    /// (then `loop_target_us` is its median) rather than it being
+    /// carried over by `day_scale`.
+    pub loop_target_measured: bool,
     /// K1 per repeat.
     pub compactions: Vec<CompactionFacts>,
     /// F1 per repeat.
@@ -321,10 +327,19 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
             "C1 has no server threads' CPU (twin real records them since 2026-11-29)",
         ));
     }
-    let (there, _) = c1_cpu(scored)?;
+    let (there, there_loops) = c1_cpu(scored)?;
     let c1_us_per_write = (median(&here), median(&there));
     let day_scale = c1_us_per_write.1 / c1_us_per_write.0;
     let c1_loop_us_per_write = median(&loops);
+    // A scored measurement that recorded its own threads (2026-11-29 on)
+    // gives the loop's figure itself; an older one takes this day's,
+    // carried over by C1.
+    let loop_target_measured = !there_loops.is_empty();
+    let loop_target_us = if loop_target_measured {
+        median(&there_loops)
+    } else {
+        c1_loop_us_per_write * day_scale
+    };
     let flush_ns_per_byte = models::cost::CostTable::cassandra_3_11().flush_ns_per_byte;
     let twin_row_bytes = twin_default_row_bytes();
     let mut compactions = Vec::new();
@@ -382,7 +397,8 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
         c1_us_per_write,
         day_scale,
         c1_loop_us_per_write,
-        loop_target_us: c1_loop_us_per_write * day_scale,
+        loop_target_us,
+        loop_target_measured,
         compaction_us_per_partition: compaction_us,
         compaction_ns_per_real_byte: compaction_real,
         compaction_ns_per_byte: compaction_us * 1e3 / twin_row_bytes as f64,
@@ -405,8 +421,14 @@ pub fn fit_text(fit: &WorkFit) -> String {
     );
     let _ = writeln!(
         out,
-        "  its event loop (epollEventLoopGroup): {:.2} us a write, {:.2} on the scored day: what the twin's C1 loop must cost (stage_cpu_s nioEventLoopGroup over the writes)",
-        fit.c1_loop_us_per_write, fit.loop_target_us
+        "  its event loop (epollEventLoopGroup): {:.2} us a write, {:.2} on the scored day ({}): what the twin's C1 loop must cost (stage_cpu_s nioEventLoopGroup over the writes)",
+        fit.c1_loop_us_per_write,
+        fit.loop_target_us,
+        if fit.loop_target_measured {
+            "measured there"
+        } else {
+            "carried over"
+        }
     );
     let _ = writeln!(
         out,
@@ -508,6 +530,16 @@ mod tests {
         let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
         let fit = fit(&real.join("work/2026-11-29"), &real.join("2026-11-28"))
             .expect("the stored K1/F1 measurement");
+        assert!(!fit.loop_target_measured, "2026-11-28 has no threads");
+        // The newest scored measurement recorded its own C1 loop: the
+        // figure the preset's loop work is fitted to (CALIBRATION.md).
+        let scored = super::fit(&real.join("work/2026-11-29"), &real.join("2026-11-29")).unwrap();
+        assert!(scored.loop_target_measured);
+        assert!(
+            (scored.loop_target_us - 15.6).abs() < 0.05,
+            "{}",
+            scored.loop_target_us
+        );
         assert_eq!(fit.compactions.len(), 3);
         assert_eq!(fit.flushes.len(), 3);
         let costs = models::cost::CostTable::cassandra_5_0();
