@@ -85,6 +85,8 @@ pub struct LoadRun {
     /// The server's CPU seconds over the load by thread pool
     /// ([`models::jvm::thread_pool_of`]), a local server only.
     pub server_threads: Option<BTreeMap<String, f64>>,
+    /// Times the server's threads were put on a core, by pool.
+    pub server_thread_runs: Option<BTreeMap<String, u64>>,
     /// Per op kind, each interval's `(start, length, histogram)`.
     pub intervals: Vec<Intervals>,
 }
@@ -414,6 +416,7 @@ async fn run_async(
                 .map(|(a, b)| server::pool_deltas(b, a)),
             server_disk: after.disk.zip(before.disk).map(|(a, b)| a.since(&b)),
             server_threads: after.threads_since(&before),
+            server_thread_runs: after.thread_runs_since(&before),
             intervals,
         });
     }
@@ -452,6 +455,12 @@ impl Reading {
     /// The server's CPU seconds since `before` by thread pool.
     fn threads_since(&self, before: &Reading) -> Option<BTreeMap<String, f64>> {
         Some(self.threads.as_ref()?.since(before.threads.as_ref()?))
+    }
+
+    /// Times the server's threads were put on a core since `before`, by
+    /// thread pool.
+    fn thread_runs_since(&self, before: &Reading) -> Option<BTreeMap<String, u64>> {
+        Some(self.threads.as_ref()?.runs_since(before.threads.as_ref()?))
     }
 
     /// This process's CPU seconds since `before`.

@@ -4,7 +4,8 @@
 //!   `server` block: the server's CPU seconds (whole run and per load, with
 //!   CPU microseconds per operation), its G1 pauses, the tasks its thread
 //!   pools completed per load, the CPU seconds of its threads by pool per
-//!   load (a local server: `/proc/PID/task`), its compactions; `missing`
+//!   load and the times they were put on a core (a local server:
+//!   `/proc/PID/task`), its compactions; `missing`
 //!   says which of these the server did not expose;
 //! - `timeseries.csv`: one row per interval, `time_s`, then per op type
 //!   `<op>_ops_per_s` and `<op>_p99_ms` (the names `twin run` uses), then
@@ -90,6 +91,11 @@ pub struct LoadServer {
     /// and the request stages apart).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_cpu_seconds: Option<BTreeMap<String, f64>>,
+    /// Times its threads were put on a core (context switches, each
+    /// thread's `/proc/PID/task/TID/schedstat`), by thread pool: what
+    /// each operation paid in wake-ups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_runs: Option<BTreeMap<String, u64>>,
 }
 
 /// `load_server.<load>.disk`.
@@ -221,6 +227,7 @@ impl RealSummary {
                             .map(|(group, seconds)| (group.clone(), round3(*seconds)))
                             .collect()
                     }),
+                    thread_runs: load.server_thread_runs.clone(),
                 },
             );
             loads.insert(

@@ -88,6 +88,10 @@ fn process_cpu_seconds_of(rest: &str) -> Option<f64> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ThreadCpu {
     threads: BTreeMap<u64, (String, f64)>,
+    /// Each thread's times put on a core so far (`schedstat`'s third
+    /// field: its voluntary and involuntary context switches), where the
+    /// kernel gives it.
+    runs: BTreeMap<u64, u64>,
 }
 
 impl ThreadCpu {
@@ -96,7 +100,7 @@ impl ThreadCpu {
     /// listing and its read is left out.
     pub fn read(pid: u32) -> Option<ThreadCpu> {
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-        let mut threads = BTreeMap::new();
+        let (mut threads, mut runs) = (BTreeMap::new(), BTreeMap::new());
         for task in tasks.flatten() {
             let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
                 continue;
@@ -107,8 +111,33 @@ impl ThreadCpu {
             if let Some(thread) = parse_thread_stat(&text) {
                 threads.insert(tid, thread);
             }
+            let schedstat = std::fs::read_to_string(task.path().join("schedstat"));
+            if let Some(count) = schedstat.ok().as_deref().and_then(parse_schedstat_runs) {
+                runs.insert(tid, count);
+            }
         }
-        Some(ThreadCpu { threads })
+        Some(ThreadCpu { threads, runs })
+    }
+
+    /// Times each pool's threads were put on a core since `before`
+    /// ([`models::jvm::thread_pool_of`] of each thread's name now; a
+    /// thread born since counts whole): the wake-ups and preemptions the
+    /// server paid. Empty where the kernel has no `schedstat`.
+    pub fn runs_since(&self, before: &ThreadCpu) -> BTreeMap<String, u64> {
+        let mut by_pool = BTreeMap::new();
+        for (tid, count) in &self.runs {
+            let Some((name, _)) = self.threads.get(tid) else {
+                continue;
+            };
+            let earlier = before.runs.get(tid).copied().unwrap_or(0);
+            let delta = count.saturating_sub(earlier);
+            if delta > 0 {
+                *by_pool
+                    .entry(models::jvm::thread_pool_of(name).to_string())
+                    .or_insert(0) += delta;
+            }
+        }
+        by_pool
     }
 
     /// CPU seconds spent since `before`, by pool
@@ -116,6 +145,12 @@ impl ThreadCpu {
     pub fn since(&self, before: &ThreadCpu) -> BTreeMap<String, f64> {
         models::jvm::cpu_by_pool(&before.threads, &self.threads)
     }
+}
+
+/// The times a thread was put on a core, from its `schedstat` line (time
+/// on a core in ns, time waiting for one in ns, times run).
+fn parse_schedstat_runs(text: &str) -> Option<u64> {
+    text.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// A thread's name and CPU seconds from its `stat` line.
@@ -551,6 +586,40 @@ mod tests {
         assert!(!mine.threads.is_empty());
         assert!(mine.since(&ThreadCpu::default()).values().all(|s| *s > 0.0));
         assert_eq!(ThreadCpu::read(u32::MAX), None);
+    }
+
+    #[test]
+    fn a_schedstat_line_gives_the_runs_and_the_pools_sum_them() {
+        assert_eq!(
+            parse_schedstat_runs("1420130693 295103983 1611\n"),
+            Some(1611)
+        );
+        assert_eq!(parse_schedstat_runs("12 34"), None);
+        let listing = |runs: [u64; 3]| ThreadCpu {
+            threads: [
+                (1, ("MutationStage-1".to_string(), 1.0)),
+                (2, ("MutationStage-2".to_string(), 1.0)),
+                (3, ("GC Thread#0".to_string(), 1.0)),
+            ]
+            .into_iter()
+            .collect(),
+            runs: [(1, runs[0]), (2, runs[1]), (3, runs[2])]
+                .into_iter()
+                .collect(),
+        };
+        let before = listing([10, 20, 5]);
+        let after = listing([15, 27, 5]);
+        let runs = after.runs_since(&before);
+        assert_eq!(runs.get("MutationStage"), Some(&12));
+        assert_eq!(
+            runs.get("GC Thread"),
+            None,
+            "a pool that did not run is left out"
+        );
+        // A thread born since counts whole.
+        assert_eq!(after.runs_since(&ThreadCpu::default())["MutationStage"], 42);
+        let mine = ThreadCpu::read(std::process::id()).expect("this process has threads");
+        assert!(mine.runs_since(&ThreadCpu::default()).values().sum::<u64>() > 0);
     }
 
     #[test]
