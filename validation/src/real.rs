@@ -408,7 +408,8 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
 /// The steady-state CPU figure: a phase's last [`TAIL_SECONDS`], after the
 /// JIT has compiled the request path (the whole phase's CPU per operation
 /// carries the first seconds' interpreted code; C2's is 1.7x its tail's).
-/// The calibration phases' constants are fitted to this figure.
+/// The calibration phases' constants were fitted to this figure until
+/// 2026-11-29, and since to it less the JIT ([`TAIL_CPU_LESS_JIT_FIGURE`]).
 pub const TAIL_CPU_FIGURE: &str = "server CPU us/op, last 20 s";
 
 /// The calibration phases' fitted CPU figure from 2026-11-29's
