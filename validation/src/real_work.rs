@@ -301,8 +301,15 @@ fn c1_cpu(dir: &Path) -> Result<(Vec<f64>, Vec<f64>), MeasurementError> {
         if let Some(us) = server["cpu_us_per_op"].as_f64() {
             all.push(us);
         }
-        if let Some(seconds) = server["thread_cpu_seconds"]["epollEventLoopG"].as_f64() {
-            looped.push(seconds * 1e6 / writes.max(1.0));
+        if let Some(threads) = server["thread_cpu_seconds"].as_object() {
+            let loops: Vec<f64> = threads
+                .iter()
+                .filter(|(pool, _)| models::jvm::is_event_loop_pool(pool))
+                .filter_map(|(_, seconds)| seconds.as_f64())
+                .collect();
+            if !loops.is_empty() {
+                looped.push(loops.iter().sum::<f64>() * 1e6 / writes.max(1.0));
+            }
         }
     }
     if all.is_empty() {
@@ -353,7 +360,7 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
         compactions.push(CompactionFacts {
             repeat: phase.repeat,
             cpu_s: phase.cpu_of(models::jvm::is_compaction_pool),
-            jit_cpu_s: phase.cpu_of(|group| group.contains("CompilerThre")),
+            jit_cpu_s: phase.cpu_of(models::jvm::is_compiler_pool),
             gc_cpu_s: phase.cpu_of(|group| group.starts_with("GC Thread")),
             partitions,
             input_bytes,
