@@ -81,6 +81,12 @@ pub struct ValidateArgs {
     /// preset's constants), and stop.
     #[arg(long, requires = "real", conflicts_with = "fit_gc")]
     fit_work: bool,
+    /// With --real: print the shared pool's and the event loop's prices
+    /// (a run on the core, a write's and a read's work) fitted to the
+    /// calibration phases' threads and their runs (C1, C4, C2;
+    /// validation/REAL.md, "Runs counted"), and stop.
+    #[arg(long, requires = "real", conflicts_with_all = ["fit_gc", "fit_work"])]
+    fit_runs: bool,
 }
 
 /// What the scorecard needs besides the cases' results (a part's header).
@@ -340,6 +346,24 @@ fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
             }
         }
     };
+    if args.fit_runs {
+        let fit = validation::real::load(&measurement)
+            .map_err(|error| error.to_string())
+            .and_then(|loaded| validation::real_runs::fit(&loaded));
+        return match fit {
+            Ok(fit) => {
+                print!("{}", validation::real_runs::fit_text(&fit));
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!(
+                    "twin validate --real --fit-runs: {}: {error}",
+                    measurement.display()
+                );
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+        };
+    }
     if args.fit_work {
         let scored = newest_measurement(std::path::Path::new("validation/real"));
         let Some(scored) = scored else {

@@ -147,41 +147,40 @@ pub struct CostTable {
 pub const CASSANDRA_FACTOR: f64 = 1.9;
 
 /// Cassandra 5.0's write steps over Scylla's, on the real node's core:
-/// **fitted**, with the spinning worker's CPU (`models::jvm::
-/// CASSANDRA_5_0_SPIN`), to REAL.md's C1 and C4 (writes at 5,000/s and
-/// 10,000/s) of `validation/real/2026-11-29`: the server's CPU per write
-/// in each phase's last 20 s less the JIT compiler threads', medians of
-/// three repeats, 109.4 and 81.0 us; the twin gives 109.8 and 81.5
-/// (`validation/CALIBRATION.md`, "The real node";
-/// [`CostTable::cassandra_5_0`]). Was 0.89, fitted to C1 alone on
-/// 2026-11-28 (92.8 us). The two rates cannot tell a write's own work
-/// from the per-request costs the real node pays only below saturation
-/// (the fit leaves the twin's saturated write at ~65 us against the
-/// measured ~32): REAL.md, "What the second rate showed".
-pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 1.125;
+/// **fitted** so that the twin's write costs the work of the straight line
+/// through REAL.md's C1 and C4 (writes at 5,000/s and 10,000/s) of the
+/// request threads' CPU per write against their runs on a core per write,
+/// 12.22 us (`validation/real/work/2026-11-30/runs`; `twin validate --real
+/// DIR --fit-runs`), the runs priced apart (`models::jvm::CASSANDRA_5_0_SEP`,
+/// 10.64 us each). Was 1.125 (57 us), fitted to 2026-11-29's whole-server
+/// C1 and C4 with a spinner burning a fitted share of the idle core, which
+/// folded the runs into the write's price (REAL.md, "Runs counted").
+/// [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 0.2414;
 
 /// Cassandra 5.0's read steps over Scylla's, on the real node's core:
-/// **fitted** to C2 of `validation/real/2026-11-29` (reads of rows in the
-/// page cache at 3,000/s; 187.7 us per read in its last 20 s less the
-/// JIT's; the twin gives 188.3), after the write's price, the spinner and
-/// the event loop. Was 0.125 on 2026-11-28 (135.2 us, the JIT in). Under
-/// one because Scylla's read prices were fitted to disk-bound published
-/// loads and carry work the twin does not model (CALIBRATION.md);
-/// [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.278;
+/// **fitted** so that the twin's read from memory costs C2's request
+/// threads' CPU per read less its runs' price, 179.1 - 7.976 x 10.644 =
+/// 94.2 us (`validation/real/work/2026-11-30/runs`, `--fit-runs`). Was
+/// 0.278, fitted to 2026-11-29's whole-server C2. C2 is the JVM's first
+/// read phase, its read path still being compiled, so the price is dearer
+/// than a warm read's (CALIBRATION.md). Under one because Scylla's read
+/// prices were fitted to disk-bound published loads and carry work the
+/// twin does not model; [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.2525;
 
 /// The kernel's CPU per page-cache miss under Cassandra 5.0 on the real
 /// node's machine (a KVM guest's buffered read: the request, its exit and
 /// interrupt, the insertion of the 24 KiB the disk's read-ahead brings
 /// in), nanoseconds: **fitted** to C3 of `validation/real/2026-11-29`
 /// (reads of 4-KiB rows after the page cache was dropped, 1,000/s; 474.5
-/// us per read in its last 20 s less the JIT's; the twin gives 478.4),
-/// where the twin misses ~0.37 times per read. So few misses in the tail
-/// pin the price loosely: it also carries whatever else C3 costs at
-/// 1,000/s that the twin does not model. Was 114 us on 2026-11-28 (357
-/// us per read, the JIT in), 39 us over 1.7 misses of 6 KiB before
-/// misses brought their read-ahead in; [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 208_000;
+/// us per read in its last 20 s less the JIT's; the twin gives 473.7),
+/// after the shared pool's prices and the read's. So few misses in the
+/// tail pin the price loosely: it also carries whatever else C3 costs at
+/// 1,000/s that the twin does not model. Was 208 us with the spinner that
+/// burnt a share of the idle core, 114 us on 2026-11-28;
+/// [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 365_000;
 
 /// Cassandra 5.0's compaction price on the real node's core, ns per byte
 /// of the twin's SSTables: **fitted** to REAL.md's K1 (a major compaction
@@ -252,11 +251,12 @@ impl CostTable {
     /// calibration phase's CPU per operation (the node's CPU seconds over
     /// the operations answered, in the phase's last 20 s, after the JIT has
     /// compiled the path; `validation/real/2026-11-28`, repeats 1-2):
-    /// - [`CASSANDRA_5_0_WRITE_FACTOR`] on the write steps, to C1 (writes
-    ///   at 5,000/s): a local write at RF 1 is one step and one hand-off;
+    /// - [`CASSANDRA_5_0_WRITE_FACTOR`] on the write steps, to the work of
+    ///   C1 and C4 (writes at 5,000/s and 10,000/s) once their runs on the
+    ///   core are priced apart: a local write at RF 1 is one step;
     /// - [`CASSANDRA_5_0_READ_FACTOR`] on every step of a read (lookup,
-    ///   index and row parse, decompression), to C2 (reads at 3,000/s of
-    ///   rows the page cache holds);
+    ///   index and row parse, decompression), to C2's work (reads at
+    ///   3,000/s of rows the page cache holds);
     /// - [`CASSANDRA_5_0_PAGE_MISS_NS`], the kernel's work for a page read
     ///   from the device, to C3 (reads at 1,000/s of 4-KiB rows after the
     ///   page cache was dropped), over the misses per read the twin's page

@@ -100,6 +100,7 @@ use rand::{Rng, RngExt};
 use units::{SimDuration, SimTime};
 
 use crate::distribution::standard_normal;
+use crate::sep::{AfterLook, Spinners};
 
 /// `native_transport_max_threads` (hardware.md 4.5, \[S\] cassandra.yaml).
 pub const NATIVE_TRANSPORT_MAX_THREADS: u32 = 128;
@@ -205,41 +206,41 @@ impl AllocationParams {
     }
 }
 
-/// A spinning worker on the real node's machine. Its CPU is **fitted**,
-/// with the write's price (`models::cost::CASSANDRA_5_0_WRITE_FACTOR`),
-/// to REAL.md's C1 and C4 (writes at 5,000/s and 10,000/s,
-/// `validation/real/2026-11-29`): 31% of the core's idle time. The
-/// stand-alone loop `deploy/real/cassandra.sh spin-cost` runs (5.0's
-/// sole-spinner loop, `LockSupport.parkNanos(10 us)` then a look for
-/// work, pinned to the server's core) took 25.0-26.5% of the core
-/// (median 25.7%, validation/real/2026-11-28/spin-cost.txt), which was
-/// the figure until then; it leaves out more than one spinner (every
-/// worker that finishes a task spins until the pool's stop check trims
-/// it) and the executor's own scan. Its period is **measured** by that
-/// loop: a 10-us park returns after 91-94 us (the kernel's 50-us timer
-/// slack and the guest's timer exits), so a task arriving while the
-/// worker spins waits up to one look, 94 us. The worker stops spinning
-/// after 10 ms without work (`SEPWorker`'s stop check, Cassandra 5.0
-/// source) \[S\].
-pub const CASSANDRA_5_0_SPIN: SpinParams = SpinParams {
-    cpu_fraction: 0.31,
-    iteration: SimDuration::from_micros(94),
-    stop_after: SimDuration::from_millis(10),
+/// Cassandra 5.0's shared pool of request workers on the real node's
+/// machine ([`crate::sep`]). The price of putting a worker on the core is
+/// **fitted** to REAL.md's C1 and C4 (writes at 5,000/s and 10,000/s):
+/// the request workers' CPU per write against their runs on a core per
+/// write (schedstat's second count), a straight line through the two:
+/// 88.27 us and 7.144 runs a write at C1, 46.06 us and 3.179 runs at C4,
+/// so 10.644 us a run and 12.22 us of work a write
+/// ([`crate::cost::CASSANDRA_5_0_WRITE_FACTOR`]), from
+/// `validation/real/work/2026-11-30/runs` (REAL.md, "Runs counted"). The overshoot is **measured**:
+/// a 10-us park on the server's core returns after 91-94 us
+/// (`deploy/real/cassandra.sh spin-cost`,
+/// `validation/real/2026-11-28/spin-cost.txt`), 84 us late.
+pub const CASSANDRA_5_0_SEP: SepParams = SepParams {
+    run_cost: SimDuration::from_nanos(10_644),
+    park_overshoot: SimDuration::from_micros(84),
 };
 
 /// The native transport event loop's own CPU per client request on the
-/// real node's machine (Cassandra 5.0; [`JvmConfig::event_loop_work`]):
-/// **fitted** so that the twin's loop costs REAL.md's C1 what the real
-/// one did in the same measurement (`validation/real/2026-11-29`: the
-/// `epollEventLoopGroup` thread, 15.6 us a write, 14.9-18.1; `twin
-/// measured` prints it as `event loop CPU us/op`); the twin's loop pays
-/// its wake-ups (the hand-off, [`HANDOFF_COST`], each time a request or
-/// a response finds it parked) and this, 15.57 us a write in C1. Was 4.9
-/// us, fitted to another day's C1 carried over by a day's scale. The
-/// real loop's figure falls to 3.4 us at saturation (S1), the twin's
-/// only to this: the loop's own per-request work is less at saturation
-/// than the fit at C1 makes it (batched reads and flushes), REAL.md.
-pub const CASSANDRA_5_0_EVENT_LOOP_WORK: SimDuration = SimDuration::from_nanos(7_760);
+/// real node's machine (Cassandra 5.0; [`JvmConfig::event_loop_work`]),
+/// and what each of its runs on the core costs
+/// ([`CASSANDRA_5_0_EVENT_LOOP_WAKE`]): **fitted** as the request
+/// workers' price is ([`CASSANDRA_5_0_SEP`]), a straight line through the
+/// loop thread's (`epollEventLoopGroup`) CPU and runs per write at REAL.md's
+/// C1 and C4: 18.60 us and 0.524 runs at C1, 9.80 us and 0.229 runs at
+/// C4, so 29.82 us a run (an `epoll_wait` return, the socket reads, the
+/// response writes and flushes of one batch) and 2.98 us a request
+/// (`validation/real/work/2026-11-30/runs`). Was 7.76 us a request with a
+/// 10-us wake, fitted to C1 alone, which could not fall with the rate as
+/// the real loop's CPU per request does (18.1 us at 5,000/s, 3.4 at
+/// saturation): the batches grow, the runs per request fall.
+pub const CASSANDRA_5_0_EVENT_LOOP_WORK: SimDuration = SimDuration::from_nanos(2_983);
+
+/// What each run of the event loop on the core costs: see
+/// [`CASSANDRA_5_0_EVENT_LOOP_WORK`].
+pub const CASSANDRA_5_0_EVENT_LOOP_WAKE: SimDuration = SimDuration::from_nanos(29_821);
 
 /// Fixed-point scale of per-thread service: units per nanosecond of one
 /// core (2^20, so rounding at a rate change loses under a femtosecond).
@@ -343,6 +344,19 @@ pub fn is_compaction_pool(pool: &str) -> bool {
 /// `nioEventLoopGroup` without epoll): [`Stage::EventLoop`].
 pub fn is_event_loop_pool(pool: &str) -> bool {
     pool.starts_with("epollEventLoop") || pool.starts_with("nioEventLoop")
+}
+
+/// Whether a pool ([`thread_pool_of`]) is Cassandra 4.0+'s shared pool of
+/// request workers (`SharedExecutorPool`): a worker renames itself after
+/// the stage it last served (`Native-Transport-Requests-3`, its `comm`
+/// `Native-Transpor`; `MutationStage-7`; `ReadStage-2`), or keeps its
+/// pool's name until it serves one (`SharedPool-Worker-1`). The twin's
+/// request stages with their spinners ([`crate::sep`]).
+pub fn is_shared_pool_thread(pool: &str) -> bool {
+    pool.starts_with("Native-Transpo")
+        || pool.starts_with("MutationStage")
+        || pool.starts_with("ReadStage")
+        || pool.starts_with("SharedPool")
 }
 
 /// Whether a pool ([`thread_pool_of`]) is one of HotSpot's JIT compiler
@@ -878,41 +892,7 @@ impl G1Params {
     }
 }
 
-/// Cassandra's spinning workers (`SharedExecutorPool`, 5.0's
-/// `concurrent/SEPWorker.java`): a worker that finds no work does not park
-/// at once but spins, sleeping 10 us at a time (`parkNanos`) and looking
-/// for work between sleeps; a sole spinner parks once it has spun 10 ms
-/// with nothing to do (`maybeStop`, `stopCheckInterval`), and the pool
-/// keeps about one spinner (its stop budget trims the others). So while
-/// work keeps arriving a node burns a spinner's CPU in its idle time, a
-/// task finds a spinning worker and waits for its next look instead of a
-/// futex wake-up, and only at saturation (no idle time) does the spinning
-/// stop costing anything.
-///
-/// Modelled: while a task started or finished within `stop_after`, the
-/// spinner burns `cpu_fraction` of the core time no thread computes (idle
-/// cores, and a woken task's wait for the spinner's next look), at most
-/// one core's (it yields to work, so the work's service is not slowed),
-/// counted in [`JvmNode::cpu_busy`] and [`JvmNode::spin_cpu`];
-/// a task handed to an idle stage then is taken at the spinner's next
-/// look, uniform within one iteration, instead of a wake-up. Left out:
-/// more than one spinner, the executor scan's own cost per look, and the
-/// producers' skipped wake-ups when several tasks arrive together.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SpinParams {
-    /// CPU the spinning workers burn, fraction of the core's idle time
-    /// ([`CASSANDRA_5_0_SPIN`]: fitted to two calibration rates; the
-    /// stand-alone loop of `deploy/real/cassandra.sh spin-cost`, one
-    /// thread parking 10 us at a time as SEPWorker's loop does, measures
-    /// one spinner's).
-    pub cpu_fraction: f64,
-    /// One look's period: the 10-us park with the kernel's timer slack,
-    /// measured with it.
-    pub iteration: SimDuration,
-    /// A sole spinner's idle spinning before it parks: 10 ms
-    /// (`SEPWorker.stopCheckInterval`, Cassandra 5.0).
-    pub stop_after: SimDuration,
-}
+pub use crate::sep::SepParams;
 
 /// Whether the node collects garbage.
 // A configuration, held once per node and copied only when a node is
@@ -939,8 +919,8 @@ pub struct JvmConfig {
     pub handoff_cost: SimDuration,
     /// Whether a task that waits in its stage's FIFO pays
     /// [`JvmConfig::handoff_cost`] too. `false`: only a task that starts
-    /// on a parked thread pays it (with [`JvmConfig::spin`], a
-    /// shared-pool task a spinning worker takes does not); one taken from
+    /// on a parked thread pays it (with [`JvmConfig::sep`], the shared
+    /// pool's tasks pay its runs instead); one taken from
     /// the queue by a thread that has just finished a task does not, as
     /// Cassandra's `SEPWorker` goes straight on to its executor's next
     /// task without parking (no futex wake-up, no context switch), so at
@@ -960,16 +940,21 @@ pub struct JvmConfig {
     /// or the disk); 3.11's keeps the hand-off per task its cost table and
     /// G1 model were fitted with.
     pub inline_continuations: bool,
-    /// Spinning workers ([`SpinParams`]); `None`: threads park as soon as
-    /// they are idle (3.11's preset, whose costs were fitted without it).
-    pub spin: Option<SpinParams>,
+    /// The request stages as Cassandra 4.0+'s shared pool of spinning
+    /// workers ([`crate::sep`], [`SepParams`]): a task queued on a request
+    /// stage waits for a spinner's look or a worker unparked for it, and
+    /// each worker's run on the core costs [`SepParams::run_cost`] instead
+    /// of the hand-off. `None`: a stage's threads park as soon as they are
+    /// idle and a task wakes one (3.11's preset, whose costs were fitted
+    /// that way).
+    pub sep: Option<SepParams>,
     /// Whether a woken thread takes no core until its wake-up is over (a
     /// state of its own, an event of its own): exact at any load. `false`
     /// takes the wake-up as the first part of the task's service, which is
     /// exact only while the runnable threads fit the cores and otherwise
     /// shares the cores out to threads that are not yet running: 3.11's
     /// preset, whose prices and G1 model were fitted that way. 5.0's
-    /// spinner looks every 94 us on the real node's core, where that
+    /// request workers wake often on the real node's one core, where that
     /// sharing would take a core's worth of time at moderate loads.
     pub exact_wakeups: bool,
     /// What G1 starts from ([`G1History`]); `None`: a new JVM, G1's own
@@ -979,7 +964,7 @@ pub struct JvmConfig {
     /// native transport's event loop ([`Stage::EventLoop`], its threads
     /// [`StageThreads::event_loop`]; [`JvmNode::submit_from_client`]):
     /// the loop, parked in `epoll_wait` while idle, pays
-    /// [`JvmConfig::handoff_cost`] to wake for a request and hands it on;
+    /// [`JvmConfig::event_loop_wake`] to wake for a request and hands it on;
     /// a request that finds it busy (queued behind others, as at
     /// saturation) costs it nothing. 5.0's preset; 3.11's folds the loop
     /// into its fitted prices.
@@ -993,6 +978,11 @@ pub struct JvmConfig {
     /// the ~200 its clients have in flight). Zero: the loop only pays its
     /// wake-ups.
     pub event_loop_work: SimDuration,
+    /// What each run of the event loop on the core costs with
+    /// [`JvmConfig::event_loop_front`]: a request or a response flush that
+    /// finds it parked wakes it, and those that come while it runs are
+    /// its batch.
+    pub event_loop_wake: SimDuration,
 }
 
 impl JvmConfig {
@@ -1007,20 +997,23 @@ impl JvmConfig {
             gc: GcModel::G1(G1Params::cassandra_3_11_heap_48g()),
             allocation: AllocationParams::per_step(ALLOCATION_PER_OPERATION_BYTES),
             inline_continuations: false,
-            spin: None,
+            sep: None,
             exact_wakeups: false,
             g1_start: None,
             event_loop_front: false,
             event_loop_work: SimDuration::ZERO,
+            event_loop_wake: HANDOFF_COST,
         }
     }
 
     /// Cassandra 5.0 on `cores` cores, `data_directories` data directories
     /// and a heap of `heap_bytes`: 5.0's stage defaults are 3.11's
     /// (`concurrent_reads`/`writes` 32, `native_transport_max_threads`
-    /// 128, Config.java @5.0), [`HANDOFF_COST`], G1 fitted to the real
-    /// node ([`G1Params::cassandra_5_0`]) and its allocation
-    /// ([`AllocationParams::cassandra_5_0`]).
+    /// 128, Config.java @5.0), the shared pool of request workers and the
+    /// event loop as measured on the real node ([`CASSANDRA_5_0_SEP`],
+    /// [`CASSANDRA_5_0_EVENT_LOOP_WORK`]), [`HANDOFF_COST`] for the other
+    /// stages, G1 fitted to the real node ([`G1Params::cassandra_5_0`])
+    /// and its allocation ([`AllocationParams::cassandra_5_0`]).
     pub fn cassandra_5_0(cores: u32, data_directories: u32, heap_bytes: u64) -> JvmConfig {
         JvmConfig {
             cores,
@@ -1030,11 +1023,12 @@ impl JvmConfig {
             gc: GcModel::G1(G1Params::cassandra_5_0(heap_bytes)),
             allocation: AllocationParams::cassandra_5_0(),
             inline_continuations: true,
-            spin: Some(CASSANDRA_5_0_SPIN),
+            sep: Some(CASSANDRA_5_0_SEP),
             exact_wakeups: true,
             g1_start: None,
             event_loop_front: true,
             event_loop_work: CASSANDRA_5_0_EVENT_LOOP_WORK,
+            event_loop_wake: CASSANDRA_5_0_EVENT_LOOP_WAKE,
         }
     }
 }
@@ -1142,6 +1136,9 @@ struct RunningTask {
     sequence: u64,
     tag: u64,
     stage: Stage,
+    /// A shared-pool spinner's look ([`crate::sep`]), not a task: its
+    /// spinner's id.
+    look: Option<u32>,
 }
 
 /// A thread woken for a task that has not started yet
@@ -1290,12 +1287,22 @@ pub struct JvmNode {
     /// it (a task started or finished, a pause) rather than each time the
     /// driver asks, which it does after every event.
     next: Option<SimTime>,
-    /// Spinning workers, if the node has them.
-    spin: Option<SpinParams>,
-    /// When a task last started or finished: spinning goes on until
-    /// `stop_after` past it.
-    last_activity: SimTime,
-    /// CPU the spinning has burnt, nanoseconds (within `cpu_busy_nanos`).
+    /// The shared pool's spinning workers, if the request stages are one
+    /// ([`JvmConfig::sep`]).
+    sep: Option<Spinners>,
+    /// Spinners' looks among `running`.
+    looks_running: usize,
+    /// Shared-pool workers that finished a task with nothing else to take,
+    /// by when: each starts spinning unless, at that same instant, the
+    /// driver hands it its read's continuation
+    /// ([`JvmNode::submit_continuation`]) or its read's I/O
+    /// ([`JvmNode::worker_blocks_on_io`]).
+    pending_workers: Vec<(SimTime, Stage)>,
+    /// Shared-pool workers blocked in a read's I/O: each takes the
+    /// continuation after it, woken by the I/O (a run).
+    blocked_workers: u32,
+    /// CPU the spinners' looks that found no task have taken, nanoseconds
+    /// (within `cpu_busy_nanos`).
     spin_nanos: u128,
     /// [`JvmConfig::exact_wakeups`].
     exact_wakeups: bool,
@@ -1303,6 +1310,10 @@ pub struct JvmNode {
     event_loop_front: bool,
     /// [`JvmConfig::event_loop_work`].
     event_loop_work: SimDuration,
+    /// [`JvmConfig::event_loop_wake`].
+    event_loop_wake: SimDuration,
+    /// Times the event loop was put on the core.
+    event_loop_runs: u64,
     /// Client requests' first tasks in the event loop, in the order the
     /// loop (one FIFO) finishes them: each one's tag, the stage it goes on
     /// to, its demand there and its thread's wake-up.
@@ -1396,12 +1407,16 @@ impl JvmNode {
             cpu_busy_nanos: 0,
             tasks_completed: 0,
             next: None,
-            spin: config.spin,
-            last_activity: SimTime::ZERO,
+            sep: config.sep.map(|params| Spinners::new(params, 0)),
+            looks_running: 0,
+            pending_workers: Vec::new(),
+            blocked_workers: 0,
             spin_nanos: 0,
             exact_wakeups: config.exact_wakeups,
             event_loop_front: config.event_loop_front,
             event_loop_work: config.event_loop_work,
+            event_loop_wake: config.event_loop_wake,
+            event_loop_runs: 0,
             after_event_loop: VecDeque::new(),
             waking: BinaryHeap::new(),
         }
@@ -1417,6 +1432,15 @@ impl JvmNode {
     /// ([`JvmConfig::inline_continuations`]).
     pub fn inline_continuations(&self) -> bool {
         self.inline_continuations
+    }
+
+    /// Seeds the shared pool's draws (its spinners' sleeps and its
+    /// workers' wake-ups; [`JvmConfig::sep`]): a node's own stream, so
+    /// that nodes do not spin in step. Without it the seed is zero.
+    pub fn seed_workers(&mut self, seed: u64) {
+        if let Some(sep) = self.sep.as_mut() {
+            *sep = Spinners::new(sep.params(), seed);
+        }
     }
 
     /// Puts the collector at a random point of its steady cycle, as on a
@@ -1476,6 +1500,9 @@ impl JvmNode {
         demand: SimDuration,
         wake: SimDuration,
     ) -> Option<SimTime> {
+        if self.sep.is_some() && stage.is_shared_pool() {
+            return self.enqueue_shared(now, stage, tag, demand);
+        }
         self.enqueue(now, stage, tag, demand, self.handoff_cost, wake)
     }
 
@@ -1506,7 +1533,7 @@ impl JvmNode {
             Stage::EventLoop,
             tag,
             work,
-            self.handoff_cost,
+            self.event_loop_wake,
             SimDuration::ZERO,
         )
     }
@@ -1544,6 +1571,28 @@ impl JvmNode {
         tag: u64,
         demand: SimDuration,
     ) -> Option<SimTime> {
+        if self.in_shared_pool(stage) {
+            self.catch_up(now);
+            if let Some(from) = self.take_pending_worker(now) {
+                // The worker that just finished goes straight on, on its
+                // own thread.
+                self.pools[from.index()].active -= 1;
+                self.pools[stage.index()].active += 1;
+                self.start(stage, tag, demand);
+                debug_assert!(self.invariants_hold());
+                return self.update_next();
+            }
+            let cost = if self.blocked_workers > 0 {
+                // The read's I/O is done: its worker wakes (a run).
+                self.blocked_workers -= 1;
+                let sep = self.sep.as_mut().expect("a shared pool");
+                sep.count_wake_for_task();
+                demand + sep.params().run_cost
+            } else {
+                demand
+            };
+            return self.enqueue(now, stage, tag, cost, SimDuration::ZERO, SimDuration::ZERO);
+        }
         self.enqueue(
             now,
             stage,
@@ -1567,37 +1616,15 @@ impl JvmNode {
         wake: SimDuration,
     ) -> Option<SimTime> {
         self.catch_up(now);
-        // A shared-pool task that arrives while a worker spins is taken by
-        // that worker at its next look, unsignalled (`SEPWorker`: a
-        // producer does not wake a thread while any spins); the looks'
-        // CPU is the spinner's own ([`SpinParams`]), so no hand-off.
-        let spinner_takes = stage.is_shared_pool() && self.spinning(now).is_some();
-        self.last_activity = now;
         let queued_tasks_pay_handoff = self.queued_tasks_pay_handoff;
         let pool = &mut self.pools[stage.index()];
         if pool.active < pool.threads {
             pool.active += 1;
-            let cost = if spinner_takes {
-                demand
-            } else {
-                demand + handoff
-            };
-            if self.exact_wakeups && wake > SimDuration::ZERO {
-                self.waking.push(Reverse(WakingTask {
-                    at: now + wake,
-                    sequence: self.next_sequence,
-                    tag,
-                    stage,
-                    cost,
-                }));
-                self.next_sequence += 1;
-            } else {
-                self.wake_nanos_to_net += u128::from(wake.as_nanos());
-                self.start(stage, tag, cost + wake);
-                // The wake-up is netted out of the stage's core time as
-                // it is out of the node's.
-                self.pools[stage.index()].cpu_nanos -= u128::from(wake.as_nanos());
+            if stage == Stage::EventLoop && handoff > SimDuration::ZERO {
+                // The loop was parked in `epoll_wait`: a run.
+                self.event_loop_runs += 1;
             }
+            self.start_woken(now, stage, tag, demand + handoff, wake);
         } else {
             // A thread that finishes a task takes this one without
             // parking: whether that costs a hand-off is the preset's.
@@ -1612,28 +1639,254 @@ impl JvmNode {
         self.update_next()
     }
 
+    /// Starts `tag` (its thread already counted active) on a thread that
+    /// wakes `wake` after `now`, costing `cost`.
+    fn start_woken(
+        &mut self,
+        now: SimTime,
+        stage: Stage,
+        tag: u64,
+        cost: SimDuration,
+        wake: SimDuration,
+    ) {
+        if self.exact_wakeups && wake > SimDuration::ZERO {
+            self.waking.push(Reverse(WakingTask {
+                at: now + wake,
+                sequence: self.next_sequence,
+                tag,
+                stage,
+                cost,
+            }));
+            self.next_sequence += 1;
+        } else {
+            self.wake_nanos_to_net += u128::from(wake.as_nanos());
+            self.start(stage, tag, cost + wake);
+            // The wake-up is netted out of the stage's core time as it is
+            // out of the node's.
+            self.pools[stage.index()].cpu_nanos -= u128::from(wake.as_nanos());
+            if self.sep.is_some() && stage.is_shared_pool() {
+                self.maybe_schedule(now, stage);
+            }
+        }
+    }
+
+    /// A new task for a request stage of the shared pool
+    /// ([`JvmConfig::sep`], `SEPExecutor.addTask`): it waits in the
+    /// stage's queue for a spinner's look, or for a worker that finishes
+    /// a task; a task on an empty queue while no worker spins unparks one
+    /// to spin (`maybeStartSpinningWorker`).
+    fn enqueue_shared(
+        &mut self,
+        now: SimTime,
+        stage: Stage,
+        tag: u64,
+        demand: SimDuration,
+    ) -> Option<SimTime> {
+        self.catch_up(now);
+        let pool = &mut self.pools[stage.index()];
+        let was_empty = pool.queue.is_empty();
+        pool.queue.push_back((tag, demand));
+        let sep = self.sep.as_mut().expect("a shared pool");
+        if was_empty && sep.count() == 0 {
+            let wake = sep.draw_wake();
+            sep.start_spinner(now, wake);
+        }
+        debug_assert!(self.invariants_hold());
+        self.update_next()
+    }
+
+    /// `SEPExecutor.maybeSchedule`: with no worker spinning and tasks
+    /// queued on `stage` that a thread may take, a parked worker is
+    /// unparked for the first of them (a run, and its wake-up).
+    fn maybe_schedule(&mut self, now: SimTime, stage: Stage) {
+        let Some(sep) = self.sep.as_mut() else {
+            return;
+        };
+        let pool = &mut self.pools[stage.index()];
+        if sep.count() > 0 || pool.queue.is_empty() || pool.active >= pool.threads {
+            return;
+        }
+        let (tag, demand) = pool.queue.pop_front().expect("a queued task");
+        pool.active += 1;
+        sep.count_wake_for_task();
+        let wake = sep.draw_wake();
+        let cost = demand + sep.params().run_cost;
+        self.start_woken(now, stage, tag, cost, wake);
+    }
+
+    /// [`JvmNode::maybe_schedule`] for every request stage (the last
+    /// spinner stopped spinning, `SEPWorker.stopSpinning`).
+    fn maybe_schedule_all(&mut self, now: SimTime) {
+        for stage in Stage::ALL {
+            if stage.is_shared_pool() {
+                self.maybe_schedule(now, stage);
+            }
+        }
+    }
+
+    /// A shared-pool worker takes a queued task of any request stage it
+    /// may (`SEPWorker.selfAssign`); whether it found one.
+    fn self_assign(&mut self) -> Option<Stage> {
+        let stage = Stage::ALL.into_iter().find(|stage| {
+            let pool = &self.pools[stage.index()];
+            stage.is_shared_pool() && !pool.queue.is_empty() && pool.active < pool.threads
+        })?;
+        let pool = &mut self.pools[stage.index()];
+        let (tag, demand) = pool.queue.pop_front().expect("a queued task");
+        pool.active += 1;
+        self.start(stage, tag, demand);
+        Some(stage)
+    }
+
+    /// A shared-pool worker finished a task of `stage`: its read may go
+    /// on at this same instant on the same thread (the driver hands it the
+    /// continuation, or the I/O it blocks in); otherwise, settled at this
+    /// instant, it takes the stage's next task, or another stage's, or
+    /// starts spinning ([`JvmNode::settle_worker`]).
+    fn shared_worker_free(&mut self, now: SimTime, stage: Stage) {
+        self.pending_workers.push((now, stage));
+    }
+
+    /// `SEPWorker`'s loop after a task, for a worker of `stage` that was
+    /// handed nothing at `at`.
+    fn settle_worker(&mut self, at: SimTime, stage: Stage) {
+        let pool = &mut self.pools[stage.index()];
+        if let Some((tag, demand)) = pool.queue.pop_front() {
+            self.start(stage, tag, demand);
+            self.maybe_schedule(at, stage);
+            return;
+        }
+        pool.active -= 1;
+        if let Some(taken) = self.self_assign() {
+            self.maybe_schedule(at, taken);
+            return;
+        }
+        self.sep.as_mut().expect("a shared pool").start_spinning(at);
+    }
+
+    /// Settles the workers handed nothing by `until` (before it, or at it
+    /// too with `inclusive`), earliest first.
+    fn settle_pending_workers(&mut self, until: SimTime, inclusive: bool) {
+        self.pending_workers.sort_unstable();
+        while let Some(&(at, stage)) = self.pending_workers.first() {
+            if at > until || (at == until && !inclusive) {
+                break;
+            }
+            self.pending_workers.remove(0);
+            self.settle_worker(at, stage);
+        }
+    }
+
+    /// Takes the worker of a request stage that finished at `now` and is
+    /// not settled yet, if any: its stage.
+    fn take_pending_worker(&mut self, now: SimTime) -> Option<Stage> {
+        let index = self.pending_workers.iter().position(|&(at, _)| at == now)?;
+        Some(self.pending_workers.swap_remove(index).1)
+    }
+
+    /// A shared-pool worker that has just finished its read's task at
+    /// `now` blocks in the read's I/O (a read the page cache did not
+    /// have): it does not spin meanwhile (its thread is free in the twin,
+    /// as every stage's is during I/O), and the continuation after the
+    /// I/O wakes it ([`JvmNode::submit_continuation`]). Does nothing if no
+    /// worker finished at `now`. Whether one blocked (the node's next
+    /// completion may then have moved).
+    pub fn worker_blocks_on_io(&mut self, now: SimTime) -> bool {
+        let Some(stage) = self.take_pending_worker(now) else {
+            return false;
+        };
+        self.pools[stage.index()].active -= 1;
+        self.blocked_workers += 1;
+        self.update_next();
+        true
+    }
+
+    /// A spinner's look is over: the stop check, then a task to take or
+    /// another sleep.
+    fn look_over(&mut self, now: SimTime, id: u32) {
+        self.looks_running -= 1;
+        let sep = self.sep.as_mut().expect("a shared pool");
+        if sep.after_look(now, id) == AfterLook::Stopped {
+            if sep.count() == 0 {
+                self.maybe_schedule_all(now);
+            }
+            return;
+        }
+        let stage = Stage::ALL.into_iter().find(|stage| {
+            let pool = &self.pools[stage.index()];
+            stage.is_shared_pool() && !pool.queue.is_empty() && pool.active < pool.threads
+        });
+        let sep = self.sep.as_mut().expect("a shared pool");
+        let Some(stage) = stage else {
+            sep.look_found_nothing(now, id);
+            return;
+        };
+        if sep.took_task(id) {
+            // `stopSpinning`: the last spinner schedules for the queues.
+            let pool = &mut self.pools[stage.index()];
+            let (tag, demand) = pool.queue.pop_front().expect("a queued task");
+            pool.active += 1;
+            self.maybe_schedule_all(now);
+            self.start(stage, tag, demand);
+        } else {
+            let pool = &mut self.pools[stage.index()];
+            let (tag, demand) = pool.queue.pop_front().expect("a queued task");
+            pool.active += 1;
+            self.start(stage, tag, demand);
+        }
+        self.maybe_schedule(now, stage);
+    }
+
+    /// Puts spinner `id` on the core for its look.
+    fn start_look(&mut self, id: u32) {
+        let cost = u128::from(
+            self.sep
+                .as_ref()
+                .expect("a shared pool")
+                .params()
+                .run_cost
+                .as_nanos(),
+        );
+        self.spin_nanos += cost;
+        self.looks_running += 1;
+        self.running.push(Reverse(RunningTask {
+            finish_service: self.service + cost * SERVICE_UNITS_PER_NANO,
+            sequence: self.next_sequence,
+            tag: FLUSH_TAG,
+            stage: Stage::NativeTransport,
+            look: Some(id),
+        }));
+        self.next_sequence += 1;
+    }
+
     /// Finishes the tasks due by `now` (call it at [`JvmNode::next_completion`]),
     /// appending their tags to `finished` in completion order, and starts
     /// queued tasks on the freed threads. Returns the next completion.
     pub fn complete(&mut self, now: SimTime, finished: &mut Vec<u64>) -> Option<SimTime> {
         self.catch_up(now);
-        if self
-            .running
-            .peek()
-            .is_some_and(|task| task.0.finish_service <= self.service)
-        {
-            self.last_activity = now;
+        if !self.pending_workers.is_empty() {
+            // Nothing came for them at their instant: they spin.
+            self.settle_pending_workers(now, true);
+            self.catch_up(now);
         }
         while let Some(&Reverse(task)) = self.running.peek() {
             if task.finish_service > self.service {
                 break;
             }
             self.running.pop();
-            let pool = &mut self.pools[task.stage.index()];
-            pool.completed += 1;
-            match pool.queue.pop_front() {
-                Some((tag, demand)) => self.start(task.stage, tag, demand),
-                None => pool.active -= 1,
+            if let Some(id) = task.look {
+                self.look_over(now, id);
+                continue;
+            }
+            self.pools[task.stage.index()].completed += 1;
+            if self.sep.is_some() && task.stage.is_shared_pool() {
+                self.shared_worker_free(now, task.stage);
+            } else {
+                let pool = &mut self.pools[task.stage.index()];
+                match pool.queue.pop_front() {
+                    Some((tag, demand)) => self.start(task.stage, tag, demand),
+                    None => pool.active -= 1,
+                }
             }
             // A request the loop has read is handed on, not finished (the
             // loop is one FIFO, so its hand-ons come out in order).
@@ -1648,7 +1901,7 @@ impl JvmNode {
                     .is_some_and(|&(tag, ..)| tag == task.tag)
             {
                 if let Some((tag, stage, demand, wake)) = self.after_event_loop.pop_front() {
-                    self.enqueue(now, stage, tag, demand, self.handoff_cost, wake);
+                    self.submit(now, stage, tag, demand, wake);
                 }
                 continue;
             }
@@ -1657,7 +1910,11 @@ impl JvmNode {
         }
         debug_assert!(self.invariants_hold());
         let next = self.update_next();
-        debug_assert!(next.is_none_or(|next| next > now));
+        // (Workers that finished just now wait for the driver's next call
+        // at this instant: their read may go on.)
+        debug_assert!(next.is_none_or(|next| {
+            next > now || self.pending_workers.iter().any(|&(at, _)| at == now)
+        }));
         next
     }
 
@@ -1666,8 +1923,20 @@ impl JvmNode {
     /// node's next completion is then `None` until new work comes.
     pub fn drop_tasks(&mut self, now: SimTime) -> Vec<u64> {
         self.catch_up(now);
-        let mut dropped: Vec<u64> = self.running.drain().map(|Reverse(task)| task.tag).collect();
+        let mut dropped: Vec<u64> = self
+            .running
+            .drain()
+            .filter(|Reverse(task)| task.look.is_none())
+            .map(|Reverse(task)| task.tag)
+            .collect();
         dropped.extend(self.waking.drain().map(|Reverse(task)| task.tag));
+        self.looks_running = 0;
+        if let Some(sep) = self.sep.as_mut() {
+            // The workers died with the process.
+            sep.clear();
+        }
+        self.pending_workers.clear();
+        self.blocked_workers = 0;
         self.wake_nanos_to_net = 0;
         for pool in &mut self.pools {
             dropped.extend(pool.queue.drain(..).map(|(tag, _)| tag));
@@ -1802,10 +2071,21 @@ impl JvmNode {
         self.next
     }
 
-    /// The earliest of the next task completion and the next woken
-    /// thread's start (the driver calls [`JvmNode::complete`] at either).
+    /// The earliest of the next task completion, the next woken thread's
+    /// start and the next spinner's look (the driver calls
+    /// [`JvmNode::complete`] at any).
     fn compute_next_completion(&self) -> Option<SimTime> {
-        let woken = self.waking.peek().map(|Reverse(task)| task.at);
+        let spinner = self.sep.as_ref().and_then(Spinners::next_wake);
+        // A pending worker is settled at its own instant.
+        let pending = self.pending_workers.iter().map(|&(at, _)| at).min();
+        let spinner = match (spinner, pending) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let woken = match (self.waking.peek().map(|Reverse(task)| task.at), spinner) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let finishing = self.running.peek().map(|Reverse(task)| {
             let remaining = task.finish_service.saturating_sub(self.service);
             let needed = self.nanos_for_service(remaining, self.running.len());
@@ -1905,19 +2185,36 @@ impl JvmNode {
         SimDuration::from_nanos(self.cpu_busy_nanos.min(u128::from(u64::MAX)) as u64)
     }
 
-    /// CPU the spinning workers have burnt ([`SpinParams`]), within
-    /// [`JvmNode::cpu_busy`].
+    /// CPU the shared pool's spinners have taken for their looks
+    /// ([`crate::sep`]; a look that takes a task included), within
+    /// [`JvmNode::cpu_busy`] and no stage's.
     pub fn spin_cpu(&self) -> SimDuration {
         SimDuration::from_nanos(self.spin_nanos.min(u128::from(u64::MAX)) as u64)
     }
 
-    /// Whether a worker spins at `now` (a task started or finished within
-    /// its `stop_after`), and the period of its looks for work: a task
-    /// handed to an idle stage then waits for the next look, not a
-    /// wake-up.
-    pub fn spinning(&self, now: SimTime) -> Option<SimDuration> {
-        let spin = self.spin?;
-        (now < self.last_activity + spin.stop_after).then_some(spin.iteration)
+    /// Times a shared-pool worker was put on the core (a spinner's look,
+    /// a worker unparked for a task): what the real node's schedstat
+    /// counts for its request threads. Zero without [`JvmConfig::sep`].
+    pub fn shared_pool_runs(&self) -> u64 {
+        self.sep.as_ref().map_or(0, Spinners::runs)
+    }
+
+    /// Whether `stage`'s tasks go to the shared pool ([`JvmConfig::sep`]),
+    /// whose workers the node wakes itself: a `wake` passed with such a
+    /// task is not used.
+    pub fn in_shared_pool(&self, stage: Stage) -> bool {
+        self.sep.is_some() && stage.is_shared_pool()
+    }
+
+    /// Workers spinning now ([`crate::sep`]).
+    pub fn spinners(&self) -> u32 {
+        self.sep.as_ref().map_or(0, Spinners::count)
+    }
+
+    /// Times the event loop was put on the core (a request or a flush
+    /// that found it parked).
+    pub fn event_loop_runs(&self) -> u64 {
+        self.event_loop_runs
     }
 
     /// The node's cores.
@@ -1931,14 +2228,41 @@ impl JvmNode {
     /// its own time (the runnable set changes there, so service is
     /// advanced piecewise).
     fn catch_up(&mut self, now: SimTime) {
-        while let Some(&Reverse(task)) = self.waking.peek() {
-            if task.at > now {
-                break;
+        if !self.pending_workers.is_empty() {
+            self.settle_pending_workers(now, false);
+        }
+        loop {
+            let woken = self
+                .waking
+                .peek()
+                .map(|Reverse(task)| task.at)
+                .filter(|&at| at <= now);
+            let spinner = self
+                .sep
+                .as_ref()
+                .and_then(Spinners::next_wake)
+                .filter(|&at| at <= now);
+            match (woken, spinner) {
+                (None, None) => break,
+                (Some(at), spinner) if spinner.is_none_or(|spinner| at <= spinner) => {
+                    let Reverse(task) = self.waking.pop().expect("a woken thread");
+                    self.advance(at);
+                    self.start(task.stage, task.tag, task.cost);
+                    if self.sep.is_some() && task.stage.is_shared_pool() {
+                        // The woken worker's `maybeSchedule` before its task.
+                        self.maybe_schedule(at, task.stage);
+                    }
+                }
+                _ => {
+                    let (at, id) = self
+                        .sep
+                        .as_mut()
+                        .and_then(|sep| sep.wake_due(now))
+                        .expect("a spinner due");
+                    self.advance(at);
+                    self.start_look(id);
+                }
             }
-            self.waking.pop();
-            self.advance(task.at);
-            self.last_activity = task.at;
-            self.start(task.stage, task.tag, task.cost);
         }
         self.advance(now);
     }
@@ -1951,6 +2275,7 @@ impl JvmNode {
             sequence: self.next_sequence,
             tag,
             stage,
+            look: None,
         }));
         self.next_sequence += 1;
     }
@@ -1966,7 +2291,6 @@ impl JvmNode {
         let serving = u128::from((elapsed - stopped).as_nanos());
         let threads = self.running.len() as u128;
         let cores = u128::from(self.cores);
-        let mut computing = 0;
         if threads > 0 && serving > 0 {
             self.service += if threads <= cores {
                 serving * SERVICE_UNITS_PER_NANO
@@ -1977,24 +2301,7 @@ impl JvmNode {
             // A waking thread's share is spent waiting, not computing.
             let waking = busy.min(self.wake_nanos_to_net);
             self.wake_nanos_to_net -= waking;
-            computing = busy - waking;
-            self.cpu_busy_nanos += computing;
-        }
-        if let Some(spin) = self.spin {
-            // The spinner burns its fraction of the core time the
-            // computing threads leave free (idle cores, and the wait of a
-            // task handed to it until its next look), at most one core's,
-            // until it has spun `stop_after` with nothing to do (stopped
-            // time aside: it does not run during a pause either).
-            let until = self.last_activity + spin.stop_after;
-            let active =
-                u128::from(until.saturating_since(self.updated_at).as_nanos()).min(serving);
-            if active > 0 {
-                let free = (serving * cores).saturating_sub(computing) * active / serving;
-                let burnt = (free.min(active) as f64 * spin.cpu_fraction) as u128;
-                self.spin_nanos += burnt;
-                self.cpu_busy_nanos += burnt;
-            }
+            self.cpu_busy_nanos += busy - waking;
         }
         self.updated_at = self.updated_at.max(now);
     }
@@ -2060,11 +2367,16 @@ impl JvmNode {
     /// Thread accounting is consistent.
     fn invariants_hold(&self) -> bool {
         let active: u32 = self.pools.iter().map(|pool| pool.active).sum();
-        active as usize == self.running.len() + self.waking.len()
+        let shared = self.sep.is_some();
+        active as usize + self.looks_running
+            == self.running.len() + self.waking.len() + self.pending_workers.len()
             && (self.exact_wakeups || self.waking.is_empty())
-            && self.pools.iter().all(|pool| {
+            && Stage::ALL.iter().zip(&self.pools).all(|(stage, pool)| {
+                // A shared-pool task may wait for a look with threads free.
                 pool.active <= pool.threads
-                    && (pool.queue.is_empty() || pool.active == pool.threads)
+                    && (pool.queue.is_empty()
+                        || pool.active == pool.threads
+                        || (shared && stage.is_shared_pool()))
             })
             && self.g1.as_ref().is_none_or(G1State::invariants_hold)
     }
@@ -2564,11 +2876,12 @@ mod tests {
             gc,
             allocation: AllocationParams::per_step(ALLOCATION_PER_OPERATION_BYTES),
             inline_continuations: false,
-            spin: None,
+            sep: None,
             exact_wakeups: false,
             g1_start: None,
             event_loop_front: false,
             event_loop_work: SimDuration::ZERO,
+            event_loop_wake: SimDuration::from_micros(10),
         })
     }
 
@@ -2588,11 +2901,12 @@ mod tests {
             gc: GcModel::Disabled,
             allocation: AllocationParams::per_step(0),
             inline_continuations: false,
-            spin: None,
+            sep: None,
             exact_wakeups: true,
             g1_start: None,
             event_loop_front: front,
             event_loop_work: SimDuration::ZERO,
+            event_loop_wake: SimDuration::from_micros(10),
         }
     }
 
@@ -2692,28 +3006,154 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_task_a_spinning_worker_takes_pays_no_handoff() {
+    fn sep_node(cores: u32) -> JvmNode {
         let mut node = JvmNode::new(JvmConfig {
-            spin: Some(SpinParams {
-                cpu_fraction: 0.25,
-                iteration: SimDuration::from_micros(100),
-                stop_after: ms(10),
+            cores,
+            threads: threads(2, 2),
+            handoff_cost: SimDuration::from_micros(100),
+            queued_tasks_pay_handoff: false,
+            gc: GcModel::Disabled,
+            allocation: AllocationParams::per_step(0),
+            inline_continuations: true,
+            sep: Some(SepParams {
+                run_cost: SimDuration::from_micros(10),
+                park_overshoot: SimDuration::from_micros(84),
             }),
-            ..loop_config(false, threads(2, 2))
+            exact_wakeups: true,
+            g1_start: None,
+            event_loop_front: false,
+            event_loop_work: SimDuration::ZERO,
+            event_loop_wake: SimDuration::from_micros(10),
         });
+        node.seed_workers(11);
+        node
+    }
+
+    /// On a quiet node a request stage's task unparks a worker to spin,
+    /// which takes it at its first look: one run, whose price is the
+    /// task's hand-off (not [`JvmConfig::handoff_cost`]). A task that
+    /// comes while the worker spins waits for its next look, with no
+    /// wake-up of its own; and once nothing comes for 10 ms the worker
+    /// stops spinning, having paid a run for each look.
+    #[test]
+    fn a_shared_pool_task_is_taken_at_a_look_and_each_run_costs_its_price() {
+        let mut node = sep_node(1);
         let demand = SimDuration::from_micros(50);
         let mut done = BTreeMap::new();
-        // 20 ms in, the workers have parked: a hand-off.
         node.submit(at_ms(20), Stage::Mutation, 1, demand, SimDuration::ZERO);
+        assert_eq!(node.spinners(), 1);
         drain(&mut node, at_ms(21), &mut done);
-        assert_eq!(node.stage_cpu(Stage::Mutation).as_nanos(), 60_000);
-        // 1 ms after it finished, a worker still spins: none.
+        // Woken (its wake-up drawn), one look of 10 us, then the task.
+        let first = done[&1].saturating_since(at_ms(20));
+        assert!(first >= SimDuration::from_micros(60) && first < SimDuration::from_micros(260));
+        assert_eq!(node.stage_cpu(Stage::Mutation), demand);
+        assert_eq!(node.spinners(), 1, "the worker spins after its task");
+        // Its look for the task, then one a park for the rest of the ms.
+        let runs = node.shared_pool_runs();
+        assert!((8..=11).contains(&runs), "{runs} runs");
+        // 1 ms after, it still spins: the next task waits for a look.
+        drain(&mut node, at_ms(22), &mut done);
         node.submit(at_ms(22), Stage::Mutation, 2, demand, SimDuration::ZERO);
         drain(&mut node, at_ms(23), &mut done);
-        assert_eq!(node.stage_cpu(Stage::Mutation).as_nanos(), 110_000);
+        let second = done[&2].saturating_since(at_ms(22));
+        assert!(
+            second >= demand && second <= SimDuration::from_micros(154),
+            "{second:?}: at most a park (10 us asked, 84 us late) and a look, then the task"
+        );
+        // Quiet again: it looks about every 94-104 us, then stops.
+        drain(&mut node, at_ms(60), &mut done);
+        assert_eq!(node.spinners(), 0);
+        assert_eq!(node.next_completion(), None);
+        let runs = node.shared_pool_runs();
+        // From 20 ms until 10 ms after the second task: ~12 ms of looks
+        // 104 us apart (10 asked, 84 late, 10 looking).
+        assert!(
+            (105..=130).contains(&runs),
+            "{runs} runs in ~12 ms of spinning"
+        );
+        assert_eq!(node.spin_cpu(), SimDuration::from_micros(10 * runs));
+        assert_eq!(node.cpu_busy(), node.spin_cpu() + demand + demand);
         assert!(!Stage::EventLoop.is_shared_pool() && !Stage::Compaction.is_shared_pool());
         assert!(Stage::Read.is_shared_pool());
+    }
+
+    /// Runs `node` until a task finishes; returns when, and clears `finished`.
+    fn until_a_task_finishes(node: &mut JvmNode, finished: &mut Vec<u64>) -> (SimTime, Vec<u64>) {
+        loop {
+            let at = node.next_completion().expect("work to finish");
+            node.complete(at, finished);
+            if !finished.is_empty() {
+                return (at, std::mem::take(finished));
+            }
+        }
+    }
+
+    /// A shared-pool worker that finishes a read's task goes straight on
+    /// to its continuation at the same instant (no run, no spin); one
+    /// whose read waits for I/O blocks in it without spinning, and the
+    /// continuation after the I/O wakes it (a run, priced); one handed
+    /// nothing at its instant spins.
+    #[test]
+    fn a_read_worker_goes_on_or_blocks_in_its_io_and_spins_only_when_done() {
+        let mut node = sep_node(1);
+        let demand = SimDuration::from_micros(50);
+        let mut finished = Vec::new();
+        node.submit(at_ms(20), Stage::Read, 1, demand, SimDuration::ZERO);
+        let (t1, done) = until_a_task_finishes(&mut node, &mut finished);
+        assert_eq!(done, [1]);
+        assert_eq!(node.spinners(), 0, "the spinner took the task");
+        assert_eq!(
+            node.next_completion(),
+            Some(t1),
+            "its worker waits for the driver"
+        );
+        let runs = node.shared_pool_runs();
+        node.submit_continuation(t1, Stage::Read, 2, demand);
+        let (t2, done) = until_a_task_finishes(&mut node, &mut finished);
+        assert_eq!((done, t2), (vec![2], t1 + demand));
+        assert!(node.worker_blocks_on_io(t2));
+        assert_eq!(node.next_completion(), None, "blocked, not spinning");
+        let io_done = t2 + MS;
+        node.submit_continuation(io_done, Stage::Read, 3, demand);
+        let (t3, done) = until_a_task_finishes(&mut node, &mut finished);
+        assert_eq!(
+            (done, t3),
+            (vec![3], io_done + demand + SimDuration::from_micros(10))
+        );
+        assert_eq!(node.shared_pool_runs(), runs + 1, "the I/O's wake-up");
+        assert_eq!(node.spinners(), 0);
+        node.complete(t3, &mut finished);
+        assert_eq!(node.spinners(), 1, "handed nothing, it spins");
+        assert_eq!(
+            node.stage_cpu(Stage::Read),
+            SimDuration::from_micros(3 * 50 + 10)
+        );
+    }
+
+    /// Tasks that come faster than one worker serves them: a worker about
+    /// to run one, seeing no spinner and more queued, unparks another
+    /// (`maybeSchedule`), so both threads of the stage run; none is left
+    /// queued, and afterwards the workers spin until the stop check
+    /// stops them all.
+    #[test]
+    fn a_worker_seeing_more_tasks_and_no_spinner_unparks_another() {
+        let mut node = sep_node(2);
+        let demand = SimDuration::from_millis(1);
+        for tag in 1..=4 {
+            node.submit(at_ms(20), Stage::Mutation, tag, demand, SimDuration::ZERO);
+        }
+        let mut done = BTreeMap::new();
+        drain(&mut node, at_ms(22), &mut done);
+        assert_eq!(node.active(Stage::Mutation), 2, "both threads run");
+        drain(&mut node, at_ms(100), &mut done);
+        assert_eq!(done.len(), 4);
+        assert!(done[&4] < at_ms(23), "two at a time: {:?}", done[&4]);
+        assert_eq!(node.queued(Stage::Mutation), 0);
+        assert_eq!(node.spinners(), 0);
+        assert_eq!(
+            node.stage_cpu(Stage::Mutation),
+            SimDuration::from_micros(4_000 + 10)
+        );
     }
 
     /// A client request's first task passes through the event loop
@@ -2800,11 +3240,12 @@ mod tests {
                 gc: GcModel::Disabled,
                 allocation: AllocationParams::per_step(0),
                 inline_continuations: false,
-                spin: None,
+                sep: None,
                 exact_wakeups: exact,
                 g1_start: None,
                 event_loop_front: false,
                 event_loop_work: SimDuration::ZERO,
+                event_loop_wake: SimDuration::from_micros(10),
             });
             node.submit(SimTime::ZERO, Stage::Mutation, 1, MS, SimDuration::ZERO);
             node.submit(
@@ -2849,11 +3290,12 @@ mod tests {
                 gc: GcModel::Disabled,
                 allocation: AllocationParams::per_step(0),
                 inline_continuations: false,
-                spin: None,
+                sep: None,
                 exact_wakeups: true,
                 g1_start: None,
                 event_loop_front: false,
                 event_loop_work: SimDuration::ZERO,
+                event_loop_wake: SimDuration::from_micros(10),
             });
             node.submit(SimTime::ZERO, Stage::Mutation, 1, MS, SimDuration::ZERO);
             node.submit(SimTime::ZERO, Stage::Mutation, 2, MS, SimDuration::ZERO);
@@ -2866,53 +3308,6 @@ mod tests {
         assert_eq!(finish(false), (1100, 2100, 2100));
     }
 
-    /// One spinner on one core burns its fraction of the time no thread
-    /// computes (the woken task's wait for its look included) from a task's
-    /// arrival until 10 ms after the last task finished, and nothing after.
-    #[test]
-    fn a_spinner_burns_its_fraction_of_the_free_core_until_it_stops() {
-        let spin = SpinParams {
-            cpu_fraction: 0.25,
-            iteration: SimDuration::from_micros(100),
-            stop_after: ms(10),
-        };
-        let mut node = JvmNode::new(JvmConfig {
-            cores: 1,
-            threads: threads(2, 2),
-            handoff_cost: SimDuration::ZERO,
-            queued_tasks_pay_handoff: true,
-            gc: GcModel::Disabled,
-            allocation: AllocationParams::per_step(0),
-            inline_continuations: true,
-            spin: Some(spin),
-            exact_wakeups: false,
-            g1_start: None,
-            event_loop_front: false,
-            event_loop_work: SimDuration::ZERO,
-        });
-        // A new node's workers spin their first 10 ms, then park.
-        assert_eq!(node.spinning(at_ms(5)), Some(spin.iteration));
-        assert_eq!(node.spinning(at_ms(20)), None);
-        let wake = SimDuration::from_micros(100);
-        node.submit(at_ms(20), Stage::Mutation, 1, MS, wake);
-        let mut done = BTreeMap::new();
-        drain(&mut node, at_ms(50), &mut done);
-        let finished = done[&1];
-        let expected = at_ms(20) + MS + wake;
-        assert!(finished.saturating_since(expected) < SimDuration::from_micros(1));
-        assert_eq!(node.spinning(at_ms(25)), Some(spin.iteration));
-        assert_eq!(node.spinning(at_ms(40)), None);
-        node.complete(at_ms(50), &mut Vec::new());
-        // 0-10 ms: 2.5 ms; the task's 0.1-ms wait: 0.025; 10 ms after it: 2.5.
-        let spun = node.spin_cpu().as_secs_f64() * 1e3;
-        assert!((spun - 5.025).abs() < 1e-3, "spun {spun} ms");
-        let busy = node.cpu_busy().as_secs_f64() * 1e3;
-        assert!(
-            (busy - 6.025).abs() < 1e-3,
-            "busy {busy} ms: the task's 1 ms and the spin"
-        );
-    }
-
     /// Completes tasks as a driver would, up to and including `until`;
     /// records each tag's completion time.
     fn drain(node: &mut JvmNode, until: SimTime, done: &mut BTreeMap<u64, SimTime>) {
@@ -2922,8 +3317,9 @@ mod tests {
                 break;
             }
             node.complete(at, &mut finished);
+            // (A shared pool's spinners also wake to look.)
             assert!(
-                !finished.is_empty(),
+                !finished.is_empty() || node.sep.is_some() || !node.waking.is_empty(),
                 "a wake-up at next_completion finishes a task"
             );
             for tag in finished.drain(..) {

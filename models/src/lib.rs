@@ -17,4 +17,5 @@ pub mod jvm;
 pub mod network;
 pub mod nvme;
 pub mod reactor;
+pub mod sep;
 pub mod wakeup;

@@ -29,9 +29,10 @@
 //! (4.0's CASSANDRA-13241); the index file mapped into memory
 //! (`disk_access_mode: mmap_index_only`), so its pages go through the page
 //! cache; a read's parse continuing on its own thread after its I/O
-//! (`SEPExecutor.maybeExecuteImmediately`); `SharedExecutorPool`'s spinning
-//! worker (`SEPWorker`, measured on the real node's machine,
-//! `models::jvm::SpinParams`) and exact wake-ups
+//! (`SEPExecutor.maybeExecuteImmediately`); the request stages as
+//! `SharedExecutorPool`'s spinning workers (`models::sep`, each run on the
+//! core priced on the real node's machine, `models::jvm::CASSANDRA_5_0_SEP`),
+//! the native transport's event loop in front, and exact wake-ups
 //! (`models::jvm::JvmConfig::exact_wakeups`). The compaction
 //! throttle's default is 64 MiB/s (`compaction_throughput`, Config.java
 //! @5.0; 16 in 3.11). Unchanged from 3.11, and so shared (Config.java

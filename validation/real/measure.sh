@@ -20,7 +20,7 @@ cd "$(dirname "$0")/../.."
 repeats=3
 first=1
 out="validation/real/$(date -u +%Y-%m-%d)"
-phases="P1 P2 C1 C4 C2 C3 S1 S2 S3 W25 W50 W80 M25 M50 M80 D25 D50 D80 X25 X50 X80 Z1 L1"
+phases="P1 P2 C1 C4 P3 C2 C3 S1 S2 S3 W25 W50 W80 M25 M50 M80 D25 D50 D80 X25 X50 X80 Z1 L1"
 while [ $# -gt 0 ]; do
     case "$1" in
     --repeats) repeats="$2"; shift 2 ;;
@@ -157,6 +157,9 @@ for repeat in $(seq "$first" "$repeats"); do
         new_keys 600000
         run_phase C4 "$cs write no-warmup cl=ONE duration=60s -rate threads=50 limit=10000/s -pop $keys $mode" "$dir"
     fi
+    # P3: the read path's warm-up (REAL.md, named 2026-11-30): C2's reads
+    # for a minute, not compared, so that C2 measures compiled reads.
+    wanted P3 && run_phase P3 "$cs read no-warmup cl=ONE duration=60s -rate threads=50 limit=3000/s $mem $mode" "$dir"
     wanted C2 && run_phase C2 "$cs read no-warmup cl=ONE duration=60s -rate threads=50 limit=3000/s $mem $mode" "$dir"
     if wanted C3; then
         drop=C3

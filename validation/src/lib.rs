@@ -24,6 +24,7 @@ pub mod published;
 pub mod real;
 pub mod real_faults;
 pub mod real_gc;
+pub mod real_runs;
 pub mod real_score;
 pub mod real_work;
 pub mod regress;

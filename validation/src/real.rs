@@ -361,8 +361,37 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
                     add(phase, EVENT_LOOP_CPU_FIGURE.into(), event_loop);
                     add(
                         phase,
+                        REQUEST_CPU_FIGURE.into(),
+                        per_op(models::jvm::is_shared_pool_thread),
+                    );
+                    add(
+                        phase,
                         JIT_CPU_FIGURE.into(),
                         per_op(models::jvm::is_compiler_pool),
+                    );
+                }
+            }
+            // Each thread's runs on a core (2026-11-30 on): what the
+            // twin's shared pool and event loop count.
+            if let Some(runs) = server["thread_runs"].as_object() {
+                if answered > 0.0 {
+                    let per_op = |wanted: fn(&str) -> bool| -> f64 {
+                        let count: f64 = runs
+                            .iter()
+                            .filter(|(pool, _)| wanted(pool))
+                            .filter_map(|(_, count)| count.as_f64())
+                            .sum();
+                        count / answered
+                    };
+                    add(
+                        phase,
+                        REQUEST_RUNS_FIGURE.into(),
+                        per_op(models::jvm::is_shared_pool_thread),
+                    );
+                    add(
+                        phase,
+                        EVENT_LOOP_RUNS_FIGURE.into(),
+                        per_op(models::jvm::is_event_loop_pool),
                     );
                 }
             }
@@ -423,6 +452,22 @@ pub const TAIL_CPU_LESS_JIT_FIGURE: &str = "server CPU us/op less JIT, last 20 s
 /// `nioEventLoopGroup`): shown, not scored; C1's is what
 /// `CASSANDRA_5_0_EVENT_LOOP_WORK` is fitted to.
 pub const EVENT_LOOP_CPU_FIGURE: &str = "event loop CPU us/op";
+
+/// The request threads' CPU per operation (the real node's shared-pool
+/// workers, `models::jvm::is_shared_pool_thread`; the twin's request
+/// stages and their spinners' looks, `stage_cpu_s` and `spin_cpu_s`):
+/// shown, not scored; C1's and C4's with their runs are what the shared
+/// pool's run price and the write's work are fitted to (REAL.md, "Runs
+/// counted").
+pub const REQUEST_CPU_FIGURE: &str = "request threads CPU us/op";
+
+/// The request threads' runs on a core per operation (schedstat; the
+/// twin's `thread_runs` `SharedPool`): shown, not scored.
+pub const REQUEST_RUNS_FIGURE: &str = "request thread runs/op";
+
+/// The event loop's runs on a core per operation (the twin's
+/// `thread_runs` `nioEventLoopGroup`): shown, not scored.
+pub const EVENT_LOOP_RUNS_FIGURE: &str = "event loop runs/op";
 
 /// The JIT compiler threads' CPU per operation: shown (the twin has no
 /// JIT).
@@ -515,8 +560,9 @@ pub fn op_figures(summary: &serde_json::Value) -> (Vec<(String, f64)>, f64) {
     (figures, answered)
 }
 
-/// REAL.md's populate phases, which no figure comes from.
-pub const POPULATE_PHASES: [&str; 2] = ["P1", "P2"];
+/// REAL.md's setup phases, which no figure comes from: the populates,
+/// and (2026-11-30 on) the read path's warm-up before C2.
+pub const POPULATE_PHASES: [&str; 3] = ["P1", "P2", "P3"];
 
 /// The order `measure.sh` runs the phases of a repeat in, one node
 /// through all: the rate-limited phases by level, each level's writes,
@@ -525,7 +571,7 @@ pub const POPULATE_PHASES: [&str; 2] = ["P1", "P2"];
 pub fn run_order(phase: &str) -> usize {
     position_in(
         &[
-            "P1", "P2", "C1", "C4", "C2", "C3", "S1", "S2", "S3", "W25", "M25", "D25", "X25",
+            "P1", "P2", "C1", "C4", "P3", "C2", "C3", "S1", "S2", "S3", "W25", "M25", "D25", "X25",
             "W50", "M50", "D50", "X50", "W80", "M80", "D80", "X80", "Z1", "L1",
         ],
         phase,
@@ -537,7 +583,7 @@ pub fn run_order(phase: &str) -> usize {
 fn phase_order(phase: &str) -> usize {
     position_in(
         &[
-            "P1", "P2", "C1", "C4", "C2", "C3", "S1", "S2", "S3", "W25", "W50", "W80", "M25",
+            "P1", "P2", "C1", "C4", "P3", "C2", "C3", "S1", "S2", "S3", "W25", "W50", "W80", "M25",
             "M50", "M80", "D25", "D50", "D80", "X25", "X50", "X80", "Z1", "L1",
         ],
         phase,

@@ -201,7 +201,12 @@ pub(super) fn shard_states(
                     // The run joins a cluster that has been serving:
                     // each node's collector is somewhere in its cycle.
                     let mut node = JvmNode::new(**config);
-                    node.start_mid_cycle(&mut nodes[(index / simulated_shards) as usize].jvm_rng);
+                    let hardware = &mut nodes[(index / simulated_shards) as usize];
+                    node.start_mid_cycle(&mut hardware.jvm_rng);
+                    if config.sep.is_some() {
+                        // The shared pool's own draws: the node's stream.
+                        node.seed_workers(hardware.jvm_wake_rng.random());
+                    }
                     ShardCpu::Jvm {
                         node: Box::new(node),
                         wake: WakeUps::default(),

@@ -314,12 +314,10 @@ impl Simulation {
                             node.submit_continuation(now, stage, tag, cost);
                         } else {
                             let rng = &mut self.nodes[node_index].jvm_wake_rng;
-                            let wake = if !node.has_idle_thread(stage) {
+                            // (The shared pool wakes its own workers.)
+                            let wake = if !node.has_idle_thread(stage) || node.in_shared_pool(stage)
+                            {
                                 SimDuration::ZERO
-                            } else if let Some(look) = node.spinning(now) {
-                                // A spinning worker takes it at its next
-                                // look for work.
-                                SimDuration::from_nanos(rng.random_range(0..=look.as_nanos()))
                             } else {
                                 models::wakeup::draw(rng)
                             };
@@ -373,6 +371,15 @@ impl Simulation {
                     // The device answers with an error at once.
                     self.disk_error(now, self.shards[shard as usize].node);
                     return;
+                }
+                if io.class == engine::IoClass::Query && io.kind == IoKind::Read {
+                    if let ShardCpu::Jvm { node, .. } = &mut self.shards[shard as usize].cpu {
+                        // The read's worker blocks in it (a shared pool's
+                        // does not spin meanwhile).
+                        if node.worker_blocks_on_io(now) {
+                            self.rearm_jvm(shard);
+                        }
+                    }
                 }
                 let direction = match io.kind {
                     IoKind::Read => IoDirection::Read,

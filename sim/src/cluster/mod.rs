@@ -108,7 +108,8 @@ use crate::timeseries::{ClientInterval, NodeInterval, OpInterval, TimeSeries};
 pub use event_counts::{EventCounts, EventKind};
 use hdrhistogram::serialization::V2DeflateSerializer;
 pub use outcome::{
-    LoadOutcome, MessagesLost, Progress, RunOutcome, SerializedInterval, ShardOutcome, ThreadSearch,
+    LoadOutcome, MessagesLost, Progress, RunOutcome, SerializedInterval, ShardOutcome,
+    SharedPoolTally, ThreadSearch,
 };
 use rand::seq::SliceRandom;
 use rand::RngExt;
@@ -1395,6 +1396,20 @@ impl Simulation {
                 ShardCpu::Reactor(_) => None,
             })
             .collect();
+        let shared_pool = self
+            .shards
+            .iter()
+            .filter_map(|shard| match &shard.cpu {
+                ShardCpu::Jvm { node, .. } if node.in_shared_pool(models::jvm::Stage::Mutation) => {
+                    Some(SharedPoolTally {
+                        spin_cpu: node.spin_cpu(),
+                        runs: node.shared_pool_runs(),
+                        event_loop_runs: node.event_loop_runs(),
+                    })
+                }
+                _ => None,
+            })
+            .collect();
         RunOutcome {
             searches,
             end,
@@ -1404,6 +1419,7 @@ impl Simulation {
             gc,
             g1_end,
             stage_cpu,
+            shared_pool,
             loads,
             timeseries: self.timeseries,
             consistency: self.consistency,

@@ -111,6 +111,23 @@ pub struct RunOutcome {
     /// (`models::jvm::JvmNode::stage_cpu`, in `Stage::ALL`'s order), in
     /// node order.
     pub stage_cpu: Vec<[SimDuration; models::jvm::STAGE_COUNT]>,
+    /// JVM presets whose request stages are a shared pool of spinning
+    /// workers (`models::jvm::JvmConfig::sep`): each node's, in node
+    /// order; empty for the others.
+    pub shared_pool: Vec<SharedPoolTally>,
+}
+
+/// A node's shared pool and event loop over a run
+/// (`models::jvm::JvmNode::spin_cpu`, `shared_pool_runs`,
+/// `event_loop_runs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SharedPoolTally {
+    /// CPU of the spinners' looks.
+    pub spin_cpu: SimDuration,
+    /// Times a shared-pool worker was put on the core.
+    pub runs: u64,
+    /// Times the event loop was put on the core.
+    pub event_loop_runs: u64,
 }
 
 impl RunOutcome {
