@@ -76,9 +76,9 @@ pub struct ValidateArgs {
     #[arg(long, requires = "real")]
     fit_gc: bool,
     /// With --real DIR: print the compaction and flush prices fitted to
-    /// the background work's calibration phases (K1, F1) and the event
-    /// loop's C1 figure the twin's loop is fitted to (the cassandra-5.0
-    /// preset's constants), and stop.
+    /// the background work's calibration phases (K1, F1; the cassandra-5.0
+    /// preset's constants) and C1's event loop figure beside them, and
+    /// stop.
     #[arg(long, requires = "real", conflicts_with = "fit_gc")]
     fit_work: bool,
     /// With --real: print the shared pool's and the event loop's prices

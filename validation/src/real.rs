@@ -345,8 +345,9 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
                 }
             }
             // The server's threads apart (2026-11-29 on): the event
-            // loop's CPU, which the twin models (its C1 figure is fitted),
-            // and the JIT's, which it does not.
+            // loop's and the request threads' CPU, which the twin models
+            // (C1's and C4's with their runs are fitted), and the JIT's,
+            // which it does not.
             if let Some(threads) = server["thread_cpu_seconds"].as_object() {
                 if answered > 0.0 {
                     let per_op = |wanted: fn(&str) -> bool| -> f64 {
@@ -449,8 +450,9 @@ pub const TAIL_CPU_LESS_JIT_FIGURE: &str = "server CPU us/op less JIT, last 20 s
 
 /// The native transport event loop's CPU per operation (the real node's
 /// `epollEventLoopGroup` threads; the twin's `stage_cpu_s`
-/// `nioEventLoopGroup`): shown, not scored; C1's is what
-/// `CASSANDRA_5_0_EVENT_LOOP_WORK` is fitted to.
+/// `nioEventLoopGroup`): shown, not scored; C1's and C4's with the loop's
+/// runs are what `CASSANDRA_5_0_EVENT_LOOP_WORK` and `_WAKE` are fitted to
+/// ([`crate::real_runs`]).
 pub const EVENT_LOOP_CPU_FIGURE: &str = "event loop CPU us/op";
 
 /// The request threads' CPU per operation (the real node's shared-pool

@@ -136,7 +136,7 @@ pub struct WorkFit {
     pub day_scale: f64,
     /// C1's event loop CPU per write, the median, microseconds (this day).
     pub c1_loop_us_per_write: f64,
-    /// The same on the scored day: what the twin's C1 loop must cost.
+    /// The same on the scored day (shown beside the fit; the loop's prices come from its runs, `crate::real_runs`).
     pub loop_target_us: f64,
     /// Whether the scored measurement recorded its C1 loop's CPU itself
     /// (then `loop_target_us` is its median) rather than it being
@@ -428,7 +428,7 @@ pub fn fit_text(fit: &WorkFit) -> String {
     );
     let _ = writeln!(
         out,
-        "  its event loop (epollEventLoopGroup): {:.2} us a write, {:.2} on the scored day ({}): what the twin's C1 loop must cost (stage_cpu_s nioEventLoopGroup over the writes)",
+        "  its event loop (epollEventLoopGroup): {:.2} us a write, {:.2} on the scored day ({}); the loop's prices are fitted to its runs since 2026-11-30 (--fit-runs)",
         fit.c1_loop_us_per_write,
         fit.loop_target_us,
         if fit.loop_target_measured {
