@@ -35,7 +35,7 @@ for op in ("write", "read"):
     elif figures["errors"]:
         problems.append(f"{figures['errors']} {op} errors")
 for name, load in summary["load_server"].items():
-    for field in ("cpu_seconds", "cpu_us_per_op", "gc", "thread_pools", "thread_cpu_seconds", "thread_runs"):
+    for field in ("cpu_seconds", "cpu_us_per_op", "gc", "thread_pools", "thread_cpu_seconds", "thread_runs", "thread_preemptions"):
         if load.get(field) is None:
             problems.append(f"load `{name}`: server figure `{field}` missing")
 if summary["server"]["missing"]:
@@ -59,6 +59,7 @@ for load in summary["load_server"].values():
         threads[group] = threads.get(group, 0.0) + seconds
 busiest = ", ".join(f"{g} {s:.1f}" for g, s in sorted(threads.items(), key=lambda t: -t[1])[:3])
 runs = sum(sum(load["thread_runs"].values()) for load in summary["load_server"].values())
+preempted = sum(sum(load["thread_preemptions"].values()) for load in summary["load_server"].values())
 operations = sum(o['count'] for o in summary['ops'].values())
-print(f"real node smoke test: {summary['server_version']}, {operations} operations, server {summary['server']['cpu_seconds']} CPU s ({busiest}), {runs / max(operations, 1):.1f} thread runs an operation, {summary['server']['gc']['pauses']} GC pauses: results folder complete")
+print(f"real node smoke test: {summary['server_version']}, {operations} operations, server {summary['server']['cpu_seconds']} CPU s ({busiest}), {runs / max(operations, 1):.1f} thread runs an operation ({preempted / max(runs, 1):.0%} preempted), {summary['server']['gc']['pauses']} GC pauses: results folder complete")
 PY

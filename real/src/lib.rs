@@ -87,6 +87,8 @@ pub struct LoadRun {
     pub server_threads: Option<BTreeMap<String, f64>>,
     /// Times the server's threads were put on a core, by pool.
     pub server_thread_runs: Option<BTreeMap<String, u64>>,
+    /// Of those, the times they were preempted (not woken), by pool.
+    pub server_thread_preemptions: Option<BTreeMap<String, u64>>,
     /// Per op kind, each interval's `(start, length, histogram)`.
     pub intervals: Vec<Intervals>,
 }
@@ -417,6 +419,7 @@ async fn run_async(
             server_disk: after.disk.zip(before.disk).map(|(a, b)| a.since(&b)),
             server_threads: after.threads_since(&before),
             server_thread_runs: after.thread_runs_since(&before),
+            server_thread_preemptions: after.thread_preemptions_since(&before),
             intervals,
         });
     }
@@ -461,6 +464,16 @@ impl Reading {
     /// thread pool.
     fn thread_runs_since(&self, before: &Reading) -> Option<BTreeMap<String, u64>> {
         Some(self.threads.as_ref()?.runs_since(before.threads.as_ref()?))
+    }
+
+    /// Times the server's threads were preempted since `before`, by
+    /// thread pool.
+    fn thread_preemptions_since(&self, before: &Reading) -> Option<BTreeMap<String, u64>> {
+        Some(
+            self.threads
+                .as_ref()?
+                .preemptions_since(before.threads.as_ref()?),
+        )
     }
 
     /// This process's CPU seconds since `before`.

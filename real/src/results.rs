@@ -96,6 +96,10 @@ pub struct LoadServer {
     /// each operation paid in wake-ups.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_runs: Option<BTreeMap<String, u64>>,
+    /// Of those, the times they were preempted rather than woken (each
+    /// thread's `nonvoluntary_ctxt_switches`), by thread pool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_preemptions: Option<BTreeMap<String, u64>>,
 }
 
 /// `load_server.<load>.disk`.
@@ -228,6 +232,7 @@ impl RealSummary {
                             .collect()
                     }),
                     thread_runs: load.server_thread_runs.clone(),
+                    thread_preemptions: load.server_thread_preemptions.clone(),
                 },
             );
             loads.insert(

@@ -92,6 +92,10 @@ pub struct ThreadCpu {
     /// field: its voluntary and involuntary context switches), where the
     /// kernel gives it.
     runs: BTreeMap<u64, u64>,
+    /// Each thread's involuntary context switches so far (`status`'s
+    /// `nonvoluntary_ctxt_switches`): the runs that began with the thread
+    /// preempted rather than parked.
+    preemptions: BTreeMap<u64, u64>,
 }
 
 impl ThreadCpu {
@@ -100,7 +104,8 @@ impl ThreadCpu {
     /// listing and its read is left out.
     pub fn read(pid: u32) -> Option<ThreadCpu> {
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-        let (mut threads, mut runs) = (BTreeMap::new(), BTreeMap::new());
+        let (mut threads, mut runs, mut preemptions) =
+            (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
         for task in tasks.flatten() {
             let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
                 continue;
@@ -115,8 +120,16 @@ impl ThreadCpu {
             if let Some(count) = schedstat.ok().as_deref().and_then(parse_schedstat_runs) {
                 runs.insert(tid, count);
             }
+            let status = std::fs::read_to_string(task.path().join("status"));
+            if let Some(count) = status.ok().as_deref().and_then(parse_status_preemptions) {
+                preemptions.insert(tid, count);
+            }
         }
-        Some(ThreadCpu { threads, runs })
+        Some(ThreadCpu {
+            threads,
+            runs,
+            preemptions,
+        })
     }
 
     /// Times each pool's threads were put on a core since `before`
@@ -124,13 +137,29 @@ impl ThreadCpu {
     /// thread born since counts whole): the wake-ups and preemptions the
     /// server paid. Empty where the kernel has no `schedstat`.
     pub fn runs_since(&self, before: &ThreadCpu) -> BTreeMap<String, u64> {
+        self.counts_since(&self.runs, &before.runs)
+    }
+
+    /// Times each pool's threads were preempted since `before` (as
+    /// [`ThreadCpu::runs_since`]): of their runs, those that did not
+    /// follow a park. Empty where the kernel gives no `status` counts.
+    pub fn preemptions_since(&self, before: &ThreadCpu) -> BTreeMap<String, u64> {
+        self.counts_since(&self.preemptions, &before.preemptions)
+    }
+
+    /// A per-thread counter's growth since `earlier`, summed by pool of
+    /// each thread's name now; pools that did not count are left out.
+    fn counts_since(
+        &self,
+        now: &BTreeMap<u64, u64>,
+        earlier: &BTreeMap<u64, u64>,
+    ) -> BTreeMap<String, u64> {
         let mut by_pool = BTreeMap::new();
-        for (tid, count) in &self.runs {
+        for (tid, count) in now {
             let Some((name, _)) = self.threads.get(tid) else {
                 continue;
             };
-            let earlier = before.runs.get(tid).copied().unwrap_or(0);
-            let delta = count.saturating_sub(earlier);
+            let delta = count.saturating_sub(earlier.get(tid).copied().unwrap_or(0));
             if delta > 0 {
                 *by_pool
                     .entry(models::jvm::thread_pool_of(name).to_string())
@@ -151,6 +180,15 @@ impl ThreadCpu {
 /// on a core in ns, time waiting for one in ns, times run).
 fn parse_schedstat_runs(text: &str) -> Option<u64> {
     text.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// A thread's involuntary context switches from its `status` file.
+fn parse_status_preemptions(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix("nonvoluntary_ctxt_switches:"))?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// A thread's name and CPU seconds from its `stat` line.
@@ -606,6 +644,7 @@ mod tests {
             runs: [(1, runs[0]), (2, runs[1]), (3, runs[2])]
                 .into_iter()
                 .collect(),
+            preemptions: [(1, runs[0] / 5), (2, runs[1] / 5)].into_iter().collect(),
         };
         let before = listing([10, 20, 5]);
         let after = listing([15, 27, 5]);
@@ -618,8 +657,18 @@ mod tests {
         );
         // A thread born since counts whole.
         assert_eq!(after.runs_since(&ThreadCpu::default())["MutationStage"], 42);
+        // Of which preempted: 2 -> 3 and 4 -> 5.
+        assert_eq!(after.preemptions_since(&before)["MutationStage"], 2);
+        assert_eq!(
+            parse_status_preemptions(
+                "voluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n"
+            ),
+            Some(7)
+        );
+        assert_eq!(parse_status_preemptions("State:\tS (sleeping)\n"), None);
         let mine = ThreadCpu::read(std::process::id()).expect("this process has threads");
         assert!(mine.runs_since(&ThreadCpu::default()).values().sum::<u64>() > 0);
+        assert!(!mine.preemptions.is_empty(), "this kernel gives the counts");
     }
 
     #[test]

@@ -396,6 +396,19 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
                     );
                 }
             }
+            // Of the request threads' runs, those that began with a
+            // preemption (2026-11-30 afternoon on): the twin's processor
+            // sharing has none.
+            if let Some(preempted) = server["thread_preemptions"].as_object() {
+                if answered > 0.0 {
+                    let count: f64 = preempted
+                        .iter()
+                        .filter(|(pool, _)| models::jvm::is_shared_pool_thread(pool))
+                        .filter_map(|(_, count)| count.as_f64())
+                        .sum();
+                    add(phase, REQUEST_PREEMPTIONS_FIGURE.into(), count / answered);
+                }
+            }
             if let Some(log) = &run.gc_log {
                 let facts = gc_facts(log);
                 add(phase, "young GC pauses".into(), facts.young_pauses as f64);
@@ -466,6 +479,11 @@ pub const REQUEST_CPU_FIGURE: &str = "request threads CPU us/op";
 /// The request threads' runs on a core per operation (schedstat; the
 /// twin's `thread_runs` `SharedPool`): shown, not scored.
 pub const REQUEST_RUNS_FIGURE: &str = "request thread runs/op";
+
+/// Of [`REQUEST_RUNS_FIGURE`], the runs that began with the thread
+/// preempted rather than woken (`nonvoluntary_ctxt_switches`): shown, the
+/// real node's only.
+pub const REQUEST_PREEMPTIONS_FIGURE: &str = "request thread preemptions/op";
 
 /// The event loop's runs on a core per operation (the twin's
 /// `thread_runs` `nioEventLoopGroup`): shown, not scored.
