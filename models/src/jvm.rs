@@ -62,7 +62,7 @@
 //! pool thread (a task here is CPU only: the driver models a blocking read
 //! as separate CPU tasks around the I/O); for 3.11, the
 //! `SharedExecutorPool`'s spinning workers (5.0's preset has them,
-//! [`SpinParams`]) and the native transport's event loop (5.0's has it for
+//! [`crate::sep`]) and the native transport's event loop (5.0's has it for
 //! client connections, [`JvmConfig::event_loop_front`]); the exact
 //! hand-off graph: every task of the driver counts as one hand-off, so a
 //! local read or write that Cassandra runs on the calling thread
@@ -298,7 +298,7 @@ impl Stage {
     }
 
     /// Whether the stage's threads are Cassandra's shared pool
-    /// (`SharedExecutorPool`, whose idle workers spin: [`SpinParams`]):
+    /// (`SharedExecutorPool`, whose idle workers spin: [`crate::sep`]):
     /// the request stages; compaction and flushes have executors of their
     /// own, the event loop is Netty's.
     pub const fn is_shared_pool(self) -> bool {
