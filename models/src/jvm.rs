@@ -1128,6 +1128,20 @@ struct Pool {
     cpu_nanos: u128,
 }
 
+impl Pool {
+    /// Whether a queued task waits and a thread is free to take it.
+    fn has_work_to_take(&self) -> bool {
+        !self.queue.is_empty() && self.active < self.threads
+    }
+
+    /// Takes the first queued task onto a free thread.
+    fn take_queued(&mut self) -> (u64, SimDuration) {
+        let task = self.queue.pop_front().expect("a queued task");
+        self.active += 1;
+        task
+    }
+}
+
 /// A pool thread holding a task, ordered by when it finishes in per-thread
 /// service, then by start order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -1702,12 +1716,10 @@ impl JvmNode {
         let Some(sep) = self.sep.as_mut() else {
             return;
         };
-        let pool = &mut self.pools[stage.index()];
-        if sep.count() > 0 || pool.queue.is_empty() || pool.active >= pool.threads {
+        if sep.count() > 0 || !self.pools[stage.index()].has_work_to_take() {
             return;
         }
-        let (tag, demand) = pool.queue.pop_front().expect("a queued task");
-        pool.active += 1;
+        let (tag, demand) = self.pools[stage.index()].take_queued();
         sep.count_wake_for_task();
         let wake = sep.draw_wake();
         let cost = demand + sep.params().run_cost;
@@ -1727,15 +1739,18 @@ impl JvmNode {
     /// A shared-pool worker takes a queued task of any request stage it
     /// may (`SEPWorker.selfAssign`); whether it found one.
     fn self_assign(&mut self) -> Option<Stage> {
-        let stage = Stage::ALL.into_iter().find(|stage| {
-            let pool = &self.pools[stage.index()];
-            stage.is_shared_pool() && !pool.queue.is_empty() && pool.active < pool.threads
-        })?;
-        let pool = &mut self.pools[stage.index()];
-        let (tag, demand) = pool.queue.pop_front().expect("a queued task");
-        pool.active += 1;
+        let stage = self.shared_stage_with_work()?;
+        let (tag, demand) = self.pools[stage.index()].take_queued();
         self.start(stage, tag, demand);
         Some(stage)
+    }
+
+    /// The first request stage (in [`Stage::ALL`]'s order) with a queued
+    /// task and a thread free to take it.
+    fn shared_stage_with_work(&self) -> Option<Stage> {
+        Stage::ALL
+            .into_iter()
+            .find(|stage| stage.is_shared_pool() && self.pools[stage.index()].has_work_to_take())
     }
 
     /// A shared-pool worker finished a task of `stage`: its read may go
@@ -1812,28 +1827,19 @@ impl JvmNode {
             }
             return;
         }
-        let stage = Stage::ALL.into_iter().find(|stage| {
-            let pool = &self.pools[stage.index()];
-            stage.is_shared_pool() && !pool.queue.is_empty() && pool.active < pool.threads
-        });
+        let stage = self.shared_stage_with_work();
         let sep = self.sep.as_mut().expect("a shared pool");
         let Some(stage) = stage else {
             sep.look_found_nothing(now, id);
             return;
         };
-        if sep.took_task(id) {
+        let none_spins = sep.took_task(id);
+        let (tag, demand) = self.pools[stage.index()].take_queued();
+        if none_spins {
             // `stopSpinning`: the last spinner schedules for the queues.
-            let pool = &mut self.pools[stage.index()];
-            let (tag, demand) = pool.queue.pop_front().expect("a queued task");
-            pool.active += 1;
             self.maybe_schedule_all(now);
-            self.start(stage, tag, demand);
-        } else {
-            let pool = &mut self.pools[stage.index()];
-            let (tag, demand) = pool.queue.pop_front().expect("a queued task");
-            pool.active += 1;
-            self.start(stage, tag, demand);
         }
+        self.start(stage, tag, demand);
         self.maybe_schedule(now, stage);
     }
 

@@ -179,29 +179,28 @@ impl Spinners {
             self.count, 0,
             "a producer starts a spinner only if none spins"
         );
-        self.count += 1;
-        let id = self.allocate(Spinner {
-            parked_at: now,
-            woke_at: now,
-            sole_spin: 0,
-            prev_stop_check: 0,
-            fresh: true,
-        });
+        let id = self.enlist(now, true);
         self.push(now + wake, id);
     }
 
     /// `startSpinning` then `doWaitSpin`: a worker that found no task
     /// anywhere spins, first parking for a sleep.
     pub fn start_spinning(&mut self, now: SimTime) {
+        let id = self.enlist(now, false);
+        self.park(now, id);
+    }
+
+    /// A worker joins the spinners at `now` (`spinningCount` + 1, its
+    /// bookkeeping reset as `stopSpinning` leaves it): its id.
+    fn enlist(&mut self, now: SimTime, fresh: bool) -> u32 {
         self.count += 1;
-        let id = self.allocate(Spinner {
+        self.allocate(Spinner {
             parked_at: now,
             woke_at: now,
             sole_spin: 0,
             prev_stop_check: 0,
-            fresh: false,
-        });
-        self.park(now, id);
+            fresh,
+        })
     }
 
     /// The parked spinner whose park ends first, if by `now`: it is put

@@ -350,14 +350,8 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
             // which it does not.
             if let Some(threads) = server["thread_cpu_seconds"].as_object() {
                 if answered > 0.0 {
-                    let per_op = |wanted: fn(&str) -> bool| -> f64 {
-                        let seconds: f64 = threads
-                            .iter()
-                            .filter(|(pool, _)| wanted(pool))
-                            .filter_map(|(_, seconds)| seconds.as_f64())
-                            .sum();
-                        seconds / answered * 1e6
-                    };
+                    let per_op =
+                        |wanted: fn(&str) -> bool| sum_of_pools(threads, wanted) / answered * 1e6;
                     let event_loop = per_op(models::jvm::is_event_loop_pool);
                     add(phase, EVENT_LOOP_CPU_FIGURE.into(), event_loop);
                     add(
@@ -376,14 +370,7 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
             // twin's shared pool and event loop count.
             if let Some(runs) = server["thread_runs"].as_object() {
                 if answered > 0.0 {
-                    let per_op = |wanted: fn(&str) -> bool| -> f64 {
-                        let count: f64 = runs
-                            .iter()
-                            .filter(|(pool, _)| wanted(pool))
-                            .filter_map(|(_, count)| count.as_f64())
-                            .sum();
-                        count / answered
-                    };
+                    let per_op = |wanted: fn(&str) -> bool| sum_of_pools(runs, wanted) / answered;
                     add(
                         phase,
                         REQUEST_RUNS_FIGURE.into(),
@@ -401,11 +388,7 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
             // sharing has none.
             if let Some(preempted) = server["thread_preemptions"].as_object() {
                 if answered > 0.0 {
-                    let count: f64 = preempted
-                        .iter()
-                        .filter(|(pool, _)| models::jvm::is_shared_pool_thread(pool))
-                        .filter_map(|(_, count)| count.as_f64())
-                        .sum();
+                    let count = sum_of_pools(preempted, models::jvm::is_shared_pool_thread);
                     add(phase, REQUEST_PREEMPTIONS_FIGURE.into(), count / answered);
                 }
             }
@@ -446,6 +429,19 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
         }
     }
     figures.into_values().collect()
+}
+
+/// The sum of a `summary.json` map by thread pool (CPU seconds, runs,
+/// preemptions) over the pools `wanted` names.
+fn sum_of_pools(
+    by_pool: &serde_json::Map<String, serde_json::Value>,
+    wanted: fn(&str) -> bool,
+) -> f64 {
+    by_pool
+        .iter()
+        .filter(|(pool, _)| wanted(pool))
+        .filter_map(|(_, value)| value.as_f64())
+        .sum()
 }
 
 /// The steady-state CPU figure: a phase's last [`TAIL_SECONDS`], after the
