@@ -594,6 +594,20 @@ pub fn run_order(phase: &str) -> usize {
     )
 }
 
+/// A phase's number for its twin seeds ([`crate::real_score::phase_seed`]):
+/// its place in the run order as it stood before P3, the phases added
+/// since after them in the order they were added, so that adding a phase
+/// moves no other phase's seed (unknown ids last).
+pub fn seed_index(phase: &str) -> usize {
+    position_in(
+        &[
+            "P1", "P2", "C1", "C4", "C2", "C3", "S1", "S2", "S3", "W25", "M25", "D25", "X25",
+            "W50", "M50", "D50", "X50", "W80", "M80", "D80", "X80", "Z1", "L1", "P3",
+        ],
+        phase,
+    )
+}
+
 /// REAL.md's order of the phases, as its table lists them (unknown ids
 /// last, by name).
 fn phase_order(phase: &str) -> usize {

@@ -583,7 +583,7 @@ type PhaseFigures = BTreeMap<String, BTreeMap<String, f64>>;
 /// run its own (the real phases do not share their chance either), the
 /// same on every machine.
 pub fn phase_seed(repeat: u32, id: &str) -> u64 {
-    u64::from(repeat) * 100 + crate::real::run_order(id) as u64
+    u64::from(repeat) * 100 + crate::real::seed_index(id) as u64
 }
 
 /// One twin repeat: every phase of `chain` in order, each starting from
