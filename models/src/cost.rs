@@ -150,37 +150,41 @@ pub const CASSANDRA_FACTOR: f64 = 1.9;
 /// **fitted** so that the twin's write costs the work of the straight line
 /// through REAL.md's C1 and C4 (writes at 5,000/s and 10,000/s) of the
 /// request threads' CPU per write against their runs on a core per write,
-/// 12.22 us (`validation/real/work/2026-11-30/runs`; `twin validate --real
-/// DIR --fit-runs`), the runs priced apart (`models::jvm::CASSANDRA_5_0_SEP`,
-/// 10.64 us each). Was 1.125 (57 us), fitted to 2026-11-29's whole-server
-/// C1 and C4 with a spinner burning a fitted share of the idle core, which
-/// folded the runs into the write's price (REAL.md, "Runs counted").
+/// medians of three repeats: 74.77 us and 8.508 runs, 42.12 us and 4.248
+/// runs, so 9.549 us of work a write (`validation/real/2026-11-30`; `twin
+/// validate --real DIR --fit-runs`), the runs priced apart
+/// (`models::jvm::CASSANDRA_5_0_SEP`, 7.666 us each). Was 0.2414 (12.22
+/// us) from one diagnostic repeat (`work/2026-11-30/runs`), 1.125 (57 us)
+/// with a spinner burning a fitted share of the idle core, which folded
+/// the runs into the write's price (REAL.md, "Runs counted").
 /// [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 0.2414;
+pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 0.1889;
 
 /// Cassandra 5.0's read steps over Scylla's, on the real node's core:
 /// **fitted** so that the twin's read from memory costs C2's request
-/// threads' CPU per read less its runs' price, 179.1 - 7.976 x 10.644 =
-/// 94.2 us (`validation/real/work/2026-11-30/runs`, `--fit-runs`). Was
-/// 0.278, fitted to 2026-11-29's whole-server C2. C2 is the JVM's first
-/// read phase, its read path still being compiled, so the price is dearer
-/// than a warm read's (CALIBRATION.md). Under one because Scylla's read
-/// prices were fitted to disk-bound published loads and carry work the
-/// twin does not model; [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.2525;
+/// threads' CPU per read less its runs' price, 128.78 - 12.892 x 7.666 =
+/// 29.96 us (`validation/real/2026-11-30`, medians of three repeats,
+/// `--fit-runs`; the twin's C2 gives 91.06 - 7.971 x 7.666 = 29.95). C2
+/// follows P3, a minute of the same reads, so its read path is compiled.
+/// Was 0.2525 (94.2 us) from a diagnostic whose C2 was the JVM's first
+/// read phase, 0.278 fitted to 2026-11-29's whole-server C2. Under one
+/// because Scylla's read prices were fitted to disk-bound published loads
+/// and carry work the twin does not model; [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.0803;
 
 /// The kernel's CPU per page-cache miss under Cassandra 5.0 on the real
 /// node's machine (a KVM guest's buffered read: the request, its exit and
 /// interrupt, the insertion of the 24 KiB the disk's read-ahead brings
-/// in), nanoseconds: **fitted** to C3 of `validation/real/2026-11-29`
-/// (reads of 4-KiB rows after the page cache was dropped, 1,000/s; 474.5
-/// us per read in its last 20 s less the JIT's; the twin gives 473.7),
-/// after the shared pool's prices and the read's. So few misses in the
-/// tail pin the price loosely: it also carries whatever else C3 costs at
-/// 1,000/s that the twin does not model. Was 208 us with the spinner that
-/// burnt a share of the idle core, 114 us on 2026-11-28;
-/// [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 365_000;
+/// in), nanoseconds: **fitted** to C3 of `validation/real/2026-11-30`
+/// (reads of 4-KiB rows after the page cache was dropped, 1,000/s; 414.9
+/// us per read in its last 20 s less the JIT's, median of three repeats;
+/// the twin gives 414.5), after the shared pool's prices and the read's.
+/// It carries what the twin's too few runs at 1,000/s leave out (the real
+/// request threads ran 27.4 times a read, the twin's 13.0), so it is
+/// dearer than a miss: the twin's saturated reads from disk are far too
+/// slow (REAL.md, "The full measurement"). Was 365 us on 2026-11-29's C3,
+/// 114 us on 2026-11-28's; [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 477_000;
 
 /// Cassandra 5.0's compaction price on the real node's core, ns per byte
 /// of the twin's SSTables: **fitted** to REAL.md's K1 (a major compaction

@@ -210,16 +210,17 @@ impl AllocationParams {
 /// machine ([`crate::sep`]). The price of putting a worker on the core is
 /// **fitted** to REAL.md's C1 and C4 (writes at 5,000/s and 10,000/s):
 /// the request workers' CPU per write against their runs on a core per
-/// write (schedstat's second count), a straight line through the two:
-/// 88.27 us and 7.144 runs a write at C1, 46.06 us and 3.179 runs at C4,
-/// so 10.644 us a run and 12.22 us of work a write
+/// write (schedstat's second count), a straight line through the two,
+/// medians of three repeats: 74.77 us and 8.508 runs a write at C1, 42.12
+/// us and 4.248 runs at C4, so 7.666 us a run and 9.549 us of work a write
 /// ([`crate::cost::CASSANDRA_5_0_WRITE_FACTOR`]), from
-/// `validation/real/work/2026-11-30/runs` (REAL.md, "Runs counted"). The overshoot is **measured**:
+/// `validation/real/2026-11-30` (REAL.md, "The full measurement"; 10.644
+/// us from one diagnostic repeat before it). The overshoot is **measured**:
 /// a 10-us park on the server's core returns after 91-94 us
 /// (`deploy/real/cassandra.sh spin-cost`,
 /// `validation/real/2026-11-28/spin-cost.txt`), 84 us late.
 pub const CASSANDRA_5_0_SEP: SepParams = SepParams {
-    run_cost: SimDuration::from_nanos(10_644),
+    run_cost: SimDuration::from_nanos(7_666),
     park_overshoot: SimDuration::from_micros(84),
 };
 
@@ -229,18 +230,19 @@ pub const CASSANDRA_5_0_SEP: SepParams = SepParams {
 /// ([`CASSANDRA_5_0_EVENT_LOOP_WAKE`]): **fitted** as the request
 /// workers' price is ([`CASSANDRA_5_0_SEP`]), a straight line through the
 /// loop thread's (`epollEventLoopGroup`) CPU and runs per write at REAL.md's
-/// C1 and C4: 18.60 us and 0.524 runs at C1, 9.80 us and 0.229 runs at
-/// C4, so 29.82 us a run (an `epoll_wait` return, the socket reads, the
-/// response writes and flushes of one batch) and 2.98 us a request
-/// (`validation/real/work/2026-11-30/runs`). Was 7.76 us a request with a
-/// 10-us wake, fitted to C1 alone, which could not fall with the rate as
-/// the real loop's CPU per request does (18.1 us at 5,000/s, 3.4 at
-/// saturation): the batches grow, the runs per request fall.
-pub const CASSANDRA_5_0_EVENT_LOOP_WORK: SimDuration = SimDuration::from_nanos(2_983);
+/// C1 and C4, medians of three repeats: 13.47 us and 0.539 runs at C1,
+/// 8.42 us and 0.261 runs at C4, so 18.16 us a run (an `epoll_wait`
+/// return, the socket reads, the response writes and flushes of one batch)
+/// and 3.68 us a request (`validation/real/2026-11-30`). Was 29.82 and
+/// 2.98 from one diagnostic repeat, 7.76 us a request with a 10-us wake
+/// fitted to C1 alone before that, which could not fall with the rate as
+/// the real loop's CPU per request does: the batches grow, the runs per
+/// request fall.
+pub const CASSANDRA_5_0_EVENT_LOOP_WORK: SimDuration = SimDuration::from_nanos(3_677);
 
 /// What each run of the event loop on the core costs: see
 /// [`CASSANDRA_5_0_EVENT_LOOP_WORK`].
-pub const CASSANDRA_5_0_EVENT_LOOP_WAKE: SimDuration = SimDuration::from_nanos(29_821);
+pub const CASSANDRA_5_0_EVENT_LOOP_WAKE: SimDuration = SimDuration::from_nanos(18_157);
 
 /// Fixed-point scale of per-thread service: units per nanosecond of one
 /// core (2^20, so rounding at a rate change loses under a femtosecond).

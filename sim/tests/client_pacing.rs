@@ -181,7 +181,10 @@ fn twin_real_starts_a_ticks_worth_of_operations_together() {
     }
     // At a quarter of saturation a tick's few operations share the shared
     // pool's next look (a spinner takes them together) about as c-s's
-    // spread ones each wait for one; at four fifths they queue.
-    assert!(gaps[1] > 0.1, "{gaps:?}");
-    assert!(gaps[1] > gaps[0] + 0.1, "{gaps:?}");
+    // spread ones each wait for one; at four fifths they queue: a tick's
+    // 12 writes served one after another, the median one waits for 5.5
+    // others' work, each at least the write's own 9.5 us
+    // (`CASSANDRA_5_0_WRITE_FACTOR`), so 0.05 ms or more.
+    assert!(gaps[1] > 0.05, "{gaps:?}");
+    assert!(gaps[1] > gaps[0] + 0.05, "{gaps:?}");
 }

@@ -162,13 +162,13 @@ mod tests {
     }
 
     /// The `cassandra-5.0` preset's prices are what `--fit-runs` gives on
-    /// the measurement they were fitted to (CALIBRATION.md), so a change
-    /// to either shows.
+    /// the measurement they were fitted to (CALIBRATION.md: the scored
+    /// measurement of 2026-11-30, three repeats), so a change to either
+    /// shows.
     #[test]
-    fn the_presets_prices_are_the_stored_diagnostics_fit() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("real/work/2026-11-30/runs");
-        let fitted = fit(&crate::real::load(&dir).expect("the stored diagnostic")).expect("a fit");
+    fn the_presets_prices_are_the_scored_measurements_fit() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("real/2026-11-30");
+        let fitted = fit(&crate::real::load(&dir).expect("the scored measurement")).expect("a fit");
         let us = |price: units::SimDuration| price.as_nanos() as f64 / 1e3;
         let close = |preset: f64, fit: f64, within: f64| {
             assert!(
@@ -197,7 +197,7 @@ mod tests {
         close(us(costs.write_request(178)), fitted.request.work_us, 0.1);
         let text = fit_text(&fitted);
         assert!(
-            text.contains("a run: 10.644 us") && text.contains("work: 94.197 us a read"),
+            text.contains("a run: 7.666 us") && text.contains("work: 29.955 us a read"),
             "{text}"
         );
     }

@@ -800,7 +800,7 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
         let out = std::env::temp_dir().join(format!("twin-real-score-{}", std::process::id()));
         let options = RealScoreOptions {
-            measurement: root.join("2026-11-29"),
+            measurement: root.join("2026-11-30"),
             machine: root.join("machine.toml"),
             out: out.clone(),
             phases: vec!["C1".into(), "C3".into(), "W25".into()],
@@ -820,6 +820,7 @@ mod tests {
                 history("P2"),
                 "C1".into(),
                 history("C4"),
+                history("P3"),
                 history("C2"),
                 "C3".into(),
                 history("S1"),
