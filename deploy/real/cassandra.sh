@@ -19,6 +19,11 @@
 #                                                  every INTERVAL s (default 0.5) for SECONDS, a line: the
 #                                                  time and, by thread group, node N's threads the kernel
 #                                                  holds runnable (state R): how many share its cores
+#   deploy/real/cassandra.sh spinners N SECONDS [INTERVAL]
+#                                                  every INTERVAL s (default 0.1) for SECONDS, a line: the
+#                                                  time and node N's shared-pool workers by what they do:
+#                                                  spinning (parked with a timeout: SEPWorker's doWaitSpin),
+#                                                  stopped (parked without one), on a core or runnable, other
 #   deploy/real/cassandra.sh spin-cost [RUNS]      what a spinning worker's 10-us parks cost on the
 #                                                  server's cores (ParkSpin.java; no node needed)
 #
@@ -359,6 +364,44 @@ runnable)
         sleep "$interval"
     done
     ;;
+spinners)
+    # A shared-pool worker's blocking system call tells its state without
+    # stopping the JVM: parkNanos waits in futex(2) with a timeout (the
+    # fourth argument a pointer), park() with none; /proc/TID/syscall says
+    # "running" for a thread on a core or runnable. Names as
+    # models::jvm::is_shared_pool_thread takes them.
+    i="${1:-}"
+    seconds="${2:-}"
+    interval="${3:-0.1}"
+    pid="$(node_pid "$i")" || die "spinners: node '$i' does not run"
+    [[ "$seconds" =~ ^[0-9]+$ ]] || die "spinners: SECONDS must be a whole number, not '$seconds'"
+    [ "$(uname -m)" = x86_64 ] || die "spinners: reads x86-64 system call numbers (futex is 202), not $(uname -m)'s"
+    end=$((SECONDS + seconds))
+    # Plain bash reads (no process per thread) to keep the sampler light on
+    # the client's core.
+    while [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
+        spinning=0 stopped=0 running=0 other=0
+        for t in /proc/"$pid"/task/*; do
+            { read -r name <"$t/comm"; } 2>/dev/null || continue  # a thread gone meanwhile
+            case "$name" in
+            Native-Transpo* | MutationStage* | ReadStage* | SharedPool*) ;;
+            *) continue ;;
+            esac
+            { read -r -a call <"$t/syscall"; } 2>/dev/null || continue
+            if [ "${call[0]}" = running ]; then
+                running=$((running + 1))
+            elif [ "${call[0]}" = 202 ] && [ "${call[4]}" != 0x0 ]; then
+                spinning=$((spinning + 1))
+            elif [ "${call[0]}" = 202 ]; then
+                stopped=$((stopped + 1))
+            else
+                other=$((other + 1))
+            fi
+        done
+        echo "$EPOCHREALTIME spinning=$spinning stopped=$stopped running=$running other=$other"
+        sleep "$interval"
+    done
+    ;;
 spin-cost)
     runs="${1:-3}"
     for _ in $(seq 1 "$runs"); do
@@ -408,6 +451,6 @@ settle)
     echo "node $i settled: memtables flushed, no compaction pending or running"
     ;;
 *)
-    die "usage: cassandra.sh fetch | start [--nodes 1|3] | stop | status | kill N | restart N | pid N | nodetool N ARGS | settle N | work N OUT ARGS | runnable N SECONDS [INTERVAL] | spin-cost [RUNS]"
+    die "usage: cassandra.sh fetch | start [--nodes 1|3] | stop | status | kill N | restart N | pid N | nodetool N ARGS | settle N | work N OUT ARGS | runnable N SECONDS [INTERVAL] | spinners N SECONDS [INTERVAL] | spin-cost [RUNS]"
     ;;
 esac

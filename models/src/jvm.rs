@@ -1835,7 +1835,7 @@ impl JvmNode {
             sep.look_found_nothing(now, id);
             return;
         };
-        let none_spins = sep.took_task(id);
+        let none_spins = sep.took_task(now, id);
         let (tag, demand) = self.pools[stage.index()].take_queued();
         if none_spins {
             // `stopSpinning`: the last spinner schedules for the queues.
@@ -1941,7 +1941,7 @@ impl JvmNode {
         self.looks_running = 0;
         if let Some(sep) = self.sep.as_mut() {
             // The workers died with the process.
-            sep.clear();
+            sep.clear(now);
         }
         self.pending_workers.clear();
         self.blocked_workers = 0;
@@ -2217,6 +2217,14 @@ impl JvmNode {
     /// Workers spinning now ([`crate::sep`]).
     pub fn spinners(&self) -> u32 {
         self.sep.as_ref().map_or(0, Spinners::count)
+    }
+
+    /// Workers spinning, integrated over time up to `now`
+    /// ([`Spinners::spinning_time`]); zero without [`JvmConfig::sep`].
+    pub fn spinning_time(&self, now: SimTime) -> SimDuration {
+        self.sep
+            .as_ref()
+            .map_or(SimDuration::ZERO, |sep| sep.spinning_time(now))
     }
 
     /// Times the event loop was put on the core (a request or a flush

@@ -110,6 +110,11 @@ pub struct Spinners {
     idle_looks: u64,
     /// Spinners the stop check stopped.
     stops: u64,
+    /// The spinners' count integrated over time up to `counted_to`, ns:
+    /// the mean number spinning over a run, to set beside the real node's
+    /// sampled spinners (`deploy/real/cassandra.sh spinners`).
+    spinning_ns: u128,
+    counted_to: SimTime,
 }
 
 impl Spinners {
@@ -127,6 +132,8 @@ impl Spinners {
             runs: 0,
             idle_looks: 0,
             stops: 0,
+            spinning_ns: 0,
+            counted_to: SimTime::ZERO,
         }
     }
 
@@ -153,6 +160,23 @@ impl Spinners {
     /// Spinners the stop check has stopped so far.
     pub fn stops(&self) -> u64 {
         self.stops
+    }
+
+    /// Spinner-time up to `now` (workers spinning, integrated over time):
+    /// over a window, its growth divided by the window's length is the
+    /// mean number of spinners.
+    pub fn spinning_time(&self, now: SimTime) -> SimDuration {
+        let since = now.saturating_since(self.counted_to);
+        let total = self.spinning_ns + u128::from(self.count) * u128::from(since.as_nanos());
+        SimDuration::from_nanos(total.min(u128::from(u64::MAX)) as u64)
+    }
+
+    /// Brings the spinner-time up to `now`, before the count changes.
+    fn count_time(&mut self, now: SimTime) {
+        debug_assert!(now >= self.counted_to, "spinner-time runs forward");
+        let since = now.saturating_since(self.counted_to);
+        self.spinning_ns += u128::from(self.count) * u128::from(since.as_nanos());
+        self.counted_to = now;
     }
 
     /// When the next parked spinner wakes.
@@ -193,6 +217,7 @@ impl Spinners {
     /// A worker joins the spinners at `now` (`spinningCount` + 1, its
     /// bookkeeping reset as `stopSpinning` leaves it): its id.
     fn enlist(&mut self, now: SimTime, fresh: bool) -> u32 {
+        self.count_time(now);
         self.count += 1;
         self.allocate(Spinner {
             parked_at: now,
@@ -254,7 +279,7 @@ impl Spinners {
         };
         if stopped {
             self.stops += 1;
-            self.leave(id);
+            self.leave(now, id);
             AfterLook::Stopped
         } else {
             AfterLook::Look
@@ -264,8 +289,8 @@ impl Spinners {
     /// The spinner took a task (`stopSpinning`): it is a worker again.
     /// Returns whether nobody spins now (the caller then schedules a
     /// worker for every executor with tasks, `maybeSchedule`).
-    pub fn took_task(&mut self, id: u32) -> bool {
-        self.leave(id);
+    pub fn took_task(&mut self, now: SimTime, id: u32) -> bool {
+        self.leave(now, id);
         self.count == 0
     }
 
@@ -275,8 +300,9 @@ impl Spinners {
         self.park(now, id);
     }
 
-    /// Every spinner is gone (the process died).
-    pub fn clear(&mut self) {
+    /// Every spinner is gone (the process died at `now`).
+    pub fn clear(&mut self, now: SimTime) {
+        self.count_time(now);
         self.count = 0;
         self.slab.clear();
         self.free.clear();
@@ -308,8 +334,9 @@ impl Spinners {
     }
 
     /// The spinner stops spinning (took a task, or was stopped).
-    fn leave(&mut self, id: u32) {
+    fn leave(&mut self, now: SimTime, id: u32) {
         assert!(self.count > 0, "a spinner leaves only while one spins");
+        self.count_time(now);
         self.count -= 1;
         self.free.push(id);
     }
@@ -404,8 +431,13 @@ mod tests {
         assert_eq!(spinners.next_wake(), Some(at_us(8)));
         let (_, id) = spinners.wake_due(at_us(8)).expect("due");
         assert_eq!(spinners.after_look(at_us(18), id), AfterLook::Look);
-        assert!(spinners.took_task(id));
+        assert!(spinners.took_task(at_us(18), id));
         assert_eq!(spinners.count(), 0);
         assert_eq!(spinners.idle_looks(), 0);
+        // One spinner from 0 to 18 us, none after.
+        assert_eq!(
+            spinners.spinning_time(at_us(50)),
+            SimDuration::from_micros(18)
+        );
     }
 }

@@ -150,6 +150,12 @@ pub struct Summary {
     /// from the real node's schedstat (`load_server.<load>.thread_runs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_runs: Option<BTreeMap<String, u64>>,
+    /// JVM presets with a shared pool: its workers spinning (parked
+    /// between looks or looking), on average over the run, summed over
+    /// the nodes; what `deploy/real/cassandra.sh spinners` samples on the
+    /// real node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spinners_mean: Option<f64>,
     /// c-s's thread searches (loads with no `threads=`), by load name; each
     /// step's own results are under `loads`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -754,6 +760,16 @@ impl Summary {
                             .sum(),
                     ),
                 ])
+            }),
+            spinners_mean: (!outcome.shared_pool.is_empty() && outcome.end > SimTime::ZERO).then(|| {
+                round3(
+                    outcome
+                        .shared_pool
+                        .iter()
+                        .map(|node| node.spinning.as_secs_f64())
+                        .sum::<f64>()
+                        / outcome.end.as_secs_f64(),
+                )
             }),
             time_spent: TimeSpentSummary::of(&outcome.time_spent, outcome.end, scale),
             server_latency_ms: ["read", "write"]

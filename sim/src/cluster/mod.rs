@@ -1405,6 +1405,7 @@ impl Simulation {
                         spin_cpu: node.spin_cpu(),
                         runs: node.shared_pool_runs(),
                         event_loop_runs: node.event_loop_runs(),
+                        spinning: node.spinning_time(end),
                     })
                 }
                 _ => None,

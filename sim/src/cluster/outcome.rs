@@ -128,6 +128,9 @@ pub struct SharedPoolTally {
     pub runs: u64,
     /// Times the event loop was put on the core.
     pub event_loop_runs: u64,
+    /// Workers spinning, integrated over the run
+    /// (`models::sep::Spinners::spinning_time`).
+    pub spinning: SimDuration,
 }
 
 impl RunOutcome {
