@@ -4,8 +4,9 @@
 // work), for a few seconds, reporting the wall time, the thread's CPU time
 // and the iterations. Run pinned to the server's core by
 // `deploy/real/cassandra.sh spin-cost`; the twin's cassandra-5.0 preset
-// takes the CPU fraction as a measured fact of the machine
-// (models::jvm::SpinParams), as `twin device measure` gives the device.
+// takes how late a park returns as a measured fact of the machine
+// (models::sep::SepParams::park_overshoot, the iteration less the 10-us
+// sleep), as `twin device measure` gives the device.
 //
 //   java ParkSpin.java [SECONDS]
 //

@@ -218,10 +218,15 @@ impl AllocationParams {
 /// us from one diagnostic repeat before it). The overshoot is **measured**:
 /// a 10-us park on the server's core returns after 91-94 us
 /// (`deploy/real/cassandra.sh spin-cost`,
-/// `validation/real/2026-11-28/spin-cost.txt`), 84 us late.
+/// `validation/real/2026-11-28/spin-cost.txt`), 84 us late. The timer
+/// slack is Linux's default for a normal thread, 50 us (`timer_slack_ns`;
+/// this machine's `/proc/self/timerslack_ns` reads 50000) \[S\]: parks
+/// whose timers fall within it of another's wake together
+/// ([`crate::sep`]).
 pub const CASSANDRA_5_0_SEP: SepParams = SepParams {
     run_cost: SimDuration::from_nanos(7_666),
     park_overshoot: SimDuration::from_micros(84),
+    timer_slack: SimDuration::from_micros(50),
 };
 
 /// The native transport event loop's own CPU per client request on the
@@ -3034,6 +3039,7 @@ mod tests {
             sep: Some(SepParams {
                 run_cost: SimDuration::from_micros(10),
                 park_overshoot: SimDuration::from_micros(84),
+                timer_slack: SimDuration::from_micros(50),
             }),
             exact_wakeups: true,
             g1_start: None,

@@ -9,7 +9,15 @@
 //!   sleep is `10 us x spinners`, at most 1 ms, times a uniform draw, at
 //!   least 10 us ([`sleep`]); the kernel returns a park late (the timer
 //!   slack and, in a guest, the timer's exits), by
-//!   [`SepParams::park_overshoot`].
+//!   [`SepParams::park_overshoot`] when nothing else fires near it.
+//! - Linux's high-resolution timers expire together: a timer may fire
+//!   anywhere from its asked time to that time plus the thread's timer
+//!   slack, and the interrupt that fires the earliest one fires every
+//!   other whose asked time has come. So when a parked spinner's timer
+//!   fires, every other spinner whose park would end within the slack
+//!   after it wakes with it ([`SepParams::timer_slack`]): with several
+//!   spinners the parks end earlier than a sole spinner's, and the looks
+//!   come more often.
 //! - A producer that queues a task on an empty executor while no worker
 //!   spins unparks one to spin (`maybeStartSpinningWorker`); otherwise it
 //!   signals nobody and the task waits for a spinner's next look.
@@ -60,8 +68,12 @@ pub struct SepParams {
     /// CPU each time a worker is put on the core (a look, a wake for a
     /// task).
     pub run_cost: SimDuration,
-    /// How much later than asked a park returns.
+    /// How much later than asked a park returns when its own timer fires
+    /// it (a sole spinner's: the slack, then the wake).
     pub park_overshoot: SimDuration,
+    /// The threads' timer slack (Linux's `timer_slack_ns`): a park whose
+    /// timer would fire within this after another's fires with it.
+    pub timer_slack: SimDuration,
 }
 
 /// A spinning worker's own bookkeeping (`SEPWorker`'s fields).
@@ -78,6 +90,8 @@ struct Spinner {
     /// Unparked by a producer to spin: its first look follows no sleep, so
     /// it adds nothing to the stop check.
     fresh: bool,
+    /// Parked on a timer (a sleep), not waiting for an unpark.
+    timed: bool,
 }
 
 /// What a spinner does after its look found no work to take.
@@ -110,6 +124,9 @@ pub struct Spinners {
     idle_looks: u64,
     /// Spinners the stop check stopped.
     stops: u64,
+    /// Spinners whose timers fired with an earlier one's (at its instant),
+    /// in the order they are to look.
+    fired: std::collections::VecDeque<(SimTime, u32)>,
     /// The spinners' count integrated over time up to `counted_to`, ns:
     /// the mean number spinning over a run, to set beside the real node's
     /// sampled spinners (`deploy/real/cassandra.sh spinners`).
@@ -132,6 +149,7 @@ impl Spinners {
             runs: 0,
             idle_looks: 0,
             stops: 0,
+            fired: std::collections::VecDeque::new(),
             spinning_ns: 0,
             counted_to: SimTime::ZERO,
         }
@@ -181,7 +199,9 @@ impl Spinners {
 
     /// When the next parked spinner wakes.
     pub fn next_wake(&self) -> Option<SimTime> {
-        self.parked.peek().map(|Reverse((at, ..))| *at)
+        let fired = self.fired.front().map(|&(at, _)| at);
+        let parked = self.parked.peek().map(|Reverse((at, ..))| *at);
+        fired.into_iter().chain(parked).min()
     }
 
     /// A parked worker's wake-up latency once unparked ([`crate::wakeup`]).
@@ -225,20 +245,56 @@ impl Spinners {
             sole_spin: 0,
             prev_stop_check: 0,
             fresh,
+            timed: false,
         })
     }
 
     /// The parked spinner whose park ends first, if by `now`: it is put
     /// on the core (a run) and looks. Returns when it woke and its id.
+    /// When its park ends on its timer, every spinner whose timer would
+    /// fire within the slack after it is fired with it: they wake at the
+    /// same instant and are handed out next.
     pub fn wake_due(&mut self, now: SimTime) -> Option<(SimTime, u32)> {
+        if let Some(&(at, id)) = self.fired.front() {
+            if at <= now {
+                self.fired.pop_front();
+                return Some(self.woke(at, id));
+            }
+        }
         let &Reverse((at, _, id)) = self.parked.peek()?;
         if at > now {
             return None;
         }
         self.parked.pop();
+        if self.slab[id as usize].timed {
+            self.fire_with(at);
+        }
+        Some(self.woke(at, id))
+    }
+
+    /// The timers due within the slack after `at` fire at `at`.
+    fn fire_with(&mut self, at: SimTime) {
+        let window = at + self.params.timer_slack;
+        let mut unparked = Vec::new();
+        while let Some(&Reverse((due, sequence, id))) = self.parked.peek() {
+            if due > window {
+                break;
+            }
+            self.parked.pop();
+            if self.slab[id as usize].timed {
+                self.fired.push_back((at, id));
+            } else {
+                // An unpark is no timer: it keeps its own time.
+                unparked.push(Reverse((due, sequence, id)));
+            }
+        }
+        self.parked.extend(unparked);
+    }
+
+    fn woke(&mut self, at: SimTime, id: u32) -> (SimTime, u32) {
         self.runs += 1;
         self.slab[id as usize].woke_at = at;
-        Some((at, id))
+        (at, id)
     }
 
     /// A spinner's look is over at `now`: the stop check for the sleep it
@@ -307,11 +363,14 @@ impl Spinners {
         self.slab.clear();
         self.free.clear();
         self.parked.clear();
+        self.fired.clear();
     }
 
     fn park(&mut self, now: SimTime, id: u32) {
         let sleep = sleep(self.count, self.rng.random::<f64>());
-        self.slab[id as usize].parked_at = now;
+        let spinner = &mut self.slab[id as usize];
+        spinner.parked_at = now;
+        spinner.timed = true;
         self.push(now + sleep + self.params.park_overshoot, id);
     }
 
@@ -360,6 +419,7 @@ mod tests {
     const PARAMS: SepParams = SepParams {
         run_cost: SimDuration::from_micros(10),
         park_overshoot: SimDuration::from_micros(84),
+        timer_slack: SimDuration::from_micros(50),
     };
 
     fn at_us(micros: u64) -> SimTime {
@@ -439,5 +499,34 @@ mod tests {
             spinners.spinning_time(at_us(50)),
             SimDuration::from_micros(18)
         );
+    }
+
+    /// Two spinners' timers within the slack of each other fire at the
+    /// earlier one's instant; one beyond it fires on its own; a worker
+    /// unparked for spinning keeps its own time.
+    #[test]
+    fn timers_within_the_slack_fire_together() {
+        let mut spinners = Spinners::new(PARAMS, 3);
+        // Park three spinners by hand at known instants: their parks end
+        // at 100, 140 and 200 us.
+        let ids: Vec<u32> = (0..3).map(|_| spinners.enlist(at_us(0), false)).collect();
+        for (&id, end) in ids.iter().zip([100, 140, 200]) {
+            spinners.slab[id as usize].timed = true;
+            spinners.push(at_us(end), id);
+        }
+        let fresh = spinners.enlist(at_us(0), true);
+        spinners.push(at_us(120), fresh);
+        assert_eq!(spinners.next_wake(), Some(at_us(100)));
+        assert_eq!(spinners.wake_due(at_us(99)), None);
+        assert_eq!(spinners.wake_due(at_us(100)), Some((at_us(100), ids[0])));
+        // 140 is within 50 us of 100: it fired with it.
+        assert_eq!(spinners.next_wake(), Some(at_us(100)));
+        assert_eq!(spinners.wake_due(at_us(100)), Some((at_us(100), ids[1])));
+        // The unparked worker at 120 did not.
+        assert_eq!(spinners.wake_due(at_us(100)), None);
+        assert_eq!(spinners.wake_due(at_us(120)), Some((at_us(120), fresh)));
+        assert_eq!(spinners.wake_due(at_us(199)), None);
+        assert_eq!(spinners.wake_due(at_us(200)), Some((at_us(200), ids[2])));
+        assert_eq!(spinners.runs(), 4);
     }
 }
