@@ -239,6 +239,58 @@ thread_stat() {
     }'
 }
 
+# The samplers' loop: `SAMPLE PID` every INTERVAL s for SECONDS while node
+# N runs.
+#   sample_node MODE SAMPLE N SECONDS INTERVAL
+sample_node() {
+    local mode=$1 sample=$2 i=$3 seconds=$4 interval=$5 pid end
+    pid="$(node_pid "$i")" || die "$mode: node '$i' does not run"
+    [[ "$seconds" =~ ^[0-9]+$ ]] || die "$mode: SECONDS must be a whole number, not '$seconds'"
+    end=$((SECONDS + seconds))
+    while [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
+        "$sample" "$pid"
+        sleep "$interval"
+    done
+}
+
+# One line: the time and, by thread group, process pid's threads the kernel
+# holds runnable (state R).
+runnable_sample() {
+    thread_stat "$1" | awk -F '\t' -v t="$(date +%s.%N)" '{
+        name = $4; gsub(/[-:#_ 0-9]+$/, "", name)
+        if ($2 == "R") runnable[name]++
+    } END { line = t; for (n in runnable) line = line " " n "=" runnable[n]; print line }'
+}
+
+# One line: the time and process pid's shared-pool workers by what they do.
+# A worker's blocking system call tells its state without stopping the
+# JVM: parkNanos waits in futex(2) with a timeout (the fourth argument a
+# pointer; SEPWorker's spinning park), park() with none (a stopped worker);
+# /proc/TID/syscall says "running" for a thread on a core or runnable.
+# Names as models::jvm::is_shared_pool_thread takes them; plain bash reads
+# (no process per thread) keep the sampler light on the client's core.
+spinners_sample() {
+    local spinning=0 stopped=0 running=0 other=0 t name call
+    for t in /proc/"$1"/task/*; do
+        { read -r name <"$t/comm"; } 2>/dev/null || continue # a thread gone meanwhile
+        case "$name" in
+        Native-Transpo* | MutationStage* | ReadStage* | SharedPool*) ;;
+        *) continue ;;
+        esac
+        { read -r -a call <"$t/syscall"; } 2>/dev/null || continue
+        if [ "${call[0]}" = running ]; then
+            running=$((running + 1))
+        elif [ "${call[0]}" = 202 ] && [ "${call[4]}" != 0x0 ]; then
+            spinning=$((spinning + 1))
+        elif [ "${call[0]}" = 202 ]; then
+            stopped=$((stopped + 1))
+        else
+            other=$((other + 1))
+        fi
+    done
+    echo "$EPOCHREALTIME spinning=$spinning stopped=$stopped running=$running other=$other"
+}
+
 # Every thread of process pid now: id, CPU ticks and name (what `work`
 # records).
 thread_cpu() {
@@ -350,57 +402,11 @@ work)
         "$out/threads-before.tsv" "$out/threads-after.tsv"
     ;;
 runnable)
-    i="${1:-}"
-    seconds="${2:-}"
-    interval="${3:-0.5}"
-    pid="$(node_pid "$i")" || die "runnable: node '$i' does not run"
-    [[ "$seconds" =~ ^[0-9]+$ ]] || die "runnable: SECONDS must be a whole number, not '$seconds'"
-    end=$((SECONDS + seconds))
-    while [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
-        thread_stat "$pid" | awk -F '\t' -v t="$(date +%s.%N)" '{
-            name = $4; gsub(/[-:#_ 0-9]+$/, "", name)
-            if ($2 == "R") runnable[name]++
-        } END { line = t; for (n in runnable) line = line " " n "=" runnable[n]; print line }'
-        sleep "$interval"
-    done
+    sample_node runnable runnable_sample "${1:-}" "${2:-}" "${3:-0.5}"
     ;;
 spinners)
-    # A shared-pool worker's blocking system call tells its state without
-    # stopping the JVM: parkNanos waits in futex(2) with a timeout (the
-    # fourth argument a pointer), park() with none; /proc/TID/syscall says
-    # "running" for a thread on a core or runnable. Names as
-    # models::jvm::is_shared_pool_thread takes them.
-    i="${1:-}"
-    seconds="${2:-}"
-    interval="${3:-0.1}"
-    pid="$(node_pid "$i")" || die "spinners: node '$i' does not run"
-    [[ "$seconds" =~ ^[0-9]+$ ]] || die "spinners: SECONDS must be a whole number, not '$seconds'"
     [ "$(uname -m)" = x86_64 ] || die "spinners: reads x86-64 system call numbers (futex is 202), not $(uname -m)'s"
-    end=$((SECONDS + seconds))
-    # Plain bash reads (no process per thread) to keep the sampler light on
-    # the client's core.
-    while [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
-        spinning=0 stopped=0 running=0 other=0
-        for t in /proc/"$pid"/task/*; do
-            { read -r name <"$t/comm"; } 2>/dev/null || continue  # a thread gone meanwhile
-            case "$name" in
-            Native-Transpo* | MutationStage* | ReadStage* | SharedPool*) ;;
-            *) continue ;;
-            esac
-            { read -r -a call <"$t/syscall"; } 2>/dev/null || continue
-            if [ "${call[0]}" = running ]; then
-                running=$((running + 1))
-            elif [ "${call[0]}" = 202 ] && [ "${call[4]}" != 0x0 ]; then
-                spinning=$((spinning + 1))
-            elif [ "${call[0]}" = 202 ]; then
-                stopped=$((stopped + 1))
-            else
-                other=$((other + 1))
-            fi
-        done
-        echo "$EPOCHREALTIME spinning=$spinning stopped=$stopped running=$running other=$other"
-        sleep "$interval"
-    done
+    sample_node spinners spinners_sample "${1:-}" "${2:-}" "${3:-0.1}"
     ;;
 spin-cost)
     runs="${1:-3}"

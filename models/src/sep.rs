@@ -189,17 +189,20 @@ impl Spinners {
     /// over a window, its growth divided by the window's length is the
     /// mean number of spinners.
     pub fn spinning_time(&self, now: SimTime) -> SimDuration {
-        let since = now.saturating_since(self.counted_to);
-        let total = self.spinning_ns + u128::from(self.count) * u128::from(since.as_nanos());
-        SimDuration::from_nanos(total.min(u128::from(u64::MAX)) as u64)
+        SimDuration::from_nanos(self.spinning_ns_at(now).min(u128::from(u64::MAX)) as u64)
     }
 
     /// Brings the spinner-time up to `now`, before the count changes.
     fn count_time(&mut self, now: SimTime) {
         debug_assert!(now >= self.counted_to, "spinner-time runs forward");
-        let since = now.saturating_since(self.counted_to);
-        self.spinning_ns += u128::from(self.count) * u128::from(since.as_nanos());
+        self.spinning_ns = self.spinning_ns_at(now);
         self.counted_to = now;
+    }
+
+    /// Spinner-time up to `now`, ns.
+    fn spinning_ns_at(&self, now: SimTime) -> u128 {
+        let since = now.saturating_since(self.counted_to);
+        self.spinning_ns + u128::from(self.count) * u128::from(since.as_nanos())
     }
 
     /// When the next parked spinner wakes.
