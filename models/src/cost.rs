@@ -172,19 +172,22 @@ pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 0.1889;
 /// and carry work the twin does not model; [`CostTable::cassandra_5_0`].
 pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.0803;
 
-/// The kernel's CPU per page-cache miss under Cassandra 5.0 on the real
-/// node's machine (a KVM guest's buffered read: the request, its exit and
-/// interrupt, the insertion of the 24 KiB the disk's read-ahead brings
-/// in), nanoseconds: **fitted** to C3 of `validation/real/2026-11-30`
-/// (reads of 4-KiB rows after the page cache was dropped, 1,000/s; 414.9
-/// us per read in its last 20 s less the JIT's, median of three repeats;
-/// the twin gives 414.5), after the shared pool's prices and the read's.
-/// It carries what the twin's too few runs at 1,000/s leave out (the real
-/// request threads ran 27.4 times a read, the twin's 13.0), so it is
-/// dearer than a miss: the twin's saturated reads from disk are far too
-/// slow (REAL.md, "The full measurement"). Was 365 us on 2026-11-29's C3,
-/// 114 us on 2026-11-28's; [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 477_000;
+/// The CPU a page-cache miss adds to a read under Cassandra 5.0 on the
+/// real node's machine (a KVM guest's buffered read or mapped-page fault:
+/// the request, its exit and interrupt, the insertion of the 24 KiB the
+/// disk's read-ahead brings in, and what the read path does the more for
+/// it), nanoseconds: **fitted** to the server's measured work, as REAL.md
+/// names it ("The page miss from the server's work"): C3's request
+/// threads' work a read (reads of 4-KiB rows at 1,000/s after the page
+/// cache was dropped; their CPU less the run price times their runs,
+/// 356.3 - 27.41 x 7.666 = 146.2 us) above C2's read from memory (29.96
+/// us), over C3's device reads a read (1.297, the machine's disk
+/// counters): 89.66 us (`validation/real/2026-11-30`, medians of three
+/// repeats; `twin validate --real DIR --fit-runs`). Was 477 us solved with
+/// the twin to C3's whole-server CPU, which folded in the ~14 runs a read
+/// the twin does not make; 365 us on 2026-11-29's C3, 114 us on
+/// 2026-11-28's; [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 89_663;
 
 /// Cassandra 5.0's compaction price on the real node's core, ns per byte
 /// of the twin's SSTables: **fitted** to REAL.md's K1 (a major compaction
@@ -261,10 +264,9 @@ impl CostTable {
     /// - [`CASSANDRA_5_0_READ_FACTOR`] on every step of a read (lookup,
     ///   index and row parse, decompression), to C2's work (reads at
     ///   3,000/s of rows the page cache holds);
-    /// - [`CASSANDRA_5_0_PAGE_MISS_NS`], the kernel's work for a page read
-    ///   from the device, to C3 (reads at 1,000/s of 4-KiB rows after the
-    ///   page cache was dropped), over the misses per read the twin's page
-    ///   cache gives that phase.
+    /// - [`CASSANDRA_5_0_PAGE_MISS_NS`], the work of a page read from the
+    ///   device, to C3's (reads at 1,000/s of 4-KiB rows after the page
+    ///   cache was dropped) above C2's, over C3's device reads per read.
     ///
     /// - [`CASSANDRA_5_0_COMPACTION_NS_PER_BYTE`] and
     ///   [`CASSANDRA_5_0_FLUSH_NS_PER_ROW`], to the background work's own

@@ -89,6 +89,8 @@ pub struct LoadRun {
     pub server_thread_runs: Option<BTreeMap<String, u64>>,
     /// Of those, the times they were preempted (not woken), by pool.
     pub server_thread_preemptions: Option<BTreeMap<String, u64>>,
+    /// Of the server's CPU seconds by pool, those in the kernel.
+    pub server_thread_system: Option<BTreeMap<String, f64>>,
     /// Per op kind, each interval's `(start, length, histogram)`.
     pub intervals: Vec<Intervals>,
 }
@@ -420,6 +422,7 @@ async fn run_async(
             server_threads: after.threads_since(&before),
             server_thread_runs: after.thread_runs_since(&before),
             server_thread_preemptions: after.thread_preemptions_since(&before),
+            server_thread_system: after.thread_system_since(&before),
             intervals,
         });
     }
@@ -473,6 +476,16 @@ impl Reading {
             self.threads
                 .as_ref()?
                 .preemptions_since(before.threads.as_ref()?),
+        )
+    }
+
+    /// The server's CPU seconds in the kernel since `before`, by thread
+    /// pool.
+    fn thread_system_since(&self, before: &Reading) -> Option<BTreeMap<String, f64>> {
+        Some(
+            self.threads
+                .as_ref()?
+                .system_since(before.threads.as_ref()?),
         )
     }
 

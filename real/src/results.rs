@@ -100,6 +100,11 @@ pub struct LoadServer {
     /// thread's `nonvoluntary_ctxt_switches`), by thread pool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_preemptions: Option<BTreeMap<String, u64>>,
+    /// Of `thread_cpu_seconds`, the seconds in the kernel (each thread's
+    /// `stime`: system calls, page faults, interrupts taken while it
+    /// ran), by thread pool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_system_cpu_seconds: Option<BTreeMap<String, f64>>,
 }
 
 /// `load_server.<load>.disk`.
@@ -233,6 +238,12 @@ impl RealSummary {
                     }),
                     thread_runs: load.server_thread_runs.clone(),
                     thread_preemptions: load.server_thread_preemptions.clone(),
+                    thread_system_cpu_seconds: load.server_thread_system.as_ref().map(|groups| {
+                        groups
+                            .iter()
+                            .map(|(group, seconds)| (group.clone(), round3(*seconds)))
+                            .collect()
+                    }),
                 },
             );
             loads.insert(

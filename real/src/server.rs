@@ -96,6 +96,10 @@ pub struct ThreadCpu {
     /// `nonvoluntary_ctxt_switches`): the runs that began with the thread
     /// preempted rather than parked.
     preemptions: BTreeMap<u64, u64>,
+    /// Each thread's CPU in the kernel so far (`stat`'s `stime`), in clock
+    /// ticks: system calls, page faults and the interrupts taken while it
+    /// ran.
+    system_ticks: BTreeMap<u64, u64>,
 }
 
 impl ThreadCpu {
@@ -104,8 +108,12 @@ impl ThreadCpu {
     /// listing and its read is left out.
     pub fn read(pid: u32) -> Option<ThreadCpu> {
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-        let (mut threads, mut runs, mut preemptions) =
-            (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        let (mut threads, mut runs, mut preemptions, mut system_ticks) = (
+            BTreeMap::new(),
+            BTreeMap::new(),
+            BTreeMap::new(),
+            BTreeMap::new(),
+        );
         for task in tasks.flatten() {
             let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
                 continue;
@@ -115,6 +123,9 @@ impl ThreadCpu {
             };
             if let Some(thread) = parse_thread_stat(&text) {
                 threads.insert(tid, thread);
+            }
+            if let Some(ticks) = parse_thread_system_ticks(&text) {
+                system_ticks.insert(tid, ticks);
             }
             let schedstat = std::fs::read_to_string(task.path().join("schedstat"));
             if let Some(count) = schedstat.ok().as_deref().and_then(parse_schedstat_runs) {
@@ -129,6 +140,7 @@ impl ThreadCpu {
             threads,
             runs,
             preemptions,
+            system_ticks,
         })
     }
 
@@ -145,6 +157,16 @@ impl ThreadCpu {
     /// follow a park. Empty where the kernel gives no `status` counts.
     pub fn preemptions_since(&self, before: &ThreadCpu) -> BTreeMap<String, u64> {
         self.counts_since(&self.preemptions, &before.preemptions)
+    }
+
+    /// CPU seconds each pool's threads spent in the kernel since `before`
+    /// (as [`ThreadCpu::runs_since`]): of [`ThreadCpu::since`], the
+    /// system calls, page faults and interrupts.
+    pub fn system_since(&self, before: &ThreadCpu) -> BTreeMap<String, f64> {
+        self.counts_since(&self.system_ticks, &before.system_ticks)
+            .into_iter()
+            .map(|(pool, ticks)| (pool, ticks as f64 / TICKS_PER_SECOND))
+            .collect()
     }
 
     /// A per-thread counter's growth since `earlier`, summed by pool of
@@ -189,6 +211,13 @@ fn parse_status_preemptions(text: &str) -> Option<u64> {
         .trim()
         .parse()
         .ok()
+}
+
+/// A thread's CPU ticks in the kernel (`stime`, field 15) from its `stat`
+/// line.
+fn parse_thread_system_ticks(text: &str) -> Option<u64> {
+    let rest = &text[text.rfind(')')? + 1..];
+    rest.split_whitespace().nth(12)?.parse().ok()
 }
 
 /// A thread's name and CPU seconds from its `stat` line.
@@ -620,6 +649,8 @@ mod tests {
             parse_thread_stat(&line("G1 Conc#0", 150)),
             Some(("G1 Conc#0".to_string(), 2.0))
         );
+        assert_eq!(parse_thread_system_ticks(&line("G1 Conc#0", 150)), Some(50));
+        assert_eq!(parse_thread_system_ticks("7 (short) S 1"), None);
         let mine = ThreadCpu::read(std::process::id()).expect("this process has threads");
         assert!(!mine.threads.is_empty());
         assert!(mine.since(&ThreadCpu::default()).values().all(|s| *s > 0.0));
@@ -645,6 +676,7 @@ mod tests {
                 .into_iter()
                 .collect(),
             preemptions: [(1, runs[0] / 5), (2, runs[1] / 5)].into_iter().collect(),
+            system_ticks: [(1, runs[0] * 2), (3, runs[2])].into_iter().collect(),
         };
         let before = listing([10, 20, 5]);
         let after = listing([15, 27, 5]);
@@ -659,6 +691,10 @@ mod tests {
         assert_eq!(after.runs_since(&ThreadCpu::default())["MutationStage"], 42);
         // Of which preempted: 2 -> 3 and 4 -> 5.
         assert_eq!(after.preemptions_since(&before)["MutationStage"], 2);
+        // In the kernel: thread 1's 20 -> 30 ticks, a tenth of a second.
+        let system = after.system_since(&before);
+        assert_eq!(system.get("MutationStage"), Some(&0.1));
+        assert_eq!(system.get("GC Thread"), None);
         assert_eq!(
             parse_status_preemptions(
                 "voluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n"

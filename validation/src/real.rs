@@ -332,6 +332,9 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
                     }
                 }
             }
+            if let Some(per_op) = server["disk"]["reads_per_op"].as_f64() {
+                add(phase, DEVICE_READS_FIGURE.into(), per_op);
+            }
             if let Some(pools) = server["thread_pools"].as_object() {
                 for (pool, label) in [
                     ("MemtableFlushWriter", "flush tasks"),
@@ -363,6 +366,17 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
                         phase,
                         JIT_CPU_FIGURE.into(),
                         per_op(models::jvm::is_compiler_pool),
+                    );
+                }
+            }
+            // Their time in the kernel (2026-11-30 evening on).
+            if let Some(system) = server["thread_system_cpu_seconds"].as_object() {
+                if answered > 0.0 {
+                    let seconds = sum_of_pools(system, models::jvm::is_shared_pool_thread);
+                    add(
+                        phase,
+                        REQUEST_KERNEL_CPU_FIGURE.into(),
+                        seconds / answered * 1e6,
                     );
                 }
             }
@@ -484,6 +498,18 @@ pub const REQUEST_PREEMPTIONS_FIGURE: &str = "request thread preemptions/op";
 /// The event loop's runs on a core per operation (the twin's
 /// `thread_runs` `nioEventLoopGroup`): shown, not scored.
 pub const EVENT_LOOP_RUNS_FIGURE: &str = "event loop runs/op";
+
+/// The request threads' CPU in the kernel per operation (each thread's
+/// `stime`: system calls, page faults, interrupts taken while it ran;
+/// 2026-11-30 evening on): shown, the real node's only.
+pub const REQUEST_KERNEL_CPU_FIGURE: &str = "request threads kernel CPU us/op";
+
+/// The machine's disk reads per operation (the real run's
+/// `load_server.<load>.disk`, what the page cache did not absorb; the
+/// twin's reads' device reads, `time_spent.io.query`): shown, not scored;
+/// C3's is what the page miss's price is divided over
+/// ([`crate::real_runs`]).
+pub const DEVICE_READS_FIGURE: &str = "device reads/op";
 
 /// The JIT compiler threads' CPU per operation: shown (the twin has no
 /// JIT).

@@ -4,16 +4,21 @@
 //! times its runs per operation, so the straight line through C1 and C4
 //! (writes at two rates) gives the request threads' run price and a
 //! write's work, and the event loop's; C2's request CPU per read less the
-//! run price times its runs per read gives a read's work. `twin validate
-//! --real DIR --fit-runs` prints it, so anyone can redo the fit behind
+//! run price times its runs per read gives a read's work, and C3's (reads
+//! from disk) the same way a read from disk's, whose excess over C2's,
+//! spread over C3's device reads per read, is the page miss's price
+//! (REAL.md, "The page miss from the server's work", named 2026-11-30
+//! before the measurement it was first fitted to). `twin validate --real
+//! DIR --fit-runs` prints it, so anyone can redo the fit behind
 //! `models::jvm::CASSANDRA_5_0_SEP`, `CASSANDRA_5_0_EVENT_LOOP_WAKE`,
-//! `CASSANDRA_5_0_EVENT_LOOP_WORK` and the write's and read's factors.
+//! `CASSANDRA_5_0_EVENT_LOOP_WORK`, the write's and read's factors and
+//! `models::cost::CASSANDRA_5_0_PAGE_MISS_NS`.
 
 use std::fmt::Write as _;
 
 use crate::real::{
-    figures, Figure, Measurement, EVENT_LOOP_CPU_FIGURE, EVENT_LOOP_RUNS_FIGURE,
-    REQUEST_CPU_FIGURE, REQUEST_RUNS_FIGURE,
+    figures, Figure, Measurement, DEVICE_READS_FIGURE, EVENT_LOOP_CPU_FIGURE,
+    EVENT_LOOP_RUNS_FIGURE, REQUEST_CPU_FIGURE, REQUEST_RUNS_FIGURE,
 };
 
 /// One thread's straight line: CPU per operation = work + run price x
@@ -45,16 +50,25 @@ pub struct RunsFit {
     /// the measurement has C3: reads from disk after the page cache was
     /// dropped.
     pub disk_point: Option<(f64, f64)>,
+    /// C3's device reads per read (the machine's disk counters), median,
+    /// if the measurement has them.
+    pub disk_reads: Option<f64>,
 }
 
 impl RunsFit {
     /// A read from disk's work by the same line (C3's CPU per read less
-    /// the run price times its runs), us: shown beside the fit, not a
-    /// price the preset takes (the page miss is solved with the twin to
-    /// C3's whole-server CPU, REAL.md).
+    /// the run price times its runs), us.
     pub fn disk_read_work_us(&self) -> Option<f64> {
         self.disk_point
             .map(|(runs, cpu)| cpu - self.request.run_us * runs)
+    }
+
+    /// The page miss's price: what a read from disk works beyond a read
+    /// from memory, per device read it made, us; `None` without C3 or its
+    /// disk counters, or if C3 read nothing from the device.
+    pub fn page_miss_us(&self) -> Option<f64> {
+        let reads = self.disk_reads.filter(|reads| *reads > 0.0)?;
+        Some((self.disk_read_work_us()? - self.read_work_us) / reads)
     }
 }
 
@@ -99,12 +113,14 @@ pub fn fit(measurement: &Measurement) -> Result<RunsFit, String> {
     let disk_point = median_of(&all, "C3", REQUEST_RUNS_FIGURE)
         .and_then(|runs| Ok((runs, median_of(&all, "C3", REQUEST_CPU_FIGURE)?)))
         .ok();
+    let disk_reads = median_of(&all, "C3", DEVICE_READS_FIGURE).ok();
     Ok(RunsFit {
         request,
         event_loop,
         read_point,
         read_work_us: read_point.1 - request.run_us * read_point.0,
         disk_point,
+        disk_reads,
     })
 }
 
@@ -145,10 +161,25 @@ pub fn fit_text(fit: &RunsFit) -> String {
         let _ = writeln!(
             text,
             "reads from disk (C3): {cpu:.2} us and {runs:.3} runs a read\n  \
-             work: {work:.3} us a read, {:.3} above a read from memory (shown, not fitted: \
-             the page miss is solved with the twin to C3's server CPU)",
+             work: {work:.3} us a read, {:.3} above a read from memory",
             work - fit.read_work_us
         );
+        match (fit.disk_reads, fit.page_miss_us()) {
+            (Some(reads), Some(miss)) => {
+                let _ = writeln!(
+                    text,
+                    "  {reads:.3} device reads a read: a page miss {miss:.3} us \
+                     (CASSANDRA_5_0_PAGE_MISS_NS)"
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    text,
+                    "  no device reads counted at C3: no page miss price (a measurement from \
+                     `twin real` with the disk's counters, 2026-11-28 on, whose C3 read the disk)"
+                );
+            }
+        }
     }
     text
 }
@@ -232,5 +263,21 @@ mod tests {
         let disk = fitted.disk_read_work_us().expect("the measurement has C3");
         assert!((disk - 146.2).abs() < 1.0, "{disk}");
         assert!(text.contains("reads from disk (C3)"), "{text}");
+        // C3 read 1.297 times from the device a read: the page miss.
+        let miss = fitted.page_miss_us().expect("C3 has its disk counters");
+        close(
+            models::cost::CASSANDRA_5_0_PAGE_MISS_NS as f64 / 1e3,
+            miss,
+            0.001,
+        );
+        assert!(text.contains("a page miss 89.663 us"), "{text}");
+        // Without the disk's counters there is no price, and the text says
+        // why.
+        let blind = RunsFit {
+            disk_reads: None,
+            ..fitted
+        };
+        assert_eq!(blind.page_miss_us(), None);
+        assert!(fit_text(&blind).contains("no device reads counted at C3"));
     }
 }
