@@ -211,10 +211,11 @@ impl AllocationParams {
 /// **fitted** to REAL.md's C1 and C4 (writes at 5,000/s and 10,000/s):
 /// the request workers' CPU per write against their runs on a core per
 /// write (schedstat's second count), a straight line through the two,
-/// medians of three repeats: 74.77 us and 8.508 runs a write at C1, 42.12
-/// us and 4.248 runs at C4, so 7.666 us a run and 9.549 us of work a write
+/// medians of three repeats: 81.80 us and 7.785 runs a write at C1, 44.33
+/// us and 3.868 runs at C4, so 9.566 us a run and 7.330 us of work a write
 /// ([`crate::cost::CASSANDRA_5_0_WRITE_FACTOR`]), from
-/// `validation/real/2026-11-30` (REAL.md, "The full measurement"; 10.644
+/// `validation/real/2026-11-30-evening` (REAL.md, "The second full
+/// measurement"; 7.666 us on the morning's `2026-11-30`, 10.644
 /// us from one diagnostic repeat before it). The overshoot is **measured**:
 /// a 10-us park on the server's core returns after 91-94 us
 /// (`deploy/real/cassandra.sh spin-cost`,
@@ -224,7 +225,7 @@ impl AllocationParams {
 /// whose timers fall within it of another's wake together
 /// ([`crate::sep`]).
 pub const CASSANDRA_5_0_SEP: SepParams = SepParams {
-    run_cost: SimDuration::from_nanos(7_666),
+    run_cost: SimDuration::from_nanos(9_566),
     park_overshoot: SimDuration::from_micros(84),
     timer_slack: SimDuration::from_micros(50),
 };
@@ -235,19 +236,20 @@ pub const CASSANDRA_5_0_SEP: SepParams = SepParams {
 /// ([`CASSANDRA_5_0_EVENT_LOOP_WAKE`]): **fitted** as the request
 /// workers' price is ([`CASSANDRA_5_0_SEP`]), a straight line through the
 /// loop thread's (`epollEventLoopGroup`) CPU and runs per write at REAL.md's
-/// C1 and C4, medians of three repeats: 13.47 us and 0.539 runs at C1,
-/// 8.42 us and 0.261 runs at C4, so 18.16 us a run (an `epoll_wait`
+/// C1 and C4, medians of three repeats: 15.53 us and 0.529 runs at C1,
+/// 8.83 us and 0.247 runs at C4, so 23.77 us a run (an `epoll_wait`
 /// return, the socket reads, the response writes and flushes of one batch)
-/// and 3.68 us a request (`validation/real/2026-11-30`). Was 29.82 and
+/// and 2.95 us a request (`validation/real/2026-11-30-evening`). Was 18.16
+/// and 3.68 on the morning's `2026-11-30`, 29.82 and
 /// 2.98 from one diagnostic repeat, 7.76 us a request with a 10-us wake
 /// fitted to C1 alone before that, which could not fall with the rate as
 /// the real loop's CPU per request does: the batches grow, the runs per
 /// request fall.
-pub const CASSANDRA_5_0_EVENT_LOOP_WORK: SimDuration = SimDuration::from_nanos(3_677);
+pub const CASSANDRA_5_0_EVENT_LOOP_WORK: SimDuration = SimDuration::from_nanos(2_948);
 
 /// What each run of the event loop on the core costs: see
 /// [`CASSANDRA_5_0_EVENT_LOOP_WORK`].
-pub const CASSANDRA_5_0_EVENT_LOOP_WAKE: SimDuration = SimDuration::from_nanos(18_157);
+pub const CASSANDRA_5_0_EVENT_LOOP_WAKE: SimDuration = SimDuration::from_nanos(23_769);
 
 /// Fixed-point scale of per-thread service: units per nanosecond of one
 /// core (2^20, so rounding at a rate change loses under a femtosecond).
@@ -1102,6 +1104,13 @@ pub struct GcStats {
     pub full: PauseStats,
     /// Injected pauses.
     pub injected: PauseStats,
+    /// With [`EvacuationParams`] (G1 sizing eden to its goal): the eden
+    /// each collection that eden filling started found full, summed,
+    /// bytes (a GC log's `Eden regions` before each pause, in bytes); 0
+    /// without.
+    pub eden_collected_bytes: u64,
+    /// The collections counted in `eden_collected_bytes`.
+    pub eden_collections: u64,
 }
 
 impl GcStats {
@@ -1985,8 +1994,13 @@ impl JvmNode {
                 break;
             }
             g1.eden_used_bytes -= eden;
+            let sized = g1.evacuation.is_some();
             let (kind, duration) = g1.collect(rng);
             self.stop_the_world(now, kind, duration);
+            if sized {
+                self.gc_stats.eden_collected_bytes += eden;
+                self.gc_stats.eden_collections += 1;
+            }
             collected = true;
         }
         debug_assert!(self.invariants_hold());
@@ -2644,11 +2658,18 @@ mod tests {
     /// `retained` of it; returns the pause.
     fn collect_once(node: &mut JvmNode, at: SimTime, retained: u64) -> GcPause {
         let mut rng = Pcg64Mcg::seed_from_u64(1);
-        let before = node.gc_stats().all().count;
+        let before = *node.gc_stats();
         keep(node, retained);
         let eden = eden_target(node);
         node.allocate(at, eden, &mut rng);
-        assert_eq!(node.gc_stats().all().count, before + 1, "one collection");
+        let after = node.gc_stats();
+        assert_eq!(after.all().count, before.all().count + 1, "one collection");
+        // The eden it found full is counted, as a GC log lists it.
+        assert_eq!(after.eden_collections, before.eden_collections + 1);
+        assert_eq!(
+            after.eden_collected_bytes,
+            before.eden_collected_bytes + eden
+        );
         node.last_pause().unwrap()
     }
 

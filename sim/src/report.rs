@@ -237,6 +237,15 @@ pub struct GcReport {
     pub injected_pauses: u64,
     /// Every pause's time, seconds, summed over the nodes.
     pub paused_s: f64,
+    /// Where G1 sizes eden to its pause goal (5.0's preset): the mean eden
+    /// a collection found full, MiB (a GC log's eden regions before each
+    /// pause, in MiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eden_mean_mib: Option<f64>,
+    /// The same: every collection's eden summed, MiB, which is what the
+    /// nodes allocated up to their last collection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eden_collected_mib: Option<f64>,
 }
 
 impl GcReport {
@@ -248,7 +257,10 @@ impl GcReport {
         let mut young = models::jvm::PauseStats::default();
         let mut report = GcReport::default();
         let mut paused = SimDuration::ZERO;
+        let (mut eden_bytes, mut eden_collections) = (0u64, 0u64);
         for stats in &outcome.gc {
+            eden_bytes += stats.eden_collected_bytes;
+            eden_collections += stats.eden_collections;
             young.count += stats.young.count;
             young.total = young.total + stats.young.total;
             young.longest = young.longest.max(stats.young.longest);
@@ -264,6 +276,11 @@ impl GcReport {
         }
         report.young_pause_max_ms = round3(young.longest.as_secs_f64() * 1e3);
         report.paused_s = round3(paused.as_secs_f64());
+        if eden_collections > 0 {
+            let mib = eden_bytes as f64 / 1_048_576.0;
+            report.eden_mean_mib = Some(round3(mib / eden_collections as f64));
+            report.eden_collected_mib = Some(round3(mib));
+        }
         Some(report)
     }
 }
