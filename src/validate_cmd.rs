@@ -82,9 +82,10 @@ pub struct ValidateArgs {
     #[arg(long, requires = "real", conflicts_with = "fit_gc")]
     fit_work: bool,
     /// With --real: print the shared pool's and the event loop's prices
-    /// (a run on the core, a write's and a read's work) fitted to the
-    /// calibration phases' threads and their runs (C1, C4, C2;
-    /// validation/REAL.md, "Runs counted"), and stop.
+    /// (a run on the core, a write's and a read's work) and the page
+    /// miss's, fitted to the calibration phases' threads, their runs and
+    /// C3's device reads (C1, C4, C2, C3; validation/REAL.md, "Runs
+    /// counted", "The page miss from the server's work"), and stop.
     #[arg(long, requires = "real", conflicts_with_all = ["fit_gc", "fit_work"])]
     fit_runs: bool,
 }

@@ -276,6 +276,53 @@ fn writes_wait_at_the_dirty_limit_and_resume_after_the_flush() {
     assert_eq!(replies.len() as u64, key, "the throttled write resumed");
 }
 
+/// While a flush runs, the memtable that took over is not sealed with a
+/// row or two: each flush writes a memtable that reached the limit, in
+/// Scylla's defaults and Cassandra's alike.
+#[test]
+fn a_flush_under_way_does_not_seal_the_next_memtable_early() {
+    for config in [
+        ShardConfig::scylla_defaults(64 * MIB),
+        ShardConfig::cassandra_defaults(64 * MIB),
+    ] {
+        let row_memory = 8 + 1024 + config.memtable_row_overhead_bytes;
+        let flush_rows = config.flush_soft_limit_bytes() / row_memory;
+        let mut node = Shard::new(config.clone(), SimTime::ZERO);
+        let now = SimTime::from_nanos(1);
+        let mut replies = Vec::new();
+        let mut held = Vec::new();
+        let mut key = 0;
+        // Each flush's first writes are held for a tenth of a memtable's
+        // writes, so writes come in while it runs.
+        while node.stats().flushes_completed < 3 {
+            node.handle_client_request(now, write(key, key));
+            key += 1;
+            let mut outcome = testing::Outcome::default();
+            testing::run(&mut node, now, &mut outcome, |action| match action {
+                Action::SubmitIo(io) if io.class == IoClass::MemtableFlush => {
+                    testing::Verdict::Hold
+                }
+                _ => testing::Verdict::Carry,
+            });
+            held.extend(outcome.held.iter().map(|io| io.id));
+            replies.extend(outcome.replies.iter().map(|reply| reply.id));
+            if !held.is_empty() && key % (flush_rows / 10) == 0 {
+                for io in held.drain(..) {
+                    node.handle_io_done(now, io);
+                }
+                drive(&mut node, now, &mut replies);
+            }
+            assert!(key < 100 * flush_rows, "three flushes never came");
+        }
+        let smallest = node.sstables().iter().map(|s| s.rows).min().unwrap();
+        assert!(
+            smallest > flush_rows / 2,
+            "a flush of {smallest} rows (a memtable at the limit holds {flush_rows})"
+        );
+        assert_eq!(replies.len() as u64, key, "every write answered");
+    }
+}
+
 #[test]
 fn reads_find_rows_in_memtables_and_sstables_with_one_index_and_one_data_read_each() {
     let mut shard = Shard::new(ShardConfig::scylla_defaults(64 * MIB), SimTime::ZERO);

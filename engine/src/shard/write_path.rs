@@ -478,8 +478,22 @@ impl WritePath {
 
     /// Seals the active memtable when virtual dirty memory is at the soft
     /// limit or the commitlog over its space, unless one waits sealed
-    /// already. Returns whether it sealed.
+    /// already or a flush is under way. Returns whether it sealed.
+    ///
+    /// A flush under way defers the check to its end: the memtable it
+    /// flushes still counts in virtual dirty memory until its bytes are
+    /// written, so checking during it would seal the memtable that took
+    /// over, with a row or two, and flush it next as an SSTable of its
+    /// own. Neither database does: Scylla takes the flush permit before it
+    /// looks for pressure and picks a memtable (`dirty_memory_manager`'s
+    /// `flush_when_needed`), and Cassandra's cleaner counts only the live
+    /// memtables against `memtable_cleanup_threshold`, not those being
+    /// flushed (`MemtableCleanerThread`, `MemtablePool.SubPool`'s
+    /// reclaiming memory).
     pub(super) fn seal_if_pressed(&mut self) -> bool {
+        if self.flushing.is_some() {
+            return false;
+        }
         let pressure = self.virtual_dirty_bytes() >= self.limits.flush_soft_limit_bytes
             || self.commitlog.over_space_limit();
         if pressure && self.sealed.is_empty() && !self.active.is_empty() {
