@@ -165,7 +165,7 @@ pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 0.1450;
 /// **fitted** so that the twin's read from memory costs C2's request
 /// threads' CPU per read less its runs' price, 141.50 - 11.965 x 9.566 =
 /// 27.05 us (`validation/real/2026-11-30-evening`, medians of three
-/// repeats, `--fit-runs`; the twin's C2 gives READ_C2_CHECK). C2 follows
+/// repeats, `--fit-runs`; the twin's C2 gives 99.55 - 7.578 x 9.566 = 27.06). C2 follows
 /// P3, a minute of the same reads, so its read path is compiled. Was
 /// 0.0803 (29.96 us) on the morning's `2026-11-30`, 0.2525 (94.2 us) from
 /// a diagnostic whose C2 was the JVM's first read phase, 0.278 fitted to
