@@ -230,20 +230,10 @@ impl RealSummary {
                         writes: disk.writes,
                         written_mib: round3(disk.written_bytes as f64 / 1_048_576.0),
                     }),
-                    thread_cpu_seconds: load.server_threads.as_ref().map(|groups| {
-                        groups
-                            .iter()
-                            .map(|(group, seconds)| (group.clone(), round3(*seconds)))
-                            .collect()
-                    }),
+                    thread_cpu_seconds: load.server_threads.as_ref().map(rounded),
                     thread_runs: load.server_thread_runs.clone(),
                     thread_preemptions: load.server_thread_preemptions.clone(),
-                    thread_system_cpu_seconds: load.server_thread_system.as_ref().map(|groups| {
-                        groups
-                            .iter()
-                            .map(|(group, seconds)| (group.clone(), round3(*seconds)))
-                            .collect()
-                    }),
+                    thread_system_cpu_seconds: load.server_thread_system.as_ref().map(rounded),
                 },
             );
             loads.insert(
@@ -342,6 +332,15 @@ impl RealSummary {
         }
         out
     }
+}
+
+/// Seconds by thread pool, each rounded as the summary's figures are
+/// ([`round3`]).
+fn rounded(groups: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    groups
+        .iter()
+        .map(|(group, seconds)| (group.clone(), round3(*seconds)))
+        .collect()
 }
 
 fn zero_summary() -> OpSummary {

@@ -76,11 +76,18 @@ pub fn process_cpu_seconds(stat_path: &str) -> Option<f64> {
 
 /// CPU seconds of a `stat` line's fields after the command name.
 fn process_cpu_seconds_of(rest: &str) -> Option<f64> {
-    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let (utime, stime) = cpu_ticks_of(rest)?;
+    Some((utime + stime) as f64 / TICKS_PER_SECOND)
+}
+
+/// `(utime, stime)` in clock ticks from a `stat` line's fields after the
+/// command name.
+fn cpu_ticks_of(rest: &str) -> Option<(u64, u64)> {
     // After ")" come field 3 (state) onwards: utime is field 14, stime 15.
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    Some((utime + stime) / TICKS_PER_SECOND)
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime = fields.next()?.parse().ok()?;
+    let stime = fields.next()?.parse().ok()?;
+    Some((utime, stime))
 }
 
 /// Each thread of a process at one moment: its id, its name (`comm`, at
@@ -216,8 +223,7 @@ fn parse_status_preemptions(text: &str) -> Option<u64> {
 /// A thread's CPU ticks in the kernel (`stime`, field 15) from its `stat`
 /// line.
 fn parse_thread_system_ticks(text: &str) -> Option<u64> {
-    let rest = &text[text.rfind(')')? + 1..];
-    rest.split_whitespace().nth(12)?.parse().ok()
+    cpu_ticks_of(&text[text.rfind(')')? + 1..]).map(|(_, stime)| stime)
 }
 
 /// A thread's name and CPU seconds from its `stat` line.

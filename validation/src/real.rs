@@ -414,11 +414,11 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
                     add(phase, "young pause median ms".into(), facts.young_median_ms);
                     add(phase, "young pause mean ms".into(), facts.young_mean_ms);
                     add(phase, "young pause max ms".into(), facts.young_max_ms);
-                    add(phase, "eden MiB".into(), facts.eden_mib);
+                    add(phase, EDEN_FIGURE.into(), facts.eden_mib);
                     if answered > 0.0 {
                         add(
                             phase,
-                            "allocated KiB/op".into(),
+                            ALLOCATED_FIGURE.into(),
                             facts.collected_mib * 1024.0 / answered,
                         );
                     }
@@ -510,6 +510,14 @@ pub const REQUEST_KERNEL_CPU_FIGURE: &str = "request threads kernel CPU us/op";
 /// C3's is what the page miss's price is divided over
 /// ([`crate::real_runs`]).
 pub const DEVICE_READS_FIGURE: &str = "device reads/op";
+
+/// The mean eden a young collection found full, MiB (the GC log's eden
+/// regions before each pause; the twin's `gc.eden_mean_mib`): shown.
+pub const EDEN_FIGURE: &str = "eden MiB";
+
+/// The eden collected over the operations answered, KiB (the twin's
+/// `gc.eden_collected_mib`): shown.
+pub const ALLOCATED_FIGURE: &str = "allocated KiB/op";
 
 /// The JIT compiler threads' CPU per operation: shown (the twin has no
 /// JIT).

@@ -370,10 +370,13 @@ pub fn twin_figures(
     let gc = &summary["gc"];
     // The eden G1 sized (5.0's G1), shown: what the pauses' count follows.
     if let Some(mib) = gc["eden_mean_mib"].as_f64() {
-        figures.insert("eden MiB".into(), mib);
+        figures.insert(crate::real::EDEN_FIGURE.into(), mib);
     }
     if let (Some(mib), true) = (gc["eden_collected_mib"].as_f64(), answered > 0.0) {
-        figures.insert("allocated KiB/op".into(), mib * 1024.0 / answered);
+        figures.insert(
+            crate::real::ALLOCATED_FIGURE.into(),
+            mib * 1024.0 / answered,
+        );
     }
     if let Some(young) = gc["young_pauses"].as_f64() {
         // The log's `Pause Young` lines include the mixed collections.
@@ -862,13 +865,14 @@ mod tests {
         // (real_runs.rs): the twin's C3, its runs priced apart, works its
         // read from memory (C2's 27.05 us) and that price per device read
         // it made, give or take the parse of a bigger row.
-        let twin_c3 = |name: &str| {
+        let twin = |phase: &str, name: &str| {
             card.rows
                 .iter()
-                .find(|row| row.phase == "C3" && row.name == name)
+                .find(|row| row.phase == phase && row.name == name)
                 .and_then(|row| row.twin)
-                .unwrap_or_else(|| panic!("C3's {name}"))
+                .unwrap_or_else(|| panic!("{phase}'s {name}"))
         };
+        let twin_c3 = |name: &str| twin("C3", name);
         let run_us = models::jvm::CASSANDRA_5_0_SEP.run_cost.as_nanos() as f64 / 1e3;
         let work = twin_c3(crate::real::REQUEST_CPU_FIGURE)
             - run_us * twin_c3(crate::real::REQUEST_RUNS_FIGURE);
@@ -896,13 +900,7 @@ mod tests {
         // G1 copies the rows a write leaves in the memtable: the twin's
         // young pauses under writes are well above the pause's fixed part
         // and above those of reads, which leave nothing alive.
-        let young_mean = |phase: &str| {
-            card.rows
-                .iter()
-                .find(|row| row.phase == phase && row.name == "young pause mean ms")
-                .and_then(|row| row.twin)
-                .unwrap()
-        };
+        let young_mean = |phase: &str| twin(phase, "young pause mean ms");
         let base_ms = models::jvm::EvacuationParams::cassandra_5_0()
             .pause_other
             .as_secs_f64()
