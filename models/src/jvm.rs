@@ -376,6 +376,20 @@ pub fn is_compiler_pool(pool: &str) -> bool {
     pool.contains("CompilerThre")
 }
 
+/// HotSpot's default number of parallel GC threads on `cores` processors
+/// (`ParallelGCThreads`, HotSpot's `nof_parallel_worker_threads(5, 8, 8)`:
+/// every processor up to 8, then 5 of each 8 more): the threads that work
+/// through a stop-the-world pause, each on a core of its own. The real
+/// node runs on one core with the default, so its pauses hold that core
+/// (its `GC Thread` pool's CPU is the pauses' time).
+pub fn parallel_gc_threads(cores: u32) -> u32 {
+    if cores <= 8 {
+        cores
+    } else {
+        8 + (cores - 8) * 5 / 8
+    }
+}
+
 /// CPU seconds a process's threads spent between two listings (thread id
 /// -> its name and CPU seconds), summed by [`thread_pool_of`] of each
 /// thread's name in `after` (a thread that renames itself, as Cassandra
@@ -2608,6 +2622,16 @@ mod tests {
     use super::*;
 
     const MS: SimDuration = SimDuration::from_millis(1);
+
+    #[test]
+    fn parallel_gc_threads_follow_hotspots_rule() {
+        // Every processor up to 8, then 5 of each 8 more: an i3.4xlarge's
+        // 16 vCPUs give 13, the real node's one core 1.
+        assert_eq!(parallel_gc_threads(1), 1);
+        assert_eq!(parallel_gc_threads(8), 8);
+        assert_eq!(parallel_gc_threads(16), 13);
+        assert_eq!(parallel_gc_threads(72), 48);
+    }
 
     fn ms(millis: u64) -> SimDuration {
         SimDuration::from_millis(millis)

@@ -13,7 +13,8 @@
 //!
 //! Column names and order are an interface (downstream tools read them):
 //! `time_s`, then for each op type `[OP_COLUMNS]`, then for each node
-//! `[NODE_COLUMNS]` prefixed `node{i}_`, then, in a run with topology
+//! `[NODE_COLUMNS]` prefixed `node{i}_`, then, on JVM presets, for each
+//! node `[JVM_COLUMNS]` prefixed `node{i}_`, then, in a run with topology
 //! operations, for each node `[STREAM_COLUMNS]` prefixed `node{i}_`, then
 //! the clients' `[CLIENT_COLUMNS]`.
 
@@ -27,6 +28,9 @@ pub struct TimeSeries {
     /// Whether each node's [`STREAM_COLUMNS`] follow (runs with topology
     /// operations).
     pub streaming: bool,
+    /// Whether each node's [`JVM_COLUMNS`] follow the nodes' columns (JVM
+    /// presets).
+    pub jvm: bool,
 }
 
 impl TimeSeries {
@@ -51,20 +55,23 @@ impl TimeSeries {
     /// An empty series with the columns of `ops` (op type names) and
     /// `nodes` nodes.
     pub fn new(ops: &[&str], nodes: u32) -> TimeSeries {
-        TimeSeries {
-            columns: column_names(ops, nodes, false),
-            rows: Vec::new(),
-            streaming: false,
-        }
+        TimeSeries::with_groups(ops, nodes, false, false)
     }
 
     /// An empty series as [`TimeSeries::new`]'s, with each node's
     /// streaming columns after the nodes' columns.
     pub fn with_streaming(ops: &[&str], nodes: u32) -> TimeSeries {
+        TimeSeries::with_groups(ops, nodes, true, false)
+    }
+
+    /// An empty series as [`TimeSeries::new`]'s, with each node's
+    /// streaming columns (`streaming`) and JVM columns (`jvm`).
+    pub fn with_groups(ops: &[&str], nodes: u32, streaming: bool, jvm: bool) -> TimeSeries {
         TimeSeries {
-            columns: column_names(ops, nodes, true),
+            columns: column_names(ops, nodes, streaming, jvm),
             rows: Vec::new(),
-            streaming: true,
+            streaming,
+            jvm,
         }
     }
 
@@ -87,6 +94,11 @@ impl TimeSeries {
         }
         for node in nodes {
             row.extend(NODE_COLUMNS.iter().map(|column| column.render(node, scale)));
+        }
+        if self.jvm {
+            for node in nodes {
+                row.extend(JVM_COLUMNS.iter().map(|column| column.render(node, scale)));
+            }
         }
         if self.streaming {
             for node in nodes {
@@ -119,8 +131,9 @@ impl TimeSeries {
 }
 
 /// The header: `time_s`, each op type's columns, each node's columns,
-/// each node's streaming columns (`streaming`), the clients' columns.
-fn column_names(ops: &[&str], nodes: u32, streaming: bool) -> Vec<String> {
+/// each node's JVM columns (`jvm`), each node's streaming columns
+/// (`streaming`), the clients' columns.
+fn column_names(ops: &[&str], nodes: u32, streaming: bool, jvm: bool) -> Vec<String> {
     let mut names = vec!["time_s".to_string()];
     for op in ops {
         names.extend(
@@ -135,6 +148,15 @@ fn column_names(ops: &[&str], nodes: u32, streaming: bool) -> Vec<String> {
                 .iter()
                 .map(|column| format!("node{node}_{}", column.name)),
         );
+    }
+    if jvm {
+        for node in 0..nodes {
+            names.extend(
+                JVM_COLUMNS
+                    .iter()
+                    .map(|column| format!("node{node}_{}", column.name)),
+            );
+        }
     }
     if streaming {
         for node in 0..nodes {
@@ -239,6 +261,9 @@ pub struct NodeInterval {
     pub stream_sent_bytes: u64,
     /// Bytes its shards took in from peers' streams.
     pub stream_received_bytes: u64,
+    /// Seconds its JVM's world was stopped by the pauses that started in
+    /// the interval (JVM presets; 0 otherwise).
+    pub gc_pause_s: f64,
 }
 
 /// A column of the table.
@@ -471,6 +496,18 @@ pub const STREAM_COLUMNS: [Column<NodeInterval>; 2] = [
     },
 ];
 
+/// Each node's JVM columns, on JVM presets.
+pub const JVM_COLUMNS: [Column<NodeInterval>; 1] = [
+    // The world stopped for garbage collection, each pause counted in the
+    // interval it starts (the real node's results give the same column
+    // from its GC log).
+    Column {
+        name: "gc_pause_ms",
+        scales: false,
+        value: |node| Cell::Fixed(node.gc_pause_s * 1000.0, 3),
+    },
+];
+
 /// The clients' columns.
 pub const CLIENT_COLUMNS: [Column<ClientInterval>; 1] = [Column {
     // The mean number of c-s processes whose every thread waited on a
@@ -518,6 +555,7 @@ mod tests {
     fn columns_are_found_by_name_and_read_as_numbers() {
         let series = TimeSeries {
             streaming: false,
+            jvm: false,
             columns: vec!["time_s".into(), "node0_cache_hit_rate".into()],
             rows: vec![
                 vec!["1.000".into(), "0.5000".into()],
@@ -538,7 +576,11 @@ mod tests {
         for column in &OP_COLUMNS {
             assert_eq!(column.scales, should_scale(column.name), "{}", column.name);
         }
-        for column in NODE_COLUMNS.iter().chain(&STREAM_COLUMNS) {
+        for column in NODE_COLUMNS
+            .iter()
+            .chain(&STREAM_COLUMNS)
+            .chain(&JVM_COLUMNS)
+        {
             assert_eq!(column.scales, should_scale(column.name), "{}", column.name);
         }
         // Processes are not sampled: their count is the same either way.
@@ -579,6 +621,7 @@ mod tests {
             hints_pending: 6,
             stream_sent_bytes: 20_000_000,
             stream_received_bytes: 12_000_000,
+            gc_pause_s: 0.25,
         };
         let op = OpInterval {
             length_s: 2.0,
@@ -589,7 +632,7 @@ mod tests {
             length_s: 2.0,
             stalled_process_s: 3.0,
         };
-        let mut series = TimeSeries::with_streaming(&["write"], 1);
+        let mut series = TimeSeries::with_groups(&["write"], 1, true, true);
         series.push(2.0, &[op], &[node], &clients, 1.0);
         series.push(2.0, &[op], &[node], &clients, 4.0);
         let expected = [
@@ -621,6 +664,7 @@ mod tests {
             ("node0_hints_written_per_s", "5.0", "20.0"),
             ("node0_hints_replayed_per_s", "2.0", "8.0"),
             ("node0_hints_pending", "6", "24"),
+            ("node0_gc_pause_ms", "250.000", "250.000"),
             ("node0_stream_out_mb_per_s", "10.000", "40.000"),
             ("node0_stream_in_mb_per_s", "6.000", "24.000"),
             ("client_processes_stalled", "1.500", "1.500"),

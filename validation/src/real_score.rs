@@ -268,6 +268,10 @@ pub struct Row {
     pub tolerance: Option<f64>,
     /// Within tolerance.
     pub pass: Option<bool>,
+    /// The real node against itself, where the twin's figure is compared
+    /// and two or more repeats ran: of the repeats, how many came within
+    /// the tolerance of the median of the others ([`self_agreement`]).
+    pub real_self: Option<(usize, usize)>,
 }
 
 /// The scorecard.
@@ -294,6 +298,44 @@ impl RealScorecard {
             compared.len(),
         )
     }
+
+    /// The real node against itself over the compared rows of `basis`:
+    /// (repeats within tolerance of the median of the other repeats,
+    /// repeats scored). What a twin as good as the real node is at
+    /// repeating itself would score, repeat by repeat.
+    pub fn real_self(&self, basis: Basis) -> (usize, usize) {
+        self.rows
+            .iter()
+            .filter(|row| row.basis == basis)
+            .filter_map(|row| row.real_self)
+            .fold((0, 0), |(pass, of), (p, o)| (pass + p, of + o))
+    }
+}
+
+/// Each repeat's `values` against the median of the other repeats, with
+/// the scorecard's `tolerance`: (repeats within it, repeats); `None` with
+/// fewer than two repeats.
+pub fn self_agreement(values: &[f64], tolerance: f64) -> Option<(usize, usize)> {
+    if values.len() < 2 {
+        return None;
+    }
+    let within = (0..values.len())
+        .filter(|&i| {
+            let others: Vec<f64> = values
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, v)| *v)
+                .collect();
+            let reference = crate::real::median(&others);
+            if reference == 0.0 {
+                values[i] == 0.0
+            } else {
+                ((values[i] - reference) / reference).abs() <= tolerance
+            }
+        })
+        .count();
+    Some((within, values.len()))
 }
 
 /// The tolerance of a figure by its name (`None`: not compared).
@@ -311,11 +353,49 @@ pub fn tolerance_of(name: &str) -> Option<f64> {
     }
 }
 
+/// A twin's `timeseries.csv` with the work of its stop-the-world pauses
+/// added to `node0_cpu_utilisation`: during a pause the node's
+/// [`models::jvm::parallel_gc_threads`] GC threads hold as many cores, as
+/// the real node's process CPU (its `GC Thread` pool) counts them; the
+/// twin's utilisation is its tasks' alone. A series without the two
+/// columns comes back as it is.
+pub fn with_gc_work(series: &str, cores: u32) -> String {
+    let mut lines = series.lines();
+    let Some(head) = lines.next() else {
+        return series.to_string();
+    };
+    let header: Vec<&str> = head.split(',').collect();
+    let column = |name: &str| header.iter().position(|column| *column == name);
+    let (Some(cpu), Some(pause)) = (column("node0_cpu_utilisation"), column("node0_gc_pause_ms"))
+    else {
+        return series.to_string();
+    };
+    let share = f64::from(models::jvm::parallel_gc_threads(cores).min(cores)) / f64::from(cores);
+    let mut out = format!("{head}\n");
+    let mut last_time = 0.0;
+    for line in lines {
+        let mut cells: Vec<String> = line.split(',').map(str::to_string).collect();
+        let time = cells.first().and_then(|v| v.parse::<f64>().ok());
+        let interval = time.map_or(0.0, |time| time - last_time);
+        last_time = time.unwrap_or(last_time);
+        let paused_ms = cells.get(pause).and_then(|v| v.parse::<f64>().ok());
+        let busy = cells.get(cpu).and_then(|v| v.parse::<f64>().ok());
+        if let (Some(paused_ms), Some(busy), true) = (paused_ms, busy, interval > 0.0) {
+            let gc = (paused_ms / 1000.0 / interval).min(1.0) * share;
+            cells[cpu] = format!("{:.6}", busy + gc);
+        }
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
 /// The twin's figures of one phase's results folder: per op kind the rate
 /// and percentiles of `summary.json`, the server's CPU per operation from
-/// `timeseries.csv` (each node's CPU utilisation x its cores x the
-/// interval, over the operations answered), flushes, and for L1 each
-/// minute's rate and p99 from the HDR log.
+/// `timeseries.csv` (each node's CPU utilisation, its pauses' GC work
+/// added ([`with_gc_work`]), x its cores x the interval, over the
+/// operations answered), flushes, and for L1 each minute's rate and p99
+/// from the HDR log.
 pub fn twin_figures(
     id: &str,
     dir: &Path,
@@ -399,6 +479,9 @@ pub fn twin_figures(
     let series_path = dir.join("timeseries.csv");
     let series = std::fs::read_to_string(&series_path)
         .map_err(|error| RealScoreError::at(&series_path, error))?;
+    // The real node's CPU is its process's, the GC threads' included; the
+    // twin's utilisation is its tasks': its pauses' work is added.
+    let series = with_gc_work(&series, cores);
     let mut lines = series.lines();
     let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
     let column = |name: &str| header.iter().position(|column| *column == name);
@@ -680,6 +763,9 @@ fn row(figure: &Figure, twin: Option<&BTreeMap<String, f64>>) -> Row {
         (Some(error), Some(tolerance)) => Some(error.abs() <= tolerance),
         _ => None,
     };
+    let real_self = tolerance
+        .filter(|_| pass.is_some())
+        .and_then(|tolerance| self_agreement(&figure.values, tolerance));
     Row {
         phase: figure.phase.clone(),
         name: figure.name.clone(),
@@ -692,6 +778,7 @@ fn row(figure: &Figure, twin: Option<&BTreeMap<String, f64>>) -> Row {
         error,
         tolerance,
         pass,
+        real_self,
     }
 }
 
@@ -718,6 +805,14 @@ pub fn scorecard_text(card: &RealScorecard) -> String {
         "predicted: {predicted_pass} of {predicted} within tolerance ({:.0}%); derived (a throughput held to its limit= by both): {derived_pass} of {derived}; fitted (calibration phases): {fitted_pass} of {fitted}",
         percent(predicted_pass, predicted)
     );
+    let (self_pass, self_of) = card.real_self(Basis::Predicted);
+    if self_of > 0 {
+        let _ = writeln!(
+            out,
+            "the real node against itself on the same predicted figures (each repeat against the median of the others, the same tolerances): {self_pass} of {self_of} ({:.0}%)",
+            percent(self_pass, self_of)
+        );
+    }
     let _ = writeln!(
         out,
         "{:<5} {:<26} {:<9} {:>10} {:>23} {:>10} {:>8} {:>5} {:>5}",
@@ -770,6 +865,39 @@ mod tests {
         for id in ["C1", "S1", "W50", "Z1", "L1"] {
             assert_eq!(PhaseData::of(id), PhaseData::None, "{id}");
         }
+    }
+
+    #[test]
+    fn a_repeat_is_scored_against_the_median_of_the_others() {
+        // 100 against 104 and 140's 122: out; 104 against 120: in; 140
+        // against 102: out.
+        assert_eq!(self_agreement(&[100.0, 104.0, 140.0], 0.15), Some((1, 3)));
+        assert_eq!(self_agreement(&[100.0, 101.0, 99.0], 0.15), Some((3, 3)));
+        assert_eq!(self_agreement(&[0.0, 0.0], 0.15), Some((2, 2)));
+        assert_eq!(self_agreement(&[100.0], 0.15), None);
+    }
+
+    #[test]
+    fn the_twins_pauses_count_as_the_gc_threads_work() {
+        let series = "time_s,write_ops_per_s,node0_cpu_utilisation,node0_gc_pause_ms\n\
+                      1.000,100.0,0.5000,250.000\n\
+                      3.000,100.0,0.2500,0.000\n";
+        // One core: a quarter of the first second paused is a quarter of
+        // its core; the next two seconds paused nothing.
+        let one = with_gc_work(series, 1);
+        assert_eq!(
+            one,
+            "time_s,write_ops_per_s,node0_cpu_utilisation,node0_gc_pause_ms\n\
+             1.000,100.0,0.750000,250.000\n\
+             3.000,100.0,0.250000,0.000\n"
+        );
+        // Sixteen cores: 13 GC threads hold 13 of them through a pause.
+        let sixteen = with_gc_work(series, 16);
+        let first: Vec<&str> = sixteen.lines().nth(1).unwrap().split(',').collect();
+        assert_eq!(first[2], format!("{:.6}", 0.5 + 0.25 * 13.0 / 16.0));
+        // A series without the pause column is left as it is.
+        let without = "time_s,node0_cpu_utilisation\n1.000,0.5000\n";
+        assert_eq!(with_gc_work(without, 1), without);
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub(super) struct NodeSnapshot {
     /// Bytes its shards streamed out to peers and took in from them.
     streamed_out_bytes: u64,
     streamed_in_bytes: u64,
+    /// Time its JVM's pauses stopped the world, each counted in full when
+    /// it starts (zero on a reactor).
+    gc_paused: SimDuration,
     /// Its shards' engine counters.
     engine: EngineCounters,
 }
@@ -84,6 +87,7 @@ impl NodeSnapshot {
             cache_lookups: self.cache_lookups - before.cache_lookups,
             streamed_out_bytes: self.streamed_out_bytes - before.streamed_out_bytes,
             streamed_in_bytes: self.streamed_in_bytes - before.streamed_in_bytes,
+            gc_paused: self.gc_paused - before.gc_paused,
             engine: self.engine.since(before.engine),
         }
     }
@@ -145,6 +149,9 @@ impl Simulation {
                     counters.hints_replayed += hints.stats.replayed;
                     interval.hints_pending += hints.pending;
                 }
+                if let ShardCpu::Jvm { node, .. } = &shard.cpu {
+                    snapshot.gc_paused = snapshot.gc_paused + node.gc_stats().all().total;
+                }
                 let (busy, cores) = shard.cpu.busy(now);
                 let shard_busy_s = (busy - shard.cpu_busy_at_last_tick).as_secs_f64();
                 interval.cpu_cores += cores;
@@ -168,6 +175,7 @@ impl Simulation {
                 hardware.device.bytes_transferred();
             let since = snapshot.since(std::mem::replace(&mut hardware.at_last_tick, snapshot));
             interval.disk_busy_s = since.disk_busy.as_secs_f64();
+            interval.gc_pause_s = since.gc_paused.as_secs_f64();
             interval.nic_sent_bytes = since.nic_sent_bytes;
             interval.nic_received_bytes = since.nic_received_bytes;
             interval.disk_read_bytes = since.disk_read_bytes;

@@ -840,11 +840,12 @@ impl Simulation {
         let processes = build::client_processes(&plan, fraction);
         let (ops, loads) = build::op_metrics(&plan);
         let op_names: Vec<&str> = ops.iter().map(|op| op.kind.name()).collect();
-        let timeseries = if plan.operations.is_empty() {
-            TimeSeries::new(&op_names, total_nodes)
-        } else {
-            TimeSeries::with_streaming(&op_names, total_nodes)
-        };
+        let timeseries = TimeSeries::with_groups(
+            &op_names,
+            total_nodes,
+            !plan.operations.is_empty(),
+            matches!(cluster.cpu, CpuScheduling::Jvm(_)),
+        );
         let loads_unfinished = plan.loads.len();
         let op_windows = vec![None; ops.len()];
         let mut simulation = Simulation {
