@@ -174,6 +174,12 @@ enum BenchCommand {
         /// Set any scenario value (`KEY=VALUE`, as `twin run --set`).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Also measure how much of the run could go in parallel: its
+        /// events by logical process (node, client process) in windows of
+        /// the network's lookahead, the speed-up a split over 1-64 threads
+        /// would reach, the critical path (slower: each event is counted).
+        #[arg(long)]
+        parallelism: bool,
     },
     /// Events per client operation of every bundled benchmark against the
     /// committed baseline (scenarios/bench-events.json); fails when one
@@ -234,8 +240,9 @@ fn main() -> ExitCode {
                     duration,
                     json,
                     sets,
+                    parallelism,
                 },
-        } => bench_cluster(scenario, duration, json, &sets),
+        } => bench_cluster(scenario, duration, json, &sets, parallelism),
         Command::Bench {
             bench: BenchCommand::Events { update },
         } => bench_events(update),
@@ -261,6 +268,9 @@ struct ClusterBench {
     events_per_op: f64,
     events_per_op_by_kind: std::collections::BTreeMap<&'static str, f64>,
     events_per_op_by_category: std::collections::BTreeMap<&'static str, f64>,
+    /// With `--parallelism`: how much of the run could go in parallel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallelism: Option<sim::cluster::parallelism::ParallelismReport>,
 }
 
 /// Where the events go, per client operation: the categories, then the
@@ -314,7 +324,13 @@ pub(crate) fn sets_for_shell(sets: &[Assignment]) -> String {
         .collect()
 }
 
-fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool, sets: &[String]) -> ExitCode {
+fn bench_cluster(
+    path: PathBuf,
+    duration: Option<String>,
+    json: bool,
+    sets: &[String],
+    parallelism: bool,
+) -> ExitCode {
     let sets = match parse_sets(sets) {
         Ok(sets) => sets,
         Err(code) => return code,
@@ -349,7 +365,11 @@ fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool, sets: &[St
         plan.cluster.nodes,
         plan.cluster.nodes * plan.cluster.simulated_shards(),
     );
-    let outcome = match sim::cluster::run(plan, &mut |_| {}) {
+    let probes = sim::cluster::Probes {
+        trace: None,
+        parallelism,
+    };
+    let outcome = match sim::cluster::run_probed(plan, probes, &mut |_| {}) {
         Ok(outcome) => outcome,
         Err(error) => {
             eprintln!("twin: {}: {error}", path.display());
@@ -384,6 +404,7 @@ fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool, sets: &[St
         events_per_wall_second: outcome.events as f64 / wall,
         client_ops_per_wall_second: operations as f64 / wall,
         peak_rss_bytes: peak_rss_bytes(),
+        parallelism: outcome.parallelism.clone(),
     };
     if json {
         match serde_json::to_string_pretty(&report) {
@@ -409,6 +430,9 @@ fn bench_cluster(path: PathBuf, duration: Option<String>, json: bool, sets: &[St
                 .map_or("unknown".to_string(), units::format_bytes),
         ));
         say(&events_text(&report));
+        if let Some(parallelism) = &report.parallelism {
+            say(&parallelism.text());
+        }
     }
     ExitCode::SUCCESS
 }

@@ -261,6 +261,26 @@ pub struct Kernel<E> {
     /// The first event refused, kept for the driver to report; later ones
     /// are dropped (the run stops at the first).
     refused: Option<Refused<E>>,
+    /// With [`Kernel::track_causes`]: each queued event's [`Cause`], by
+    /// `Entry::event_slot`.
+    causes: Option<Vec<Cause>>,
+    /// The mark [`Kernel::set_cause_mark`] gave the event being handled:
+    /// every event scheduled meanwhile carries it.
+    cause_mark: u64,
+    /// The cause of the event popped last.
+    popped_cause: Cause,
+}
+
+/// What scheduled an event ([`Kernel::track_causes`]): the time it was
+/// scheduled at (the time of the event being handled then) and the mark
+/// the driver gave that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cause {
+    /// When the event was scheduled.
+    pub at: SimTime,
+    /// The driver's mark of the event it was scheduled from (0 for one
+    /// scheduled before any was handled).
+    pub mark: u64,
 }
 
 impl<E> Default for Kernel<E> {
@@ -288,7 +308,36 @@ impl<E> Kernel<E> {
             events_processed: 0,
             pending_limit,
             refused: None,
+            causes: None,
+            cause_mark: 0,
+            popped_cause: Cause::default(),
         }
+    }
+
+    /// From now on, records with each event scheduled what scheduled it
+    /// ([`Cause`]: the time, and the mark of the event being handled), to
+    /// be read back when it is popped ([`Kernel::popped_cause`]). How a
+    /// run's causal structure is measured; a run without it pays one
+    /// branch per event.
+    pub fn track_causes(&mut self) {
+        if self.causes.is_none() {
+            self.causes = Some(Vec::new());
+        }
+    }
+
+    /// The mark of the event being handled: the events it schedules carry
+    /// it ([`Kernel::track_causes`]).
+    #[inline]
+    pub fn set_cause_mark(&mut self, mark: u64) {
+        self.cause_mark = mark;
+    }
+
+    /// What scheduled the event popped last, if causes are tracked
+    /// ([`Kernel::track_causes`]); an event queued before tracking began
+    /// reads as scheduled at time zero with mark 0.
+    #[inline]
+    pub fn popped_cause(&self) -> Option<Cause> {
+        self.causes.as_ref().map(|_| self.popped_cause)
     }
 
     /// The current simulated time: the time of the last event popped.
@@ -388,6 +437,16 @@ impl<E> Kernel<E> {
         let sequence = self.next_sequence;
         self.next_sequence += 1;
         let event_slot = self.events.insert(event) as u32;
+        if let Some(causes) = self.causes.as_mut() {
+            let slot = event_slot as usize;
+            if causes.len() <= slot {
+                causes.resize(slot + 1, Cause::default());
+            }
+            causes[slot] = Cause {
+                at: self.now,
+                mark: self.cause_mark,
+            };
+        }
         self.queue.push(Entry {
             time,
             sequence,
@@ -435,6 +494,12 @@ impl<E> Kernel<E> {
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
         while let Some(entry) = self.queue.pop_if(|top| top.time <= limit) {
             let event = self.events.remove(entry.event_slot as usize);
+            if let Some(causes) = self.causes.as_mut() {
+                // A slot past the end was filled before tracking began.
+                self.popped_cause = causes
+                    .get_mut(entry.event_slot as usize)
+                    .map_or(Cause::default(), std::mem::take);
+            }
             if entry.timer_slot != NO_TIMER {
                 if self.timer_sequences[entry.timer_slot as usize] != entry.sequence {
                     continue; // cancelled
@@ -588,6 +653,32 @@ mod tests {
         assert!(kernel.take_refused().is_none());
         assert_eq!(kernel.pop(), Some((t(20), 'b')));
         assert_eq!(kernel.pop(), None);
+    }
+
+    #[test]
+    fn each_event_carries_what_scheduled_it() {
+        let mut kernel = Kernel::new();
+        kernel.schedule_at(t(5), 'a');
+        assert_eq!(kernel.popped_cause(), None);
+        kernel.track_causes();
+        kernel.schedule_at(t(10), 'b');
+        // Queued before tracking: no cause known.
+        assert_eq!(kernel.pop(), Some((t(5), 'a')));
+        assert_eq!(kernel.popped_cause(), Some(Cause::default()));
+        kernel.set_cause_mark(7);
+        kernel.schedule_at(t(30), 'c');
+        let timer = kernel.set_timer(t(20), 'd');
+        kernel.cancel_timer(timer);
+        // Scheduled before any event was handled: at time zero, mark 0.
+        assert_eq!(kernel.pop(), Some((t(10), 'b')));
+        assert_eq!(kernel.popped_cause(), Some(Cause { at: t(0), mark: 0 }));
+        kernel.set_cause_mark(9);
+        kernel.schedule_at(t(40), 'e');
+        // The cancelled timer is skipped; 'c' came from the event at 5.
+        assert_eq!(kernel.pop(), Some((t(30), 'c')));
+        assert_eq!(kernel.popped_cause(), Some(Cause { at: t(5), mark: 7 }));
+        assert_eq!(kernel.pop(), Some((t(40), 'e')));
+        assert_eq!(kernel.popped_cause(), Some(Cause { at: t(10), mark: 9 }));
     }
 
     #[test]

@@ -290,3 +290,45 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// Measuring how much of a run could go in parallel changes nothing in it
+/// (the same events, fingerprinted), and the network's delay is a sound
+/// lookahead: nothing one node or client schedules for another comes
+/// sooner. The QUORUM mix's three nodes and two clients have work in most
+/// windows, and two threads would go nearly twice as fast.
+#[test]
+fn the_parallelism_probe_changes_nothing_and_finds_a_sound_lookahead() {
+    let plain = run_traced(quorum_mix_plan(7), TraceOptions::default());
+    let probes = sim::cluster::Probes {
+        trace: Some(TraceOptions::default()),
+        parallelism: true,
+    };
+    let probed = sim::cluster::run_probed(quorum_mix_plan(7), probes, &mut |_| {})
+        .expect("the run completes");
+    assert_eq!(
+        plain.trace.expect("traced").checkpoints(),
+        probed.trace.as_ref().expect("traced").checkpoints(),
+        "the probe moved an event"
+    );
+    let report = probed.parallelism.expect("measured");
+    assert_eq!(report.events, probed.events);
+    assert_eq!(report.logical_processes, 5);
+    assert!(report.cross_lp_events > 10_000, "{report:?}");
+    assert_eq!(report.cross_lp_events_under_lookahead, 0, "{report:?}");
+    assert!(report.least_cross_lp_delay_us.expect("messages") >= report.lookahead_us);
+    assert!(report.critical_path_bound > 1.5, "{report:?}");
+    let by_threads = |threads: u32| {
+        report
+            .threads
+            .iter()
+            .find(|split| split.threads == threads)
+            .expect("worked out")
+    };
+    assert_eq!(by_threads(1).split_speedup, 1.0);
+    let two = by_threads(2);
+    assert!(
+        two.split_speedup > 1.3 && two.split_speedup <= two.balanced_bound + 1e-9,
+        "{two:?}"
+    );
+    assert!(two.balanced_bound <= 2.0);
+}

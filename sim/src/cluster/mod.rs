@@ -93,6 +93,7 @@ mod host;
 mod life;
 mod metrics;
 mod outcome;
+pub mod parallelism;
 mod setup;
 mod time_spent;
 mod topology;
@@ -677,6 +678,8 @@ struct Simulation {
     driver_down: engine::gossip::DownSet,
     /// The event stream's fingerprint, when asked for (`twin run --trace`).
     trace: Option<Box<crate::trace::Trace>>,
+    /// With [`run_probed`]'s `parallelism`: what a parallel run could do.
+    parallelism: Option<Box<parallelism::ParallelismProbe>>,
 }
 
 /// A run that stopped because a mechanism asked for what the simulator
@@ -718,12 +721,40 @@ pub fn run(
 /// [`run`], fingerprinting every event of the run (not of a steady
 /// start's pilot, which only sets the run's inputs) into
 /// [`RunOutcome::trace`] when `trace` is given.
-#[allow(clippy::disallowed_methods)] // wall time for perf.json only
 pub fn run_traced(
-    mut plan: RunPlan,
+    plan: RunPlan,
     trace: Option<crate::trace::TraceOptions>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunOutcome, SimulationError> {
+    run_probed(
+        plan,
+        Probes {
+            trace,
+            parallelism: false,
+        },
+        progress,
+    )
+}
+
+/// What a run measures about itself besides its results.
+#[derive(Clone, Debug, Default)]
+pub struct Probes {
+    /// Fingerprint every event ([`crate::trace`]).
+    pub trace: Option<crate::trace::TraceOptions>,
+    /// Measure how much of the run could go in parallel
+    /// ([`parallelism`]), into [`RunOutcome::parallelism`].
+    pub parallelism: bool,
+}
+
+/// [`run`] with `probes` (not over a steady start's pilot, which only
+/// sets the run's inputs).
+#[allow(clippy::disallowed_methods)] // wall time for perf.json only
+pub fn run_probed(
+    mut plan: RunPlan,
+    probes: Probes,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunOutcome, SimulationError> {
+    let Probes { trace, parallelism } = probes;
     let started = Instant::now();
     let steady = steady_start(&plan)?;
     if let Some(preload) = plan.cluster.preload.as_mut() {
@@ -731,6 +762,14 @@ pub fn run_traced(
     }
     let mut simulation = Simulation::new(plan);
     simulation.trace = trace.map(|options| Box::new(crate::trace::Trace::new(options)));
+    if parallelism {
+        simulation.kernel.track_causes();
+        simulation.parallelism = Some(Box::new(parallelism::ParallelismProbe::new(
+            simulation.nodes.len() as u32,
+            simulation.processes.len() as u32,
+            simulation.plan.cluster.network_latency,
+        )));
+    }
     simulation.run(progress);
     simulation.refusal()?;
     let wall_seconds = started.elapsed().as_secs_f64();
@@ -884,6 +923,7 @@ impl Simulation {
             gossip_in_flight: Slab::new(),
             driver_down: engine::gossip::DownSet::default(),
             trace: None,
+            parallelism: None,
             topology: (!plan.operations.is_empty()).then(|| {
                 Box::new(topology::TopologyRun::new(
                     &plan.cluster.ring(seed),
@@ -1038,6 +1078,9 @@ impl Simulation {
             if let Some(trace) = self.trace.as_deref_mut() {
                 trace.record(now, &event);
             }
+            if self.parallelism.is_some() {
+                self.probe_parallelism(now, &event);
+            }
             if let Event::IntervalTick = event {
                 self.report_interval(now, progress);
             } else {
@@ -1046,6 +1089,47 @@ impl Simulation {
             if self.kernel.has_refused() || (stop_when_idle && self.finished()) {
                 break;
             }
+        }
+    }
+
+    /// Counts `event` in the parallelism probe and marks what it schedules.
+    fn probe_parallelism(&mut self, now: SimTime, event: &Event) {
+        let node_of_shard = |shard: &u32| self.shards[*shard as usize].node;
+        let lp = match event {
+            Event::RequestArrives { shard, .. }
+            | Event::BatchArrives { shard, .. }
+            | Event::MessageArrives { shard, .. }
+            | Event::StreamResend { shard, .. }
+            | Event::CpuRunEnd { shard }
+            | Event::JvmWake { shard }
+            | Event::ShardTimer { shard } => {
+                parallelism::ParallelismProbe::node_lp(node_of_shard(shard))
+            }
+            Event::NodeNicWake { node }
+            | Event::IoDone { node, .. }
+            | Event::NodeTimer { node }
+            | Event::GossipArrives { node, .. } => parallelism::ParallelismProbe::node_lp(*node),
+            Event::ThreadReady { process }
+            | Event::Issue { process, .. }
+            | Event::OpenLoopArrival { process }
+            | Event::ReplyArrives { process, .. }
+            | Event::ClientNicWake { process }
+            | Event::TimeoutCheck { process } => self
+                .parallelism
+                .as_ref()
+                .map_or(0, |probe| probe.process_lp(*process)),
+            Event::LoadStart { .. }
+            | Event::IntervalTick
+            | Event::ActionDue { .. }
+            | Event::ActionStep
+            | Event::FaultStarts { .. }
+            | Event::FaultEnds { .. }
+            | Event::FlapSwitch { .. } => parallelism::WHOLE_RUN,
+        };
+        let cause = self.kernel.popped_cause().unwrap_or_default();
+        if let Some(probe) = self.parallelism.as_deref_mut() {
+            let mark = probe.record(now, lp, cause);
+            self.kernel.set_cause_mark(mark);
         }
     }
 
@@ -1448,6 +1532,7 @@ impl Simulation {
                 trace.finish();
                 *trace
             }),
+            parallelism: self.parallelism.map(|probe| probe.report()),
             plan: self.plan,
             server,
         }

@@ -90,6 +90,9 @@ pub struct RunOutcome {
     /// The fingerprint of the run's events, if it was asked for
     /// ([`super::run_traced`]).
     pub trace: Option<crate::trace::Trace>,
+    /// How much of the run could go in parallel, if it was asked for
+    /// ([`super::run_probed`]).
+    pub parallelism: Option<super::parallelism::ParallelismReport>,
     /// Data mode: what the clients' read check found.
     pub consistency: Option<crate::check::ConsistencyCheck>,
     /// Each shard at the end (node-major: node 0's shards first): its
