@@ -324,6 +324,7 @@ async fn run_async(
         .map(|load| vec![Vec::new(); load.op_kinds().len()])
         .collect();
     let mut headers_printed = vec![false; plan.loads.len()];
+    let mut reporting_lines = vec![sim::report::ReportingLines::default(); plan.loads.len()];
     let mut last = Reading::take(&session, &options.probe).await;
     let mut last_at = origin;
     let mut ticker = tokio::time::interval_at((origin + interval).into(), interval);
@@ -344,7 +345,7 @@ async fn run_async(
                 let now = clock::now();
                 let reading = Reading::take(&session, &options.probe).await;
                 let row = report_interval(
-                    &plan, &stats, &mut intervals, &mut headers_printed,
+                    &plan, &stats, &mut intervals, &mut headers_printed, &mut reporting_lines,
                     (last_at.duration_since(origin), now.duration_since(origin)),
                     &last, &reading, say,
                 );
@@ -363,6 +364,7 @@ async fn run_async(
             &stats,
             &mut intervals,
             &mut headers_printed,
+            &mut reporting_lines,
             (last_at.duration_since(origin), now.duration_since(origin)),
             &last,
             &reading,
@@ -542,6 +544,7 @@ fn report_interval(
     stats: &[Arc<Mutex<LoadStats>>],
     intervals: &mut [Vec<Intervals>],
     headers_printed: &mut [bool],
+    reporting_lines: &mut [sim::report::ReportingLines],
     (from, to): (Duration, Duration),
     before: &Reading,
     after: &Reading,
@@ -594,6 +597,10 @@ fn report_interval(
         }
         let elapsed = units::SimDuration::from_nanos(started.elapsed().as_nanos() as u64);
         let several = stats.ops.len() > 1;
+        let print = reporting_lines[index].after_interval(
+            load.reporting,
+            stats.ops.iter().any(|ops| ops.interval_count > 0),
+        );
         let mut total: Option<(hdrhistogram::Histogram<u64>, u64, u64, u64, u64)> = None;
         for (op, ops) in stats.ops.iter_mut().enumerate() {
             let latency = sim::metrics::LatencySummary::of(&ops.interval);
@@ -602,18 +609,20 @@ fn report_interval(
             } else {
                 "total".to_string()
             };
-            say(&sim::report::stress_interval_line(
-                &label,
-                ops.count,
-                sim::report::IntervalRates {
-                    ops: ops.interval_count as f64 / length,
-                    partitions: ops.interval_count as f64 / length,
-                    rows: ops.interval_rows as f64 / length,
-                },
-                &latency,
-                elapsed,
-                ops.interval_errors,
-            ));
+            if several || print.total {
+                say(&sim::report::stress_interval_line(
+                    &label,
+                    ops.count,
+                    sim::report::IntervalRates {
+                        ops: ops.interval_count as f64 / length,
+                        partitions: ops.interval_count as f64 / length,
+                        rows: ops.interval_rows as f64 / length,
+                    },
+                    &latency,
+                    elapsed,
+                    ops.interval_errors,
+                ));
+            }
             let entry = row
                 .ops
                 .entry(ops.kind.name().to_string())
@@ -650,7 +659,7 @@ fn report_interval(
             ops.interval_rows = 0;
             ops.interval_errors = 0;
         }
-        if several {
+        if several && print.total {
             if let Some((histogram, count, interval_count, rows, errors)) = total {
                 say(&sim::report::stress_interval_line(
                     "total",
@@ -665,6 +674,10 @@ fn report_interval(
                     errors,
                 ));
             }
+        }
+        if print.header_again {
+            say("");
+            say(sim::report::STRESS_INTERVAL_HEADER);
         }
     }
     for (op, histogram) in merged {

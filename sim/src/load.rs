@@ -544,6 +544,8 @@ pub struct LoadPlan {
     /// A step of c-s's own thread search, when the command gives no
     /// `threads=` (`None`: a load with its thread count).
     pub search: Option<SearchStep>,
+    /// How often its interval lines print (`-reporting`).
+    pub reporting: models::cassandra_stress::Reporting,
 }
 
 /// One step of cassandra-stress's thread search (`-rate auto`, or no

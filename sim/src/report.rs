@@ -34,6 +34,46 @@ use units::{SimDuration, SimTime};
 pub const STRESS_INTERVAL_HEADER: &str =
     "type,      total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   time,  errors";
 
+/// A load's count of interval lines under c-s 4.0+'s `-reporting`
+/// ([`models::cassandra_stress::Reporting`], `StressMetrics.recordInterval`):
+/// an interval with operations is one; the total line prints on every
+/// `output_every`-th and the header again (after a blank line) after every
+/// `header_every`-th. Without `-reporting`, every interval's total line
+/// prints and the header only at the start. `twin run` and `twin real`
+/// print by it alike.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReportingLines {
+    output_lines: u32,
+}
+
+/// What prints after one interval ([`ReportingLines::after_interval`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntervalPrint {
+    /// The total line (a single-op load's only line).
+    pub total: bool,
+    /// A blank line and the header, after the interval's lines.
+    pub header_again: bool,
+}
+
+impl ReportingLines {
+    /// Counts an interval (`had_operations`: any operation finished in
+    /// it) and says what of it prints under `reporting`.
+    pub fn after_interval(
+        &mut self,
+        reporting: models::cassandra_stress::Reporting,
+        had_operations: bool,
+    ) -> IntervalPrint {
+        if had_operations {
+            self.output_lines += 1;
+        }
+        let every = |n: u32| had_operations && self.output_lines.is_multiple_of(n);
+        IntervalPrint {
+            total: reporting.output_every <= 1 || every(reporting.output_every),
+            header_again: reporting.header_every > 0 && every(reporting.header_every),
+        }
+    }
+}
+
 /// The per-second rates of one cassandra-stress interval line:
 /// operations, partitions they touched (`pk/s`) and rows they wrote or
 /// read back (`row/s`).
@@ -1268,6 +1308,42 @@ pub fn file_safe(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reporting_counts_the_intervals_that_had_operations() {
+        use models::cassandra_stress::Reporting;
+        let print = |total, header_again| IntervalPrint {
+            total,
+            header_again,
+        };
+        let mut lines = ReportingLines::default();
+        // Without -reporting every interval's total prints, even an empty one.
+        assert_eq!(
+            lines.after_interval(Reporting::default(), false),
+            print(true, false)
+        );
+        let every = Reporting {
+            output_every: 2,
+            header_every: 3,
+        };
+        let mut lines = ReportingLines::default();
+        let printed: Vec<IntervalPrint> = [true, false, true, true, true, true]
+            .into_iter()
+            .map(|had| lines.after_interval(every, had))
+            .collect();
+        // Lines 1, (none), 2, 3, 4, 5: totals on 2 and 4, the header after 3.
+        assert_eq!(
+            printed,
+            [
+                print(false, false),
+                print(false, false),
+                print(true, false),
+                print(false, true),
+                print(true, false),
+                print(false, false),
+            ]
+        );
+    }
 
     #[test]
     fn a_load_that_completed_nothing_says_so_rather_than_printing_zeros() {

@@ -209,9 +209,30 @@ pub struct StressCommand {
     pub retries: u32,
     /// `-errors ignore`: keep going past operations that fail every try.
     pub ignore_errors: bool,
+    /// `-reporting` (c-s 4.0 and later): how often the interval lines
+    /// print.
+    pub reporting: Reporting,
     /// Options accepted but not simulated, as written (e.g.
     /// `-mode cql3 native`), for the caller to report.
     pub ignored_options: Vec<String>,
+}
+
+/// `-reporting output-frequency=D header-frequency=D`, the c-s of
+/// Cassandra 4.0 and later (`SettingsReporting`, `StressMetrics`): each
+/// is a whole duration in seconds or coarser (`10s`, `1m`; its
+/// `DurationSpec.IntSecondsBound`), and c-s counts it in interval lines
+/// (one a second unless `-log interval=` says otherwise): with
+/// `output-frequency=10s` it prints the total line of every tenth
+/// interval that had operations (the last interval's figures; the total
+/// count is cumulative), and with `header-frequency=` the column header
+/// again after every so many, after a blank line. A mixed command's
+/// per-op lines print every interval either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reporting {
+    /// Intervals between total lines (0: every interval, c-s's default).
+    pub output_every: u32,
+    /// Intervals between headers (0: only at the start, c-s's default).
+    pub header_every: u32,
 }
 
 impl StressCommand {

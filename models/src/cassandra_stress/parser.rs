@@ -17,9 +17,20 @@ use crate::distribution::{
 
 const ACCEPTED_COMMANDS: &str = "write (or insert), read, mixed, user";
 const ACCEPTED_OPTIONS: &str =
-    "-schema, -rate, -col, -pop, -errors, -mode, -node, -log, -port, -transport, -graph";
-/// Options accepted and recorded as not affecting the simulation.
-const IGNORED_OPTIONS: [&str; 6] = ["-mode", "-node", "-log", "-port", "-transport", "-graph"];
+    "-schema, -rate, -col, -pop, -errors, -reporting, -mode, -node, -log, -port, -transport, -graph, -jmx, -credentials-file";
+/// Options accepted and recorded as not affecting the simulation: how c-s
+/// connects (`-mode`, `-node`, `-port`, `-transport`, and 4.0's `-jmx`
+/// and `-credentials-file`) and what it logs or draws (`-log`, `-graph`).
+const IGNORED_OPTIONS: [&str; 8] = [
+    "-mode",
+    "-node",
+    "-log",
+    "-port",
+    "-transport",
+    "-graph",
+    "-jmx",
+    "-credentials-file",
+];
 
 /// Tokenizes `command` and parses the parameters.
 pub(super) fn parse_command(command: &str) -> Result<StressCommand, StressError> {
@@ -390,6 +401,7 @@ impl Parser {
             },
             retries: DEFAULT_RETRIES,
             ignore_errors: false,
+            reporting: super::Reporting::default(),
             ignored_options: Vec::new(),
         };
 
@@ -418,6 +430,7 @@ impl Parser {
                 "-col" => result.columns = self.columns(option_params)?,
                 "-pop" => result.population = self.population(option_params, population_size)?,
                 "-errors" => self.errors(option_params, &mut result)?,
+                "-reporting" => result.reporting = reporting(option_params)?,
                 k if IGNORED_OPTIONS.contains(&k) => {
                     let mut text = key_token.to_string();
                     for p in option_params {
@@ -792,6 +805,61 @@ impl Parser {
         result.ignore_errors = ignore.is_some();
         Ok(())
     }
+}
+
+/// `-reporting`'s parameters ([`super::Reporting`]).
+fn reporting(params: &[String]) -> Result<super::Reporting, StressError> {
+    let mut output: Option<(u32, String)> = None;
+    let mut header: Option<(u32, String)> = None;
+    for token in params {
+        let t = token.as_str();
+        if let Some(v) = strip_prefix_ci(t, "output-frequency=") {
+            set_once(&mut output, whole_seconds(t, v)?, t)?;
+        } else if let Some(v) = strip_prefix_ci(t, "header-frequency=") {
+            set_once(&mut header, whole_seconds(t, v)?, t)?;
+        } else {
+            return Err(StressError::new(
+                t,
+                format!("unknown -reporting parameter `{t}`: accepted are output-frequency=DURATION, header-frequency=DURATION (e.g. 10s)"),
+            ));
+        }
+    }
+    Ok(super::Reporting {
+        output_every: output.map_or(0, |(seconds, _)| seconds),
+        header_every: header.map_or(0, |(seconds, _)| seconds),
+    })
+}
+
+/// A duration as c-s 4.0+'s `DurationSpec.IntSecondsBound` reads it: a
+/// whole number and a unit of seconds or coarser (`d`, `h`, `m`, `s`),
+/// in seconds.
+fn whole_seconds(token: &str, value: &str) -> Result<u32, StressError> {
+    let digits = value.trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == 'µ');
+    let unit = &value[digits.len()..];
+    let per_unit: u64 = match unit {
+        "d" => 86_400,
+        "h" => 3_600,
+        "m" => 60,
+        "s" => 1,
+        "ms" | "us" | "µs" | "ns" => {
+            return Err(StressError::new(
+                token,
+                format!("invalid `{token}`: c-s takes this duration in whole seconds or coarser units (s, m, h, d), not {unit}"),
+            ))
+        }
+        _ => {
+            return Err(StressError::new(
+                token,
+                format!("invalid `{token}`: expected a whole number and a unit, e.g. 10s or 1m"),
+            ))
+        }
+    };
+    let seconds = whole(token, digits, "a whole number and a unit, e.g. 10s")?
+        .checked_mul(per_unit)
+        .and_then(|seconds| u32::try_from(seconds).ok())
+        .filter(|&seconds| i32::try_from(seconds).is_ok())
+        .ok_or_else(|| StressError::new(token, format!("invalid `{token}`: too long")))?;
+    Ok(seconds)
 }
 
 /// The first token present among `tokens`.

@@ -83,6 +83,7 @@ fn r1_populate() {
             },
             retries: 9,
             ignore_errors: false,
+            reporting: Reporting::default(),
             ignored_options: vec!["-mode cql3 native".to_string()],
         }
     );
@@ -119,6 +120,7 @@ fn r1_read() {
             )),
             retries: 9,
             ignore_errors: false,
+            reporting: Reporting::default(),
             ignored_options: vec![],
         }
     );
@@ -154,6 +156,7 @@ fn r2_write() {
             },
             retries: 9,
             ignore_errors: false,
+            reporting: Reporting::default(),
             ignored_options: vec!["-mode cql3 native".to_string()],
         }
     );
@@ -200,6 +203,7 @@ fn r5_mixed() {
             )),
             retries: 9,
             ignore_errors: false,
+            reporting: Reporting::default(),
             ignored_options: vec!["-mode native cql3".to_string()],
         }
     );
@@ -239,6 +243,7 @@ fn r5_populate() {
             },
             retries: 9,
             ignore_errors: false,
+            reporting: Reporting::default(),
             ignored_options: vec![],
         }
     );
@@ -844,7 +849,7 @@ fn malformed_commands() {
     let err = rejects("cassandra-stress write n=10 -foo bar", "-foo");
     assert_eq!(
         err.message(),
-        "unknown option `-foo`: accepted options are -schema, -rate, -col, -pop, -errors, -mode, -node, -log, -port, -transport, -graph"
+        "unknown option `-foo`: accepted options are -schema, -rate, -col, -pop, -errors, -reporting, -mode, -node, -log, -port, -transport, -graph, -jmx, -credentials-file"
     );
     let err = rejects("cassandra-stress frobnicate n=10", "frobnicate");
     assert!(err.message().contains("write"));
@@ -1167,4 +1172,55 @@ proptest! {
         check_no_panic(&format!("read n=5 {glued}"));
         check_no_panic(&format!("mixed duration=1m -pop dist={glued}"));
     }
+}
+
+#[test]
+fn the_reporting_options_of_cs_4_and_5_are_read_as_c_s_reads_them() {
+    let c = ok("cassandra-stress write n=1000 -reporting output-frequency=10s header-frequency=1m -rate threads=10");
+    assert_eq!(
+        c.reporting,
+        Reporting {
+            output_every: 10,
+            header_every: 60,
+        }
+    );
+    assert_eq!(
+        ok("cassandra-stress write n=10").reporting,
+        Reporting::default()
+    );
+    assert_eq!(
+        ok("cassandra-stress write n=10 -reporting output-frequency=2h").reporting,
+        Reporting {
+            output_every: 7_200,
+            header_every: 0,
+        }
+    );
+    let message = |command: &str| parse(command).expect_err(command).to_string();
+    assert!(
+        message("cassandra-stress write n=10 -reporting output-frequency=500ms")
+            .contains("whole seconds")
+    );
+    assert!(
+        message("cassandra-stress write n=10 -reporting output-frequency=10")
+            .contains("a whole number and a unit")
+    );
+    assert!(message("cassandra-stress write n=10 -reporting every=10s")
+        .contains("accepted are output-frequency=DURATION, header-frequency=DURATION"));
+    assert!(message(
+        "cassandra-stress write n=10 -reporting output-frequency=1s output-frequency=2s"
+    )
+    .contains("repeats"));
+    // c-s 4.0+ connection options are accepted and said not to matter.
+    let c = ok("cassandra-stress write n=10 -jmx user=a password=b -credentials-file /tmp/creds");
+    assert_eq!(
+        c.ignored_options,
+        vec![
+            "-jmx user=a password=b".to_string(),
+            "-credentials-file /tmp/creds".to_string()
+        ]
+    );
+    // `-errors` takes what c-s 4.0 and 5.0 take (SettingsErrors: retries=,
+    // ignore); there is no fail-fast, and c-s refuses it too.
+    assert!(message("cassandra-stress write n=10 -errors fail-fast")
+        .contains("accepted are retries=N, ignore"));
 }

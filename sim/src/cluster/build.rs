@@ -316,6 +316,7 @@ pub(super) fn op_metrics(plan: &RunPlan) -> (Vec<OpMetrics>, Vec<LoadState>) {
                 uncertainty: Default::default(),
                 certain: false,
                 trailer: Vec::new(),
+                reporting_lines: Default::default(),
             }
         })
         .collect();

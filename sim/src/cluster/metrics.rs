@@ -288,8 +288,17 @@ impl Simulation {
                 lines.push(crate::report::STRESS_INTERVAL_HEADER.to_string());
             }
             let elapsed = now.saturating_since(started_at);
+            // `-reporting` (c-s 4.0+, StressMetrics.recordInterval): an
+            // interval with operations is an output line; the total line
+            // prints on every `output_every`-th, the header again after
+            // every `header_every`-th. Without it, every interval's.
+            let print = load.reporting_lines.after_interval(
+                self.plan.loads[index].reporting,
+                load.ops.iter().any(|ops| ops.interval_count > 0),
+            );
+            let (total_printed, header_again) = (print.total, print.header_again);
             // c-s adds a "total" line over every op type of a mixed load.
-            let total_line = (load.ops.len() > 1).then(|| {
+            let total_line = (load.ops.len() > 1 && total_printed).then(|| {
                 let mut merged = load.ops[0].interval.clone();
                 for ops in &load.ops[1..] {
                     merged
@@ -320,23 +329,26 @@ impl Simulation {
                 let total_before = ops.count - ops.interval_count;
                 let report = ops.take_interval_report(&mut self.serializer);
                 interval_rows += report.rows;
-                let label = if load.kinds.len() == 1 {
+                let single = load.kinds.len() == 1;
+                let label = if single {
                     "total".to_string()
                 } else {
                     load.kinds[op].name().to_uppercase()
                 };
-                lines.push(crate::report::stress_interval_line(
-                    &label,
-                    scaled(total_before + report.count),
-                    crate::report::IntervalRates {
-                        ops: per_second(report.count),
-                        partitions: per_second(report.partitions),
-                        rows: per_second(report.rows),
-                    },
-                    &report.latency,
-                    elapsed,
-                    scaled(report.errors),
-                ));
+                if !single || total_printed {
+                    lines.push(crate::report::stress_interval_line(
+                        &label,
+                        scaled(total_before + report.count),
+                        crate::report::IntervalRates {
+                            ops: per_second(report.count),
+                            partitions: per_second(report.partitions),
+                            rows: per_second(report.rows),
+                        },
+                        &report.latency,
+                        elapsed,
+                        scaled(report.errors),
+                    ));
+                }
                 load.intervals[op].push(SerializedInterval {
                     start: interval_start,
                     length,
@@ -344,6 +356,10 @@ impl Simulation {
                 });
             }
             lines.extend(total_line);
+            if header_again {
+                lines.push(String::new());
+                lines.push(crate::report::STRESS_INTERVAL_HEADER.to_string());
+            }
             if let StopPlan::Uncertainty { target, min, max } = self.plan.loads[index].stop {
                 if !load.certain && !load.finished {
                     // c-s measures from the load's start, not the tick's.

@@ -568,6 +568,8 @@ struct LoadState {
     /// c-s's lines once the load (a thread-search step) has ended, printed
     /// after its last interval's.
     trailer: Vec<String>,
+    /// What `-reporting` has counted of its interval lines.
+    reporting_lines: crate::report::ReportingLines,
 }
 
 /// Each thread search of the run: its steps that ran, with their rates.
@@ -1706,6 +1708,7 @@ mod tests {
                 consistency: engine::ConsistencyLevel::One,
                 client: crate::load::Client::CassandraStress,
                 search: None,
+                reporting: Default::default(),
             }],
             notes: Vec::new(),
             server_totals_from: SimDuration::ZERO,
@@ -1967,6 +1970,7 @@ mod workload_tests {
             consistency: engine::ConsistencyLevel::One,
             client: crate::load::Client::CassandraStress,
             search: None,
+            reporting: Default::default(),
         }
     }
 

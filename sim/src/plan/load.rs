@@ -383,6 +383,7 @@ pub(super) fn resolve_load(
             }
         },
         search,
+        reporting: command.reporting,
         client_timeout: section
             .client_timeout
             .map_or(DEFAULT_CLIENT_TIMEOUT, |HumanDuration(timeout)| timeout),
