@@ -63,6 +63,23 @@ rate_of() {
     python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(sum(o["ops_per_s"] for o in s["ops"].values()))' "$1/summary.json"
 }
 
+# The machine's speed just before a phase (REAL.md, "The machine's speed
+# beside each phase"): the kernel's HOLD benchmark (`twin bench hold`, a
+# fixed CPU- and memory-bound job of 100,000 pending events), three times
+# on the server's cores while the node idles; prints the median of the
+# twin kernel's wall seconds. The guest's speed drifts from minute to
+# minute (a 15-19% spread over two idle minutes, 2026-11-30) and from hour
+# to hour; this records it beside each phase.
+speed() {
+    local cores n
+    n="$(nproc)"
+    cores="${TWIN_REAL_CORES:-$(if [ "$n" -le 1 ]; then echo 0; else echo "1-$((n - 1))"; fi)}"
+    for _ in 1 2 3; do
+        taskset -c "$cores" "$twin" bench hold --pending 100000 --until 100 --json |
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["twin_wall_seconds"])'
+    done | sort -g | sed -n 2p
+}
+
 # One phase: writes a one-load scenario and runs it through twin real.
 #   phase ID COMMAND
 run_phase() {
@@ -73,6 +90,7 @@ run_phase() {
     local settle_start=$SECONDS
     "$node" settle 1 >/dev/null
     record "${id}_settle_s" "$((SECONDS - settle_start))"
+    record "${id}_speed_s" "$(speed)"
     if [ "${drop:-}" = "$id" ]; then
         record "${id}_cache_dropped" "$(drop_cache)"
     fi
