@@ -213,6 +213,43 @@ pub const CASSANDRA_5_0_COMPACTION_NS_PER_BYTE: f64 = 14.46;
 pub const CASSANDRA_5_0_FLUSH_NS_PER_ROW: u64 = 2_140;
 
 impl CostTable {
+    /// Every price times `factor` (cores that many times slower than the
+    /// machine the table was fitted on; `[cluster] cpu_slowdown`): each
+    /// nanosecond figure rounded to the nearest, each per-byte figure
+    /// scaled. A factor of 1 gives the table back unchanged.
+    pub fn scaled(self, factor: f64) -> CostTable {
+        if factor == 1.0 {
+            return self;
+        }
+        debug_assert!(
+            factor.is_finite() && factor > 0.0,
+            "a slowdown is positive: {factor}"
+        );
+        let ns = |value: u64| (value as f64 * factor).round() as u64;
+        CostTable {
+            name: self.name,
+            write_request_ns: ns(self.write_request_ns),
+            write_ns_per_byte: self.write_ns_per_byte * factor,
+            flush_ns_per_row: ns(self.flush_ns_per_row),
+            flush_ns_per_byte: self.flush_ns_per_byte * factor,
+            read_request_ns: ns(self.read_request_ns),
+            read_ns_per_sstable: ns(self.read_ns_per_sstable),
+            index_parse_ns: ns(self.index_parse_ns),
+            index_ns_per_byte: self.index_ns_per_byte * factor,
+            data_parse_ns: ns(self.data_parse_ns),
+            data_ns_per_byte: self.data_ns_per_byte * factor,
+            compaction_ns_per_byte: self.compaction_ns_per_byte * factor,
+            coordinate_ns: ns(self.coordinate_ns),
+            message_receive_ns: ns(self.message_receive_ns),
+            message_ns_per_byte: self.message_ns_per_byte * factor,
+            cross_shard_ns: ns(self.cross_shard_ns),
+            digest_fixed_ns: ns(self.digest_fixed_ns),
+            digest_ns_per_byte: self.digest_ns_per_byte * factor,
+            decompress_ns_per_byte: self.decompress_ns_per_byte * factor,
+            page_miss_ns: ns(self.page_miss_ns),
+        }
+    }
+
     /// Scylla 2.1: [`CostTable::scylla`] with its MD5 digests (2.2 moved to
     /// xxHash64; scylla-mechanisms.md 4.3).
     pub fn scylla_2_1() -> CostTable {
@@ -419,6 +456,33 @@ const MD5_NS_PER_BYTE: f64 = 3.81;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slower_core_pays_every_price_times_its_slowdown() {
+        let table = CostTable::cassandra_5_0();
+        assert_eq!(table.clone().scaled(1.0), table);
+        let slow = table.clone().scaled(1.5);
+        assert_eq!(slow.name, table.name);
+        assert_eq!(
+            slow.write_request_ns,
+            (table.write_request_ns as f64 * 1.5).round() as u64
+        );
+        assert_eq!(
+            slow.page_miss_ns,
+            (table.page_miss_ns as f64 * 1.5).round() as u64
+        );
+        assert_eq!(
+            slow.compaction_ns_per_byte,
+            table.compaction_ns_per_byte * 1.5
+        );
+        assert_eq!(
+            slow.flush_ns_per_row,
+            (table.flush_ns_per_row as f64 * 1.5).round() as u64
+        );
+        // The steps priced from the table follow: a write of 300 bytes.
+        let write = |t: &CostTable| t.write_request_ns as f64 + 300.0 * t.write_ns_per_byte;
+        assert!((write(&slow) / write(&table) - 1.5).abs() < 1e-3);
+    }
 
     #[test]
     fn digest_costs_reproduce_the_published_per_value_figures() {

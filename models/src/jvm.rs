@@ -1009,6 +1009,29 @@ pub struct JvmConfig {
 }
 
 impl JvmConfig {
+    /// Every CPU price of the node times `factor` (`[cluster]
+    /// cpu_slowdown`): a hand-off, a shared-pool run (and a spinner's look),
+    /// the event loop's work and its wake-up. Thread wake-up latencies and
+    /// GC pauses are left as they are. A factor of 1 changes nothing.
+    pub fn scale_cpu(&mut self, factor: f64) {
+        if factor == 1.0 {
+            return;
+        }
+        debug_assert!(
+            factor.is_finite() && factor > 0.0,
+            "a slowdown is positive: {factor}"
+        );
+        let scale = |value: SimDuration| {
+            SimDuration::from_nanos((value.as_nanos() as f64 * factor).round() as u64)
+        };
+        self.handoff_cost = scale(self.handoff_cost);
+        self.event_loop_work = scale(self.event_loop_work);
+        self.event_loop_wake = scale(self.event_loop_wake);
+        if let Some(sep) = self.sep.as_mut() {
+            sep.run_cost = scale(sep.run_cost);
+        }
+    }
+
     /// Cassandra 3.11 defaults on `cores` cores and `data_directories`
     /// data directories, with [`HANDOFF_COST`] and G1 as in section 4.4.
     pub fn cassandra_3_11(cores: u32, data_directories: u32) -> JvmConfig {

@@ -231,6 +231,12 @@ pub struct ClusterSection {
     /// rates back up to the whole cluster.
     #[serde(default)]
     pub simulated_shards_per_node: Option<u32>,
+    /// How much slower the nodes' cores are than the machine the preset's
+    /// CPU prices were fitted on: every CPU price of the preset (its cost
+    /// table's steps, the JVM's hand-off, a shared-pool run, the event
+    /// loop's work and wake-up) is multiplied by it; default 1.
+    #[serde(default)]
+    pub cpu_slowdown: Option<f64>,
     /// Per-field overrides of the instance, and the shard count.
     #[serde(default)]
     pub overrides: Option<ClusterOverrides>,

@@ -114,3 +114,48 @@ fn cassandra_needs_room_for_its_heap_and_is_not_sharded() {
         .to_string();
     assert!(error.contains("cluster.overrides.shards"), "{error}");
 }
+
+/// `[cluster] cpu_slowdown`: cores twice as slow as the preset's
+/// calibration machine spend twice the CPU on the same light load (every
+/// price doubled: the writes', the shared pool's runs, the event loop's),
+/// and a slowdown outside its bounds is refused naming the field.
+#[test]
+fn a_cpu_slowdown_multiplies_the_nodes_cpu() {
+    let text = |slowdown: &str| {
+        format!(
+            r#"
+name = "slowdown"
+seed = 1
+duration = "5s"
+[cluster]
+preset = "cassandra-5.0"
+nodes = 1
+instance = "i3.xlarge"
+{slowdown}
+[[load]]
+name = "write"
+command = "cassandra-stress write no-warmup cl=ONE duration=5s -rate 'threads=20 limit=2000/s' -pop seq=1..1000000"
+"#
+        )
+    };
+    let cpu_seconds = |slowdown: &str| {
+        let plan = common::plan("slowdown.toml", &text(slowdown), None);
+        let outcome = sim::cluster::run(plan, &mut |_| {}).expect("the run completes");
+        assert!(outcome.ops.iter().map(|ops| ops.count).sum::<u64>() > 9_000);
+        outcome
+            .stage_cpu
+            .iter()
+            .flat_map(|stages| stages.iter())
+            .map(|cpu| cpu.as_secs_f64())
+            .sum::<f64>()
+    };
+    let (normal, slow) = (cpu_seconds(""), cpu_seconds("cpu_slowdown = 2.0"));
+    assert!(normal > 0.0);
+    assert!((slow / normal - 2.0).abs() < 0.1, "{slow} against {normal}");
+    let scenario = parse("slowdown.toml", &text("cpu_slowdown = 20.0")).expect("parses");
+    let error = resolve(&scenario, &RunOverrides::default()).expect_err("out of bounds");
+    assert!(
+        error.to_string().contains("cluster.cpu_slowdown"),
+        "{error}"
+    );
+}

@@ -33,6 +33,10 @@ pub const MAX_NODE_MEMORY_BYTES: u64 = 64 << 40;
 /// The most compaction threads (`concurrent_compactors`).
 pub const MAX_CONCURRENT_COMPACTORS: u32 = 1024;
 
+/// `[cluster] cpu_slowdown`'s bounds: cores a tenth to ten times as fast
+/// as the preset's calibration machine's.
+pub const CPU_SLOWDOWN_RANGE: (f64, f64) = (0.1, 10.0);
+
 /// The catalog instance `choice` names, with the overrides of its inline
 /// table; `field` is where the scenario names it (`cluster.instance`,
 /// `load[0].loader`).
@@ -315,6 +319,17 @@ pub(super) fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, Scenar
         (None, None)
     };
     let topology = resolve_topology(scenario, preset, shards)?;
+    let cpu_slowdown = section.cpu_slowdown.unwrap_or(1.0);
+    if !(CPU_SLOWDOWN_RANGE.0..=CPU_SLOWDOWN_RANGE.1).contains(&cpu_slowdown) {
+        return Err(scenario.error(
+            "cluster.cpu_slowdown",
+            format!(
+                "{cpu_slowdown} is outside {}..={} (the preset's CPU prices times it)",
+                CPU_SLOWDOWN_RANGE.0, CPU_SLOWDOWN_RANGE.1
+            ),
+        ));
+    }
+    jvm.scale_cpu(cpu_slowdown);
     Ok(ClusterPlan {
         io: IoScheduling::for_preset(preset, &device, shards),
         replication_factor: 1,
@@ -327,7 +342,7 @@ pub(super) fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, Scenar
         memory_per_node_bytes: memory,
         device,
         nic_gbps: instance.nic_gbps,
-        costs: preset.costs(),
+        costs: preset.costs().scaled(cpu_slowdown),
         connection_landing: !cassandra,
         controllers: scenario_controllers(scenario, preset)?,
         preload: resolve_data(scenario)?,
