@@ -350,9 +350,16 @@ fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
     if args.fit_runs {
         let fit = validation::real::load(&measurement)
             .map_err(|error| error.to_string())
-            .and_then(|loaded| validation::real_runs::fit(&loaded));
+            .and_then(|loaded| {
+                let (_, verdict) = validation::real_speed::figures_by_rule(&loaded)
+                    .map_err(|error| error.to_string())?;
+                Ok((validation::real_runs::fit(&loaded)?, verdict))
+            });
         return match fit {
-            Ok(fit) => {
+            Ok((fit, verdict)) => {
+                if let Some(verdict) = verdict {
+                    println!("{}", verdict.text());
+                }
                 print!("{}", validation::real_runs::fit_text(&fit));
                 ExitCode::SUCCESS
             }

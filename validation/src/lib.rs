@@ -26,6 +26,7 @@ pub mod real_faults;
 pub mod real_gc;
 pub mod real_runs;
 pub mod real_score;
+pub mod real_speed;
 pub mod real_work;
 pub mod regress;
 pub mod scorecard;

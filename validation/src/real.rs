@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+pub use crate::real_speed::Speeds;
+
 /// What REAL.md lets a phase's figures be used for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -292,8 +294,26 @@ pub fn gc_facts(log: &str) -> GcFacts {
 /// Every figure of the measurement (see the module doc), phases in
 /// REAL.md's order.
 pub fn figures(measurement: &Measurement) -> Vec<Figure> {
+    figures_at(measurement, None)
+}
+
+/// [`figures`] with each repeat's CPU figures (every `... CPU us/op ...`)
+/// divided by its phase's speed ratio ([`Speeds::ratio`]): the work at
+/// the reference speed, as REAL.md's speed rule fits it ("The machine's
+/// speed beside each phase"). A phase without a recorded speed keeps its
+/// figures.
+pub fn figures_at_reference_speed(measurement: &Measurement, speeds: &Speeds) -> Vec<Figure> {
+    figures_at(measurement, Some(speeds))
+}
+
+fn figures_at(measurement: &Measurement, speeds: Option<&Speeds>) -> Vec<Figure> {
     let mut figures: BTreeMap<(usize, String, String), Figure> = BTreeMap::new();
+    let repeat = std::cell::Cell::new(0);
     let mut add = |phase: &str, name: String, value: f64| {
+        let value = match speeds.and_then(|speeds| speeds.ratio(repeat.get(), phase)) {
+            Some(ratio) if name.contains("CPU us/op") => value / ratio,
+            _ => value,
+        };
         if !value.is_finite() {
             return;
         }
@@ -309,7 +329,8 @@ pub fn figures(measurement: &Measurement) -> Vec<Figure> {
             .values
             .push(value);
     };
-    for phases in measurement.repeats.values() {
+    for (&number, phases) in &measurement.repeats {
+        repeat.set(number);
         for (phase, run) in phases {
             let summary = &run.summary;
             let (ops, answered) = op_figures(summary);

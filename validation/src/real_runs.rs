@@ -17,8 +17,8 @@
 use std::fmt::Write as _;
 
 use crate::real::{
-    figures, Figure, Measurement, DEVICE_READS_FIGURE, EVENT_LOOP_CPU_FIGURE,
-    EVENT_LOOP_RUNS_FIGURE, REQUEST_CPU_FIGURE, REQUEST_RUNS_FIGURE,
+    Figure, Measurement, DEVICE_READS_FIGURE, EVENT_LOOP_CPU_FIGURE, EVENT_LOOP_RUNS_FIGURE,
+    REQUEST_CPU_FIGURE, REQUEST_RUNS_FIGURE,
 };
 
 /// One thread's straight line: CPU per operation = work + run price x
@@ -101,9 +101,12 @@ fn line(all: &[Figure], cpu: &str, runs: &str) -> Result<Line, String> {
     })
 }
 
-/// Fits the prices to `measurement`'s C1, C4 and C2.
+/// Fits the prices to `measurement`'s C1, C4 and C2 (at the reference
+/// speed where its recorded speeds pass REAL.md's test:
+/// [`crate::real_speed::figures_by_rule`]).
 pub fn fit(measurement: &Measurement) -> Result<RunsFit, String> {
-    let all = figures(measurement);
+    let (all, _) =
+        crate::real_speed::figures_by_rule(measurement).map_err(|error| error.to_string())?;
     let request = line(&all, REQUEST_CPU_FIGURE, REQUEST_RUNS_FIGURE)?;
     let event_loop = line(&all, EVENT_LOOP_CPU_FIGURE, EVENT_LOOP_RUNS_FIGURE)?;
     let read_point = (

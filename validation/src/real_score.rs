@@ -283,6 +283,13 @@ pub struct RealScorecard {
     pub repeats: usize,
     /// Every figure.
     pub rows: Vec<Row>,
+    /// Where the measurement recorded the machine's speed: the rule's
+    /// test and whether the twin ran each phase at its speed
+    /// ([`crate::real_speed`]).
+    pub speed: Option<String>,
+    /// Where the speed was used: the predicted figures within tolerance
+    /// and compared, with the twin at the reference speed throughout.
+    pub without_speed: Option<(usize, usize)>,
 }
 
 impl RealScorecard {
@@ -542,7 +549,51 @@ pub fn score(
     let measurement = crate::real::load(&options.measurement)?;
     let machine = std::fs::read_to_string(&options.machine)
         .map_err(|error| RealScoreError::at(&options.machine, error))?;
-    let real = crate::real::figures(&measurement);
+    let speeds = crate::real_speed::Speeds::of(&measurement)?;
+    let verdict = speeds.as_ref().map(|speeds| speeds.verdict(&measurement));
+    let used = speeds
+        .as_ref()
+        .filter(|_| verdict.as_ref().is_some_and(|verdict| verdict.used));
+    let mut card = score_at(
+        options,
+        runner,
+        progress,
+        &measurement,
+        &machine,
+        used,
+        &options.out,
+    )?;
+    card.speed = verdict.map(|verdict| verdict.text());
+    if used.is_some() {
+        // REAL.md's rule: both scorecards, the headline with the speed.
+        let out = options.out.join("without-speed");
+        let without = score_at(
+            options,
+            runner,
+            &mut |_| {},
+            &measurement,
+            &machine,
+            None,
+            &out,
+        )?;
+        card.without_speed = Some(without.passes(Basis::Predicted));
+    }
+    Ok(card)
+}
+
+/// [`score`] with the twin running each phase at `speeds`' ratio for the
+/// real repeat it stands beside (`[cluster] cpu_slowdown`), or at the
+/// reference speed without, its results under `out`.
+fn score_at(
+    options: &RealScoreOptions,
+    runner: &Runner,
+    progress: &mut dyn FnMut(&str),
+    measurement: &Measurement,
+    machine: &str,
+    speeds: Option<&crate::real_speed::Speeds>,
+    out: &Path,
+) -> Result<RealScorecard, RealScoreError> {
+    let real = crate::real::figures(measurement);
     let mut phases: Vec<String> = Vec::new();
     for figure in &real {
         if figure.basis != Basis::Setup && !phases.contains(&figure.phase) {
@@ -561,8 +612,7 @@ pub fn score(
         }
         phases.retain(|phase| options.phases.contains(phase));
     }
-    std::fs::create_dir_all(&options.out)
-        .map_err(|error| RealScoreError::at(&options.out, error))?;
+    std::fs::create_dir_all(out).map_err(|error| RealScoreError::at(out, error))?;
     // One JVM runs every phase of a repeat in `measure.sh`'s order, the
     // populate phases first, so each twin phase starts from the G1 its
     // predecessor left; the phases before the last one asked run too.
@@ -574,7 +624,7 @@ pub fn score(
     let mut chain: Vec<String> = crate::real::POPULATE_PHASES
         .iter()
         .map(|id| id.to_string())
-        .filter(|id| phase_command(&measurement, id).is_ok())
+        .filter(|id| phase_command(measurement, id).is_ok())
         .collect();
     chain.extend(
         real.iter()
@@ -596,16 +646,23 @@ pub fn score(
         }
     }
     let repeat_numbers: Vec<u32> = (1..=repeats).collect();
+    // The twin's repeat k stands beside the real repeats in turn.
+    let real_repeats: Vec<u32> = measurement.repeats.keys().copied().collect();
     let runs: Vec<Result<PhaseFigures, RealScoreError>> = runner.run_all(
         &repeat_numbers,
         |&repeat| {
+            let beside = real_repeats
+                .get((repeat as usize - 1) % real_repeats.len().max(1))
+                .copied();
+            let slowdown = |id: &str| speeds.zip(beside).and_then(|(s, real)| s.ratio(real, id));
             run_chain(
-                &measurement,
-                &machine,
+                measurement,
+                machine,
                 &chain,
                 &phases,
                 repeat,
-                &options.out.join(format!("repeat-{repeat}")),
+                &slowdown,
+                &out.join(format!("repeat-{repeat}")),
             )
         },
         |_, _| {},
@@ -635,7 +692,7 @@ pub fn score(
     }
     let mut capped: BTreeMap<String, bool> = BTreeMap::new();
     for id in &phases {
-        let limit = rate_limit(&phase_command(&measurement, id)?);
+        let limit = rate_limit(&phase_command(measurement, id)?);
         let total = |figures: &dyn Fn(&str) -> Option<f64>| {
             figures("total ops/s")
                 .or_else(|| figures("write ops/s"))
@@ -671,6 +728,8 @@ pub fn score(
         measurement: measurement.dir.display().to_string(),
         repeats: measurement.repeats.len(),
         rows,
+        speed: None,
+        without_speed: None,
     })
 }
 
@@ -693,6 +752,7 @@ fn run_chain(
     chain: &[String],
     scored: &[String],
     repeat: u32,
+    slowdown: &dyn Fn(&str) -> Option<f64>,
     out: &Path,
 ) -> Result<PhaseFigures, RealScoreError> {
     std::fs::create_dir_all(out).map_err(|error| RealScoreError::at(out, error))?;
@@ -705,6 +765,7 @@ fn run_chain(
             history: *history,
         });
         let text = twin_scenario(machine, id, &command, phase_seed(repeat, id), start);
+        let text = with_cpu_slowdown(&text, slowdown(id));
         let file = out.join(format!("{id}.toml"));
         std::fs::write(&file, &text).map_err(|error| RealScoreError::at(&file, error))?;
         let scenario = sim::scenario::parse(&file.display().to_string(), &text)
@@ -731,6 +792,22 @@ fn run_chain(
         }
     }
     Ok(twin)
+}
+
+/// A phase's scenario with `[cluster] cpu_slowdown` set to `slowdown`
+/// (the machine's speed ratio beside it, [`crate::real_speed`]), or as it
+/// is without one.
+fn with_cpu_slowdown(text: &str, slowdown: Option<f64>) -> String {
+    match slowdown {
+        Some(ratio) => text.replacen(
+            "[cluster]\n",
+            &format!(
+                "[cluster]\n# The machine's speed beside the real phase (REAL.md).\ncpu_slowdown = {ratio:?}\n"
+            ),
+            1,
+        ),
+        None => text.to_string(),
+    }
 }
 
 /// How close to its `limit=` a rate-limited phase's throughput must be to
@@ -805,6 +882,16 @@ pub fn scorecard_text(card: &RealScorecard) -> String {
         "predicted: {predicted_pass} of {predicted} within tolerance ({:.0}%); derived (a throughput held to its limit= by both): {derived_pass} of {derived}; fitted (calibration phases): {fitted_pass} of {fitted}",
         percent(predicted_pass, predicted)
     );
+    if let Some(speed) = &card.speed {
+        let _ = writeln!(out, "{speed}");
+    }
+    if let Some((pass, of)) = card.without_speed {
+        let _ = writeln!(
+            out,
+            "without the speed (the twin at the reference speed throughout): predicted {pass} of {of} ({:.0}%)",
+            percent(pass, of)
+        );
+    }
     let (self_pass, self_of) = card.real_self(Basis::Predicted);
     if self_of > 0 {
         let _ = writeln!(
@@ -1060,6 +1147,31 @@ mod tests {
         assert!(
             matches!(&error, RealScoreError::Phase(reason) if reason.contains("`Q9`")),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn a_phase_runs_at_the_machines_speed_beside_it() {
+        let machine = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("real/machine.toml"),
+        )
+        .expect("the machine's description");
+        let command = "cassandra-stress write no-warmup cl=ONE duration=10s -rate threads=50 limit=5000/s -pop seq=1..100000";
+        let plan = |slowdown: Option<f64>| {
+            let text =
+                with_cpu_slowdown(&twin_scenario(&machine, "C1", command, 1, None), slowdown);
+            let scenario = sim::scenario::parse("C1.toml", &text).unwrap_or_else(|e| panic!("{e}"));
+            sim::plan::resolve(&scenario, &sim::plan::RunOverrides::default())
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let (reference, slower) = (plan(None), plan(Some(1.25)));
+        assert_eq!(
+            reference.cluster.costs,
+            models::cost::CostTable::cassandra_5_0()
+        );
+        assert_eq!(
+            slower.cluster.costs,
+            models::cost::CostTable::cassandra_5_0().scaled(1.25)
         );
     }
 
