@@ -92,21 +92,9 @@ impl TimeSeries {
         for op in ops {
             row.extend(OP_COLUMNS.iter().map(|column| column.render(op, scale)));
         }
-        for node in nodes {
-            row.extend(NODE_COLUMNS.iter().map(|column| column.render(node, scale)));
-        }
-        if self.jvm {
+        for group in node_groups(self.streaming, self.jvm) {
             for node in nodes {
-                row.extend(JVM_COLUMNS.iter().map(|column| column.render(node, scale)));
-            }
-        }
-        if self.streaming {
-            for node in nodes {
-                row.extend(
-                    STREAM_COLUMNS
-                        .iter()
-                        .map(|column| column.render(node, scale)),
-                );
+                row.extend(group.iter().map(|column| column.render(node, scale)));
             }
         }
         row.extend(
@@ -130,6 +118,23 @@ impl TimeSeries {
     }
 }
 
+/// The groups of per-node columns a series has, in order: every node's
+/// [`NODE_COLUMNS`], then every node's [`JVM_COLUMNS`] (`jvm`), then every
+/// node's [`STREAM_COLUMNS`] (`streaming`). The header and the rows both
+/// follow it.
+fn node_groups(
+    streaming: bool,
+    jvm: bool,
+) -> impl Iterator<Item = &'static [Column<NodeInterval>]> {
+    [
+        (true, &NODE_COLUMNS[..]),
+        (jvm, &JVM_COLUMNS[..]),
+        (streaming, &STREAM_COLUMNS[..]),
+    ]
+    .into_iter()
+    .filter_map(|(present, group)| present.then_some(group))
+}
+
 /// The header: `time_s`, each op type's columns, each node's columns,
 /// each node's JVM columns (`jvm`), each node's streaming columns
 /// (`streaming`), the clients' columns.
@@ -142,26 +147,10 @@ fn column_names(ops: &[&str], nodes: u32, streaming: bool, jvm: bool) -> Vec<Str
                 .map(|column| format!("{op}_{}", column.name)),
         );
     }
-    for node in 0..nodes {
-        names.extend(
-            NODE_COLUMNS
-                .iter()
-                .map(|column| format!("node{node}_{}", column.name)),
-        );
-    }
-    if jvm {
+    for group in node_groups(streaming, jvm) {
         for node in 0..nodes {
             names.extend(
-                JVM_COLUMNS
-                    .iter()
-                    .map(|column| format!("node{node}_{}", column.name)),
-            );
-        }
-    }
-    if streaming {
-        for node in 0..nodes {
-            names.extend(
-                STREAM_COLUMNS
+                group
                     .iter()
                     .map(|column| format!("node{node}_{}", column.name)),
             );
