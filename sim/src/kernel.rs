@@ -1,8 +1,17 @@
 //! The discrete-event kernel: virtual time and one ordered queue of events.
 //!
-//! Events are ordered by (time, insertion sequence). Two events scheduled for
-//! the same nanosecond run in the order they were scheduled, every run, so a
-//! run is a pure function of its inputs and seed.
+//! Events are ordered by (time, source, the source's count). The *source*
+//! is whatever the driver says is scheduling ([`Kernel::set_source`]; 0
+//! unless it says otherwise), and each source counts the events it has
+//! scheduled. Two events due at the same nanosecond run in the order of
+//! their sources, then in the order each source scheduled them: every
+//! run, so a run is a pure function of its inputs and seed. With one
+//! source this is insertion order. With the cluster's logical processes
+//! as sources (each node, each client process, and the whole run's
+//! barrier events as source 0), the order of the events one logical
+//! process handles does not depend on how the others' events interleave
+//! with them, which is what lets a run be split across threads and stay
+//! the same bytes.
 //!
 //! Two kinds of entries share the queue:
 //! - plain events ([`Kernel::schedule_at`]), which always fire;
@@ -43,6 +52,12 @@ pub struct TimerId {
 
 /// Marks a plain (non-timer) entry.
 const NO_TIMER: u32 = u32::MAX;
+/// Bits of an entry's sequence that hold its source's count; the bits
+/// above hold the source ([`Kernel::set_source`]). 2^40 events from one
+/// source, 2^24 sources.
+const SOURCE_COUNT_BITS: u32 = 40;
+/// Sources a kernel takes: the source sits above the count in 64 bits.
+pub const MAX_SOURCES: u32 = 1 << (64 - SOURCE_COUNT_BITS);
 /// A timer slot with no live timer (no entry has this sequence).
 const RETIRED: u64 = u64::MAX;
 
@@ -118,11 +133,19 @@ impl RadixHeap {
         let time = entry.time.as_nanos();
         debug_assert!(time >= self.last, "radix heap times must not decrease");
         if time == self.last {
-            debug_assert!(self
+            if self
                 .now_bucket
                 .back()
-                .is_none_or(|back| back.sequence < entry.sequence));
-            self.now_bucket.push_back(entry);
+                .is_none_or(|back| back.sequence < entry.sequence)
+            {
+                self.now_bucket.push_back(entry);
+            } else {
+                // A source lower than one already due now: its place.
+                let at = self
+                    .now_bucket
+                    .partition_point(|queued| queued.sequence < entry.sequence);
+                self.now_bucket.insert(at, entry);
+            }
         } else {
             let bucket = Self::bucket_of(time, self.last);
             self.buckets[bucket].push(entry);
@@ -247,7 +270,10 @@ impl std::fmt::Display for RefusedBecause {
 /// The kernel: owns virtual time and the event queue.
 pub struct Kernel<E> {
     now: SimTime,
-    next_sequence: u64,
+    /// The source scheduling now ([`Kernel::set_source`]).
+    source: u32,
+    /// How many entries each source has scheduled, by source.
+    scheduled_by: Vec<u64>,
     queue: RadixHeap,
     /// The events of the queued entries, by `Entry::event_slot`.
     events: slab::Slab<E>,
@@ -299,7 +325,8 @@ impl<E> Kernel<E> {
     pub fn with_limits(pending_limit: usize) -> Self {
         Kernel {
             now: SimTime::ZERO,
-            next_sequence: 0,
+            source: 0,
+            scheduled_by: vec![0],
             queue: RadixHeap::new(),
             events: slab::Slab::new(),
             timer_sequences: Vec::new(),
@@ -338,6 +365,36 @@ impl<E> Kernel<E> {
     #[inline]
     pub fn popped_cause(&self) -> Option<Cause> {
         self.causes.as_ref().map(|_| self.popped_cause)
+    }
+
+    /// From now on, entries are scheduled by `source` (below
+    /// [`MAX_SOURCES`]): at the same time, a lower source's run first,
+    /// and one source's in the order it scheduled them. The driver sets
+    /// it to the logical process of each event before handling it.
+    #[inline]
+    pub fn set_source(&mut self, source: u32) {
+        if source as usize >= self.scheduled_by.len() {
+            self.add_sources(source);
+        }
+        self.source = source;
+    }
+
+    #[cold]
+    fn add_sources(&mut self, source: u32) {
+        assert!(source < MAX_SOURCES, "a source below 2^24");
+        self.scheduled_by.resize(source as usize + 1, 0);
+    }
+
+    /// The sequence the next entry scheduled takes: its source, then how
+    /// many that source scheduled before it.
+    #[inline]
+    fn next_sequence(&self) -> u64 {
+        let count = self.scheduled_by[self.source as usize];
+        debug_assert!(
+            count < 1 << SOURCE_COUNT_BITS,
+            "2^40 entries from one source"
+        );
+        (u64::from(self.source) << SOURCE_COUNT_BITS) | count
     }
 
     /// The current simulated time: the time of the last event popped.
@@ -401,7 +458,7 @@ impl<E> Kernel<E> {
                 slot
             }
         };
-        let sequence = self.next_sequence;
+        let sequence = self.next_sequence();
         self.timer_sequences[slot as usize] = sequence;
         self.live_timers += 1;
         if !self.push(time, slot, event) {
@@ -434,8 +491,8 @@ impl<E> Kernel<E> {
             self.refuse(time, event);
             return false;
         }
-        let sequence = self.next_sequence;
-        self.next_sequence += 1;
+        let sequence = self.next_sequence();
+        self.scheduled_by[self.source as usize] += 1;
         let event_slot = self.events.insert(event) as u32;
         if let Some(causes) = self.causes.as_mut() {
             let slot = event_slot as usize;
@@ -587,6 +644,33 @@ mod tests {
         assert_eq!(order, ["a1", "a2", "a3", "b", "c"]);
         assert_eq!(kernel.now(), t(30));
         assert_eq!(kernel.events_processed(), 5);
+    }
+
+    /// Ties go by source, then by each source's own order, whatever order
+    /// the sources scheduled in; an entry due now from a lower source than
+    /// one already due now comes before it.
+    #[test]
+    fn ties_go_by_source_then_by_each_sources_order() {
+        let mut kernel = Kernel::new();
+        kernel.set_source(3);
+        kernel.schedule_at(t(10), "3a");
+        kernel.set_source(1);
+        kernel.schedule_at(t(10), "1a");
+        kernel.set_source(3);
+        kernel.schedule_at(t(10), "3b");
+        kernel.set_source(0);
+        kernel.schedule_at(t(5), "0a");
+        kernel.set_source(1);
+        kernel.schedule_at(t(10), "1b");
+        assert_eq!(kernel.pop(), Some((t(5), "0a")));
+        assert_eq!(kernel.pop(), Some((t(10), "1a")));
+        // Handling 1a, source 2 schedules for now: before 3's, after 1b.
+        kernel.set_source(2);
+        kernel.schedule_at(t(10), "2a");
+        kernel.set_source(0);
+        kernel.schedule_at(t(10), "0b");
+        let order: Vec<_> = std::iter::from_fn(|| kernel.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, ["0b", "1b", "2a", "3a", "3b"]);
     }
 
     #[test]

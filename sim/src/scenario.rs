@@ -1019,8 +1019,25 @@ fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
             );
         }
     }
+    let processes: u64 = scenario
+        .loads
+        .iter()
+        .map(|load| u64::from(load.processes.unwrap_or(1)))
+        .sum();
+    if processes > u64::from(MAX_RUN_PROCESSES) {
+        return fail(
+            "load",
+            format!(
+                "the loads run {processes} client processes in all; a run takes at most {MAX_RUN_PROCESSES}"
+            ),
+        );
+    }
     Ok(())
 }
+
+/// The most c-s processes a run has over all its loads (each numbers its
+/// own requests, and a request's id holds its process).
+pub const MAX_RUN_PROCESSES: u32 = 1 << 16;
 
 /// The most c-s processes (loader machines) a `[[load]]` runs: R5's
 /// largest load ran 14; each process is simulated with its own threads.

@@ -282,6 +282,8 @@ pub(super) fn client_processes(plan: &RunPlan, fraction: f64) -> Vec<ClientProce
                 stop_at: None,
                 issuers_running: 0,
                 in_flight: 0,
+                attempts: Slab::new(),
+                next_serial: 0,
                 timeouts: VecDeque::new(),
                 timeout_check_armed: false,
                 last_timestamp: 0,

@@ -446,14 +446,20 @@ impl Simulation {
 
     /// Sends one attempt of an operation and arms its client timeout.
     pub(super) fn transmit(&mut self, now: SimTime, mut attempt: InFlight) {
-        attempt.serial = self.next_request_serial;
-        self.next_request_serial = self.next_request_serial.wrapping_add(1) & SERIAL_MASK;
+        let process_index = attempt.process;
+        let process = &mut self.processes[process_index as usize];
+        attempt.serial = process.next_serial;
+        process.next_serial = process.next_serial.wrapping_add(1) & SERIAL_MASK;
         let serial = attempt.serial;
         let operation = attempt.operation;
         let batch = attempt.batch.clone();
-        let process_index = attempt.process;
-        let slot = self.in_flight.insert(attempt) as u32;
-        let process = &mut self.processes[process_index as usize];
+        let slot = process.attempts.insert(attempt) as u32;
+        self.attempts_in_flight += 1;
+        let at = AttemptRef {
+            process: process_index,
+            slot,
+            serial,
+        };
         let (key, value_bytes) = match operation {
             Operation::Write {
                 key, value_bytes, ..
@@ -493,7 +499,7 @@ impl Simulation {
             Some((parts, logged)) => Event::BatchArrives {
                 shard,
                 batch: BatchRequest {
-                    id: attempt_id(slot, serial),
+                    id: attempt_id(at),
                     parts,
                     logged,
                     consistency,
@@ -502,7 +508,7 @@ impl Simulation {
             None => Event::RequestArrives {
                 shard,
                 request: ClientRequest {
-                    id: attempt_id(slot, serial),
+                    id: attempt_id(at),
                     operation,
                     consistency,
                 },
@@ -593,14 +599,11 @@ impl Simulation {
     /// thread parked ([`models::wakeup`]). Nothing for an attempt whose
     /// slot has moved on (it timed out; nobody waits for it).
     fn client_handoff_delay(&mut self, id: RequestId, handoffs: u32) -> SimDuration {
-        let (slot, serial) = attempt_of(id);
-        let Some(attempt) = self.in_flight.get(slot as usize) else {
-            return SimDuration::ZERO;
-        };
-        if attempt.serial != serial {
+        let at = attempt_of(id);
+        if self.live_attempt(at).is_none() {
             return SimDuration::ZERO;
         }
-        let rng = &mut self.processes[attempt.process as usize].wake_rng;
+        let rng = &mut self.processes[at.process as usize].wake_rng;
         let added = (0..handoffs).fold(SimDuration::ZERO, |sum, _| {
             sum + HANDOFF_COST + models::wakeup::draw(rng)
         });
@@ -632,9 +635,6 @@ impl Simulation {
     /// gets through or the connection dies with one of its ends.
     pub(super) fn forget(&mut self, payload: Event) {
         match payload {
-            Event::GossipArrives { slot, .. } => {
-                self.gossip_in_flight.remove(slot as usize);
-            }
             Event::MessageArrives {
                 shard,
                 from,
@@ -675,12 +675,31 @@ impl Simulation {
         }
     }
 
-    /// The attempt in `slot` if it is still the one numbered `serial` (a
+    /// The attempt at `at`, if it is still the one numbered `at.serial` (a
     /// reply to an attempt that already timed out finds another or none).
-    pub(super) fn live_attempt(&self, slot: u32, serial: u32) -> bool {
-        self.in_flight
-            .get(slot as usize)
-            .is_some_and(|attempt| attempt.serial == serial)
+    pub(super) fn live_attempt(&self, at: AttemptRef) -> Option<&InFlight> {
+        self.processes
+            .get(at.process as usize)?
+            .attempts
+            .get(at.slot as usize)
+            .filter(|attempt| attempt.serial == at.serial)
+    }
+
+    /// [`Simulation::live_attempt`], to change.
+    pub(super) fn live_attempt_mut(&mut self, at: AttemptRef) -> Option<&mut InFlight> {
+        self.processes
+            .get_mut(at.process as usize)?
+            .attempts
+            .get_mut(at.slot as usize)
+            .filter(|attempt| attempt.serial == at.serial)
+    }
+
+    /// Takes the attempt at `at` (live) off the wire.
+    fn remove_attempt(&mut self, at: AttemptRef) -> InFlight {
+        self.attempts_in_flight -= 1;
+        self.processes[at.process as usize]
+            .attempts
+            .remove(at.slot as usize)
     }
 
     /// Times out the attempts of `process` whose deadline has passed: each is
@@ -692,7 +711,12 @@ impl Simulation {
         while let Some(&(deadline, slot, serial)) =
             self.processes[process_index as usize].timeouts.front()
         {
-            if !self.live_attempt(slot, serial) {
+            let at = AttemptRef {
+                process: process_index,
+                slot,
+                serial,
+            };
+            if self.live_attempt(at).is_none() {
                 self.processes[process_index as usize].timeouts.pop_front();
                 continue;
             }
@@ -708,7 +732,7 @@ impl Simulation {
                 return;
             }
             self.processes[process_index as usize].timeouts.pop_front();
-            let attempt = self.in_flight.remove(slot as usize);
+            let attempt = self.remove_attempt(at);
             self.retry_or_fail(now, attempt);
         }
     }
@@ -744,11 +768,11 @@ impl Simulation {
     }
 
     pub(super) fn complete(&mut self, now: SimTime, request: RequestId, outcome: ReplyOutcome) {
-        let (slot, serial) = attempt_of(request);
-        if !self.live_attempt(slot, serial) {
+        let at = attempt_of(request);
+        if self.live_attempt(at).is_none() {
             return; // the client gave up on this attempt already
         }
-        let in_flight = self.in_flight.remove(slot as usize);
+        let in_flight = self.remove_attempt(at);
         if matches!(outcome, ReplyOutcome::Timeout | ReplyOutcome::Unavailable) {
             self.retry_or_fail(now, in_flight);
             return;

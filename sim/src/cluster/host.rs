@@ -71,7 +71,6 @@ impl Simulation {
             match output {
                 engine::node::NodeOutput::Gossip { to, message } => {
                     let bytes = message.wire_bytes();
-                    let slot = self.gossip_in_flight.insert(message) as u32;
                     let hardware = &mut self.nodes[node as usize];
                     let delivery = hardware.nic.send(
                         now,
@@ -80,7 +79,7 @@ impl Simulation {
                         Event::GossipArrives {
                             node: to,
                             from: node,
-                            slot,
+                            message: Box::new(message),
                         },
                         &mut hardware.gossip_rng,
                     );
@@ -171,17 +170,15 @@ impl Simulation {
         let (node, local) = self.locate(shard);
         match inbound {
             Inbound::Request(request) => {
-                let (slot, serial) = attempt_of(request.id);
-                if self.live_attempt(slot, serial) {
-                    self.in_flight[slot as usize].at_coordinator = now;
+                if let Some(attempt) = self.live_attempt_mut(attempt_of(request.id)) {
+                    attempt.at_coordinator = now;
                 }
                 self.shards[shard as usize].from_client = true;
                 self.engines[node].handle_client_request(now, local, request);
             }
             Inbound::Batch(batch) => {
-                let (slot, serial) = attempt_of(batch.id);
-                if self.live_attempt(slot, serial) {
-                    self.in_flight[slot as usize].at_coordinator = now;
+                if let Some(attempt) = self.live_attempt_mut(attempt_of(batch.id)) {
+                    attempt.at_coordinator = now;
                 }
                 self.shards[shard as usize].from_client = true;
                 self.engines[node].handle_batch_request(now, local, batch);
@@ -433,21 +430,20 @@ impl Simulation {
                     node.flush_response(now);
                     self.rearm_jvm(shard);
                 }
-                let (slot, serial) = attempt_of(reply.id);
-                if !self.live_attempt(slot, serial) {
+                let Some(attempt) = self.live_attempt(attempt_of(reply.id)) else {
                     // The client gave up on this attempt: nobody reads
                     // the reply (its bytes on the wire are left out).
                     return;
-                }
-                let attempt = &self.in_flight[slot as usize];
-                let process = attempt.process;
+                };
+                let (process, is_write, at_coordinator) = (
+                    attempt.process,
+                    matches!(attempt.operation, Operation::Write { .. }),
+                    attempt.at_coordinator,
+                );
                 let node = self.shards[shard as usize].node;
                 let total_nodes = self.nodes.len() as u32;
+                self.server[node as usize].record(is_write, now - at_coordinator);
                 let hardware = &mut self.nodes[node as usize];
-                self.server[node as usize].record(
-                    matches!(attempt.operation, Operation::Write { .. }),
-                    now - attempt.at_coordinator,
-                );
                 let (payload, outcome) = match reply.status {
                     ReplyStatus::Written => (0, ReplyOutcome::Written),
                     ReplyStatus::Found {

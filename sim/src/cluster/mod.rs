@@ -245,12 +245,12 @@ enum Event {
         fault: u32,
         off: bool,
     },
-    /// Gossip message `slot` (in `gossip_in_flight`) from node `from`
-    /// reaches node `node`.
+    /// A gossip message from node `from` reaches node `node` (carried in
+    /// the event, so that no table is shared between the two nodes).
     GossipArrives {
         node: u32,
         from: u32,
-        slot: u32,
+        message: Box<engine::gossip::GossipMessage>,
     },
 }
 
@@ -432,6 +432,32 @@ impl ShardState {
     }
 }
 
+/// Who handles an event in a run split into logical processes
+/// ([`Simulation::logical_process`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lp {
+    /// The barrier events, which see every node and process.
+    WholeRun,
+    /// A node (its shards, hardware and engine).
+    Node(u32),
+    /// A client process.
+    Process(u32),
+}
+
+impl Lp {
+    /// The kernel's source for this LP in a cluster of `nodes` nodes: the
+    /// whole run 0 (so its events at an instant run before every LP's, as
+    /// a barrier's must), then the nodes, then the client processes.
+    #[inline]
+    fn source(self, nodes: u32) -> u32 {
+        match self {
+            Lp::WholeRun => 0,
+            Lp::Node(node) => 1 + node,
+            Lp::Process(process) => 1 + nodes + process,
+        }
+    }
+}
+
 /// The wake-ups one component (a shard's timers, a JVM's completions) has
 /// in the kernel's queue, which are never cancelled: one that fires early
 /// finds nothing due and arms the next.
@@ -496,8 +522,12 @@ struct ClientProcess {
     issuers_running: u32,
     /// Operations outstanding (an operation being retried counts once).
     in_flight: u32,
+    /// Its attempts on the wire, by slot ([`AttemptRef`]).
+    attempts: Slab<InFlight>,
+    /// The serial number its next attempt takes.
+    next_serial: u32,
     /// Client timeouts of attempts in flight, in deadline order:
-    /// (deadline, slab slot, serial); attempts answered are skipped lazily.
+    /// (deadline, slot, serial); attempts answered are skipped lazily.
     timeouts: VecDeque<(SimTime, u32, u32)>,
     timeout_check_armed: bool,
     /// The last write timestamp this process assigned (microseconds).
@@ -513,7 +543,7 @@ struct InFlight {
     global_op: u8,
     /// Latency origin: the first attempt's start (actual or intended).
     measured_from: SimTime,
-    /// Tells this attempt from later users of the same slab slot.
+    /// Tells this attempt from later users of the same slot.
     serial: u32,
     /// 0 for the first try.
     attempt: u8,
@@ -537,17 +567,50 @@ struct InFlight {
 /// Serials of attempts wrap at 30 bits: a client's request id leaves bits
 /// 62 and 63 to the engine's own requests (`engine::BATCH_PART`,
 /// `engine::shard::HINT_REPLAY`).
-const SERIAL_MASK: u32 = (1 << 30) - 1;
+/// Bits of an attempt's id ([`attempt_id`]): its process, its slot in the
+/// process's attempts, and the process's serial number for it, in the 62
+/// bits a client's id may use (the engine keeps the top two for its own
+/// ids, `engine::shard::batch::BATCH_PART`). The serial only tells a late
+/// reply to an attempt that timed out from the slot's next user.
+const PROCESS_BITS: u32 = 16;
+const SLOT_BITS: u32 = 24;
+const SERIAL_BITS: u32 = 62 - PROCESS_BITS - SLOT_BITS;
+const SERIAL_MASK: u32 = (1 << SERIAL_BITS) - 1;
+// An attempt's id holds any process a scenario may have.
+const _: () = assert!(crate::scenario::MAX_RUN_PROCESSES <= 1 << PROCESS_BITS);
 
-/// The engine's id of the attempt in in-flight `slot` numbered `serial`.
-fn attempt_id(slot: u32, serial: u32) -> RequestId {
-    debug_assert!(serial <= SERIAL_MASK);
-    RequestId((u64::from(serial) << 32) | u64::from(slot))
+/// Where an attempt of a client operation is kept: its process, its slot
+/// in that process's attempts, and the serial number that tells it from
+/// later users of the slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct AttemptRef {
+    process: u32,
+    slot: u32,
+    serial: u32,
 }
 
-/// The (slot, serial) of an attempt's id ([`attempt_id`]).
-fn attempt_of(id: RequestId) -> (u32, u32) {
-    ((id.0 & 0xFFFF_FFFF) as u32, (id.0 >> 32) as u32)
+/// The engine's id of the attempt at `at`: each process numbers its own
+/// attempts, so that no count is shared between processes.
+fn attempt_id(at: AttemptRef) -> RequestId {
+    debug_assert!(at.process < 1 << PROCESS_BITS && at.serial <= SERIAL_MASK);
+    assert!(
+        at.slot < 1 << SLOT_BITS,
+        "2^24 attempts in flight from one process"
+    );
+    RequestId(
+        (u64::from(at.serial) << (PROCESS_BITS + SLOT_BITS))
+            | (u64::from(at.process) << SLOT_BITS)
+            | u64::from(at.slot),
+    )
+}
+
+/// Where the attempt of `id` is kept ([`attempt_id`]).
+fn attempt_of(id: RequestId) -> AttemptRef {
+    AttemptRef {
+        process: ((id.0 >> SLOT_BITS) & ((1 << PROCESS_BITS) - 1)) as u32,
+        slot: (id.0 & ((1 << SLOT_BITS) - 1)) as u32,
+        serial: (id.0 >> (PROCESS_BITS + SLOT_BITS)) as u32,
+    }
 }
 
 /// Client-side metrics of one load.
@@ -631,7 +694,9 @@ struct Simulation {
     /// (index `node x simulated_shards + shard`).
     shards: Vec<ShardState>,
     processes: Vec<ClientProcess>,
-    in_flight: Slab<InFlight>,
+    /// Attempts on the wire, over every process (each keeps its own):
+    /// the run is idle only when none is.
+    attempts_in_flight: usize,
     /// The c-s processes' thread hand-offs so far.
     client_handoffs: ClientTally,
     /// Events handled, by kind (`twin bench cluster`).
@@ -653,7 +718,6 @@ struct Simulation {
     /// Topology operations not finished yet.
     actions_unfinished: usize,
     completed_operations: u64,
-    next_request_serial: u32,
     serializer: V2DeflateSerializer,
     /// Where keys live (shared with every shard's engine).
     placement: Placement,
@@ -671,8 +735,6 @@ struct Simulation {
     partition_losses: u64,
     /// What happened, for `events.jsonl`.
     event_log: EventLog,
-    /// Gossip messages on their way, by the slot their event carries.
-    gossip_in_flight: Slab<engine::gossip::GossipMessage>,
     /// The token metadata and the topology operation under way (runs with
     /// `[[action]]` only).
     topology: Option<Box<topology::TopologyRun>>,
@@ -898,7 +960,7 @@ impl Simulation {
             engines,
             shards,
             processes,
-            in_flight: Slab::new(),
+            attempts_in_flight: 0,
             client_handoffs: ClientTally::default(),
             event_counts: EventCounts::default(),
             ops,
@@ -913,7 +975,6 @@ impl Simulation {
             loads_unfinished,
             actions_unfinished: plan.operations.len(),
             completed_operations: 0,
-            next_request_serial: 0,
             serializer: V2DeflateSerializer::new(),
             placement,
             simulated_shards,
@@ -922,7 +983,6 @@ impl Simulation {
             fault_state: vec![(false, false); plan.faults.len()],
             partition_losses: 0,
             event_log: EventLog::default(),
-            gossip_in_flight: Slab::new(),
             driver_down: engine::gossip::DownSet::default(),
             trace: None,
             parallelism: None,
@@ -1080,8 +1140,10 @@ impl Simulation {
             if let Some(trace) = self.trace.as_deref_mut() {
                 trace.record(now, &event);
             }
+            let lp = self.logical_process(&event);
+            self.kernel.set_source(lp.source(self.nodes.len() as u32));
             if self.parallelism.is_some() {
-                self.probe_parallelism(now, &event);
+                self.probe_parallelism(now, lp);
             }
             if let Event::IntervalTick = event {
                 self.report_interval(now, progress);
@@ -1092,41 +1154,57 @@ impl Simulation {
                 break;
             }
         }
+        // What is scheduled between runs is the whole run's.
+        self.kernel.set_source(0);
     }
 
-    /// Counts `event` in the parallelism probe and marks what it schedules.
-    fn probe_parallelism(&mut self, now: SimTime, event: &Event) {
+    /// The logical process that handles `event`: the node whose state it
+    /// works on, the client process it belongs to, or the whole run (the
+    /// barrier events: a load's start, the interval's tick, faults and
+    /// topology operations). What a parallel run splits by
+    /// (docs/parallel-runner.md); the kernel orders same-time events by it.
+    #[inline]
+    fn logical_process(&self, event: &Event) -> Lp {
         let node_of_shard = |shard: &u32| self.shards[*shard as usize].node;
-        let lp = match event {
+        match event {
             Event::RequestArrives { shard, .. }
             | Event::BatchArrives { shard, .. }
             | Event::MessageArrives { shard, .. }
-            | Event::StreamResend { shard, .. }
             | Event::CpuRunEnd { shard }
             | Event::JvmWake { shard }
-            | Event::ShardTimer { shard } => {
-                parallelism::ParallelismProbe::node_lp(node_of_shard(shard))
-            }
+            | Event::ShardTimer { shard } => Lp::Node(node_of_shard(shard)),
+            // The resend goes out on the sender's NIC.
+            Event::StreamResend { from, .. } => Lp::Node(from.node),
             Event::NodeNicWake { node }
             | Event::IoDone { node, .. }
             | Event::NodeTimer { node }
-            | Event::GossipArrives { node, .. } => parallelism::ParallelismProbe::node_lp(*node),
+            | Event::GossipArrives { node, .. } => Lp::Node(*node),
             Event::ThreadReady { process }
             | Event::Issue { process, .. }
             | Event::OpenLoopArrival { process }
             | Event::ReplyArrives { process, .. }
             | Event::ClientNicWake { process }
-            | Event::TimeoutCheck { process } => self
-                .parallelism
-                .as_ref()
-                .map_or(0, |probe| probe.process_lp(*process)),
+            | Event::TimeoutCheck { process } => Lp::Process(*process),
             Event::LoadStart { .. }
             | Event::IntervalTick
             | Event::ActionDue { .. }
             | Event::ActionStep
             | Event::FaultStarts { .. }
             | Event::FaultEnds { .. }
-            | Event::FlapSwitch { .. } => parallelism::WHOLE_RUN,
+            | Event::FlapSwitch { .. } => Lp::WholeRun,
+        }
+    }
+
+    /// Counts an event of `lp` in the parallelism probe and marks what it
+    /// schedules.
+    fn probe_parallelism(&mut self, now: SimTime, lp: Lp) {
+        let lp = match lp {
+            Lp::Node(node) => parallelism::ParallelismProbe::node_lp(node),
+            Lp::Process(process) => self
+                .parallelism
+                .as_ref()
+                .map_or(0, |probe| probe.process_lp(process)),
+            Lp::WholeRun => parallelism::WHOLE_RUN,
         };
         let cause = self.kernel.popped_cause().unwrap_or_default();
         if let Some(probe) = self.parallelism.as_deref_mut() {
@@ -1150,7 +1228,7 @@ impl Simulation {
     /// Whether every load and topology operation has finished and nothing
     /// is in flight.
     fn finished(&self) -> bool {
-        self.loads_unfinished == 0 && self.actions_unfinished == 0 && self.in_flight.is_empty()
+        self.loads_unfinished == 0 && self.actions_unfinished == 0 && self.attempts_in_flight == 0
     }
 
     /// Closes the interval ending `now` and hands its lines to `progress`.
@@ -1287,9 +1365,12 @@ impl Simulation {
                 self.drain_node(now, node);
                 self.rearm_node_timer(node);
             }
-            Event::GossipArrives { node, from, slot } => {
-                let message = self.gossip_in_flight.remove(slot as usize);
-                self.engines[node as usize].handle_gossip(now, from, message);
+            Event::GossipArrives {
+                node,
+                from,
+                message,
+            } => {
+                self.engines[node as usize].handle_gossip(now, from, *message);
                 self.drain_node(now, node);
             }
             Event::FaultStarts { fault } => self.fault_starts(now, fault),
@@ -1827,6 +1908,33 @@ mod tests {
         assert_ne!(first.0, other.0, "a different seed changes the latencies");
     }
 
+    /// An attempt's id gives back its process, slot and serial, and leaves
+    /// the two top bits the engine marks its own ids with clear.
+    #[test]
+    fn an_attempts_id_round_trips_and_leaves_the_engines_bits_clear() {
+        for at in [
+            AttemptRef {
+                process: 0,
+                slot: 0,
+                serial: 0,
+            },
+            AttemptRef {
+                process: crate::scenario::MAX_RUN_PROCESSES - 1,
+                slot: (1 << SLOT_BITS) - 1,
+                serial: SERIAL_MASK,
+            },
+            AttemptRef {
+                process: 7,
+                slot: 12_345,
+                serial: 999_999,
+            },
+        ] {
+            let id = attempt_id(at);
+            assert_eq!(attempt_of(id), at);
+            assert_eq!(id.0 >> 62, 0, "{at:?}");
+        }
+    }
+
     #[test]
     fn what_reaches_a_busy_shard_waits_for_its_reactors_next_poll() {
         let mut plan = small_plan(1);
@@ -1835,7 +1943,11 @@ mod tests {
         let write = |serial: u32, key: u64| Event::RequestArrives {
             shard: 0,
             request: ClientRequest {
-                id: attempt_id(0, serial),
+                id: attempt_id(AttemptRef {
+                    process: 0,
+                    slot: 0,
+                    serial,
+                }),
                 operation: Operation::Write {
                     rows: 1,
                     key,
