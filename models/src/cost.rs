@@ -150,29 +150,31 @@ pub const CASSANDRA_FACTOR: f64 = 1.9;
 /// **fitted** so that the twin's write costs the work of the straight line
 /// through REAL.md's C1 and C4 (writes at 5,000/s and 10,000/s) of the
 /// request threads' CPU per write against their runs on a core per write,
-/// medians of three repeats: 81.80 us and 7.785 runs, 44.33 us and 3.868
-/// runs, so 7.330 us of work a write (`validation/real/2026-11-30-evening`;
+/// medians of three repeats: 90.20 us and 6.835 runs, 48.78 us and 2.732
+/// runs, so 21.22 us of work a write (`validation/real/2026-11-30-speed`;
 /// `twin validate --real DIR --fit-runs`), the runs priced apart
-/// (`models::jvm::CASSANDRA_5_0_SEP`, 9.566 us each). Was 0.1889 (9.549
-/// us) on the morning's `2026-11-30`, 0.2414 (12.22 us) from one
-/// diagnostic repeat (`work/2026-11-30/runs`), 1.125 (57 us) with a
-/// spinner burning a fitted share of the idle core, which folded the runs
-/// into the write's price (REAL.md, "Runs counted").
-/// [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 0.1450;
+/// (`models::jvm::CASSANDRA_5_0_SEP`, 10.092 us each). Was 0.1450 (7.330
+/// us) on `2026-11-30-evening`, 0.1889 (9.549 us) on the morning's
+/// `2026-11-30`, 0.2414 (12.22 us) from one diagnostic repeat
+/// (`work/2026-11-30/runs`), 1.125 (57 us) with a spinner burning a
+/// fitted share of the idle core, which folded the runs into the write's
+/// price (REAL.md, "Runs counted"). The line's work moves by a factor of
+/// three between measurements of one day: REAL.md, "The third full
+/// measurement". [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_WRITE_FACTOR: f64 = 0.41973;
 
 /// Cassandra 5.0's read steps over Scylla's, on the real node's core:
 /// **fitted** so that the twin's read from memory costs C2's request
-/// threads' CPU per read less its runs' price, 141.50 - 11.965 x 9.566 =
-/// 27.05 us (`validation/real/2026-11-30-evening`, medians of three
-/// repeats, `--fit-runs`; the twin's C2 gives 99.55 - 7.578 x 9.566 = 27.06). C2 follows
-/// P3, a minute of the same reads, so its read path is compiled. Was
-/// 0.0803 (29.96 us) on the morning's `2026-11-30`, 0.2525 (94.2 us) from
-/// a diagnostic whose C2 was the JVM's first read phase, 0.278 fitted to
-/// 2026-11-29's whole-server C2. Under one because Scylla's read prices
-/// were fitted to disk-bound published loads and carry work the twin does
-/// not model; [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.07251;
+/// threads' CPU per read less its runs' price, 156.28 - 10.641 x 10.092 =
+/// 48.89 us (`validation/real/2026-11-30-speed`, medians of three
+/// repeats, `--fit-runs`). C2 follows P3, a minute of the same reads, so
+/// its read path is compiled. Was 0.07251 (27.05 us) on
+/// `2026-11-30-evening`, 0.0803 (29.96 us) on the morning's `2026-11-30`,
+/// 0.2525 (94.2 us) from a diagnostic whose C2 was the JVM's first read
+/// phase, 0.278 fitted to 2026-11-29's whole-server C2. Under one because
+/// Scylla's read prices were fitted to disk-bound published loads and
+/// carry work the twin does not model; [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.13106;
 
 /// The CPU a page-cache miss adds to a read under Cassandra 5.0 on the
 /// real node's machine (a KVM guest's buffered read or mapped-page fault:
@@ -182,15 +184,16 @@ pub const CASSANDRA_5_0_READ_FACTOR: f64 = 0.07251;
 /// names it ("The page miss from the server's work"): C3's request
 /// threads' work a read (reads of 4-KiB rows at 1,000/s after the page
 /// cache was dropped; their CPU less the run price times their runs,
-/// 382.67 - 25.939 x 9.566 = 134.55 us) above C2's read from memory (27.05
-/// us), over C3's device reads a read (1.290, the machine's disk
-/// counters): 83.33 us (`validation/real/2026-11-30-evening`, medians of
-/// three repeats; `twin validate --real DIR --fit-runs`). 89.66 us by the
-/// same rule on the morning's `2026-11-30`; was 477 us there solved with
-/// the twin to C3's whole-server CPU, which folded in the ~14 runs a read
-/// the twin does not make; 365 us on 2026-11-29's C3, 114 us on
-/// 2026-11-28's; [`CostTable::cassandra_5_0`].
-pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 83_332;
+/// 428.33 - 24.077 x 10.092 = 185.35 us) above C2's read from memory
+/// (48.89 us), over C3's device reads a read (1.296, the machine's disk
+/// counters): 105.29 us (`validation/real/2026-11-30-speed`, medians of
+/// three repeats; `twin validate --real DIR --fit-runs`). 83.33 us by the
+/// same rule on `2026-11-30-evening`, 89.66 us on the morning's
+/// `2026-11-30`; was 477 us there solved with the twin to C3's
+/// whole-server CPU, which folded in the ~14 runs a read the twin does not
+/// make; 365 us on 2026-11-29's C3, 114 us on 2026-11-28's;
+/// [`CostTable::cassandra_5_0`].
+pub const CASSANDRA_5_0_PAGE_MISS_NS: u64 = 105_290;
 
 /// Cassandra 5.0's compaction price on the real node's core, ns per byte
 /// of the twin's SSTables: **fitted** to REAL.md's K1 (a major compaction

@@ -211,11 +211,12 @@ impl AllocationParams {
 /// **fitted** to REAL.md's C1 and C4 (writes at 5,000/s and 10,000/s):
 /// the request workers' CPU per write against their runs on a core per
 /// write (schedstat's second count), a straight line through the two,
-/// medians of three repeats: 81.80 us and 7.785 runs a write at C1, 44.33
-/// us and 3.868 runs at C4, so 9.566 us a run and 7.330 us of work a write
+/// medians of three repeats: 90.20 us and 6.835 runs a write at C1, 48.78
+/// us and 2.732 runs at C4, so 10.092 us a run and 21.22 us of work a write
 /// ([`crate::cost::CASSANDRA_5_0_WRITE_FACTOR`]), from
-/// `validation/real/2026-11-30-evening` (REAL.md, "The second full
-/// measurement"; 7.666 us on the morning's `2026-11-30`, 10.644
+/// `validation/real/2026-11-30-speed` (REAL.md, "The third full
+/// measurement"; 9.566 us on `2026-11-30-evening`, 7.666 us on the
+/// morning's `2026-11-30`, 10.644
 /// us from one diagnostic repeat before it). The overshoot is **measured**:
 /// a 10-us park on the server's core returns after 91-94 us
 /// (`deploy/real/cassandra.sh spin-cost`,
@@ -225,7 +226,7 @@ impl AllocationParams {
 /// whose timers fall within it of another's wake together
 /// ([`crate::sep`]).
 pub const CASSANDRA_5_0_SEP: SepParams = SepParams {
-    run_cost: SimDuration::from_nanos(9_566),
+    run_cost: SimDuration::from_nanos(10_092),
     park_overshoot: SimDuration::from_micros(84),
     timer_slack: SimDuration::from_micros(50),
 };
@@ -236,20 +237,21 @@ pub const CASSANDRA_5_0_SEP: SepParams = SepParams {
 /// ([`CASSANDRA_5_0_EVENT_LOOP_WAKE`]): **fitted** as the request
 /// workers' price is ([`CASSANDRA_5_0_SEP`]), a straight line through the
 /// loop thread's (`epollEventLoopGroup`) CPU and runs per write at REAL.md's
-/// C1 and C4, medians of three repeats: 15.53 us and 0.529 runs at C1,
-/// 8.83 us and 0.247 runs at C4, so 23.77 us a run (an `epoll_wait`
+/// C1 and C4, medians of three repeats: 18.57 us and 0.513 runs at C1,
+/// 9.59 us and 0.214 runs at C4, so 29.95 us a run (an `epoll_wait`
 /// return, the socket reads, the response writes and flushes of one batch)
-/// and 2.95 us a request (`validation/real/2026-11-30-evening`). Was 18.16
-/// and 3.68 on the morning's `2026-11-30`, 29.82 and
+/// and 3.20 us a request (`validation/real/2026-11-30-speed`). Was 23.77
+/// and 2.95 on `2026-11-30-evening`, 18.16 and 3.68 on the morning's
+/// `2026-11-30`, 29.82 and
 /// 2.98 from one diagnostic repeat, 7.76 us a request with a 10-us wake
 /// fitted to C1 alone before that, which could not fall with the rate as
 /// the real loop's CPU per request does: the batches grow, the runs per
 /// request fall.
-pub const CASSANDRA_5_0_EVENT_LOOP_WORK: SimDuration = SimDuration::from_nanos(2_948);
+pub const CASSANDRA_5_0_EVENT_LOOP_WORK: SimDuration = SimDuration::from_nanos(3_196);
 
 /// What each run of the event loop on the core costs: see
 /// [`CASSANDRA_5_0_EVENT_LOOP_WORK`].
-pub const CASSANDRA_5_0_EVENT_LOOP_WAKE: SimDuration = SimDuration::from_nanos(23_769);
+pub const CASSANDRA_5_0_EVENT_LOOP_WAKE: SimDuration = SimDuration::from_nanos(29_953);
 
 /// Fixed-point scale of per-thread service: units per nanosecond of one
 /// core (2^20, so rounding at a rate change loses under a femtosecond).

@@ -225,11 +225,11 @@ mod tests {
 
     /// The `cassandra-5.0` preset's prices are what `--fit-runs` gives on
     /// the measurement they were fitted to (CALIBRATION.md: the scored
-    /// measurement of 2026-11-30 evening, three repeats), so a change to either
+    /// measurement of 2026-11-30-speed, three repeats), so a change to either
     /// shows.
     #[test]
     fn the_presets_prices_are_the_scored_measurements_fit() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("real/2026-11-30-evening");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("real/2026-11-30-speed");
         let fitted = fit(&crate::real::load(&dir).expect("the scored measurement")).expect("a fit");
         let us = |price: units::SimDuration| price.as_nanos() as f64 / 1e3;
         let close = |preset: f64, fit: f64, within: f64| {
@@ -259,21 +259,21 @@ mod tests {
         close(us(costs.write_request(178)), fitted.request.work_us, 0.1);
         let text = fit_text(&fitted);
         assert!(
-            text.contains("a run: 9.566 us") && text.contains("work: 27.049 us a read"),
+            text.contains("a run: 10.092 us") && text.contains("work: 48.893 us a read"),
             "{text}"
         );
-        // C3's request threads: 382.7 us at 25.94 runs a read (REAL.md).
+        // C3's request threads: 428.3 us at 24.08 runs a read (REAL.md).
         let disk = fitted.disk_read_work_us().expect("the measurement has C3");
-        assert!((disk - 134.5).abs() < 1.0, "{disk}");
+        assert!((disk - 185.35).abs() < 1.0, "{disk}");
         assert!(text.contains("reads from disk (C3)"), "{text}");
-        // C3 read 1.290 times from the device a read: the page miss.
+        // C3 read 1.296 times from the device a read: the page miss.
         let miss = fitted.page_miss_us().expect("C3 has its disk counters");
         close(
             models::cost::CASSANDRA_5_0_PAGE_MISS_NS as f64 / 1e3,
             miss,
             0.001,
         );
-        assert!(text.contains("a page miss 83.332 us"), "{text}");
+        assert!(text.contains("a page miss 105.290 us"), "{text}");
         // Without the disk's counters there is no price, and the text says
         // why.
         let blind = RunsFit {

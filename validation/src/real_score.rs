@@ -1030,7 +1030,7 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
         let out = std::env::temp_dir().join(format!("twin-real-score-{}", std::process::id()));
         let options = RealScoreOptions {
-            measurement: root.join("2026-11-30-evening"),
+            measurement: root.join("2026-11-30-speed"),
             machine: root.join("machine.toml"),
             out: out.clone(),
             phases: vec!["C1".into(), "C3".into(), "W25".into()],
@@ -1078,7 +1078,7 @@ mod tests {
         // C3's page miss is fitted to its request threads' work a read
         // above a read from memory, over its device reads a read
         // (real_runs.rs): the twin's C3, its runs priced apart, works its
-        // read from memory (C2's 27.05 us) and that price per device read
+        // read from memory (C2's 48.89 us) and that price per device read
         // it made, give or take the parse of a bigger row.
         let twin = |phase: &str, name: &str| {
             card.rows
@@ -1091,7 +1091,7 @@ mod tests {
         let run_us = models::jvm::CASSANDRA_5_0_SEP.run_cost.as_nanos() as f64 / 1e3;
         let work = twin_c3(crate::real::REQUEST_CPU_FIGURE)
             - run_us * twin_c3(crate::real::REQUEST_RUNS_FIGURE);
-        let per_miss = (work - 27.05) / twin_c3(crate::real::DEVICE_READS_FIGURE);
+        let per_miss = (work - 48.89) / twin_c3(crate::real::DEVICE_READS_FIGURE);
         let price = models::cost::CASSANDRA_5_0_PAGE_MISS_NS as f64 / 1e3;
         assert!(
             (per_miss / price - 1.0).abs() < 0.1,
