@@ -5,8 +5,8 @@
 //! files alone.
 //!
 //! Same scenario and seed, same events: the simulator promises it (the
-//! kernel orders events by time, then by the order they were scheduled,
-//! and every random draw comes from a seeded stream). When two runs'
+//! kernel orders events by time, then by who scheduled them and in what
+//! order, and every random draw comes from a seeded stream). When two runs'
 //! results differ anyway, their checkpoints say where: the runs agree up
 //! to the last equal checkpoint and part within the next
 //! ([`first_divergence`]). Run both again recording that window's events
