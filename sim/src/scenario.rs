@@ -1188,6 +1188,24 @@ command = "cassandra-stress write n=1000"
             "{}",
             error(&many_processes)
         );
+        // 66 loads of 1,000 processes: more than a run's request ids hold.
+        let mut crowded = GOOD.replace("[[load]]", "").replace(
+            "name = \"write\"\ncommand = \"cassandra-stress write n=1000\"\n",
+            "",
+        );
+        for load in 0..66 {
+            crowded.push_str(&format!(
+                "[[load]]\nname = \"w{load}\"\ncommand = \"cassandra-stress write n=1000\"\nprocesses = 1000\n"
+            ));
+        }
+        let message = error(&crowded);
+        assert!(
+            message.contains("66000 client processes in all; a run takes at most 65536"),
+            "{message}"
+        );
+        // 65 of them fit.
+        let last = crowded.find("[[load]]\nname = \"w65\"").unwrap();
+        assert!(parse("s.toml", &crowded[..last]).is_ok());
     }
 
     #[test]
