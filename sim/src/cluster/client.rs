@@ -694,6 +694,26 @@ impl Simulation {
             .filter(|attempt| attempt.serial == at.serial)
     }
 
+    /// Drops the answered attempts at the front of `process`'s timeouts.
+    /// Replies come back in milliseconds and timeouts are seconds long, so
+    /// without this the queue held every attempt of the last timeout's
+    /// length (12 s by default: tens of MB over a 40-node run's clients,
+    /// streamed through the cache) until its check came round; the check
+    /// would skip them the same way, so its events are unchanged.
+    fn prune_timeouts(&mut self, process: u32) {
+        let process = &mut self.processes[process as usize];
+        while let Some(&(_, slot, serial)) = process.timeouts.front() {
+            let live = process
+                .attempts
+                .get(slot as usize)
+                .is_some_and(|attempt| attempt.serial == serial);
+            if live {
+                break;
+            }
+            process.timeouts.pop_front();
+        }
+    }
+
     /// Takes the attempt at `at` (live) off the wire.
     fn remove_attempt(&mut self, at: AttemptRef) -> InFlight {
         self.attempts_in_flight -= 1;
@@ -773,6 +793,7 @@ impl Simulation {
             return; // the client gave up on this attempt already
         }
         let in_flight = self.remove_attempt(at);
+        self.prune_timeouts(at.process);
         if matches!(outcome, ReplyOutcome::Timeout | ReplyOutcome::Unavailable) {
             self.retry_or_fail(now, in_flight);
             return;
