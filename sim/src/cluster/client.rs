@@ -680,9 +680,7 @@ impl Simulation {
     pub(super) fn live_attempt(&self, at: AttemptRef) -> Option<&InFlight> {
         self.processes
             .get(at.process as usize)?
-            .attempts
-            .get(at.slot as usize)
-            .filter(|attempt| attempt.serial == at.serial)
+            .attempt(at.slot, at.serial)
     }
 
     /// [`Simulation::live_attempt`], to change.
@@ -703,11 +701,7 @@ impl Simulation {
     fn prune_timeouts(&mut self, process: u32) {
         let process = &mut self.processes[process as usize];
         while let Some(&(_, slot, serial)) = process.timeouts.front() {
-            let live = process
-                .attempts
-                .get(slot as usize)
-                .is_some_and(|attempt| attempt.serial == serial);
-            if live {
+            if process.attempt(slot, serial).is_some() {
                 break;
             }
             process.timeouts.pop_front();

@@ -536,6 +536,15 @@ struct ClientProcess {
     round_robin_turn: u64,
 }
 
+impl ClientProcess {
+    /// Its attempt in `slot`, if that is still the one numbered `serial`.
+    fn attempt(&self, slot: u32, serial: u32) -> Option<&InFlight> {
+        self.attempts
+            .get(slot as usize)
+            .filter(|attempt| attempt.serial == serial)
+    }
+}
+
 /// One attempt of a client operation on the wire.
 struct InFlight {
     process: u32,
