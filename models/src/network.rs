@@ -33,8 +33,12 @@
 //!   exponential jitter this replaced had (45 us + Exp(10 us)), whose round
 //!   trip had a p99 of 156 us and a p99.9 of 180.
 //! - *Receive.* The receiving NIC takes the message in at its own bandwidth,
-//!   first come first served ([`Nic::receive`]): a node that many senders
-//!   target at once is limited by its inbound link.
+//!   first come first served: a node that many senders target at once is
+//!   limited by its inbound link. The cluster's driver asks the receiver's
+//!   NIC when the message's last byte is due there ([`Nic::take_in`]), in
+//!   the receiver's own handling, so a NIC's state is its machine's alone;
+//!   [`Nic::receive`] is the same link told by the sender when the
+//!   message leaves.
 //! - *Shares* ([`Nic::set_share`], representative-shard sampling): a NIC
 //!   standing for a share of a link sends and receives each message at the
 //!   full bandwidth but holds the link `1 / share` times as long, the turn
@@ -223,6 +227,10 @@ pub struct Nic<P> {
     /// is busy until once every message arrived by then is in), by
     /// arrival; older entries are collapsed as time passes.
     rx_log: VecDeque<(SimTime, SimTime)>,
+    /// [`Nic::take_in`]: the longest lead seen, and the time up to which
+    /// the log was collapsed (it never moves back).
+    longest_lead: SimDuration,
+    rx_horizon: SimTime,
     flows: Vec<Flow<P>>,
     /// Flows with queued messages, in no particular order.
     active: Vec<u32>,
@@ -247,6 +255,8 @@ impl<P> Nic<P> {
             faults: NicFaults::default(),
             tx_free_at: SimTime::ZERO,
             rx_log: VecDeque::new(),
+            longest_lead: SimDuration::ZERO,
+            rx_horizon: SimTime::ZERO,
             flows: Vec::new(),
             active: Vec::new(),
             queued: 0,
@@ -504,6 +514,40 @@ impl<P> Nic<P> {
         }
         self.bytes_received += wire_bytes;
         Some(done)
+    }
+
+    /// A message whose first byte reached this NIC at `at` has, at `now`,
+    /// had the time its bytes take on the link (the driver scheduled it
+    /// then): returns when it is fully in, `now` if nothing that arrived
+    /// before it held the link meanwhile, later if something did; `None`
+    /// if the NIC is cut.
+    ///
+    /// The receiver's side of [`Nic::receive`], told by the receiver when
+    /// the message is due rather than by the sender when it left: messages
+    /// are registered as their last bytes come in, so one that arrived
+    /// earlier but is longer may be registered after a shorter one that
+    /// arrived later, and is then not waited for by it (their bandwidth
+    /// overlaps, as [`Nic::receive`]'s out-of-order arrivals do). The log
+    /// of arrivals is collapsed up to the longest lead (`now - at`) seen,
+    /// since a message registered later arrived at most that long before
+    /// its own registration.
+    pub fn take_in(&mut self, now: SimTime, at: SimTime, wire_bytes: u64) -> Option<SimTime> {
+        let lead = now.saturating_since(at);
+        self.longest_lead = self.longest_lead.max(lead);
+        let horizon = SimTime::from_nanos(
+            now.as_nanos()
+                .saturating_sub(self.longest_lead.as_nanos())
+                .max(self.rx_horizon.as_nanos()),
+        );
+        self.rx_horizon = horizon;
+        self.receive(horizon, at, wire_bytes)
+    }
+
+    /// Time `wire_bytes` take on this NIC's link as its faults leave it
+    /// now (what [`Nic::take_in`] expects between a message's first byte
+    /// and its last).
+    pub fn time_on_link(&self, wire_bytes: u64) -> SimDuration {
+        self.transmission_time(wire_bytes)
     }
 
     /// Messages waiting for the wire.

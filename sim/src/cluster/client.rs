@@ -504,6 +504,7 @@ impl Simulation {
                     logged,
                     consistency,
                 },
+                wire_bytes: 0,
             },
             None => Event::RequestArrives {
                 shard,
@@ -512,6 +513,7 @@ impl Simulation {
                     operation,
                     consistency,
                 },
+                wire_bytes: 0,
             },
         };
         // One connection (flow) per node, as the driver's pools.
@@ -541,7 +543,7 @@ impl Simulation {
         if let Some(at) = wakeup {
             self.kernel.schedule_at(at, wake);
         }
-        let (at, wire_bytes, payload) = match delivery {
+        let (at, wire_bytes, mut payload) = match delivery {
             None => return,
             Some(Delivery::Lost(payload)) => {
                 self.forget(payload);
@@ -553,44 +555,124 @@ impl Simulation {
                 payload,
             }) => (at, wire_bytes, payload),
         };
-        let now = self.kernel.now();
-        let received = match payload {
-            Event::GossipArrives { node, from, .. } => {
-                self.receive_between_nodes(now, at, wire_bytes, from, node)
+        // The message is due at its receiver when its last byte is in, as
+        // the receiver's link would take it with nothing before it; the
+        // receiver's NIC itself is asked then, by the receiver
+        // (`through_receiver_nic`), so that no sender writes into it.
+        let wire = u32::try_from(wire_bytes).unwrap_or(u32::MAX);
+        let due = match &mut payload {
+            Event::GossipArrives {
+                node, wire_bytes, ..
+            } => {
+                *wire_bytes = wire;
+                at + self.nodes[*node as usize].nic.time_on_link(u64::from(wire))
             }
-            Event::MessageArrives { shard, from, .. } => {
-                let node = self.shards[shard as usize].node;
-                self.receive_between_nodes(now, at, wire_bytes, from.node, node)
+            Event::MessageArrives {
+                shard, wire_bytes, ..
+            } => {
+                *wire_bytes = wire;
+                let node = self.shards[*shard as usize].node;
+                at + self.nodes[node as usize].nic.time_on_link(u64::from(wire))
             }
             Event::RequestArrives {
                 shard,
                 request: ClientRequest { id, .. },
+                wire_bytes,
             }
             | Event::BatchArrives {
                 shard,
                 batch: BatchRequest { id, .. },
+                wire_bytes,
             } => {
+                *wire_bytes = wire;
+                let (shard, id) = (*shard, *id);
                 // The c-s thread handed the request to its connection's
                 // event loop before it left.
                 let at = at + self.client_handoff_delay(id, REQUEST_HANDOFFS);
                 let node = self.shards[shard as usize].node;
-                self.nodes[node as usize].nic.receive(now, at, wire_bytes)
+                at + self.nodes[node as usize].nic.time_on_link(u64::from(wire))
             }
             Event::ReplyArrives {
-                process, request, ..
+                process,
+                request,
+                wire_bytes,
+                handoff_ns,
+                ..
             } => {
-                let taken_in = self.processes[process as usize]
+                *wire_bytes = wire;
+                let (process, request) = (*process, *request);
+                // Once in, the event loop wakes to read it, then wakes the
+                // c-s thread waiting on it.
+                let handoff = self.client_handoff_delay(request, REPLY_HANDOFFS);
+                let handoff = handoff.as_nanos().min(u64::from(u32::MAX));
+                *handoff_ns = handoff as u32;
+                at + self.processes[process as usize]
                     .nic
-                    .receive(now, at, wire_bytes);
-                // The event loop wakes to read it, then wakes the c-s
-                // thread waiting on it.
-                taken_in.map(|done| done + self.client_handoff_delay(request, REPLY_HANDOFFS))
+                    .time_on_link(u64::from(wire))
+                    + SimDuration::from_nanos(handoff)
             }
             _ => unreachable!("only messages travel over NICs"),
         };
-        match received {
-            Some(done) => self.kernel.schedule_at(done, payload),
-            None => self.forget(payload),
+        self.kernel.schedule_at(due, payload);
+    }
+
+    /// A message that crossed the network is due (`now`): its receiver's
+    /// NIC takes it in. If nothing that arrived before it held the link
+    /// meanwhile, it is in now and its event goes on ([`Intake::Now`]); if
+    /// something did, it is due again when it is in (its `wire_bytes` set
+    /// to 0: through); cut off, it is lost. Events that did not cross a
+    /// NIC, or already came through, go on as they are.
+    ///
+    /// The receiver does this in its own handling, so a receiver's NIC
+    /// sees its arrivals in its own events' order whatever the senders do
+    /// (what a run split over threads needs, docs/parallel-runner.md).
+    #[inline]
+    pub(super) fn through_receiver_nic(&mut self, now: SimTime, event: &mut Event) -> Intake {
+        let wire = match event {
+            Event::GossipArrives { wire_bytes, .. }
+            | Event::MessageArrives { wire_bytes, .. }
+            | Event::RequestArrives { wire_bytes, .. }
+            | Event::BatchArrives { wire_bytes, .. }
+            | Event::ReplyArrives { wire_bytes, .. } => std::mem::take(wire_bytes),
+            _ => return Intake::Now,
+        };
+        if wire == 0 {
+            return Intake::Now;
+        }
+        self.take_in_at_receiver(now, event, u64::from(wire))
+    }
+
+    fn take_in_at_receiver(&mut self, now: SimTime, event: &Event, wire: u64) -> Intake {
+        let taken_in = match event {
+            Event::GossipArrives { node, from, .. } => {
+                self.take_in_between_nodes(now, wire, *from, *node)
+            }
+            Event::MessageArrives { shard, from, .. } => {
+                let node = self.shards[*shard as usize].node;
+                self.take_in_between_nodes(now, wire, from.node, node)
+            }
+            Event::RequestArrives { shard, .. } | Event::BatchArrives { shard, .. } => {
+                let nic = &mut self.nodes[self.shards[*shard as usize].node as usize].nic;
+                let at = before(now, nic.time_on_link(wire));
+                nic.take_in(now, at, wire)
+            }
+            Event::ReplyArrives {
+                process,
+                handoff_ns,
+                ..
+            } => {
+                let after = SimDuration::from_nanos(u64::from(*handoff_ns));
+                let nic = &mut self.processes[*process as usize].nic;
+                let in_at = before(now, after);
+                let at = before(in_at, nic.time_on_link(wire));
+                nic.take_in(in_at, at, wire).map(|done| done + after)
+            }
+            _ => unreachable!("only messages cross a NIC"),
+        };
+        match taken_in {
+            None => Intake::Lost,
+            Some(done) if done <= now => Intake::Now,
+            Some(done) => Intake::Later(done),
         }
     }
 
@@ -612,12 +694,12 @@ impl Simulation {
         added
     }
 
-    /// A message from node `from` reaches node `node`'s NIC at `at`, unless
-    /// a partition in force cuts them apart; when it is fully taken in.
-    pub(super) fn receive_between_nodes(
+    /// A message from node `from` whose last byte is due at node `node`'s
+    /// NIC now is taken in ([`Nic::take_in`]), unless a partition in force
+    /// cuts them apart; when it is fully in.
+    pub(super) fn take_in_between_nodes(
         &mut self,
         now: SimTime,
-        at: SimTime,
         wire_bytes: u64,
         from: u32,
         node: u32,
@@ -626,7 +708,9 @@ impl Simulation {
             self.partition_losses += 1;
             return None;
         }
-        self.nodes[node as usize].nic.receive(now, at, wire_bytes)
+        let nic = &mut self.nodes[node as usize].nic;
+        let at = before(now, nic.time_on_link(wire_bytes));
+        nic.take_in(now, at, wire_bytes)
     }
 
     /// A message that was lost: what it held in flight goes with it. A
@@ -639,6 +723,7 @@ impl Simulation {
                 shard,
                 from,
                 message,
+                ..
             } if message.is_stream() => {
                 let at = self.kernel.now() + TCP_RETRANSMIT;
                 self.kernel.schedule_at(
@@ -947,4 +1032,9 @@ impl Simulation {
         };
         self.shard_index(address)
     }
+}
+
+/// `by` before `time`, or time zero.
+fn before(time: SimTime, by: SimDuration) -> SimTime {
+    SimTime::from_nanos(time.as_nanos().saturating_sub(by.as_nanos()))
 }

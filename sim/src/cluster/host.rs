@@ -39,6 +39,7 @@ impl Simulation {
             shard: destination,
             from,
             message,
+            wire_bytes: 0,
         };
         if to.node == from.node {
             self.kernel.schedule_at(now + CROSS_SHARD_HOP, arrival);
@@ -80,6 +81,7 @@ impl Simulation {
                             node: to,
                             from: node,
                             message: Box::new(message),
+                            wire_bytes: 0,
                         },
                         &mut hardware.gossip_rng,
                     );
@@ -464,6 +466,8 @@ impl Simulation {
                         process,
                         request: reply.id,
                         outcome,
+                        wire_bytes: 0,
+                        handoff_ns: 0,
                     },
                     &mut hardware.nic_rng,
                 );

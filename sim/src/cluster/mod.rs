@@ -171,19 +171,32 @@ enum Event {
     OpenLoopArrival {
         process: u32,
     },
+    /// A request's last byte reaches its coordinator's NIC.
     RequestArrives {
         shard: u32,
         request: ClientRequest,
+        /// Its bytes on the wire, while its receiver's NIC has still to
+        /// take it in ([`Simulation::through_receiver_nic`]); 0 once it
+        /// has (or when it did not cross a NIC).
+        wire_bytes: u32,
     },
     /// A batch of writes to several partitions (one client request).
     BatchArrives {
         shard: u32,
         batch: BatchRequest,
+        /// As `RequestArrives`'.
+        wire_bytes: u32,
     },
+    /// A reply's last byte reaches its client's NIC, and the c-s thread
+    /// waiting on it has been handed it (`handoff_ns` later).
     ReplyArrives {
         process: u32,
         request: RequestId,
         outcome: ReplyOutcome,
+        /// As `RequestArrives`'.
+        wire_bytes: u32,
+        /// The client's hand-offs after its NIC took the reply in.
+        handoff_ns: u32,
     },
     /// A node's NIC can put its next queued message on the wire.
     NodeNicWake {
@@ -196,10 +209,14 @@ enum Event {
     TimeoutCheck {
         process: u32,
     },
+    /// A message's last byte reaches its node's NIC (or, from a shard of
+    /// the same node, the message reaches its shard).
     MessageArrives {
         shard: u32,
         from: ShardAddress,
         message: Message,
+        /// As `RequestArrives`'.
+        wire_bytes: u32,
     },
     /// A stream message lost on the network is sent again.
     StreamResend {
@@ -251,6 +268,8 @@ enum Event {
         node: u32,
         from: u32,
         message: Box<engine::gossip::GossipMessage>,
+        /// As `RequestArrives`'.
+        wire_bytes: u32,
     },
 }
 
@@ -687,6 +706,17 @@ fn keep_loads_that_ran(loads: &mut Vec<LoadPlan>, ran: &[bool]) {
             load.start = StartPlan::After(new_index[before]);
         }
     }
+}
+
+/// What a message's receiver's NIC does with it when its last byte is
+/// due ([`Simulation::through_receiver_nic`]).
+enum Intake {
+    /// It is in: its event goes on now.
+    Now,
+    /// The link was held by messages that arrived before it: it is in then.
+    Later(SimTime),
+    /// The receiver is cut off.
+    Lost,
 }
 
 /// A running simulation.
@@ -1251,7 +1281,13 @@ impl Simulation {
         });
     }
 
-    fn handle(&mut self, now: SimTime, event: Event) {
+    fn handle(&mut self, now: SimTime, mut event: Event) {
+        match self.through_receiver_nic(now, &mut event) {
+            Intake::Now => {}
+            // Through once it is in (its `wire_bytes` are 0 now).
+            Intake::Later(done) => return self.kernel.schedule_at(done, event),
+            Intake::Lost => return self.forget(event),
+        }
         match event {
             Event::LoadStart { load } => self.start_load(now, load),
             Event::ThreadReady { process } => self.issue(now, process),
@@ -1260,10 +1296,10 @@ impl Simulation {
                 measured_from,
             } => self.send_request(now, process, measured_from),
             Event::OpenLoopArrival { process } => self.open_loop_arrival(now, process),
-            Event::RequestArrives { shard, request } => {
+            Event::RequestArrives { shard, request, .. } => {
                 self.arrive(now, shard, Inbound::Request(request));
             }
-            Event::BatchArrives { shard, batch } => {
+            Event::BatchArrives { shard, batch, .. } => {
                 self.arrive(now, shard, Inbound::Batch(batch));
             }
             Event::ReplyArrives {
@@ -1286,6 +1322,7 @@ impl Simulation {
                 shard,
                 from,
                 message,
+                ..
             } => self.arrive(now, shard, Inbound::Message { from, message }),
             Event::StreamResend {
                 shard,
@@ -1378,6 +1415,7 @@ impl Simulation {
                 node,
                 from,
                 message,
+                ..
             } => {
                 self.engines[node as usize].handle_gossip(now, from, *message);
                 self.drain_node(now, node);
@@ -1965,6 +2003,7 @@ mod tests {
                 },
                 consistency: engine::ConsistencyLevel::One,
             },
+            wire_bytes: 0,
         };
         let start = SimTime::from_nanos(1_000_000);
         sim.kernel.advance_to(start);
