@@ -437,7 +437,6 @@ impl Simulation {
                 operation,
                 batch,
                 read_floor,
-                at_coordinator: SimTime::ZERO,
                 partitions,
                 rows: op_rows,
             },
@@ -504,6 +503,7 @@ impl Simulation {
                     logged,
                     consistency,
                 },
+                deadline,
                 wire_bytes: 0,
             },
             None => Event::RequestArrives {
@@ -513,6 +513,7 @@ impl Simulation {
                     operation,
                     consistency,
                 },
+                deadline,
                 wire_bytes: 0,
             },
         };
@@ -578,23 +579,27 @@ impl Simulation {
                 shard,
                 request: ClientRequest { id, .. },
                 wire_bytes,
+                ..
             }
             | Event::BatchArrives {
                 shard,
                 batch: BatchRequest { id, .. },
                 wire_bytes,
+                ..
             } => {
                 *wire_bytes = wire;
                 let (shard, id) = (*shard, *id);
                 // The c-s thread handed the request to its connection's
                 // event loop before it left.
-                let at = at + self.client_handoff_delay(id, REQUEST_HANDOFFS);
+                let awaited = self.live_attempt(attempt_of(id)).is_some();
+                let at = at + self.client_handoff_delay(id, REQUEST_HANDOFFS, awaited);
                 let node = self.shards[shard as usize].node;
                 at + self.nodes[node as usize].nic.time_on_link(u64::from(wire))
             }
             Event::ReplyArrives {
                 process,
                 request,
+                deadline,
                 wire_bytes,
                 handoff_ns,
                 ..
@@ -602,8 +607,10 @@ impl Simulation {
                 *wire_bytes = wire;
                 let (process, request) = (*process, *request);
                 // Once in, the event loop wakes to read it, then wakes the
-                // c-s thread waiting on it.
-                let handoff = self.client_handoff_delay(request, REPLY_HANDOFFS);
+                // c-s thread waiting on it (if one still is: see
+                // `Coordinating`).
+                let awaited = self.kernel.now() <= *deadline;
+                let handoff = self.client_handoff_delay(request, REPLY_HANDOFFS, awaited);
                 let handoff = handoff.as_nanos().min(u64::from(u32::MAX));
                 *handoff_ns = handoff as u32;
                 at + self.processes[process as usize]
@@ -680,11 +687,11 @@ impl Simulation {
     /// attempt `id` add to it: each costs [`HANDOFF_COST`] and finds its
     /// thread parked ([`models::wakeup`]). Nothing for an attempt whose
     /// slot has moved on (it timed out; nobody waits for it).
-    fn client_handoff_delay(&mut self, id: RequestId, handoffs: u32) -> SimDuration {
-        let at = attempt_of(id);
-        if self.live_attempt(at).is_none() {
+    fn client_handoff_delay(&mut self, id: RequestId, handoffs: u32, awaited: bool) -> SimDuration {
+        if !awaited {
             return SimDuration::ZERO;
         }
+        let at = attempt_of(id);
         let rng = &mut self.processes[at.process as usize].wake_rng;
         let added = (0..handoffs).fold(SimDuration::ZERO, |sum, _| {
             sum + HANDOFF_COST + models::wakeup::draw(rng)
@@ -766,15 +773,6 @@ impl Simulation {
         self.processes
             .get(at.process as usize)?
             .attempt(at.slot, at.serial)
-    }
-
-    /// [`Simulation::live_attempt`], to change.
-    pub(super) fn live_attempt_mut(&mut self, at: AttemptRef) -> Option<&mut InFlight> {
-        self.processes
-            .get_mut(at.process as usize)?
-            .attempts
-            .get_mut(at.slot as usize)
-            .filter(|attempt| attempt.serial == at.serial)
     }
 
     /// Drops the answered attempts at the front of `process`'s timeouts.

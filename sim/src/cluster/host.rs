@@ -149,7 +149,7 @@ impl Simulation {
         if !state.up
             && matches!(
                 inbound,
-                Inbound::Request(_) | Inbound::Batch(_) | Inbound::Message { .. }
+                Inbound::Request(..) | Inbound::Batch(..) | Inbound::Message { .. }
             )
         {
             // A dead process takes nothing off its connections.
@@ -171,17 +171,29 @@ impl Simulation {
         );
         let (node, local) = self.locate(shard);
         match inbound {
-            Inbound::Request(request) => {
-                if let Some(attempt) = self.live_attempt_mut(attempt_of(request.id)) {
-                    attempt.at_coordinator = now;
-                }
+            Inbound::Request(request, deadline) => {
+                let is_write = matches!(request.operation, Operation::Write { .. });
+                self.coordinating[node].insert(
+                    request.id.0,
+                    Coordinating {
+                        at: now,
+                        deadline,
+                        is_write,
+                    },
+                );
                 self.shards[shard as usize].from_client = true;
                 self.engines[node].handle_client_request(now, local, request);
             }
-            Inbound::Batch(batch) => {
-                if let Some(attempt) = self.live_attempt_mut(attempt_of(batch.id)) {
-                    attempt.at_coordinator = now;
-                }
+            Inbound::Batch(batch, deadline) => {
+                // A batch's parts are writes.
+                self.coordinating[node].insert(
+                    batch.id.0,
+                    Coordinating {
+                        at: now,
+                        deadline,
+                        is_write: true,
+                    },
+                );
                 self.shards[shard as usize].from_client = true;
                 self.engines[node].handle_batch_request(now, local, batch);
             }
@@ -432,19 +444,18 @@ impl Simulation {
                     node.flush_response(now);
                     self.rearm_jvm(shard);
                 }
-                let Some(attempt) = self.live_attempt(attempt_of(reply.id)) else {
+                let node = self.shards[shard as usize].node;
+                let Some(request) = self.coordinating[node as usize].remove(&reply.id.0) else {
+                    unreachable!("a reply to a request its node never took in");
+                };
+                if now > request.deadline {
                     // The client gave up on this attempt: nobody reads
                     // the reply (its bytes on the wire are left out).
                     return;
-                };
-                let (process, is_write, at_coordinator) = (
-                    attempt.process,
-                    matches!(attempt.operation, Operation::Write { .. }),
-                    attempt.at_coordinator,
-                );
-                let node = self.shards[shard as usize].node;
+                }
+                let process = attempt_of(reply.id).process;
                 let total_nodes = self.nodes.len() as u32;
-                self.server[node as usize].record(is_write, now - at_coordinator);
+                self.server[node as usize].record(request.is_write, now - request.at);
                 let hardware = &mut self.nodes[node as usize];
                 let (payload, outcome) = match reply.status {
                     ReplyStatus::Written => (0, ReplyOutcome::Written),
@@ -466,6 +477,7 @@ impl Simulation {
                         process,
                         request: reply.id,
                         outcome,
+                        deadline: request.deadline,
                         wire_bytes: 0,
                         handoff_ns: 0,
                     },

@@ -94,6 +94,8 @@ impl Simulation {
             let shard = self.shard_index(ShardAddress { node, shard: local });
             self.kill_shard(now, shard);
         }
+        // The requests it coordinated die with it: none will be answered.
+        self.coordinating[node as usize].clear();
         let losses = self.engines[node as usize].crash(now);
         if let Some(check) = self.consistency.as_mut() {
             check.crashed(now, node, &losses);
@@ -125,7 +127,7 @@ impl Simulation {
                     state.io_queue.complete(cost);
                 }
                 Inbound::Timer => state.timer_in_inbox = false,
-                Inbound::Request(_) | Inbound::Batch(_) | Inbound::Message { .. } => {}
+                Inbound::Request(..) | Inbound::Batch(..) | Inbound::Message { .. } => {}
             }
         }
         // What its tasks sent this period never leaves.

@@ -175,6 +175,8 @@ enum Event {
     RequestArrives {
         shard: u32,
         request: ClientRequest,
+        /// When the client stops waiting for it ([`Coordinating`]).
+        deadline: SimTime,
         /// Its bytes on the wire, while its receiver's NIC has still to
         /// take it in ([`Simulation::through_receiver_nic`]); 0 once it
         /// has (or when it did not cross a NIC).
@@ -185,6 +187,8 @@ enum Event {
         shard: u32,
         batch: BatchRequest,
         /// As `RequestArrives`'.
+        deadline: SimTime,
+        /// As `RequestArrives`'.
         wire_bytes: u32,
     },
     /// A reply's last byte reaches its client's NIC, and the c-s thread
@@ -193,6 +197,9 @@ enum Event {
         process: u32,
         request: RequestId,
         outcome: ReplyOutcome,
+        /// When the client stopped waiting for it (a reply after that
+        /// finds nobody, and wakes no thread).
+        deadline: SimTime,
         /// As `RequestArrives`'.
         wire_bytes: u32,
         /// The client's hand-offs after its NIC took the reply in.
@@ -411,10 +418,11 @@ struct ShardState {
 /// pollers pick it up ([`Reactor`]'s polls).
 #[derive(Clone, Debug)]
 enum Inbound {
-    /// A client's request, read off its connection.
-    Request(ClientRequest),
-    /// A client's batch, read off its connection.
-    Batch(BatchRequest),
+    /// A client's request, read off its connection, and the client's
+    /// deadline for it.
+    Request(ClientRequest, SimTime),
+    /// A client's batch, read off its connection, and its deadline.
+    Batch(BatchRequest, SimTime),
     /// A message from another node, or another shard of this one.
     Message {
         from: ShardAddress,
@@ -582,9 +590,6 @@ struct InFlight {
     /// Data mode, reads: the newest version of the key acknowledged when
     /// the read was issued (see `ConsistencyCheck`).
     read_floor: u64,
-    /// When this attempt reached its coordinating shard (server-side
-    /// latency runs from here to the coordinator's reply).
-    at_coordinator: SimTime,
     /// Partitions the operation touches (a batch's parts; 1 otherwise).
     partitions: u32,
     /// Rows it writes, or for a read the rows it returns if it finds the
@@ -719,6 +724,20 @@ enum Intake {
     Lost,
 }
 
+/// A client request its coordinator is working on, as the coordinating
+/// node keeps it (its own state, not the client's): when it reached the
+/// node (the server-side latency runs from here to the reply), whether it
+/// writes, and the client's deadline for it. An attempt is still awaited
+/// at time `t` exactly while `t <= deadline`: the client drops it at its
+/// deadline (`check_timeouts`), and at that instant the node's events come
+/// before the client's (the kernel orders ties by logical process).
+#[derive(Clone, Copy, Debug)]
+struct Coordinating {
+    at: SimTime,
+    deadline: SimTime,
+    is_write: bool,
+}
+
 /// A running simulation.
 struct Simulation {
     plan: RunPlan,
@@ -727,6 +746,8 @@ struct Simulation {
     /// What each node's coordinators measured (apart from `nodes`, whose
     /// hot fields it would spread over more cache lines).
     server: Vec<ServerLatencies>,
+    /// The client requests each node coordinates, by the request's id.
+    coordinating: Vec<rustc_hash::FxHashMap<u64, Coordinating>>,
     /// The engine's nodes, by index, each with its shards.
     engines: Vec<engine::Node>,
     /// The simulated shards' CPUs, I/O queues and accounting, node by node
@@ -995,6 +1016,7 @@ impl Simulation {
             server: (0..total_nodes)
                 .map(|_| ServerLatencies::default())
                 .collect(),
+            coordinating: (0..total_nodes).map(|_| Default::default()).collect(),
             nodes,
             engines,
             shards,
@@ -1296,11 +1318,21 @@ impl Simulation {
                 measured_from,
             } => self.send_request(now, process, measured_from),
             Event::OpenLoopArrival { process } => self.open_loop_arrival(now, process),
-            Event::RequestArrives { shard, request, .. } => {
-                self.arrive(now, shard, Inbound::Request(request));
+            Event::RequestArrives {
+                shard,
+                request,
+                deadline,
+                ..
+            } => {
+                self.arrive(now, shard, Inbound::Request(request, deadline));
             }
-            Event::BatchArrives { shard, batch, .. } => {
-                self.arrive(now, shard, Inbound::Batch(batch));
+            Event::BatchArrives {
+                shard,
+                batch,
+                deadline,
+                ..
+            } => {
+                self.arrive(now, shard, Inbound::Batch(batch, deadline));
             }
             Event::ReplyArrives {
                 request, outcome, ..
@@ -2003,6 +2035,9 @@ mod tests {
                 },
                 consistency: engine::ConsistencyLevel::One,
             },
+            // No client awaits it (the plan has no loads): its reply is
+            // dropped.
+            deadline: SimTime::ZERO,
             wire_bytes: 0,
         };
         let start = SimTime::from_nanos(1_000_000);
