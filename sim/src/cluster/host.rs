@@ -446,7 +446,13 @@ impl Simulation {
                 }
                 let node = self.shards[shard as usize].node;
                 let Some(request) = self.coordinating[node as usize].remove(&reply.id.0) else {
-                    unreachable!("a reply to a request its node never took in");
+                    // Every request the node answers, it took in (and a
+                    // crash drops both the requests and the engine's
+                    // work on them); a reply without one reaches nobody.
+                    if cfg!(debug_assertions) {
+                        unreachable!("a reply to a request node {node} never took in");
+                    }
+                    return;
                 };
                 if now > request.deadline {
                     // The client gave up on this attempt: nobody reads
