@@ -516,11 +516,11 @@ impl<P> Nic<P> {
         Some(done)
     }
 
-    /// A message whose first byte reached this NIC at `at` has, at `now`,
-    /// had the time its bytes take on the link (the driver scheduled it
-    /// then): returns when it is fully in, `now` if nothing that arrived
-    /// before it held the link meanwhile, later if something did; `None`
-    /// if the NIC is cut.
+    /// A message of `wire_bytes` whose last byte is due at this NIC `now`
+    /// (its first arrived its time on the link before: the driver
+    /// scheduled it so, [`Nic::time_on_link`]): returns when it is fully
+    /// in, `now` if nothing that arrived before it held the link
+    /// meanwhile, later if something did; `None` if the NIC is cut.
     ///
     /// The receiver's side of [`Nic::receive`], told by the receiver when
     /// the message is due rather than by the sender when it left: messages
@@ -528,11 +528,12 @@ impl<P> Nic<P> {
     /// earlier but is longer may be registered after a shorter one that
     /// arrived later, and is then not waited for by it (their bandwidth
     /// overlaps, as [`Nic::receive`]'s out-of-order arrivals do). The log
-    /// of arrivals is collapsed up to the longest lead (`now - at`) seen,
+    /// of arrivals is collapsed up to the longest time on the link seen,
     /// since a message registered later arrived at most that long before
     /// its own registration.
-    pub fn take_in(&mut self, now: SimTime, at: SimTime, wire_bytes: u64) -> Option<SimTime> {
-        let lead = now.saturating_since(at);
+    pub fn take_in(&mut self, now: SimTime, wire_bytes: u64) -> Option<SimTime> {
+        let lead = self.transmission_time(wire_bytes);
+        let at = SimTime::from_nanos(now.as_nanos().saturating_sub(lead.as_nanos()));
         self.longest_lead = self.longest_lead.max(lead);
         let horizon = SimTime::from_nanos(
             now.as_nanos()
@@ -544,8 +545,8 @@ impl<P> Nic<P> {
     }
 
     /// Time `wire_bytes` take on this NIC's link as its faults leave it
-    /// now (what [`Nic::take_in`] expects between a message's first byte
-    /// and its last).
+    /// now (what [`Nic::take_in`] takes to lie between a message's first
+    /// byte and its last).
     pub fn time_on_link(&self, wire_bytes: u64) -> SimDuration {
         self.transmission_time(wire_bytes)
     }

@@ -659,20 +659,21 @@ impl Simulation {
                 self.take_in_between_nodes(now, wire, from.node, node)
             }
             Event::RequestArrives { shard, .. } | Event::BatchArrives { shard, .. } => {
-                let nic = &mut self.nodes[self.shards[*shard as usize].node as usize].nic;
-                let at = before(now, nic.time_on_link(wire));
-                nic.take_in(now, at, wire)
+                let node = self.shards[*shard as usize].node;
+                self.nodes[node as usize].nic.take_in(now, wire)
             }
             Event::ReplyArrives {
                 process,
                 handoff_ns,
                 ..
             } => {
-                let after = SimDuration::from_nanos(u64::from(*handoff_ns));
-                let nic = &mut self.processes[*process as usize].nic;
-                let in_at = before(now, after);
-                let at = before(in_at, nic.time_on_link(wire));
-                nic.take_in(in_at, at, wire).map(|done| done + after)
+                // Its last byte was due the client's hand-offs before now.
+                let after = u64::from(*handoff_ns);
+                let in_at = SimTime::from_nanos(now.as_nanos().saturating_sub(after));
+                self.processes[*process as usize]
+                    .nic
+                    .take_in(in_at, wire)
+                    .map(|done| done + SimDuration::from_nanos(after))
             }
             _ => unreachable!("only messages cross a NIC"),
         };
@@ -685,8 +686,8 @@ impl Simulation {
 
     /// What `handoffs` thread hand-offs in the c-s process that sent
     /// attempt `id` add to it: each costs [`HANDOFF_COST`] and finds its
-    /// thread parked ([`models::wakeup`]). Nothing for an attempt whose
-    /// slot has moved on (it timed out; nobody waits for it).
+    /// thread parked ([`models::wakeup`]). Nothing for an attempt no
+    /// thread awaits any more (`awaited` false: it timed out).
     fn client_handoff_delay(&mut self, id: RequestId, handoffs: u32, awaited: bool) -> SimDuration {
         if !awaited {
             return SimDuration::ZERO;
@@ -715,9 +716,7 @@ impl Simulation {
             self.partition_losses += 1;
             return None;
         }
-        let nic = &mut self.nodes[node as usize].nic;
-        let at = before(now, nic.time_on_link(wire_bytes));
-        nic.take_in(now, at, wire_bytes)
+        self.nodes[node as usize].nic.take_in(now, wire_bytes)
     }
 
     /// A message that was lost: what it held in flight goes with it. A
@@ -1030,9 +1029,4 @@ impl Simulation {
         };
         self.shard_index(address)
     }
-}
-
-/// `by` before `time`, or time zero.
-fn before(time: SimTime, by: SimDuration) -> SimTime {
-    SimTime::from_nanos(time.as_nanos().saturating_sub(by.as_nanos()))
 }
