@@ -100,6 +100,7 @@ use rand::{Rng, RngExt};
 use units::{SimDuration, SimTime};
 
 use crate::distribution::standard_normal;
+use crate::g1_policy::{G1Analytics, G1Policy, PauseRecord, Seq, SurvRateGroup, YoungBounds};
 use crate::sep::{AfterLook, Spinners};
 
 /// `native_transport_max_threads` (hardware.md 4.5, \[S\] cassandra.yaml).
@@ -574,32 +575,19 @@ pub struct G1Params {
 /// spread). The three parts are the real node's GC log at
 /// `gc+phases=debug`: `Object Copy`, `Scan Heap Roots` and the rest.
 ///
-/// After a pause, as G1's `G1Policy` does, the next eden is the largest
-/// whose predicted pause meets `pause_goal`: the other part, plus the
-/// survivors to promote and eden times its survival at the copy cost, plus
-/// eden times the card scan per byte of eden, all as learnt and times
-/// `prediction_over_pause`; between `G1NewSizePercent` and
-/// `G1MaxNewSizePercent` of the heap (and no more than the heap's free
-/// regions less `G1ReservePercent`). G1 learns the copy cost as the pause's object copy
-/// time over the bytes it copied, so reads' costly small objects and
-/// writes' rows blend into one price, as they do in the real collector;
-/// what it learns are decaying averages (HotSpot's `AbsSeq`, alpha 0.7), so
-/// after a costly pause eden shrinks at once and grows back over several.
+/// After a pause G1 sizes the next eden as HotSpot's `G1Policy` does
+/// ([`crate::g1_policy`]): it learns from the pause (the copy cost as the
+/// object copy over the bytes copied, the survival of eden and survivor
+/// regions by age, the card scan cost per card and the cards, the other
+/// times) and takes the largest eden whose pause it predicts, pessimism
+/// and all, to meet `pause_goal`, between `G1NewSizePercent` and
+/// `G1MaxNewSizePercent` of the heap and no more than the free regions
+/// less `G1ReservePercent`; every 300 ms in between it samples the cards
+/// and, when they outgrow its prediction, sizes eden again. The cards are
+/// the operations' card scan work over [`EvacuationParams::card_ns_per_card`].
 ///
-/// G1's own predictions run well over the pauses it then takes (the real
-/// node's logs at `gc+ergo+cset=trace` show a predicted 290-390 ms for
-/// pauses of 35-170 ms): it predicts each eden region's survival with a
-/// confidence margin and extrapolates a larger eden from its newest
-/// region, whose objects are still in flight (`G1SurvRateGroup`), and
-/// starts from pessimistic default costs. The twin does not model those
-/// per-region predictions; it takes their effect as measured,
-/// `prediction_over_pause`, so a write load keeps eden near its smallest
-/// and a read load grows it to a few hundred MiB, as the real node does.
-///
-/// Left out: survival predicted per eden region (`G1SurvRateGroup`; here
-/// one figure for all of eden, its pessimism measured), G1's
-/// remembered-set sampling that ends a mutator phase early when the cards
-/// grow, card scanning that grows with the memtable's size rather than
+/// Left out: survival that differs by a region's age (the twin's eden
+/// regions survive alike; G1 still predicts them by age), card scanning that grows with the memtable's size rather than
 /// with the operations since the last pause (S1's logs show both), a copy
 /// price per object rather than per byte (4-KB values copy at ~0.4 ns a
 /// byte), the survivor space's cap, humongous
@@ -624,8 +612,12 @@ pub struct EvacuationParams {
     pub write: YoungWork,
     /// What a replica's read leaves.
     pub read: YoungWork,
-    /// The pause G1 predicts over the pause it takes.
-    pub prediction_over_pause: f64,
+    /// Card scan time per card scanned, ns: what turns the operations'
+    /// card scan work into the cards G1 counts.
+    pub card_ns_per_card: f64,
+    /// Choosing and freeing the collection set per young region (part of
+    /// `pause_other`, learnt apart by G1).
+    pub young_other_per_region: SimDuration,
     /// The pause-time goal (`-XX:MaxGCPauseMillis`).
     pub pause_goal: SimDuration,
     /// Smallest young generation, fraction of the heap (`G1NewSizePercent`,
@@ -659,15 +651,15 @@ impl YoungWork {
 }
 
 impl EvacuationParams {
-    /// Cassandra 5.0 on the real node's machine. The pause's parts and G1's
-    /// pessimism are **fitted** to the calibration phases' GC logs at
-    /// `gc+phases=debug` and `gc+ergo+cset=trace`
+    /// Cassandra 5.0 on the real node's machine. The pause's parts are
+    /// **fitted** to the calibration phases' GC logs at `gc+phases=debug`
     /// (`validation/real/g1/2026-11-29`, C1-C3 of three repeats; `twin
     /// validate --real validation/real/g1/2026-11-29 --fit-gc`; the module
     /// doc of `validation::real_gc` says how): over the young pauses of
-    /// each phase after its first, the copy prices and the pessimism as
-    /// ratios of sums, the per-operation figures as medians, the other
-    /// part as the mean. The goal is 5.0's `MaxGCPauseMillis=300`; the region size,
+    /// each phase after its first, the copy prices and the scan per card
+    /// as ratios of sums, the per-operation figures as medians, the other
+    /// part and its per-region share as means. G1's predictions are its
+    /// own ([`crate::g1_policy`]), nothing fitted. The goal is 5.0's `MaxGCPauseMillis=300`; the region size,
     /// young bounds and reserve are G1's defaults under Java 17 (the logs
     /// show eden 1 to 225 regions of 16 MiB, young at least 19 regions, 5 %
     /// of 378, and at most the heap less the old generation less 10 %).
@@ -687,7 +679,8 @@ impl EvacuationParams {
                 card_scan_ns: 432.0,
                 transient_bytes: 361,
             },
-            prediction_over_pause: 1.9479,
+            card_ns_per_card: 2_034.0,
+            young_other_per_region: SimDuration::from_nanos(2_254),
             pause_goal: SimDuration::from_millis(300),
             min_young_fraction: 0.05,
             max_young_fraction: 0.60,
@@ -712,45 +705,32 @@ impl EvacuationParams {
     }
 }
 
-/// The survival rate G1 predicts for eden before it has measured one
-/// (HotSpot's `InitialSurvivorRate`, `g1SurvRateGroup.cpp`, from memory
-/// \[R\]): a started
-/// collector sizes eden as if 40 % of it will be copied, and grows it as
-/// the pauses show less.
-pub const G1_INITIAL_SURVIVAL: f64 = 0.4;
-
 /// What a running G1 has learnt, to start another node from (G1 with
-/// [`EvacuationParams`] only): the old generation's occupancy and the
-/// three predictions eden is sized by (survival, copy cost, card scan). A
-/// JVM that served one load starts the next with these, not with G1's
-/// start-up guesses: after a read-only load (little survives) eden is
-/// large, after writes it is sized to their memtable rows and cards. [`JvmNode::g1_history`] reads it at the end of a run;
-/// [`JvmConfig::g1_start`] starts a node from it.
+/// [`EvacuationParams`] only): the old generation's occupancy and G1's
+/// sizing state ([`crate::g1_policy`]: its analytics and the survival it
+/// predicts by region age). A JVM that served one load starts the next
+/// with these, not with G1's start-up guesses: after a read-only load
+/// (little survives) eden is large, after writes it is sized to their
+/// memtable rows and cards. [`JvmNode::g1_history`] reads it at the end of
+/// a run; [`JvmConfig::g1_start`] starts a node from it.
 ///
 /// Retained bytes (memtable rows) are not carried: a node started from a
 /// history has flushed its memtables, so what they held in the old
-/// generation is garbage there, counted in `old_used_bytes`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// generation is garbage there, counted in `old_used_bytes`; its survivor
+/// regions are empty.
+#[derive(Clone, Debug, PartialEq)]
 pub struct G1History {
     /// Old generation in use, live or not yet collected, bytes: from the
     /// preset's live set ([`G1Params::old_live_fraction`] of the heap) to
     /// the heap less one region.
     pub old_used_bytes: u64,
-    /// The predicted fraction of eden a young pause finds alive: the
-    /// decaying average, in `[0, 1]`.
-    pub survival: f64,
-    /// Its decaying deviation (the square root of HotSpot's variance).
-    pub survival_deviation: f64,
-    /// The predicted copy cost, ns per byte: the decaying average, > 0.
-    pub copy_ns_per_byte: f64,
-    /// Its decaying deviation.
-    pub copy_deviation: f64,
-    /// The predicted card scan per byte of eden allocated, ns: the
-    /// decaying average, >= 0 (0: a JVM that has not learnt it, as a new
-    /// one starts).
-    pub card_ns_per_byte: f64,
-    /// Its decaying deviation.
-    pub card_deviation: f64,
+    /// What G1 learnt from its pauses.
+    pub analytics: G1Analytics,
+    /// Eden's survival by region age, the youngest first (at least one).
+    pub eden_survival: Vec<Seq>,
+    /// Survivor regions' survival by age, the youngest first (at least
+    /// one).
+    pub survivor_survival: Vec<Seq>,
 }
 
 /// Why a [`G1History`] cannot start a node: the field at fault (empty for
@@ -758,7 +738,7 @@ pub struct G1History {
 #[derive(Clone, Debug, PartialEq)]
 pub struct G1HistoryError {
     /// The field, as `[cluster.g1_start]` names it.
-    pub field: &'static str,
+    pub field: String,
     /// What is wrong with it.
     pub reason: String,
 }
@@ -774,12 +754,29 @@ impl std::fmt::Display for G1HistoryError {
 }
 
 impl G1History {
+    /// The sequences of the analytics as `[cluster.g1_start]` names them,
+    /// with the range their average must lie in.
+    pub fn analytics_fields(analytics: &G1Analytics) -> [(&'static str, Seq, f64, f64); 5] {
+        [
+            ("copy_ns_per_byte", analytics.copy_ns_per_byte, 0.0, 1e6),
+            ("constant_other_ns", analytics.constant_other_ns, 0.0, 1e12),
+            (
+                "young_other_ns_per_region",
+                analytics.young_other_ns_per_region,
+                0.0,
+                1e12,
+            ),
+            ("scan_ns_per_card", analytics.scan_ns_per_card, 0.0, 1e9),
+            ("rs_cards", analytics.rs_cards, 0.0, 1e12),
+        ]
+    }
+
     /// Why this history cannot start a node with `params`, if it cannot.
     pub fn check(&self, params: &G1Params) -> Result<(), G1HistoryError> {
-        let refuse = |field: &'static str, reason: String| Err(G1HistoryError { field, reason });
+        let refuse = |field: String, reason: String| Err(G1HistoryError { field, reason });
         let Some(evacuation) = params.evacuation else {
             return refuse(
-                "",
+                String::new(),
                 "this G1 has a fixed eden and no predictions to start from".into(),
             );
         };
@@ -788,29 +785,61 @@ impl G1History {
         let most = params.heap_bytes.saturating_sub(evacuation.region_bytes);
         if !(live..=most).contains(&self.old_used_bytes) {
             return refuse(
-                "old",
+                "old".into(),
                 format!(
                     "{} bytes is outside the live set to the heap less a region ({live} to {most})",
                     self.old_used_bytes
                 ),
             );
         }
-        // A fraction, a copy cost from a picosecond to a millisecond a
-        // byte, and card scans and deviations up to a millisecond a byte.
-        let ranges: [(&'static str, f64, f64, f64); 6] = [
-            ("survival", self.survival, 0.0, 1.0),
-            ("survival_deviation", self.survival_deviation, 0.0, 1.0),
-            ("copy_ns_per_byte", self.copy_ns_per_byte, 1e-3, 1e6),
-            ("copy_deviation", self.copy_deviation, 0.0, 1e6),
-            ("card_ns_per_byte", self.card_ns_per_byte, 0.0, 1e6),
-            ("card_deviation", self.card_deviation, 0.0, 1e6),
-        ];
-        for (field, value, low, high) in ranges {
-            if !(low..=high).contains(&value) {
-                return refuse(field, format!("{value} is outside {low} to {high}"));
+        let sound = |field: String, seq: &Seq, low: f64, high: f64| {
+            if !(low..=high).contains(&seq.average()) {
+                return refuse(
+                    field,
+                    format!("average {} is outside {low} to {high}", seq.average()),
+                );
+            }
+            if !(0.0..=high * high).contains(&seq.variance()) {
+                return refuse(
+                    field,
+                    format!(
+                        "variance {} is outside 0 to {}",
+                        seq.variance(),
+                        high * high
+                    ),
+                );
+            }
+            Ok(())
+        };
+        for (field, seq, low, high) in Self::analytics_fields(&self.analytics) {
+            sound(field.into(), &seq, low, high)?;
+        }
+        // More regions than the heap has cannot have been seen.
+        let regions = (params.heap_bytes / evacuation.region_bytes) as usize;
+        for (name, group) in [
+            ("eden_survival", &self.eden_survival),
+            ("survivor_survival", &self.survivor_survival),
+        ] {
+            if group.is_empty() || group.len() > regions {
+                return refuse(
+                    name.into(),
+                    format!("{} ages; 1 to the heap's {regions} regions", group.len()),
+                );
+            }
+            for (age, seq) in group.iter().enumerate() {
+                sound(format!("{name}[{age}]"), seq, 0.0, 1.0)?;
             }
         }
         Ok(())
+    }
+
+    /// G1's sizing state as this history has it.
+    fn policy(&self) -> G1Policy {
+        G1Policy::learnt(
+            self.analytics,
+            SurvRateGroup::learnt(self.eden_survival.clone()).unwrap_or_default(),
+            SurvRateGroup::learnt(self.survivor_survival.clone()).unwrap_or_default(),
+        )
     }
 }
 
@@ -899,13 +928,9 @@ impl G1Params {
             for work in [evacuation.write, evacuation.read] {
                 assert!(work.card_scan_ns >= 0.0 && work.card_scan_ns.is_finite());
             }
+            assert!(evacuation.card_ns_per_card > 0.0 && evacuation.card_ns_per_card.is_finite());
             assert!(
-                evacuation.prediction_over_pause > 0.0
-                    && evacuation.prediction_over_pause.is_finite()
-            );
-            assert!(
-                evacuation.pause_goal.as_secs_f64() / evacuation.prediction_over_pause
-                    > evacuation.pause_other.as_secs_f64(),
+                evacuation.pause_goal > evacuation.pause_other,
                 "the goal leaves room to copy"
             );
             assert!(
@@ -934,7 +959,7 @@ pub enum GcModel {
 }
 
 /// A node's configuration.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JvmConfig {
     /// Hardware threads (vCPUs) the JVM runs on.
     pub cores: u32,
@@ -1223,7 +1248,7 @@ struct WakingTask {
 }
 
 /// G1's occupancy.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct G1State {
     params: G1Params,
     eden_used_bytes: u64,
@@ -1236,7 +1261,7 @@ struct G1State {
 }
 
 /// The state of G1's evacuation ([`EvacuationParams`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Evacuation {
     params: EvacuationParams,
     /// Eden for the next collection.
@@ -1246,74 +1271,29 @@ struct Evacuation {
     /// Transient bytes of the operations since the last pause: alive at
     /// the next one, dead by the one after.
     transient_new: u64,
-    /// Card scanning the operations since the last pause left, ns.
+    /// Card scanning the operations since the last pause left, ns (at
+    /// its price, before the pause's spread).
     card_scan_new_ns: f64,
     /// Retained bytes in survivor regions, promoted at the next pause.
     retained_survivor: u64,
+    /// Survivor regions the last pause filled, and the bytes it copied
+    /// into them (retained and transient).
+    survivor_regions: usize,
+    survivor_used: u64,
     /// Retained bytes promoted to the old generation, still alive.
     retained_old: u64,
-    /// Fraction of eden a pause finds retained.
-    survival: Predictor,
-    /// Copy cost, ns per byte.
-    cost: Predictor,
-    /// Card scan per byte of eden, ns.
-    card: Predictor,
+    /// G1's sizing: what it learnt and the cards it expects.
+    policy: G1Policy,
+    /// Free regions at the end of the last pause.
+    free_regions: usize,
+    /// When G1 next samples the young regions' cards
+    /// ([`G1Policy::revise`]).
+    next_sample: SimTime,
 }
 
-/// HotSpot's decaying average and variance (`AbsSeq`, alpha 0.7): what
-/// G1 learns from each pause. The eden it sizes from them is the measured
-/// pessimism times the averages ([`EvacuationParams`]); the deviation is
-/// carried to the next phase with the rest of the [`G1History`].
-#[derive(Clone, Copy, Debug)]
-struct Predictor {
-    average: f64,
-    variance: f64,
-    /// Samples added (the first is the average).
-    samples: u32,
-}
-
-impl Predictor {
-    const ALPHA: f64 = 0.7;
-
-    /// A predictor seeded with one sample, as G1 seeds its sequences.
-    fn starting_at(value: f64) -> Predictor {
-        let mut predictor = Predictor {
-            average: 0.0,
-            variance: 0.0,
-            samples: 0,
-        };
-        predictor.add(value);
-        predictor
-    }
-
-    /// A predictor that has learnt `average`, with `deviation` the square
-    /// root of its variance.
-    fn with(average: f64, deviation: f64) -> Predictor {
-        Predictor {
-            average,
-            variance: deviation * deviation,
-            samples: 1,
-        }
-    }
-
-    fn deviation(&self) -> f64 {
-        self.variance.sqrt()
-    }
-
-    fn add(&mut self, value: f64) {
-        debug_assert!(value.is_finite(), "a sample is a number: {value}");
-        if self.samples == 0 {
-            // `AbsSeq::add`: the first sample is the average.
-            self.average = value;
-            self.variance = 0.0;
-        } else {
-            self.average = (1.0 - Self::ALPHA) * value + Self::ALPHA * self.average;
-            let diff = value - self.average;
-            self.variance = (1.0 - Self::ALPHA) * diff * diff + Self::ALPHA * self.variance;
-        }
-        self.samples = self.samples.saturating_add(1);
-    }
-}
+/// How often G1 samples the young regions' remembered sets in a mutator
+/// phase (`G1ConcRefinementServiceIntervalMillis`).
+const RS_SAMPLE_INTERVAL: SimDuration = SimDuration::from_millis(300);
 
 /// One Cassandra node's CPU: stages, cores and garbage collection.
 #[derive(Clone, Debug)]
@@ -1403,6 +1383,7 @@ impl JvmNode {
             GcModel::Disabled => None,
             GcModel::G1(params) => {
                 params.validate();
+                let gc_threads = parallel_gc_threads(config.cores);
                 let mut g1 = G1State {
                     params,
                     eden_used_bytes: 0,
@@ -1415,26 +1396,22 @@ impl JvmNode {
                         transient_new: 0,
                         card_scan_new_ns: 0.0,
                         retained_survivor: 0,
+                        survivor_regions: 0,
+                        survivor_used: 0,
                         retained_old: 0,
-                        // No history: G1's initial survival guess, the
-                        // fitted cost of copying rows, no card scan.
-                        survival: Predictor::starting_at(G1_INITIAL_SURVIVAL),
-                        cost: Predictor::starting_at(evacuation.row_copy_ns_per_byte),
-                        card: Predictor::starting_at(0.0),
+                        // No history: a new JVM's seeds.
+                        policy: G1Policy::new(gc_threads),
+                        free_regions: 0,
+                        next_sample: SimTime::ZERO + RS_SAMPLE_INTERVAL,
                     }),
                 };
-                if let Some(start) = config.g1_start {
+                if let Some(start) = &config.g1_start {
                     if let Err(reason) = start.check(&params) {
                         panic!("JvmConfig::g1_start: {reason}");
                     }
                     g1.old_used_bytes = start.old_used_bytes;
                     if let Some(evacuation) = g1.evacuation.as_mut() {
-                        evacuation.survival =
-                            Predictor::with(start.survival, start.survival_deviation);
-                        evacuation.cost =
-                            Predictor::with(start.copy_ns_per_byte, start.copy_deviation);
-                        evacuation.card =
-                            Predictor::with(start.card_ns_per_byte, start.card_deviation);
+                        evacuation.policy = start.policy();
                     }
                 }
                 g1.size_eden();
@@ -2024,6 +2001,7 @@ impl JvmNode {
             return self.next_completion();
         };
         g1.eden_used_bytes = g1.eden_used_bytes.saturating_add(bytes);
+        g1.sample_cards(now);
         // One collection per eden's worth (more than one only when a
         // single report exceeds eden).
         let mut collected = false;
@@ -2036,6 +2014,11 @@ impl JvmNode {
             let sized = g1.evacuation.is_some();
             let (kind, duration) = g1.collect(rng);
             self.stop_the_world(now, kind, duration);
+            let pause_end = self.pause_end;
+            if let Some(evacuation) = self.g1.as_mut().and_then(|g1| g1.evacuation.as_mut()) {
+                // G1 samples the cards 300 ms after a pause at the soonest.
+                evacuation.next_sample = pause_end + RS_SAMPLE_INTERVAL;
+            }
             if sized {
                 self.gc_stats.eden_collected_bytes += eden;
                 self.gc_stats.eden_collections += 1;
@@ -2183,14 +2166,12 @@ impl JvmNode {
     pub fn g1_history(&self) -> Option<G1History> {
         let g1 = self.g1.as_ref()?;
         let evacuation = g1.evacuation.as_ref()?;
+        let policy = &evacuation.policy;
         Some(G1History {
             old_used_bytes: g1.old_used_bytes,
-            survival: evacuation.survival.average,
-            survival_deviation: evacuation.survival.deviation(),
-            copy_ns_per_byte: evacuation.cost.average,
-            copy_deviation: evacuation.cost.deviation(),
-            card_ns_per_byte: evacuation.card.average,
-            card_deviation: evacuation.card.deviation(),
+            analytics: *policy.analytics(),
+            eden_survival: policy.eden_group().predictors().to_vec(),
+            survivor_survival: policy.survivor_group().predictors().to_vec(),
         })
     }
 
@@ -2202,6 +2183,7 @@ impl JvmNode {
     /// Bytes in eden and in the old generation (zeros without G1).
     pub fn heap_used_bytes(&self) -> (u64, u64) {
         self.g1
+            .as_ref()
             .map_or((0, 0), |g1| (g1.eden_used_bytes, g1.old_used_bytes))
     }
 
@@ -2467,9 +2449,8 @@ impl G1State {
                 && evacuation.eden_target.is_multiple_of(region)
                 && evacuation.card_scan_new_ns.is_finite()
                 && evacuation.card_scan_new_ns >= 0.0
-                && [evacuation.survival, evacuation.cost, evacuation.card]
-                    .iter()
-                    .all(|p| p.average.is_finite() && p.variance.is_finite() && p.variance >= 0.0)
+                && evacuation.survivor_used >= evacuation.retained_survivor
+                && evacuation.policy.is_sound()
         })
     }
 
@@ -2514,17 +2495,17 @@ impl G1State {
     /// Eden at which the next collection starts.
     fn eden_limit(&self) -> u64 {
         self.evacuation
+            .as_ref()
             .map_or(self.params.eden_bytes, |evacuation| evacuation.eden_target)
     }
 
     /// A collection with [`EvacuationParams`]: young pauses copy the
     /// retained bytes in eden and survivors and the transient bytes in
     /// eden, promote the survivors' retained bytes to the old generation
-    /// and scan the operations' cards; G1 learns the copy cost, the card
-    /// scan per byte of eden and the survival from it; then eden is sized
-    /// anew. Mixed and full collections keep the lognormal model and
-    /// reclaim the old generation's garbage. Always draws one uniform and
-    /// two normals.
+    /// and scan the operations' cards; G1 learns from the pause
+    /// ([`G1Policy::record`]); then eden is sized anew. Mixed and full
+    /// collections keep the lognormal model and reclaim the old
+    /// generation's garbage. Always draws one uniform and two normals.
     fn evacuate<R: Rng + ?Sized>(&mut self, rng: &mut R) -> (PauseKind, SimDuration) {
         let uniform: f64 = rng.random();
         let normal = standard_normal(rng);
@@ -2534,15 +2515,20 @@ impl G1State {
         let Some(evacuation) = self.evacuation.as_mut() else {
             unreachable!("evacuate runs with evacuation");
         };
+        let p = evacuation.params;
         let (new, promoted) = (evacuation.retained_new, evacuation.retained_survivor);
         let transient = evacuation.transient_new;
         let card_scan_ns = evacuation.card_scan_new_ns;
+        let (survivor_regions, survivor_used) =
+            (evacuation.survivor_regions, evacuation.survivor_used);
         evacuation.retained_old += promoted;
         evacuation.retained_survivor = new;
         evacuation.retained_new = 0;
         // Transient bytes go to a survivor region and die there.
         evacuation.transient_new = 0;
         evacuation.card_scan_new_ns = 0.0;
+        evacuation.survivor_used = new + transient;
+        evacuation.survivor_regions = evacuation.survivor_used.div_ceil(p.region_bytes) as usize;
         let live = params.live_old_bytes() + evacuation.retained_old;
         let old_capacity = params.heap_bytes.saturating_sub(eden);
         let (kind, duration) = if uniform < params.full_probability
@@ -2551,6 +2537,8 @@ impl G1State {
             self.old_used_bytes = live + evacuation.retained_survivor;
             evacuation.retained_old += evacuation.retained_survivor;
             evacuation.retained_survivor = 0;
+            evacuation.survivor_used = 0;
+            evacuation.survivor_regions = 0;
             let duration = lognormal(params.full_pause_median, params.full_pause_p99, normal);
             (PauseKind::Full, duration)
         } else if self.old_used_bytes as f64
@@ -2561,7 +2549,6 @@ impl G1State {
             (PauseKind::Mixed, duration)
         } else {
             self.old_used_bytes += promoted;
-            let p = evacuation.params;
             let rows = new + promoted;
             // The copy prices are means (per byte, weighted by the
             // bytes), the card scans medians per operation: spreads of
@@ -2571,56 +2558,88 @@ impl G1State {
                 * mean_one_lognormal(p.copy_sigma, normal);
             let card_ns = card_scan_ns * (p.card_sigma * card_normal).exp();
             let duration = p.pause_other + SimDuration::from_secs_f64((copy_ns + card_ns) * 1e-9);
-            // G1 learns the copy cost from the object copy it timed over
-            // the bytes it copied, and the card scan per byte of eden.
-            let copied = rows + transient;
-            if copied > 0 {
-                evacuation.cost.add(copy_ns / copied as f64);
-            }
-            evacuation.card.add(card_ns / eden.max(1) as f64);
+            let eden_regions = (eden / p.region_bytes) as usize;
+            let young_other_ns = p.young_other_per_region.as_nanos() as f64
+                * (eden_regions + survivor_regions) as f64;
+            evacuation.policy.record(
+                &PauseRecord {
+                    eden_regions,
+                    eden_survived_bytes: new + transient,
+                    survivor_regions,
+                    survivor_survived_bytes: promoted.min(survivor_used),
+                    copy_ns,
+                    copied_bytes: rows + transient,
+                    scan_ns: card_ns,
+                    cards: card_scan_ns / p.card_ns_per_card,
+                    constant_other_ns: p.pause_other.as_nanos() as f64 - young_other_ns,
+                    young_other_ns,
+                },
+                p.region_bytes,
+            );
             (PauseKind::Young, duration)
         };
-        evacuation
-            .survival
-            .add((new + transient) as f64 / eden.max(1) as f64);
         self.size_eden();
         (kind, duration)
     }
 
-    /// Sizes the next eden to the pause goal ([`EvacuationParams`]).
+    /// Sizes the next eden after a pause ([`G1Policy::young_target`]).
     fn size_eden(&mut self) {
-        let heap = self.params.heap_bytes as f64;
-        let old = self.old_used_bytes as f64;
+        let old = self.old_used_bytes;
+        let heap = self.params.heap_bytes;
+        let Some(evacuation) = self.evacuation.as_mut() else {
+            return;
+        };
+        let region = evacuation.params.region_bytes;
+        let regions = (heap / region) as usize;
+        let old_regions = old.div_ceil(region) as usize;
+        evacuation.free_regions = regions.saturating_sub(old_regions + evacuation.survivor_regions);
+        self.size_eden_in_use(0);
+    }
+
+    /// Sizes eden with `in_use` regions of it already taken: after a pause
+    /// (none) or on a revision in the mutator phase.
+    fn size_eden_in_use(&mut self, in_use: usize) {
+        let heap = self.params.heap_bytes;
         let Some(evacuation) = self.evacuation.as_mut() else {
             return;
         };
         let p = evacuation.params;
-        let region = p.region_bytes as f64;
-        let survivors = evacuation.retained_survivor as f64;
-        let survivor_regions = (survivors / region).ceil();
-        let young_min = (heap * p.min_young_fraction / region)
-            .floor()
-            .max(survivor_regions + 1.0);
-        let young_max = (heap * p.max_young_fraction / region)
-            .min(((heap * (1.0 - p.reserve_fraction) - old) / region).floor())
-            .max(young_min);
-        // What the goal leaves, as G1's pessimism sees it, once the other
-        // part and the survivors' copy are paid, over what a byte of eden
-        // costs: its survival at the copy cost and its cards.
-        let cost = evacuation.cost.average.max(0.0);
-        let goal_s = p.pause_goal.as_secs_f64() / p.prediction_over_pause;
-        let budget_ns = (goal_s - p.pause_other.as_secs_f64()) * 1e9 - cost * survivors;
-        let per_eden_byte =
-            cost * evacuation.survival.average.clamp(0.0, 1.0) + evacuation.card.average.max(0.0);
-        let by_goal = if per_eden_byte > 0.0 {
-            (budget_ns.max(0.0) / per_eden_byte / region).floor()
-        } else {
-            f64::INFINITY
+        let bounds = YoungBounds {
+            region_bytes: p.region_bytes,
+            regions: (heap / p.region_bytes) as usize,
+            min_fraction: p.min_young_fraction,
+            max_fraction: p.max_young_fraction,
+            reserve_fraction: p.reserve_fraction,
+            goal_ns: p.pause_goal.as_nanos() as f64,
         };
-        let eden_regions =
-            by_goal.clamp(young_min - survivor_regions, young_max - survivor_regions);
-        debug_assert!(eden_regions >= 1.0);
-        evacuation.eden_target = (eden_regions * region) as u64;
+        let eden_regions = evacuation.policy.young_target(
+            &bounds,
+            evacuation.survivor_regions,
+            evacuation.survivor_used,
+            in_use,
+            evacuation.free_regions,
+        );
+        evacuation.eden_target = eden_regions as u64 * p.region_bytes;
+    }
+
+    /// G1's sampling of the young regions' cards in the mutator phase
+    /// ([`G1Policy::revise`]): at each 300-ms tick since the last pause
+    /// (taken at the first allocation after it), eden is sized again when
+    /// the cards have outgrown G1's prediction.
+    fn sample_cards(&mut self, now: SimTime) {
+        let eden_used = self.eden_used_bytes;
+        let Some(evacuation) = self.evacuation.as_mut() else {
+            return;
+        };
+        if now < evacuation.next_sample {
+            return;
+        }
+        evacuation.next_sample = now + RS_SAMPLE_INTERVAL;
+        let cards = evacuation.card_scan_new_ns / evacuation.params.card_ns_per_card;
+        if evacuation.policy.revise(cards) {
+            let in_use = eden_used.div_ceil(evacuation.params.region_bytes) as usize;
+            self.size_eden_in_use(in_use);
+        }
     }
 }
 
@@ -2704,21 +2723,30 @@ mod tests {
     }
 
     /// Fills the node's eden once (one collection) at `at`, retaining
-    /// `retained` of it; returns the pause.
+    /// `retained` of it, a region at a time (G1 may revise eden as it
+    /// fills); returns the pause.
     fn collect_once(node: &mut JvmNode, at: SimTime, retained: u64) -> GcPause {
         let mut rng = Pcg64Mcg::seed_from_u64(1);
         let before = *node.gc_stats();
         keep(node, retained);
-        let eden = eden_target(node);
-        node.allocate(at, eden, &mut rng);
+        let region = node
+            .g1
+            .as_ref()
+            .unwrap()
+            .evacuation
+            .as_ref()
+            .unwrap()
+            .params
+            .region_bytes;
+        while node.gc_stats().all().count == before.all().count {
+            node.allocate(at, region, &mut rng);
+        }
         let after = node.gc_stats();
         assert_eq!(after.all().count, before.all().count + 1, "one collection");
         // The eden it found full is counted, as a GC log lists it.
         assert_eq!(after.eden_collections, before.eden_collections + 1);
-        assert_eq!(
-            after.eden_collected_bytes,
-            before.eden_collected_bytes + eden
-        );
+        let collected = after.eden_collected_bytes - before.eden_collected_bytes;
+        assert!(collected >= region && collected.is_multiple_of(region));
         node.last_pause().unwrap()
     }
 
@@ -2789,7 +2817,13 @@ mod tests {
         let pause = collect_once(&mut node, at_ms(2_000), 0);
         assert_eq!(pause.duration, evacuation.pause_other);
         assert_eq!(
-            node.g1.as_ref().unwrap().evacuation.unwrap().retained_old,
+            node.g1
+                .as_ref()
+                .unwrap()
+                .evacuation
+                .as_ref()
+                .unwrap()
+                .retained_old,
             0,
             "nothing transient is promoted"
         );
@@ -2893,15 +2927,18 @@ mod tests {
             collect_once(&mut reads, at_ms(second * 1_000), 0);
         }
         let history = reads.g1_history().unwrap();
-        assert!(history.survival < 0.01, "{history:?}");
+        assert!(
+            history.eden_survival.iter().all(|seq| seq.average() < 0.01),
+            "{history:?}"
+        );
         assert_eq!(history.check(&params), Ok(()));
         let mut config = JvmConfig::cassandra_5_0(1, 1, params.heap_bytes);
         config.gc = GcModel::G1(params);
-        config.g1_start = Some(history);
+        config.g1_start = Some(history.clone());
         let started = JvmNode::new(config);
         assert_eq!(
             started.g1_history(),
-            Some(history),
+            Some(history.clone()),
             "it starts where the other ended"
         );
         assert_eq!(eden_target(&started), eden_target(&reads));
@@ -2917,39 +2954,38 @@ mod tests {
         assert_eq!(pause.duration, other);
 
         let refused = |change: &dyn Fn(&mut G1History)| {
-            let mut bad = history;
+            let mut bad = history.clone();
             change(&mut bad);
             bad.check(&params).unwrap_err()
         };
-        assert_eq!(refused(&|h| h.survival = 1.5).field, "survival");
         assert_eq!(
-            refused(&|h| h.survival_deviation = -0.1).field,
-            "survival_deviation"
+            refused(&|h| h.eden_survival[1] = Seq::learnt(1.5, 0.0, 3)).field,
+            "eden_survival[1]"
         );
         assert_eq!(
-            refused(&|h| h.copy_ns_per_byte = 0.0).field,
+            refused(&|h| h.survivor_survival.clear()).field,
+            "survivor_survival"
+        );
+        assert_eq!(
+            refused(&|h| h.analytics.copy_ns_per_byte = Seq::learnt(f64::NAN, 0.0, 2)).field,
             "copy_ns_per_byte"
         );
         assert_eq!(
-            refused(&|h| h.copy_deviation = f64::NAN).field,
-            "copy_deviation"
+            refused(&|h| h.analytics.rs_cards = Seq::learnt(-1.0, 0.0, 2)).field,
+            "rs_cards"
         );
         assert_eq!(
-            refused(&|h| h.card_ns_per_byte = -1.0).field,
-            "card_ns_per_byte"
-        );
-        assert_eq!(
-            refused(&|h| h.card_deviation = f64::INFINITY).field,
-            "card_deviation"
+            refused(&|h| h.analytics.scan_ns_per_card = Seq::learnt(1.0, f64::INFINITY, 5)).field,
+            "scan_ns_per_card"
         );
         assert_eq!(refused(&|h| h.old_used_bytes = 0).field, "old");
         assert_eq!(
             refused(&|h| h.old_used_bytes = params.heap_bytes).field,
             "old"
         );
-        assert!(refused(&|h| h.survival = 1.5)
+        assert!(refused(&|h| h.eden_survival[0] = Seq::learnt(1.5, 0.0, 3))
             .to_string()
-            .starts_with("survival: 1.5"));
+            .starts_with("eden_survival[0]: average 1.5"));
         let fixed = G1Params::cassandra_3_11_heap_48g();
         assert!(history
             .check(&fixed)

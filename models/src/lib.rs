@@ -11,6 +11,7 @@
 pub mod cassandra_stress;
 pub mod cost;
 pub mod distribution;
+pub mod g1_policy;
 pub mod instance;
 pub mod io_scheduler;
 pub mod jvm;

@@ -250,32 +250,39 @@ pub struct ClusterSection {
 }
 
 /// `[cluster.g1_start]`: the G1 state a JVM that has served load before
-/// starts from (`models::jvm::G1History`): its old generation and the
-/// three predictions G1 sizes eden by. `twin validate --real` writes it to
-/// chain REAL.md's phases as the real node ran them, one JVM through all
-/// (from each run's `RunOutcome::g1_end`).
+/// starts from (`models::jvm::G1History`): its old generation and what
+/// G1 sizes eden by (`models::g1_policy`). Each sequence is `[average,
+/// variance, samples]` (samples a whole number, 0 to 10); one left out
+/// is a new JVM's. `twin validate --real` writes it to chain REAL.md's
+/// phases as the real node ran them, one JVM through all (from each run's
+/// `RunOutcome::g1_end`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct G1StartSection {
     /// Old generation in use, live or garbage not yet collected.
     pub old: HumanBytes,
-    /// Predicted fraction of eden a young pause finds alive (0 to 1).
-    pub survival: f64,
-    /// Its deviation.
+    /// Object copy time per byte copied, ns.
     #[serde(default)]
-    pub survival_deviation: f64,
-    /// Predicted copy cost, ns per byte copied.
-    pub copy_ns_per_byte: f64,
-    /// Its deviation.
+    pub copy_ns_per_byte: Option<[f64; 3]>,
+    /// The pause's constant other time, ns.
     #[serde(default)]
-    pub copy_deviation: f64,
-    /// Predicted card scan per byte of eden, ns (default 0: not learnt,
-    /// as a new JVM starts).
+    pub constant_other_ns: Option<[f64; 3]>,
+    /// Other time per young region, ns.
     #[serde(default)]
-    pub card_ns_per_byte: f64,
-    /// Its deviation.
+    pub young_other_ns_per_region: Option<[f64; 3]>,
+    /// Card scan time per card, ns.
     #[serde(default)]
-    pub card_deviation: f64,
+    pub scan_ns_per_card: Option<[f64; 3]>,
+    /// Cards in the young regions' remembered sets at a pause.
+    #[serde(default)]
+    pub rs_cards: Option<[f64; 3]>,
+    /// Eden regions' survival by age (fraction of a region), the youngest
+    /// first.
+    #[serde(default)]
+    pub eden_survival: Option<Vec<[f64; 3]>>,
+    /// Survivor regions' survival by age, the youngest first.
+    #[serde(default)]
+    pub survivor_survival: Option<Vec<[f64; 3]>>,
 }
 
 /// `[cluster] racks`: how many racks (nodes dealt round-robin) or each

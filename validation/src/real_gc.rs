@@ -44,9 +44,16 @@
 //!   mechanism for (its likely cause, caches refilling after the memtables
 //!   flushed, is not modelled) and which a sum would spread over every
 //!   read.
-//! - **G1's pessimism**: where the log has G1's own prediction for the
-//!   pause (`gc+ergo+cset=trace`: `predicted base time` plus `predicted
-//!   eden time` as it chose the collection set), the predictions over the
+//! - **Card scan per card**: `Scan Heap Roots` over `Scanned Cards`,
+//!   summed over the pauses: what turns the twin's card scan work into the
+//!   cards G1 counts (`models::g1_policy`).
+//! - **Other per young region**: `Choose Collection Set` plus `Free
+//!   Collection Set` over the eden and survivor regions, the mean (the
+//!   log's 0.1-ms resolution leaves most pauses at zero).
+//! - **G1's pessimism**, printed and used for nothing (the twin runs G1's
+//!   predictor): where the log has G1's own prediction for the pause
+//!   (`gc+ergo+cset=trace`: `predicted base time` plus `predicted eden
+//!   time` as it chose the collection set), the predictions over the
 //!   pauses taken.
 //! - **Spreads**: of the log of each pause's copy time over its price,
 //!   and of its card scan over its price, 1.4826 times the median absolute
@@ -92,6 +99,11 @@ pub struct PausePhases {
     pub scan_heap_roots_ms: f64,
     /// `Copied Bytes` (the sum over the workers).
     pub copied_bytes: f64,
+    /// `Scanned Cards` under `Scan Heap Roots` (the sum over the workers).
+    pub scanned_cards: f64,
+    /// `Choose Collection Set` and `Free Collection Set (ms)`: what G1
+    /// learns as its other time per young region (0 where not logged).
+    pub cset_ms: f64,
 }
 
 impl YoungPause {
@@ -115,6 +127,8 @@ pub fn young_pauses(log: &str) -> Vec<YoungPause> {
         object_copy_ms: Option<f64>,
         scan_heap_roots_ms: Option<f64>,
         copied_bytes: Option<f64>,
+        scanned_cards: Option<f64>,
+        cset_ms: f64,
         predicted_ms: Option<f64>,
     }
     // `Object Copy (ms):   Min: 21.3, Avg: 21.3, Max: 21.3, Diff: 0.0, Sum: 21.3, Workers: 1`
@@ -164,6 +178,16 @@ pub fn young_pauses(log: &str) -> Vec<YoungPause> {
             fields.scan_heap_roots_ms = statistic(phase, "Avg:");
         } else if phase.starts_with("Copied Bytes") {
             fields.copied_bytes = statistic(phase, "Sum:");
+        } else if phase.starts_with("Scanned Cards:") {
+            fields.scanned_cards = statistic(phase, "Sum:");
+        } else if phase.starts_with("Free Collection Set (ms):") {
+            fields.cset_ms += statistic(phase, "Avg:").unwrap_or(0.0);
+        } else if let Some(ms) = phase.strip_prefix("Choose Collection Set:") {
+            fields.cset_ms += ms
+                .trim()
+                .trim_end_matches("ms")
+                .parse::<f64>()
+                .unwrap_or(0.0);
         } else if let Some((before, _)) = regions("Eden regions:") {
             fields.eden = Some(before);
         } else if let Some(counts) = regions("Survivor regions:") {
@@ -215,14 +239,20 @@ pub fn young_pauses(log: &str) -> Vec<YoungPause> {
                         fields.object_copy_ms,
                         fields.scan_heap_roots_ms,
                         fields.copied_bytes,
+                        fields.scanned_cards,
                     ) {
-                        (Some(object_copy_ms), Some(scan_heap_roots_ms), Some(copied_bytes)) => {
-                            Some(PausePhases {
-                                object_copy_ms,
-                                scan_heap_roots_ms,
-                                copied_bytes,
-                            })
-                        }
+                        (
+                            Some(object_copy_ms),
+                            Some(scan_heap_roots_ms),
+                            Some(copied_bytes),
+                            Some(scanned_cards),
+                        ) => Some(PausePhases {
+                            object_copy_ms,
+                            scan_heap_roots_ms,
+                            copied_bytes,
+                            scanned_cards,
+                            cset_ms: fields.cset_ms,
+                        }),
                         _ => None,
                     },
                     predicted_ms: fields.predicted_ms,
@@ -359,7 +389,12 @@ pub struct G1PhaseFit {
     pub copy_sigma: f64,
     /// Lognormal spread of a pause's card scan about its price.
     pub card_sigma: f64,
-    /// The pause G1 predicted, over the pause it took.
+    /// Card scan time per card scanned, ns.
+    pub card_ns_per_card: f64,
+    /// Choosing and freeing the collection set per young region, ns.
+    pub young_other_ns_per_region: f64,
+    /// The pause G1 predicted, over the pause it took (a diagnostic: the
+    /// twin runs G1's predictor, `models::g1_policy`).
     pub prediction_over_pause: f64,
 }
 
@@ -368,6 +403,8 @@ pub struct G1PhaseFit {
 pub fn fit_phases(measurement: &Measurement) -> Result<G1PhaseFit, MeasurementError> {
     // Per pause: (writes phase?, pause, its parts, operations since the one before).
     let mut priced: Vec<(bool, f64, PausePhases, f64)> = Vec::new();
+    // Per pause: its cset time over its young regions, ms.
+    let mut cset_per_region = Vec::new();
     // G1's predicted pauses and the pauses they predicted.
     let mut pessimism = Vec::new();
     for phases in measurement.repeats.values() {
@@ -393,6 +430,10 @@ pub fn fit_phases(measurement: &Measurement) -> Result<G1PhaseFit, MeasurementEr
                 let ops = rate * seconds;
                 if ops > 0.0 && parts.copied_bytes > 0.0 {
                     priced.push((phase == "C1", pair[1].pause_ms, parts, ops));
+                    let young = pair[1].eden_regions + pair[1].survivor_regions.0;
+                    if young > 0 {
+                        cset_per_region.push(parts.cset_ms / f64::from(young));
+                    }
                     if let Some(predicted) = pair[1].predicted_ms {
                         pessimism.push((predicted, pair[1].pause_ms));
                     }
@@ -514,6 +555,14 @@ pub fn fit_phases(measurement: &Measurement) -> Result<G1PhaseFit, MeasurementEr
         read_card_ns: read_card,
         copy_sigma,
         card_sigma,
+        card_ns_per_card: ratio(
+            &mut priced
+                .iter()
+                .map(|p| (p.2.scan_heap_roots_ms * 1e6, p.2.scanned_cards)),
+        ),
+        // The log's 0.1-ms resolution leaves most pauses at zero: the mean.
+        young_other_ns_per_region: cset_per_region.iter().sum::<f64>() * 1e6
+            / cset_per_region.len().max(1) as f64,
         prediction_over_pause: ratio(&mut pessimism.into_iter()),
     })
 }
@@ -525,8 +574,9 @@ pub fn fit_phases_text(fit: &G1PhaseFit) -> String {
          other {:.3} ms; object copy {:.4} ns per byte of memtable rows, {:.4} ns per byte reads leave alive \
          (copy spread sigma {:.4})\n\
          bytes a read leaves alive at the next pause: {:.0}\n\
-         card scan per write {:.1} ns, per read {:.1} ns (spread sigma {:.4})\n\
-         G1's predicted pause over the pause it took: {:.4}\n",
+         card scan per write {:.1} ns, per read {:.1} ns (spread sigma {:.4}); {:.1} ns per card scanned\n\
+         choosing and freeing the collection set: {:.1} ns per young region\n\
+         G1's predicted pause over the pause it took: {:.4} (a diagnostic: the twin runs G1's predictor)\n",
         fit.pauses,
         fit.other_ms,
         fit.row_copy_ns_per_byte,
@@ -536,6 +586,8 @@ pub fn fit_phases_text(fit: &G1PhaseFit) -> String {
         fit.write_card_ns,
         fit.read_card_ns,
         fit.card_sigma,
+        fit.card_ns_per_card,
+        fit.young_other_ns_per_region,
         fit.prediction_over_pause,
     )
 }
@@ -683,9 +735,14 @@ mod tests {
             "transient bytes per read",
         );
         close(
-            evacuation.prediction_over_pause,
-            fit.prediction_over_pause,
-            "G1's predicted pause over the pause",
+            evacuation.card_ns_per_card,
+            fit.card_ns_per_card,
+            "card scan per card",
+        );
+        close(
+            evacuation.young_other_per_region.as_nanos() as f64,
+            fit.young_other_ns_per_region,
+            "other per young region",
         );
         assert_eq!(evacuation.write.transient_bytes, 0);
         // The stored scorecard measurement's logs have no parts.
@@ -705,7 +762,10 @@ mod tests {
         let log = "\
 [t][10.0s][1][1][info] GC(5) Pause Young (Normal) (G1 Evacuation Pause)
 [t][10.0s][1][1][trace] GC(5) Added young regions to CSet. Eden: 16 regions, Survivors: 2 regions, predicted eden time: 207.82ms, predicted base time: 141.35ms, target pause time: 300.00ms, remaining time: 0.00ms
+[t][10.0s][1][1][debug] GC(5)     Choose Collection Set: 0.5ms
 [t][10.0s][1][1][debug] GC(5)     Scan Heap Roots (ms):          Min:  1.2, Avg:  1.2, Max:  1.2, Diff:  0.0, Sum:  1.2, Workers: 1
+[t][10.0s][1][1][debug] GC(5)       Scanned Cards:                 Min: 1234, Avg: 1234.0, Max: 1234, Diff: 0, Sum: 1234, Workers: 1
+[t][10.0s][1][1][debug] GC(5)       Free Collection Set (ms):      Min:  0.2, Avg:  0.2, Max:  0.2, Diff:  0.0, Sum:  0.2, Workers: 1
 [t][10.0s][1][1][debug] GC(5)     Object Copy (ms):              Min: 21.3, Avg: 21.3, Max: 21.3, Diff:  0.0, Sum: 21.3, Workers: 1
 [t][10.0s][1][1][debug] GC(5)         Copied Bytes                   Min: 10530776, Avg: 10530776.0, Max: 10530776, Diff: 0, Sum: 10530776, Workers: 1
 [t][10.0s][1][1][info] GC(5) Eden regions: 5->0(17)
@@ -721,6 +781,8 @@ mod tests {
                 object_copy_ms: 21.3,
                 scan_heap_roots_ms: 1.2,
                 copied_bytes: 10_530_776.0,
+                scanned_cards: 1_234.0,
+                cset_ms: 0.7,
             })
         );
         assert!((pauses[0].predicted_ms.unwrap() - 349.17).abs() < 1e-9);

@@ -172,7 +172,7 @@ pub struct G1Carried<'a> {
     /// The phase that left it.
     pub after: &'a str,
     /// What G1 had learnt.
-    pub history: models::jvm::G1History,
+    pub history: &'a models::jvm::G1History,
 }
 
 /// The twin's scenario of phase `id`: the machine, the phase's data, its
@@ -187,26 +187,35 @@ pub fn twin_scenario(
 ) -> String {
     let g1 = start.map_or(String::new(), |carried| {
         let h = carried.history;
-        format!(
+        let triple = |seq: &models::g1_policy::Seq| {
+            format!(
+                "[{:?}, {:?}, {}]",
+                seq.average(),
+                seq.variance(),
+                seq.samples()
+            )
+        };
+        let group = |seqs: &[models::g1_policy::Seq]| {
+            let ages: Vec<String> = seqs.iter().map(triple).collect();
+            format!("[{}]", ages.join(", "))
+        };
+        let mut text = format!(
             "# G1 as the twin's run of {after} left it: one JVM runs every phase in\n\
              # measure.sh's order, its memtables flushed between them.\n\
              [cluster.g1_start]\n\
-             old = \"{old}B\"\n\
-             survival = {survival:?}\n\
-             survival_deviation = {survival_deviation:?}\n\
-             copy_ns_per_byte = {copy:?}\n\
-             copy_deviation = {copy_deviation:?}\n\
-             card_ns_per_byte = {card:?}\n\
-             card_deviation = {card_deviation:?}\n",
+             old = \"{old}B\"\n",
             after = carried.after,
             old = h.old_used_bytes,
-            survival = h.survival,
-            survival_deviation = h.survival_deviation,
-            copy = h.copy_ns_per_byte,
-            copy_deviation = h.copy_deviation,
-            card = h.card_ns_per_byte,
-            card_deviation = h.card_deviation,
-        )
+        );
+        for (field, seq, _, _) in models::jvm::G1History::analytics_fields(&h.analytics) {
+            text.push_str(&format!("{field} = {}\n", triple(&seq)));
+        }
+        text.push_str(&format!("eden_survival = {}\n", group(&h.eden_survival)));
+        text.push_str(&format!(
+            "survivor_survival = {}\n",
+            group(&h.survivor_survival)
+        ));
+        text
     });
     format!(
         "# twin validate --real: REAL.md phase {id} in the twin\n\
@@ -760,10 +769,9 @@ fn run_chain(
     let mut carried: Option<(String, models::jvm::G1History)> = None;
     for id in chain {
         let command = phase_command(measurement, id)?;
-        let start = carried.as_ref().map(|(after, history)| G1Carried {
-            after,
-            history: *history,
-        });
+        let start = carried
+            .as_ref()
+            .map(|(after, history)| G1Carried { after, history });
         let text = twin_scenario(machine, id, &command, phase_seed(repeat, id), start);
         let text = with_cpu_slowdown(&text, slowdown(id));
         let file = out.join(format!("{id}.toml"));
@@ -781,7 +789,7 @@ fn run_chain(
         carried = outcome
             .g1_end
             .first()
-            .copied()
+            .cloned()
             .flatten()
             .map(|history| (id.clone(), history));
         let dir = out.join(id);
@@ -1217,18 +1225,22 @@ mod tests {
     fn a_phase_starts_from_the_g1_its_predecessor_left() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
         let machine = std::fs::read_to_string(root.join("machine.toml")).unwrap();
+        use models::g1_policy::Seq;
+        let mut analytics = models::g1_policy::G1Analytics::seeded(1);
+        analytics.copy_ns_per_byte = Seq::learnt(1.467_891_234_5, 0.1 / 3.0, 10);
+        analytics.rs_cards = Seq::learnt(23_456.789, 1e7 / 7.0, 4);
         let history = models::jvm::G1History {
             old_used_bytes: 2_345_678_901,
-            survival: 0.012_345_678_9,
-            survival_deviation: 0.003_1,
-            copy_ns_per_byte: 1.467_891_234_5,
-            copy_deviation: 0.1 / 3.0,
-            card_ns_per_byte: 0.207_654_321,
-            card_deviation: 0.01 / 7.0,
+            analytics,
+            eden_survival: vec![
+                Seq::learnt(0.012_345_678_9, 0.003_1, 10),
+                Seq::learnt(0.2, 0.0, 1),
+            ],
+            survivor_survival: vec![Seq::learnt(0.8, 1e-3 / 3.0, 7)],
         };
         let carried = G1Carried {
             after: "S3",
-            history,
+            history: &history,
         };
         let text = twin_scenario(
             &machine,

@@ -200,7 +200,7 @@ pub(super) fn shard_states(
                 CpuScheduling::Jvm(config) => {
                     // The run joins a cluster that has been serving:
                     // each node's collector is somewhere in its cycle.
-                    let mut node = JvmNode::new(**config);
+                    let mut node = JvmNode::new((**config).clone());
                     let hardware = &mut nodes[(index / simulated_shards) as usize];
                     node.start_mid_cycle(&mut hardware.jvm_rng);
                     if config.sep.is_some() {

@@ -270,15 +270,10 @@ pub(super) fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, Scenar
                 ),
             ));
         }
-        let history = models::jvm::G1History {
-            old_used_bytes: start.old.0,
-            survival: start.survival,
-            survival_deviation: start.survival_deviation,
-            copy_ns_per_byte: start.copy_ns_per_byte,
-            copy_deviation: start.copy_deviation,
-            card_ns_per_byte: start.card_ns_per_byte,
-            card_deviation: start.card_deviation,
-        };
+        let history = g1_start_history(start, models::jvm::parallel_gc_threads(jvm.cores))
+            .map_err(|(field, reason)| {
+                scenario.error(&format!("cluster.g1_start.{field}"), reason)
+            })?;
         history.check(&g1).map_err(|error| {
             scenario.error(
                 &format!("cluster.g1_start.{}", error.field),
@@ -394,6 +389,80 @@ pub(super) fn resolve_cluster(scenario: &Scenario) -> Result<ClusterPlan, Scenar
     })
 }
 
+/// The G1 history `[cluster.g1_start]` gives, on a node of `gc_threads`
+/// GC threads (a sequence left out is a new JVM's); a triple that is not
+/// `[average, variance, samples]` is refused with its field.
+fn g1_start_history(
+    start: &crate::scenario::G1StartSection,
+    gc_threads: u32,
+) -> Result<models::jvm::G1History, (String, String)> {
+    use models::g1_policy::{G1Analytics, Seq, SurvRateGroup};
+    let seq = |field: &str, triple: [f64; 3]| -> Result<Seq, (String, String)> {
+        let [average, variance, samples] = triple;
+        if !(samples.fract() == 0.0 && (0.0..=f64::from(Seq::LENGTH)).contains(&samples)) {
+            return Err((
+                field.to_string(),
+                format!(
+                    "samples {samples} is not a whole number from 0 to {}",
+                    Seq::LENGTH
+                ),
+            ));
+        }
+        if !variance.is_finite() || variance < 0.0 {
+            return Err((
+                field.to_string(),
+                format!("variance {variance} is not a number of at least 0"),
+            ));
+        }
+        Ok(Seq::learnt(average, variance, samples as u32))
+    };
+    let mut analytics = G1Analytics::seeded(gc_threads);
+    for (field, given, into) in [
+        (
+            "copy_ns_per_byte",
+            start.copy_ns_per_byte,
+            &mut analytics.copy_ns_per_byte,
+        ),
+        (
+            "constant_other_ns",
+            start.constant_other_ns,
+            &mut analytics.constant_other_ns,
+        ),
+        (
+            "young_other_ns_per_region",
+            start.young_other_ns_per_region,
+            &mut analytics.young_other_ns_per_region,
+        ),
+        (
+            "scan_ns_per_card",
+            start.scan_ns_per_card,
+            &mut analytics.scan_ns_per_card,
+        ),
+        ("rs_cards", start.rs_cards, &mut analytics.rs_cards),
+    ] {
+        if let Some(triple) = given {
+            *into = seq(field, triple)?;
+        }
+    }
+    let group =
+        |field: &str, given: &Option<Vec<[f64; 3]>>| -> Result<Vec<Seq>, (String, String)> {
+            match given {
+                None => Ok(SurvRateGroup::new().predictors().to_vec()),
+                Some(ages) => ages
+                    .iter()
+                    .enumerate()
+                    .map(|(age, triple)| seq(&format!("{field}[{age}]"), *triple))
+                    .collect(),
+            }
+        };
+    Ok(models::jvm::G1History {
+        old_used_bytes: start.old.0,
+        analytics,
+        eden_survival: group("eden_survival", &start.eden_survival)?,
+        survivor_survival: group("survivor_survival", &start.survivor_survival)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{assert_refused, resolved};
@@ -409,20 +478,36 @@ mod tests {
                 "name = \"p\"\n[cluster]\npreset = \"{preset}\"\nnodes = 1\ninstance = \"i3.2xlarge\"\n[cluster.g1_start]\n{start}\n[[load]]\nname = \"w\"\ncommand = \"cassandra-stress write n=10\"\n"
             )
         };
-        let good = "old = \"4GiB\"\nsurvival = 0.05\nsurvival_deviation = 0.01\ncopy_ns_per_byte = 1.5\ncopy_deviation = 0.1";
+        let good = "old = \"4GiB\"\ncopy_ns_per_byte = [1.5, 0.1, 10]\neden_survival = [[0.05, 0.01, 10], [0.04, 0.01, 3]]";
         let plan = resolved(&scenario("cassandra-5.0", good)).unwrap();
         let CpuScheduling::Jvm(jvm) = &plan.cluster.cpu else {
             panic!("a JVM preset");
         };
-        let start = jvm.g1_start.unwrap();
+        let start = jvm.g1_start.as_ref().unwrap();
         assert_eq!(start.old_used_bytes, 4 << 30);
-        assert_eq!((start.survival, start.copy_ns_per_byte), (0.05, 1.5));
+        assert_eq!(start.analytics.copy_ns_per_byte.average(), 1.5);
+        assert_eq!(start.eden_survival.len(), 2);
+        assert_eq!(start.eden_survival[1].samples(), 3);
+        // Left out: a new JVM's seed (one sample).
+        assert_eq!(start.analytics.rs_cards.samples(), 0);
+        assert_eq!(start.survivor_survival.len(), 1);
         for (start, field) in [
-            (good.replace("0.05", "1.2"), "cluster.g1_start.survival"),
+            (
+                good.replace("0.05", "1.2"),
+                "cluster.g1_start.eden_survival[0]",
+            ),
+            (
+                good.replace(", 3]", ", 3.5]"),
+                "cluster.g1_start.eden_survival[1]",
+            ),
             (good.replace("\"4GiB\"", "\"1MiB\""), "cluster.g1_start.old"),
             (good.replace("\"4GiB\"", "\"1TiB\""), "cluster.g1_start.old"),
             (
-                good.replace("= 1.5", "= -1.5"),
+                good.replace("[1.5", "[-1.5"),
+                "cluster.g1_start.copy_ns_per_byte",
+            ),
+            (
+                good.replace("0.1, 10]", "-0.1, 10]"),
                 "cluster.g1_start.copy_ns_per_byte",
             ),
         ] {
