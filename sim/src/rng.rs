@@ -45,6 +45,15 @@ pub fn stream(seed: u64, name: &str) -> SimRng {
     SimRng::seed_from_u64(low ^ high.rotate_left(17))
 }
 
+/// A generator for one draw keyed by `key` in the stream whose seed is
+/// `base` ([`stream_seed`]): the same (base, key) gives the same draws
+/// whoever asks and in whatever order, so a draw made in one logical
+/// process for another's stream needs no shared generator
+/// (docs/parallel-runner.md).
+pub fn keyed(base: u64, key: u64) -> SimRng {
+    SimRng::seed_from_u64(splitmix64(base ^ splitmix64(key)))
+}
+
 /// The name of shard `shard` of node `node`'s stream for `purpose`.
 fn shard_stream_name(node: u32, shard: u32, purpose: &str) -> String {
     format!("node/{node}/shard/{shard}/{purpose}")

@@ -268,6 +268,10 @@ pub(super) fn client_processes(plan: &RunPlan, fraction: f64) -> Vec<ClientProce
                 },
                 rng: rng::stream(seed, &format!("load/{}/process/{process}", load.name)),
                 wake_rng: rng::stream(seed, &format!("load/{}/process/{process}/wake", load.name)),
+                reply_wake_seed: rng::stream_seed(
+                    seed,
+                    &format!("load/{}/process/{process}/reply-wake", load.name),
+                ),
                 // From a stream of its own, so the process's key and mix
                 // draws stay as they were.
                 pacer_phase: rng::stream(

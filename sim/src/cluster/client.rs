@@ -592,7 +592,11 @@ impl Simulation {
                 // The c-s thread handed the request to its connection's
                 // event loop before it left.
                 let awaited = self.live_attempt(attempt_of(id)).is_some();
-                let at = at + self.client_handoff_delay(id, REQUEST_HANDOFFS, awaited);
+                let process = attempt_of(id).process as usize;
+                let rng = &mut self.processes[process].wake_rng;
+                let handoff = client_handoff_delay(rng, REQUEST_HANDOFFS, awaited);
+                self.tally_client_handoffs(REQUEST_HANDOFFS, handoff, awaited);
+                let at = at + handoff;
                 let node = self.shards[shard as usize].node;
                 at + self.nodes[node as usize].nic.time_on_link(u64::from(wire))
             }
@@ -610,7 +614,14 @@ impl Simulation {
                 // c-s thread waiting on it (if one still is: see
                 // `Coordinating`).
                 let awaited = self.kernel.now() <= *deadline;
-                let handoff = self.client_handoff_delay(request, REPLY_HANDOFFS, awaited);
+                // Drawn here, by the node, keyed by the attempt: no
+                // generator of the client's is touched, and an attempt has
+                // the same hand-offs in runs that differ elsewhere (a
+                // comparison keeps its common random numbers).
+                let mut rng =
+                    crate::rng::keyed(self.processes[process as usize].reply_wake_seed, request.0);
+                let handoff = client_handoff_delay(&mut rng, REPLY_HANDOFFS, awaited);
+                self.tally_client_handoffs(REPLY_HANDOFFS, handoff, awaited);
                 let handoff = handoff.as_nanos().min(u64::from(u32::MAX));
                 *handoff_ns = handoff as u32;
                 at + self.processes[process as usize]
@@ -684,22 +695,13 @@ impl Simulation {
         }
     }
 
-    /// What `handoffs` thread hand-offs in the c-s process that sent
-    /// attempt `id` add to it: each costs [`HANDOFF_COST`] and finds its
-    /// thread parked ([`models::wakeup`]). Nothing for an attempt no
-    /// thread awaits any more (`awaited` false: it timed out).
-    fn client_handoff_delay(&mut self, id: RequestId, handoffs: u32, awaited: bool) -> SimDuration {
-        if !awaited {
-            return SimDuration::ZERO;
+    /// Counts `handoffs` hand-offs that added `added` (none when not
+    /// `awaited`).
+    fn tally_client_handoffs(&mut self, handoffs: u32, added: SimDuration, awaited: bool) {
+        if awaited {
+            self.client_handoffs.handoffs += u64::from(handoffs);
+            self.client_handoffs.total_ns += u128::from(added.as_nanos());
         }
-        let at = attempt_of(id);
-        let rng = &mut self.processes[at.process as usize].wake_rng;
-        let added = (0..handoffs).fold(SimDuration::ZERO, |sum, _| {
-            sum + HANDOFF_COST + models::wakeup::draw(rng)
-        });
-        self.client_handoffs.handoffs += u64::from(handoffs);
-        self.client_handoffs.total_ns += u128::from(added.as_nanos());
-        added
     }
 
     /// A message from node `from` whose last byte is due at node `node`'s
@@ -1029,4 +1031,17 @@ impl Simulation {
         };
         self.shard_index(address)
     }
+}
+
+/// What `handoffs` thread hand-offs in a c-s process add to an attempt,
+/// drawn from `rng`: each costs [`HANDOFF_COST`] and finds its thread
+/// parked ([`models::wakeup`]). Nothing for an attempt no thread awaits any
+/// more (`awaited` false: it timed out).
+fn client_handoff_delay(rng: &mut SimRng, handoffs: u32, awaited: bool) -> SimDuration {
+    if !awaited {
+        return SimDuration::ZERO;
+    }
+    (0..handoffs).fold(SimDuration::ZERO, |sum, _| {
+        sum + HANDOFF_COST + models::wakeup::draw(rng)
+    })
 }

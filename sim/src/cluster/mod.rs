@@ -530,6 +530,9 @@ struct ClientProcess {
     /// The wake-ups of its threads' hand-offs (`models::wakeup`), from a
     /// stream of their own.
     wake_rng: SimRng,
+    /// The seed of its replies' hand-offs, drawn per reply
+    /// ([`crate::rng::keyed`]) by the node that sends it.
+    reply_wake_seed: u64,
     keys: KeySource,
     mix: MixCursor,
     schedule: Schedule,
