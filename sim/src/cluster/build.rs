@@ -78,6 +78,7 @@ pub(super) fn node_hardware(
             restarted: None,
             life_cut: false,
             node_timer: WakeUps::default(),
+            partition_losses: 0,
         })
         .collect()
 }
@@ -272,6 +273,10 @@ pub(super) fn client_processes(plan: &RunPlan, fraction: f64) -> Vec<ClientProce
                     seed,
                     &format!("load/{}/process/{process}/reply-wake", load.name),
                 ),
+                handoffs: super::ClientTally::default(),
+                completed: 0,
+                stalled_since: None,
+                stalled_time: SimDuration::ZERO,
                 // From a stream of its own, so the process's key and mix
                 // draws stay as they were.
                 pacer_phase: rng::stream(

@@ -150,21 +150,27 @@ impl Simulation {
         };
         let (was, is) = (before >= threads, process.in_flight >= threads);
         if was != is {
-            self.settle_stalls(now);
             if is {
-                self.stalled_processes += 1;
-            } else {
-                self.stalled_processes -= 1;
+                process.stalled_since = Some(now);
+            } else if let Some(since) = process.stalled_since.take() {
+                process.stalled_time = process.stalled_time + (now - since);
             }
         }
     }
 
-    /// Counts the stalled processes' time up to `now`.
-    pub(super) fn settle_stalls(&mut self, now: SimTime) {
-        let since = now - self.stall_mark;
-        self.stalled_process_time = self.stalled_process_time
-            + SimDuration::from_nanos(since.as_nanos() * u64::from(self.stalled_processes));
-        self.stall_mark = now;
+    /// The processes' stalled time since the last tick, up to `now`, and
+    /// starts the next tick's count (each process counts its own; the sum
+    /// is order-free).
+    pub(super) fn take_stalled_time(&mut self, now: SimTime) -> SimDuration {
+        let mut total = SimDuration::ZERO;
+        for process in &mut self.processes {
+            if let Some(since) = process.stalled_since.as_mut() {
+                process.stalled_time = process.stalled_time + (now - *since);
+                *since = now;
+            }
+            total = total + std::mem::replace(&mut process.stalled_time, SimDuration::ZERO);
+        }
+        total
     }
 
     pub(super) fn stop_issuer(&mut self, now: SimTime, process_index: u32) {
@@ -592,10 +598,10 @@ impl Simulation {
                 // The c-s thread handed the request to its connection's
                 // event loop before it left.
                 let awaited = self.live_attempt(attempt_of(id)).is_some();
-                let process = attempt_of(id).process as usize;
-                let rng = &mut self.processes[process].wake_rng;
+                let process = attempt_of(id).process;
+                let rng = &mut self.processes[process as usize].wake_rng;
                 let handoff = client_handoff_delay(rng, REQUEST_HANDOFFS, awaited);
-                self.tally_client_handoffs(REQUEST_HANDOFFS, handoff, awaited);
+                self.tally_client_handoffs(process, REQUEST_HANDOFFS, handoff, awaited);
                 let at = at + handoff;
                 let node = self.shards[shard as usize].node;
                 at + self.nodes[node as usize].nic.time_on_link(u64::from(wire))
@@ -621,7 +627,7 @@ impl Simulation {
                 let mut rng =
                     crate::rng::keyed(self.processes[process as usize].reply_wake_seed, request.0);
                 let handoff = client_handoff_delay(&mut rng, REPLY_HANDOFFS, awaited);
-                self.tally_client_handoffs(REPLY_HANDOFFS, handoff, awaited);
+                self.tally_client_handoffs(process, REPLY_HANDOFFS, handoff, awaited);
                 let handoff = handoff.as_nanos().min(u64::from(u32::MAX));
                 *handoff_ns = handoff as u32;
                 at + self.processes[process as usize]
@@ -695,12 +701,19 @@ impl Simulation {
         }
     }
 
-    /// Counts `handoffs` hand-offs that added `added` (none when not
-    /// `awaited`).
-    fn tally_client_handoffs(&mut self, handoffs: u32, added: SimDuration, awaited: bool) {
+    /// Counts, for process `process`, `handoffs` hand-offs that added
+    /// `added` (none when not `awaited`).
+    fn tally_client_handoffs(
+        &mut self,
+        process: u32,
+        handoffs: u32,
+        added: SimDuration,
+        awaited: bool,
+    ) {
         if awaited {
-            self.client_handoffs.handoffs += u64::from(handoffs);
-            self.client_handoffs.total_ns += u128::from(added.as_nanos());
+            let tally = &mut self.processes[process as usize].handoffs;
+            tally.handoffs += u64::from(handoffs);
+            tally.total_ns += u128::from(added.as_nanos());
         }
     }
 
@@ -715,7 +728,7 @@ impl Simulation {
         node: u32,
     ) -> Option<SimTime> {
         if !self.network_faults.connected(from, node) {
-            self.partition_losses += 1;
+            self.nodes[node as usize].partition_losses += 1;
             return None;
         }
         self.nodes[node as usize].nic.take_in(now, wire_bytes)
@@ -948,7 +961,7 @@ impl Simulation {
         load.ops[usize::from(in_flight.load_op)].record(latency, in_flight.partitions, rows);
         load.ops[usize::from(in_flight.load_op)].not_found += u64::from(not_found);
         widen(&mut load.window, in_flight.measured_from, now);
-        self.completed_operations += 1;
+        self.processes[in_flight.process as usize].completed += 1;
         self.next_after(now, in_flight.process);
     }
 

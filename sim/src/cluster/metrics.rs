@@ -227,12 +227,10 @@ impl Simulation {
         }
         // Sampled runs: the whole node's counts, bytes and rates are n/k
         // times the simulated shards' (the table says which columns).
-        self.settle_stalls(now);
         let clients = ClientInterval {
             length_s: length,
-            stalled_process_s: self.stalled_process_time.as_secs_f64(),
+            stalled_process_s: self.take_stalled_time(now).as_secs_f64(),
         };
-        self.stalled_process_time = SimDuration::ZERO;
         self.timeseries.push(
             now.as_secs_f64(),
             &ops,

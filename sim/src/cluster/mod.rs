@@ -340,6 +340,8 @@ struct NodeHardware {
     life_cut: bool,
     /// Wake-ups for the node's own timers in the kernel's queue.
     node_timer: WakeUps,
+    /// Messages from other nodes lost at its NIC to partitions.
+    partition_losses: u64,
 }
 
 /// The CPU a shard's engine runs on.
@@ -533,6 +535,16 @@ struct ClientProcess {
     /// The seed of its replies' hand-offs, drawn per reply
     /// ([`crate::rng::keyed`]) by the node that sends it.
     reply_wake_seed: u64,
+    /// Its threads' hand-offs so far.
+    handoffs: ClientTally,
+    /// Operations it has completed.
+    completed: u64,
+    /// Since when every one of its threads waits on a reply (`None`: not
+    /// stalled, or no thread count), and its stalled time since the last
+    /// interval tick before that (the time series'
+    /// `client_processes_stalled`).
+    stalled_since: Option<SimTime>,
+    stalled_time: SimDuration,
     keys: KeySource,
     mix: MixCursor,
     schedule: Schedule,
@@ -760,8 +772,6 @@ struct Simulation {
     /// Attempts on the wire, over every process (each keeps its own):
     /// the run is idle only when none is.
     attempts_in_flight: usize,
-    /// The c-s processes' thread hand-offs so far.
-    client_handoffs: ClientTally,
     /// Events handled, by kind (`twin bench cluster`).
     event_counts: EventCounts,
     ops: Vec<OpMetrics>,
@@ -771,16 +781,9 @@ struct Simulation {
     /// Data mode: the clients' read check.
     consistency: Option<ConsistencyCheck>,
     last_tick: SimTime,
-    /// Processes with a thread count whose every thread is waiting on a
-    /// reply now, and their process-time since the last tick, counted up
-    /// to `stall_mark` (the time series' `client_processes_stalled`).
-    stalled_processes: u32,
-    stalled_process_time: SimDuration,
-    stall_mark: SimTime,
     loads_unfinished: usize,
     /// Topology operations not finished yet.
     actions_unfinished: usize,
-    completed_operations: u64,
     serializer: V2DeflateSerializer,
     /// Where keys live (shared with every shard's engine).
     placement: Placement,
@@ -794,8 +797,6 @@ struct Simulation {
     /// Per fault of the plan: whether it is in force, and for a flap
     /// whether its nodes are cut now.
     fault_state: Vec<(bool, bool)>,
-    /// Messages between nodes lost to partitions.
-    partition_losses: u64,
     /// What happened, for `events.jsonl`.
     event_log: EventLog,
     /// The token metadata and the topology operation under way (runs with
@@ -1025,7 +1026,6 @@ impl Simulation {
             shards,
             processes,
             attempts_in_flight: 0,
-            client_handoffs: ClientTally::default(),
             event_counts: EventCounts::default(),
             ops,
             op_windows,
@@ -1033,19 +1033,14 @@ impl Simulation {
             timeseries,
             consistency: plan.cluster.data_mode.then(ConsistencyCheck::default),
             last_tick: SimTime::ZERO,
-            stalled_processes: 0,
-            stalled_process_time: SimDuration::ZERO,
-            stall_mark: SimTime::ZERO,
             loads_unfinished,
             actions_unfinished: plan.operations.len(),
-            completed_operations: 0,
             serializer: V2DeflateSerializer::new(),
             placement,
             simulated_shards,
             landing: plan.cluster.landing(),
             network_faults: NetworkFaults::new(total_nodes),
             fault_state: vec![(false, false); plan.faults.len()],
-            partition_losses: 0,
             event_log: EventLog::default(),
             driver_down: engine::gossip::DownSet::default(),
             trace: None,
@@ -1301,7 +1296,7 @@ impl Simulation {
         progress(Progress {
             now,
             end: self.end_time(),
-            operations: self.completed_operations,
+            operations: self.processes.iter().map(|p| p.completed).sum(),
             lines,
         });
     }
@@ -1613,8 +1608,15 @@ impl Simulation {
             })
             .collect();
         keep_loads_that_ran(&mut self.plan.loads, &ran);
+        let client = self
+            .processes
+            .iter()
+            .fold(ClientTally::default(), |sum, process| ClientTally {
+                handoffs: sum.handoffs + process.handoffs.handoffs,
+                total_ns: sum.total_ns + process.handoffs.total_ns,
+            });
         let mut time_spent = TimeSpent {
-            client: self.client_handoffs,
+            client,
             ..TimeSpent::default()
         };
         for shard in &self.shards {
@@ -1690,7 +1692,7 @@ impl Simulation {
             event_log: self.event_log,
             messages_lost: MessagesLost {
                 at_nics: self.nodes.iter().map(|node| node.nic.messages_lost()).sum(),
-                to_partitions: self.partition_losses,
+                to_partitions: self.nodes.iter().map(|node| node.partition_losses).sum(),
             },
             wall_seconds,
             trace: self.trace.map(|mut trace| {
