@@ -8,7 +8,7 @@
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use units::SimDuration;
+use units::{SimDuration, SimTime};
 
 use crate::load::OpKind;
 
@@ -150,6 +150,28 @@ impl OpMetrics {
         self.interval_errors += 1;
     }
 
+    /// Takes in what one client process recorded since the last time
+    /// ([`OpDelta`]): its latencies join the whole run's and the
+    /// interval's, its counts the counts.
+    pub fn absorb(&mut self, delta: &OpDelta) {
+        self.total
+            .add(&delta.latencies)
+            .expect("histograms of one shape merge");
+        self.interval
+            .add(&delta.latencies)
+            .expect("histograms of one shape merge");
+        self.count += delta.count;
+        self.interval_count += delta.count;
+        self.partitions += delta.partitions;
+        self.interval_partitions += delta.partitions;
+        self.rows += delta.rows;
+        self.interval_rows += delta.rows;
+        self.not_found += delta.not_found;
+        self.timeouts += delta.timeouts;
+        self.errors += delta.errors;
+        self.interval_errors += delta.errors;
+    }
+
     /// Ends an interval for a c-s interval line and an HdrHistogram log:
     /// returns the interval's count, latency summary and the histogram
     /// serialized (V2 deflate, microseconds), then resets it.
@@ -190,9 +212,135 @@ impl OpMetrics {
     }
 }
 
+/// What one client process recorded of one op type since the run's
+/// metrics last took it in ([`OpMetrics::absorb`]): each process records
+/// into its own, so the run's figures are sums that no order of the
+/// processes changes (docs/parallel-runner.md).
+#[derive(Clone, Debug)]
+pub struct OpDelta {
+    /// The op type's index among the run's.
+    pub global_op: u8,
+    latencies: Histogram<u64>,
+    count: u64,
+    partitions: u64,
+    rows: u64,
+    not_found: u64,
+    timeouts: u64,
+    errors: u64,
+    /// From the first operation's start to the last one's end.
+    window: Option<(SimTime, SimTime)>,
+}
+
+impl OpDelta {
+    /// Nothing recorded yet, for the run's op type `global_op`.
+    pub fn new(global_op: u8) -> OpDelta {
+        OpDelta {
+            global_op,
+            latencies: new_histogram(),
+            count: 0,
+            partitions: 0,
+            rows: 0,
+            not_found: 0,
+            timeouts: 0,
+            errors: 0,
+            window: None,
+        }
+    }
+
+    /// Records one operation measured from `from` to `to` (as
+    /// [`OpMetrics::record`]), `not_found` if it was a read that found
+    /// nothing.
+    #[inline]
+    pub fn record(
+        &mut self,
+        from: SimTime,
+        to: SimTime,
+        partitions: u32,
+        rows: u32,
+        not_found: bool,
+    ) {
+        let us = (to - from)
+            .as_nanos()
+            .div_ceil(1000)
+            .clamp(1, MAX_LATENCY_US);
+        self.latencies.saturating_record(us);
+        self.count += 1;
+        self.partitions += u64::from(partitions);
+        self.rows += u64::from(rows);
+        self.not_found += u64::from(not_found);
+        self.window = Some(match self.window {
+            Some((first, last)) => (first.min(from), last.max(to)),
+            None => (from, to),
+        });
+    }
+
+    /// Counts an attempt abandoned at its timeout.
+    pub fn timed_out(&mut self) {
+        self.timeouts += 1;
+    }
+
+    /// Counts an operation that failed every try.
+    pub fn failed(&mut self) {
+        self.errors += 1;
+    }
+
+    /// Whether nothing was recorded since the last [`OpDelta::clear`].
+    pub fn is_empty(&self) -> bool {
+        self.count == 0 && self.timeouts == 0 && self.errors == 0
+    }
+
+    /// The span of the operations recorded.
+    pub fn window(&self) -> Option<(SimTime, SimTime)> {
+        self.window
+    }
+
+    /// Forgets what was recorded (once taken in).
+    pub fn clear(&mut self) {
+        self.latencies.reset();
+        self.count = 0;
+        self.partitions = 0;
+        self.rows = 0;
+        self.not_found = 0;
+        self.timeouts = 0;
+        self.errors = 0;
+        self.window = None;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Operations recorded through two processes' deltas and taken in
+    /// give the metrics recording them directly gives.
+    #[test]
+    fn deltas_taken_in_sum_to_the_direct_record() {
+        let mut direct = OpMetrics::new(OpKind::Read);
+        let mut merged = OpMetrics::new(OpKind::Read);
+        let mut deltas = [OpDelta::new(0), OpDelta::new(0)];
+        let at = |us: u64| SimTime::ZERO + SimDuration::from_micros(us);
+        for us in 1..=500u64 {
+            direct.record(SimDuration::from_micros(us * 7), 1, 2);
+            deltas[(us % 2) as usize].record(at(us), at(us + us * 7), 1, 2, us == 9);
+        }
+        deltas[1].timed_out();
+        deltas[0].failed();
+        for delta in &mut deltas {
+            merged.absorb(delta);
+            delta.clear();
+            assert!(delta.is_empty());
+        }
+        assert_eq!(merged.total, direct.total);
+        assert_eq!(merged.interval, direct.interval);
+        assert_eq!(
+            (merged.count, merged.partitions, merged.rows),
+            (500, 500, 1000)
+        );
+        assert_eq!(
+            (merged.not_found, merged.timeouts, merged.errors),
+            (1, 1, 1)
+        );
+    }
 
     #[test]
     fn latencies_are_summarised_in_milliseconds() {

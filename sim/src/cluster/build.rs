@@ -274,6 +274,7 @@ pub(super) fn client_processes(plan: &RunPlan, fraction: f64) -> Vec<ClientProce
                     &format!("load/{}/process/{process}/reply-wake", load.name),
                 ),
                 handoffs: super::ClientTally::default(),
+                op_deltas: Vec::new(),
                 completed: 0,
                 stalled_since: None,
                 stalled_time: SimDuration::ZERO,

@@ -7,6 +7,8 @@ use super::*;
 
 use models::jvm::HANDOFF_COST;
 
+use crate::metrics::OpDelta;
+
 /// Hand-offs between a c-s process's threads before a request leaves: the
 /// c-s thread to its connection's Netty event loop (`models::wakeup`).
 const REQUEST_HANDOFFS: u32 = 1;
@@ -203,6 +205,8 @@ impl Simulation {
     /// pause) only if the search goes on and is otherwise passed over too.
     fn finish_load(&mut self, now: SimTime, load: usize) {
         debug_assert!(!self.loads[load].finished, "load {load} finishes once");
+        // Its figures are read now (a thread search's rate).
+        self.absorb_op_deltas();
         self.loads[load].finished = true;
         self.loads_unfinished -= 1;
         let goes_on = self.loads[load].started_at.is_some()
@@ -854,14 +858,22 @@ impl Simulation {
         let process_index = attempt.process;
         let load_index = self.processes[process_index as usize].load as usize;
         let tries = self.plan.loads[load_index].tries;
-        self.ops[usize::from(attempt.global_op)].timeouts += 1;
-        self.loads[load_index].ops[usize::from(attempt.load_op)].timeouts += 1;
+        op_delta(
+            &mut self.processes[process_index as usize],
+            attempt.load_op,
+            attempt.global_op,
+        )
+        .timed_out();
         if u32::from(attempt.attempt) + 1 < tries {
             attempt.attempt += 1;
             self.transmit(now, attempt);
         } else {
-            self.ops[usize::from(attempt.global_op)].record_error();
-            self.loads[load_index].ops[usize::from(attempt.load_op)].record_error();
+            op_delta(
+                &mut self.processes[process_index as usize],
+                attempt.load_op,
+                attempt.global_op,
+            )
+            .failed();
             self.change_in_flight(now, process_index, false);
             self.next_after(now, process_index);
         }
@@ -952,16 +964,17 @@ impl Simulation {
         // c-s counts the rows a read's result set holds: none when it
         // found nothing.
         let rows = if not_found { 0 } else { in_flight.rows };
-        let global = usize::from(in_flight.global_op);
-        self.ops[global].record(latency, in_flight.partitions, rows);
-        self.ops[global].not_found += u64::from(not_found);
-        widen(&mut self.op_windows[global], in_flight.measured_from, now);
+        debug_assert_eq!(latency, now - in_flight.measured_from);
+        let process = &mut self.processes[in_flight.process as usize];
+        op_delta(process, in_flight.load_op, in_flight.global_op).record(
+            in_flight.measured_from,
+            now,
+            in_flight.partitions,
+            rows,
+            not_found,
+        );
+        process.completed += 1;
         self.change_in_flight(now, in_flight.process, false);
-        let load = &mut self.loads[self.processes[in_flight.process as usize].load as usize];
-        load.ops[usize::from(in_flight.load_op)].record(latency, in_flight.partitions, rows);
-        load.ops[usize::from(in_flight.load_op)].not_found += u64::from(not_found);
-        widen(&mut load.window, in_flight.measured_from, now);
-        self.processes[in_flight.process as usize].completed += 1;
         self.next_after(now, in_flight.process);
     }
 
@@ -1057,4 +1070,18 @@ fn client_handoff_delay(rng: &mut SimRng, handoffs: u32, awaited: bool) -> SimDu
     (0..handoffs).fold(SimDuration::ZERO, |sum, _| {
         sum + HANDOFF_COST + models::wakeup::draw(rng)
     })
+}
+
+/// Process `process`'s record of its load's op `load_op` (the run's
+/// `global_op`), made when first used.
+fn op_delta(process: &mut ClientProcess, load_op: u8, global_op: u8) -> &mut OpDelta {
+    let index = usize::from(load_op);
+    if process.op_deltas.len() <= index {
+        process
+            .op_deltas
+            .resize_with(index + 1, || OpDelta::new(global_op));
+    }
+    let delta = &mut process.op_deltas[index];
+    delta.global_op = global_op;
+    delta
 }

@@ -95,6 +95,7 @@ impl NodeSnapshot {
 
 impl Simulation {
     pub(super) fn interval_tick(&mut self, now: SimTime) -> Vec<String> {
+        self.absorb_op_deltas();
         let interval_start = self.last_tick;
         let length = (now - self.last_tick).as_secs_f64();
         self.last_tick = now;

@@ -537,6 +537,10 @@ struct ClientProcess {
     reply_wake_seed: u64,
     /// Its threads' hand-offs so far.
     handoffs: ClientTally,
+    /// What it recorded of each of its load's op types since the run's
+    /// metrics last took it in ([`Simulation::absorb_op_deltas`]), by
+    /// the load's op index.
+    op_deltas: Vec<crate::metrics::OpDelta>,
     /// Operations it has completed.
     completed: u64,
     /// Since when every one of its threads waits on a reply (`None`: not
@@ -1554,6 +1558,7 @@ impl Simulation {
 
     fn finish(mut self, wall_seconds: f64) -> RunOutcome {
         let end = self.kernel.now();
+        self.absorb_op_deltas();
         self.check_replicas(end);
         let mut server = ServerLatencies::default();
         for node in &self.server {
@@ -1745,6 +1750,32 @@ fn process_share(load: &LoadPlan, process: u32, fraction: f64) -> (RatePlan, Opt
         StopPlan::Duration(_) | StopPlan::Uncertainty { .. } => 0,
     };
     (rate, threads, operations)
+}
+
+impl Simulation {
+    /// Takes in what every client process recorded since the last time
+    /// ([`crate::metrics::OpDelta`]): into its load's metrics and the
+    /// run's, windows widened. Done where they are read (the interval
+    /// tick, a load's end, the run's end); sums, so the processes' order
+    /// does not matter.
+    fn absorb_op_deltas(&mut self) {
+        for process in &mut self.processes {
+            let load = &mut self.loads[process.load as usize];
+            for (load_op, delta) in process.op_deltas.iter_mut().enumerate() {
+                if delta.is_empty() {
+                    continue;
+                }
+                let global = usize::from(delta.global_op);
+                load.ops[load_op].absorb(delta);
+                self.ops[global].absorb(delta);
+                if let Some((first, last)) = delta.window() {
+                    widen(&mut load.window, first, last);
+                    widen(&mut self.op_windows[global], first, last);
+                }
+                delta.clear();
+            }
+        }
+    }
 }
 
 /// Extends an optional (first, last) window to cover `from..to`.
