@@ -587,12 +587,15 @@ pub struct G1Params {
 /// the operations' card scan work over [`EvacuationParams::card_ns_per_card`].
 ///
 /// Left out: survival that differs by a region's age (the twin's eden
-/// regions survive alike; G1 still predicts them by age), card scanning that grows with the memtable's size rather than
-/// with the operations since the last pause (S1's logs show both), a copy
-/// price per object rather than per byte (4-KB values copy at ~0.4 ns a
-/// byte), the survivor space's cap, humongous
-/// regions, the eight mixed collections of a concurrent cycle (one mixed
-/// pause here, as the 3.11 model has it), adaptive IHOP.
+/// regions survive alike; G1 still predicts them by age); card scanning
+/// that grows with the memtable's size rather than with the operations
+/// since the last pause, and the one or two pauses after a flush that
+/// scan a few cards at 5-120 us each (C4's and S1's logs show both; the
+/// spikes are what keeps the real G1's eden at its floor under fixed-rate
+/// writes, `validation/REAL.md`); a copy price per object rather than per
+/// byte (4-KB values copy at ~0.4 ns a byte); the survivor space's cap;
+/// humongous regions; the eight mixed collections of a concurrent cycle
+/// (one mixed pause here, as the 3.11 model has it); adaptive IHOP.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EvacuationParams {
     /// G1 region size (`-XX:G1HeapRegionSize=16m`, 5.0's
