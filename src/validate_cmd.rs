@@ -410,6 +410,21 @@ fn run_real(args: &ValidateArgs, dir: Option<&std::path::Path>) -> ExitCode {
                          validation/real/g1/ holds the one the preset's prices come from"
                     ),
                 }
+                // A check, not a fit: the twin's G1 predictor on the log.
+                if let Ok(measurement) = &loaded {
+                    let replayed = validation::real_gc::replay_measurement(measurement);
+                    if !replayed.is_empty() {
+                        let phases: Vec<String> = replayed
+                            .iter()
+                            .map(|(id, close, all)| format!("{id} {close}/{all}"))
+                            .collect();
+                        println!(
+                            "G1's eden sizing replayed on these logs (models::g1_policy from a new JVM's seeds; \
+                             pauses whose eden is within 20% of the JVM's, by phase): {}",
+                            phases.join(", ")
+                        );
+                    }
+                }
                 ExitCode::SUCCESS
             }
             Err(error) => {
