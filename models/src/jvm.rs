@@ -691,6 +691,18 @@ impl EvacuationParams {
         }
     }
 
+    /// The heap of `heap_bytes` as G1 sizes the young generation in it.
+    pub fn young_bounds(&self, heap_bytes: u64) -> YoungBounds {
+        YoungBounds {
+            region_bytes: self.region_bytes,
+            regions: (heap_bytes / self.region_bytes) as usize,
+            min_fraction: self.min_young_fraction,
+            max_fraction: self.max_young_fraction,
+            reserve_fraction: self.reserve_fraction,
+            goal_ns: self.pause_goal.as_nanos() as f64,
+        }
+    }
+
     /// What `step` leaves for the next pause: a write's or a read's work;
     /// a coordinator's request or an internode message (none in the
     /// calibration phases) the mean of the two \[E\]; a device page
@@ -1279,9 +1291,8 @@ struct Evacuation {
     card_scan_new_ns: f64,
     /// Retained bytes in survivor regions, promoted at the next pause.
     retained_survivor: u64,
-    /// Survivor regions the last pause filled, and the bytes it copied
-    /// into them (retained and transient).
-    survivor_regions: usize,
+    /// The bytes the last pause copied into survivor regions (retained
+    /// and transient; [`Evacuation::survivor_regions`] holds them).
     survivor_used: u64,
     /// Retained bytes promoted to the old generation, still alive.
     retained_old: u64,
@@ -1292,6 +1303,13 @@ struct Evacuation {
     /// When G1 next samples the young regions' cards
     /// ([`G1Policy::revise`]).
     next_sample: SimTime,
+}
+
+impl Evacuation {
+    /// The survivor regions the last pause filled.
+    fn survivor_regions(&self) -> usize {
+        self.survivor_used.div_ceil(self.params.region_bytes) as usize
+    }
 }
 
 /// How often G1 samples the young regions' remembered sets in a mutator
@@ -1399,7 +1417,6 @@ impl JvmNode {
                         transient_new: 0,
                         card_scan_new_ns: 0.0,
                         retained_survivor: 0,
-                        survivor_regions: 0,
                         survivor_used: 0,
                         retained_old: 0,
                         // No history: a new JVM's seeds.
@@ -2523,7 +2540,7 @@ impl G1State {
         let transient = evacuation.transient_new;
         let card_scan_ns = evacuation.card_scan_new_ns;
         let (survivor_regions, survivor_used) =
-            (evacuation.survivor_regions, evacuation.survivor_used);
+            (evacuation.survivor_regions(), evacuation.survivor_used);
         evacuation.retained_old += promoted;
         evacuation.retained_survivor = new;
         evacuation.retained_new = 0;
@@ -2531,7 +2548,6 @@ impl G1State {
         evacuation.transient_new = 0;
         evacuation.card_scan_new_ns = 0.0;
         evacuation.survivor_used = new + transient;
-        evacuation.survivor_regions = evacuation.survivor_used.div_ceil(p.region_bytes) as usize;
         let live = params.live_old_bytes() + evacuation.retained_old;
         let old_capacity = params.heap_bytes.saturating_sub(eden);
         let (kind, duration) = if uniform < params.full_probability
@@ -2541,7 +2557,6 @@ impl G1State {
             evacuation.retained_old += evacuation.retained_survivor;
             evacuation.retained_survivor = 0;
             evacuation.survivor_used = 0;
-            evacuation.survivor_regions = 0;
             let duration = lognormal(params.full_pause_median, params.full_pause_p99, normal);
             (PauseKind::Full, duration)
         } else if self.old_used_bytes as f64
@@ -2595,7 +2610,8 @@ impl G1State {
         let region = evacuation.params.region_bytes;
         let regions = (heap / region) as usize;
         let old_regions = old.div_ceil(region) as usize;
-        evacuation.free_regions = regions.saturating_sub(old_regions + evacuation.survivor_regions);
+        evacuation.free_regions =
+            regions.saturating_sub(old_regions + evacuation.survivor_regions());
         self.size_eden_in_use(0);
     }
 
@@ -2607,17 +2623,10 @@ impl G1State {
             return;
         };
         let p = evacuation.params;
-        let bounds = YoungBounds {
-            region_bytes: p.region_bytes,
-            regions: (heap / p.region_bytes) as usize,
-            min_fraction: p.min_young_fraction,
-            max_fraction: p.max_young_fraction,
-            reserve_fraction: p.reserve_fraction,
-            goal_ns: p.pause_goal.as_nanos() as f64,
-        };
+        let bounds = p.young_bounds(heap);
         let eden_regions = evacuation.policy.young_target(
             &bounds,
-            evacuation.survivor_regions,
+            evacuation.survivor_regions(),
             evacuation.survivor_used,
             in_use,
             evacuation.free_regions,

@@ -16,6 +16,12 @@ use crate::load::OpKind;
 /// clamped to it.
 const MAX_LATENCY_US: u64 = 3_600_000_000;
 
+/// A client latency as the histograms hold it: whole microseconds, rounded
+/// up, from 1 to [`MAX_LATENCY_US`].
+fn latency_us(latency: SimDuration) -> u64 {
+    latency.as_nanos().div_ceil(1000).clamp(1, MAX_LATENCY_US)
+}
+
 fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("static histogram bounds are valid")
 }
@@ -133,7 +139,7 @@ impl OpMetrics {
     /// partitions and wrote or returned `rows` rows.
     #[inline]
     pub fn record(&mut self, latency: SimDuration, partitions: u32, rows: u32) {
-        let us = latency.as_nanos().div_ceil(1000).clamp(1, MAX_LATENCY_US);
+        let us = latency_us(latency);
         self.total.saturating_record(us);
         self.interval.saturating_record(us);
         self.count += 1;
@@ -218,8 +224,6 @@ impl OpMetrics {
 /// processes changes (docs/parallel-runner.md).
 #[derive(Clone, Debug)]
 pub struct OpDelta {
-    /// The op type's index among the run's.
-    pub global_op: u8,
     latencies: Histogram<u64>,
     count: u64,
     partitions: u64,
@@ -231,11 +235,16 @@ pub struct OpDelta {
     window: Option<(SimTime, SimTime)>,
 }
 
+impl Default for OpDelta {
+    fn default() -> Self {
+        OpDelta::new()
+    }
+}
+
 impl OpDelta {
-    /// Nothing recorded yet, for the run's op type `global_op`.
-    pub fn new(global_op: u8) -> OpDelta {
+    /// Nothing recorded yet.
+    pub fn new() -> OpDelta {
         OpDelta {
-            global_op,
             latencies: new_histogram(),
             count: 0,
             partitions: 0,
@@ -259,11 +268,7 @@ impl OpDelta {
         rows: u32,
         not_found: bool,
     ) {
-        let us = (to - from)
-            .as_nanos()
-            .div_ceil(1000)
-            .clamp(1, MAX_LATENCY_US);
-        self.latencies.saturating_record(us);
+        self.latencies.saturating_record(latency_us(to - from));
         self.count += 1;
         self.partitions += u64::from(partitions);
         self.rows += u64::from(rows);
@@ -317,7 +322,7 @@ mod tests {
     fn deltas_taken_in_sum_to_the_direct_record() {
         let mut direct = OpMetrics::new(OpKind::Read);
         let mut merged = OpMetrics::new(OpKind::Read);
-        let mut deltas = [OpDelta::new(0), OpDelta::new(0)];
+        let mut deltas = [OpDelta::new(), OpDelta::new()];
         let at = |us: u64| SimTime::ZERO + SimDuration::from_micros(us);
         for us in 1..=500u64 {
             direct.record(SimDuration::from_micros(us * 7), 1, 2);

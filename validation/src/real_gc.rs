@@ -317,8 +317,10 @@ pub fn young_pauses(log: &str) -> Vec<YoungPause> {
 /// the cards it scanned. A check of the predictor against the JVM it
 /// models, not a fit: nothing of it is tuned to the targets.
 pub fn replay_eden_targets(pauses: &[YoungPause]) -> Vec<(u32, u32)> {
-    use models::g1_policy::{G1Policy, PauseRecord, YoungBounds};
-    const REGION: u64 = 16 << 20;
+    use models::g1_policy::{G1Policy, PauseRecord};
+    // The preset's G1: its region size, young bounds and goal.
+    let preset = models::jvm::EvacuationParams::cassandra_5_0();
+    let region = preset.region_bytes;
     let mut policy = G1Policy::new(1);
     let mut out = Vec::new();
     for pause in pauses {
@@ -327,8 +329,8 @@ pub fn replay_eden_targets(pauses: &[YoungPause]) -> Vec<(u32, u32)> {
         };
         let eden = pause.eden_regions as usize;
         let survivors = pause.survivor_regions.0 as usize;
-        let promoted = u64::from(pause.old_regions.1.saturating_sub(pause.old_regions.0)) * REGION;
-        let survivor_live = promoted.min(survivors as u64 * REGION);
+        let promoted = u64::from(pause.old_regions.1.saturating_sub(pause.old_regions.0)) * region;
+        let survivor_live = promoted.min(survivors as u64 * region);
         let copied = parts.copied_bytes as u64;
         if !pause.mixed {
             policy.record(
@@ -344,18 +346,11 @@ pub fn replay_eden_targets(pauses: &[YoungPause]) -> Vec<(u32, u32)> {
                     constant_other_ns: pause.constant_other_ms.unwrap_or(0.0).max(0.0) * 1e6,
                     young_other_ns: parts.cset_ms * 1e6,
                 },
-                REGION,
+                region,
             );
         }
-        let regions = (pause.capacity_mib / REGION_MIB) as usize;
-        let bounds = YoungBounds {
-            region_bytes: REGION,
-            regions,
-            min_fraction: 0.05,
-            max_fraction: 0.60,
-            reserve_fraction: 0.10,
-            goal_ns: 300e6,
-        };
+        let bounds = preset.young_bounds((pause.capacity_mib * 1024.0 * 1024.0) as u64);
+        let regions = bounds.regions;
         let survivors_after = pause.survivor_regions.1 as usize;
         let free = regions.saturating_sub(
             (pause.old_regions.1 + pause.survivor_regions.1 + pause.other_regions) as usize,
@@ -364,7 +359,7 @@ pub fn replay_eden_targets(pauses: &[YoungPause]) -> Vec<(u32, u32)> {
         // their regions.
         let survivor_used = copied
             .saturating_sub(promoted)
-            .min(survivors_after as u64 * REGION);
+            .min(survivors_after as u64 * region);
         let replayed = policy.young_target(&bounds, survivors_after, survivor_used, 0, free);
         out.push((logged, replayed as u32));
     }

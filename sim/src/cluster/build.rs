@@ -316,7 +316,16 @@ pub(super) fn op_metrics(plan: &RunPlan) -> (Vec<OpMetrics>, Vec<LoadState>) {
         .iter()
         .map(|load| {
             let kinds = load.op_kinds();
+            let global_ops = kinds
+                .iter()
+                .map(|kind| {
+                    ops.iter()
+                        .position(|ops| ops.kind == *kind)
+                        .expect("metrics exist for every op kind") as u8
+                })
+                .collect();
             LoadState {
+                global_ops,
                 ops: kinds.iter().copied().map(OpMetrics::new).collect(),
                 intervals: kinds.iter().map(|_| Vec::new()).collect(),
                 kinds,

@@ -379,11 +379,6 @@ impl Simulation {
             .iter()
             .position(|known| *known == kind)
             .expect("the load's op kinds include its operation") as u8;
-        let global_op = self
-            .ops
-            .iter()
-            .position(|ops| ops.kind == kind)
-            .expect("metrics exist for every op kind") as u8;
         self.change_in_flight(now, process_index, true);
         let process = &mut self.processes[process_index as usize];
         let load = &self.plan.loads[load_index];
@@ -440,7 +435,6 @@ impl Simulation {
             InFlight {
                 process: process_index,
                 load_op,
-                global_op,
                 measured_from,
                 serial: 0,
                 attempt: 0,
@@ -601,8 +595,9 @@ impl Simulation {
                 let (shard, id) = (*shard, *id);
                 // The c-s thread handed the request to its connection's
                 // event loop before it left.
-                let awaited = self.live_attempt(attempt_of(id)).is_some();
-                let process = attempt_of(id).process;
+                let attempt = attempt_of(id);
+                let awaited = self.live_attempt(attempt).is_some();
+                let process = attempt.process;
                 let rng = &mut self.processes[process as usize].wake_rng;
                 let handoff = client_handoff_delay(rng, REQUEST_HANDOFFS, awaited);
                 self.tally_client_handoffs(process, REQUEST_HANDOFFS, handoff, awaited);
@@ -715,9 +710,9 @@ impl Simulation {
         awaited: bool,
     ) {
         if awaited {
-            let tally = &mut self.processes[process as usize].handoffs;
-            tally.handoffs += u64::from(handoffs);
-            tally.total_ns += u128::from(added.as_nanos());
+            self.processes[process as usize]
+                .handoffs
+                .record(handoffs, added);
         }
     }
 
@@ -858,22 +853,12 @@ impl Simulation {
         let process_index = attempt.process;
         let load_index = self.processes[process_index as usize].load as usize;
         let tries = self.plan.loads[load_index].tries;
-        op_delta(
-            &mut self.processes[process_index as usize],
-            attempt.load_op,
-            attempt.global_op,
-        )
-        .timed_out();
+        op_delta(&mut self.processes[process_index as usize], attempt.load_op).timed_out();
         if u32::from(attempt.attempt) + 1 < tries {
             attempt.attempt += 1;
             self.transmit(now, attempt);
         } else {
-            op_delta(
-                &mut self.processes[process_index as usize],
-                attempt.load_op,
-                attempt.global_op,
-            )
-            .failed();
+            op_delta(&mut self.processes[process_index as usize], attempt.load_op).failed();
             self.change_in_flight(now, process_index, false);
             self.next_after(now, process_index);
         }
@@ -960,13 +945,11 @@ impl Simulation {
                 }
             }
         }
-        let latency = now - in_flight.measured_from;
         // c-s counts the rows a read's result set holds: none when it
         // found nothing.
         let rows = if not_found { 0 } else { in_flight.rows };
-        debug_assert_eq!(latency, now - in_flight.measured_from);
         let process = &mut self.processes[in_flight.process as usize];
-        op_delta(process, in_flight.load_op, in_flight.global_op).record(
+        op_delta(process, in_flight.load_op).record(
             in_flight.measured_from,
             now,
             in_flight.partitions,
@@ -1072,16 +1055,12 @@ fn client_handoff_delay(rng: &mut SimRng, handoffs: u32, awaited: bool) -> SimDu
     })
 }
 
-/// Process `process`'s record of its load's op `load_op` (the run's
-/// `global_op`), made when first used.
-fn op_delta(process: &mut ClientProcess, load_op: u8, global_op: u8) -> &mut OpDelta {
+/// Process `process`'s record of its load's op `load_op`, made when first
+/// used (a step of a thread search that never runs allocates none).
+fn op_delta(process: &mut ClientProcess, load_op: u8) -> &mut OpDelta {
     let index = usize::from(load_op);
     if process.op_deltas.len() <= index {
-        process
-            .op_deltas
-            .resize_with(index + 1, || OpDelta::new(global_op));
+        process.op_deltas.resize_with(index + 1, OpDelta::new);
     }
-    let delta = &mut process.op_deltas[index];
-    delta.global_op = global_op;
-    delta
+    &mut process.op_deltas[index]
 }

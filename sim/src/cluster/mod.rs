@@ -595,7 +595,6 @@ impl ClientProcess {
 struct InFlight {
     process: u32,
     load_op: u8,
-    global_op: u8,
     /// Latency origin: the first attempt's start (actual or intended).
     measured_from: SimTime,
     /// Tells this attempt from later users of the same slot.
@@ -669,6 +668,8 @@ fn attempt_of(id: RequestId) -> AttemptRef {
 struct LoadState {
     ops: Vec<OpMetrics>,
     kinds: Vec<OpKind>,
+    /// Each of `kinds`' index among the run's op types (`Simulation::ops`).
+    global_ops: Vec<u8>,
     window: Option<(SimTime, SimTime)>,
     started_at: Option<SimTime>,
     finished: bool,
@@ -1613,17 +1614,10 @@ impl Simulation {
             })
             .collect();
         keep_loads_that_ran(&mut self.plan.loads, &ran);
-        let client = self
-            .processes
-            .iter()
-            .fold(ClientTally::default(), |sum, process| ClientTally {
-                handoffs: sum.handoffs + process.handoffs.handoffs,
-                total_ns: sum.total_ns + process.handoffs.total_ns,
-            });
-        let mut time_spent = TimeSpent {
-            client,
-            ..TimeSpent::default()
-        };
+        let mut time_spent = TimeSpent::default();
+        for process in &self.processes {
+            time_spent.client.merge(&process.handoffs);
+        }
         for shard in &self.shards {
             time_spent.merge(&shard.time_spent);
         }
@@ -1765,7 +1759,7 @@ impl Simulation {
                 if delta.is_empty() {
                     continue;
                 }
-                let global = usize::from(delta.global_op);
+                let global = usize::from(load.global_ops[load_op]);
                 load.ops[load_op].absorb(delta);
                 self.ops[global].absorb(delta);
                 if let Some((first, last)) = delta.window() {

@@ -76,6 +76,19 @@ pub struct ClientTally {
     pub total_ns: u128,
 }
 
+impl ClientTally {
+    /// Counts `handoffs` hand-offs that added `added`.
+    pub(super) fn record(&mut self, handoffs: u32, added: units::SimDuration) {
+        self.handoffs += u64::from(handoffs);
+        self.total_ns += u128::from(added.as_nanos());
+    }
+
+    pub(super) fn merge(&mut self, other: &ClientTally) {
+        self.handoffs += other.handoffs;
+        self.total_ns += other.total_ns;
+    }
+}
+
 /// Where the work of a run spent its time: per kind of engine CPU work (in
 /// [`engine::CpuWork::index`] order), per I/O class (in
 /// [`engine::IoClass::ALL`] order), and in the clients.
@@ -100,5 +113,6 @@ impl TimeSpent {
             mine.device.merge(&theirs.device);
             mine.bytes += theirs.bytes;
         }
+        self.client.merge(&other.client);
     }
 }
