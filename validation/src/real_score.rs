@@ -9,9 +9,10 @@
 //! (`validation/real/machine.toml`: `[cluster]` with the `cassandra-5.0`
 //! preset on this machine's instance and device, `[network]` for the
 //! loopback), then the data the phase reads as REAL.md lays it out (the
-//! memory set `1..1000000` of c-s's default rows, warm in the page cache;
-//! the disk set `10000001..10500000` of 4-KiB rows, cold after the page
-//! cache was dropped; none for writes of new keys), then the phase's own
+//! memory set `1..1000000` of c-s's default rows, warm in the page cache
+//! but where a drop left it cold, [`memory_set_cold_after`]; the disk set
+//! `10000001..10500000` of 4-KiB rows, cold after the page cache was
+//! dropped; none for writes of new keys), then the phase's own
 //! cassandra-stress command as the real run took it (for a rate-limited
 //! phase, the repeat whose limit is the median). Each twin run's results
 //! folder is written under the output folder, beside its scenario, so any
@@ -95,21 +96,65 @@ impl From<MeasurementError> for RealScoreError {
 pub enum PhaseData {
     /// Writes of new keys only: no `[data]`.
     None,
-    /// P1's 1,000,000 partitions of five 34-byte columns, in the page
-    /// cache (written by this node moments before; 24 GiB of memory).
-    Memory,
+    /// P1's 1,000,000 partitions of five 34-byte columns. Warm: in the
+    /// page cache (written by this node moments before, or read or
+    /// rewritten by a phase since the last drop; 24 GiB of memory). Cold:
+    /// the page cache was dropped after the phase that last read or
+    /// rewrote them ([`memory_set_cold_after`]).
+    Memory {
+        /// Out of the page cache at the phase's start.
+        cold: bool,
+    },
     /// P2's 500,000 partitions of one 4,096-byte column, the page cache
     /// dropped before the phase.
     Disk,
 }
 
+/// The phase whose page-cache drop leaves the memory set cold for phase
+/// `id`, if one does: `measure.sh` drops the whole page cache before
+/// C3, S3, D25, D50 and D80 (the disk set's reads must reach the disk),
+/// and the memory set stays out of it until a phase reads it or a
+/// compaction rewrites it. In `measure.sh`'s order (C3 S1 S2 S3 W25 M25
+/// D25 X25 W50 M50 D50 X50 W80 M80 D80 X80):
+/// - S2 follows C3's drop, but the settle after S1 compacted the memory
+///   set's SSTable with the new keys' (system.log: 4 SSTables, ~1.9M
+///   partitions, 385 MiB, in every repeat), which wrote it anew through
+///   the page cache: warm;
+/// - M25 follows S3's drop with only W25's new keys between: cold (its
+///   device reads, 0.46-0.54 a read over the repeats, say so);
+/// - X25, X50 and X80 each follow a D phase's drop: cold (0.37-0.42,
+///   0.23-0.26, 0.17-0.24 device reads an operation, half of them writes);
+/// - M50 and M80 follow X25 and X50, which read the memory set back:
+///   warm, as far as their reads reached (0.02-0.06 and 0.08-0.10 device
+///   reads a read remain: the twin starts them wholly warm \[E\]).
+///
+/// Nothing here is fitted: it is the measurement's own order, its
+/// recorded drops (`<phase>_cache_dropped` in `protocol.json`, checked by
+/// [`PhaseData::of`]'s caller) and the node's log.
+pub fn memory_set_cold_after(id: &str) -> Option<&'static str> {
+    match id {
+        "M25" => Some("S3"),
+        "X25" => Some("D25"),
+        "X50" => Some("D50"),
+        "X80" => Some("D80"),
+        _ => None,
+    }
+}
+
 impl PhaseData {
-    /// The data of REAL.md's phase `id`.
-    pub fn of(id: &str) -> PhaseData {
+    /// The data of REAL.md's phase `id`; `dropped` says whether the
+    /// measurement dropped the page cache before a phase (the memory set
+    /// is cold only where the drop [`memory_set_cold_after`] names
+    /// happened).
+    pub fn of(id: &str, dropped: &dyn Fn(&str) -> bool) -> PhaseData {
+        let memory = || PhaseData::Memory {
+            cold: memory_set_cold_after(id).is_some_and(dropped),
+        };
         match id {
-            "C2" | "S2" => PhaseData::Memory,
+            // P3 is C2's reads, the read path's warm-up.
+            "P3" | "C2" | "S2" => memory(),
             "C3" | "S3" => PhaseData::Disk,
-            _ if id.starts_with('M') || id.starts_with('X') => PhaseData::Memory,
+            _ if id.starts_with('M') || id.starts_with('X') => memory(),
             _ if id.starts_with('D') => PhaseData::Disk,
             _ => PhaseData::None,
         }
@@ -122,8 +167,11 @@ impl PhaseData {
     pub fn section(self) -> &'static str {
         match self {
             PhaseData::None => "",
-            PhaseData::Memory => {
+            PhaseData::Memory { cold: false } => {
                 "[data]\npartitions = 1000000\nrow_bytes = \"242B\"\nkey_range = [1, 1000000]\nreplication_factor = 1\nstate = \"compacted\"\ncache = \"warm\"\n"
+            }
+            PhaseData::Memory { cold: true } => {
+                "[data]\npartitions = 1000000\nrow_bytes = \"242B\"\nkey_range = [1, 1000000]\nreplication_factor = 1\nstate = \"compacted\"\n# The page cache was dropped before this phase (REAL.md).\ncache = \"cold\"\n"
             }
             PhaseData::Disk => {
                 "[data]\npartitions = 500000\nrow_bytes = \"4168B\"\nkey_range = [10000001, 10500000]\nreplication_factor = 1\nstate = \"compacted\"\ncache = \"cold\"\n"
@@ -181,6 +229,7 @@ pub struct G1Carried<'a> {
 pub fn twin_scenario(
     machine: &str,
     id: &str,
+    data: PhaseData,
     command: &str,
     seed: u64,
     start: Option<G1Carried>,
@@ -232,7 +281,7 @@ pub fn twin_scenario(
          client = \"twin-real\"\n\
          command = \"{command}\"\n",
         machine = machine.trim_end(),
-        data = PhaseData::of(id).section(),
+        data = data.section(),
     )
 }
 
@@ -767,12 +816,14 @@ fn run_chain(
     std::fs::create_dir_all(out).map_err(|error| RealScoreError::at(out, error))?;
     let mut twin = BTreeMap::new();
     let mut carried: Option<(String, models::jvm::G1History)> = None;
+    let dropped = crate::real_speed::caches_dropped(measurement)?;
     for id in chain {
         let command = phase_command(measurement, id)?;
         let start = carried
             .as_ref()
             .map(|(after, history)| G1Carried { after, history });
-        let text = twin_scenario(machine, id, &command, phase_seed(repeat, id), start);
+        let data = PhaseData::of(id, &|phase| dropped.contains(phase));
+        let text = twin_scenario(machine, id, data, &command, phase_seed(repeat, id), start);
         let text = with_cpu_slowdown(&text, slowdown(id));
         let file = out.join(format!("{id}.toml"));
         std::fs::write(&file, &text).map_err(|error| RealScoreError::at(&file, error))?;
@@ -951,14 +1002,24 @@ mod tests {
 
     #[test]
     fn phases_read_the_data_real_md_gives_them() {
-        for id in ["C2", "S2", "M25", "M80", "X50"] {
-            assert_eq!(PhaseData::of(id), PhaseData::Memory, "{id}");
+        let every_drop = |phase: &str| ["C3", "S3", "D25", "D50", "D80"].contains(&phase);
+        let warm = PhaseData::Memory { cold: false };
+        let cold = PhaseData::Memory { cold: true };
+        for id in ["C2", "S2", "M50", "M80", "P3"] {
+            assert_eq!(PhaseData::of(id, &every_drop), warm, "{id}");
         }
+        for id in ["M25", "X25", "X50", "X80"] {
+            assert_eq!(PhaseData::of(id, &every_drop), cold, "{id}");
+            // A drop that failed (not root) left the memory set warm.
+            assert_eq!(PhaseData::of(id, &|_| false), warm, "{id}");
+        }
+        // Only the drop that precedes a phase makes it cold.
+        assert_eq!(PhaseData::of("M25", &|phase| phase == "D25"), warm);
         for id in ["C3", "S3", "D25", "D80"] {
-            assert_eq!(PhaseData::of(id), PhaseData::Disk, "{id}");
+            assert_eq!(PhaseData::of(id, &every_drop), PhaseData::Disk, "{id}");
         }
         for id in ["C1", "S1", "W50", "Z1", "L1"] {
-            assert_eq!(PhaseData::of(id), PhaseData::None, "{id}");
+            assert_eq!(PhaseData::of(id, &every_drop), PhaseData::None, "{id}");
         }
     }
 
@@ -1166,8 +1227,10 @@ mod tests {
         .expect("the machine's description");
         let command = "cassandra-stress write no-warmup cl=ONE duration=10s -rate threads=50 limit=5000/s -pop seq=1..100000";
         let plan = |slowdown: Option<f64>| {
-            let text =
-                with_cpu_slowdown(&twin_scenario(&machine, "C1", command, 1, None), slowdown);
+            let text = with_cpu_slowdown(
+                &twin_scenario(&machine, "C1", PhaseData::None, command, 1, None),
+                slowdown,
+            );
             let scenario = sim::scenario::parse("C1.toml", &text).unwrap_or_else(|e| panic!("{e}"));
             sim::plan::resolve(&scenario, &sim::plan::RunOverrides::default())
                 .unwrap_or_else(|e| panic!("{e}"))
@@ -1202,6 +1265,7 @@ mod tests {
         let text = twin_scenario(
             machine,
             "D50",
+            PhaseData::Disk,
             "cassandra-stress read no-warmup cl=ONE duration=30s -rate threads=200 limit=6000/s -pop dist=uniform(10000001..10500000) -col n=FIXED(1) size=FIXED(4096) -mode native cql3",
             7,
             None,
@@ -1245,6 +1309,7 @@ mod tests {
         let text = twin_scenario(
             &machine,
             "W25",
+            PhaseData::None,
             "cassandra-stress write no-warmup cl=ONE duration=30s -rate threads=200 limit=6116/s -pop seq=4300001..5300000 -mode native cql3",
             108,
             Some(carried),

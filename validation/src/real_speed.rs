@@ -196,6 +196,14 @@ pub fn figures_by_rule(
 /// and booleans (its last entry followed by a comma, as the script
 /// appends them); the numbers.
 fn parse_protocol(text: &str) -> Result<Vec<(String, f64)>, String> {
+    Ok(read_protocol(text)?
+        .iter()
+        .filter_map(|(key, value)| Some((key.clone(), value.as_f64()?)))
+        .collect())
+}
+
+/// `protocol.json`'s entries, numbers and booleans alike.
+fn read_protocol(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
     let trimmed = text.trim();
     let fixed = match trimmed.strip_suffix('}') {
         Some(body) => format!("{}}}", body.trim_end().trim_end_matches(',')),
@@ -204,10 +212,44 @@ fn parse_protocol(text: &str) -> Result<Vec<(String, f64)>, String> {
     };
     let value: serde_json::Value =
         serde_json::from_str(&fixed).map_err(|error| format!("not a protocol: {error}"))?;
-    let object = value.as_object().ok_or("not a JSON object")?;
-    Ok(object
-        .iter()
-        .filter_map(|(key, value)| Some((key.clone(), value.as_f64()?)))
+    match value {
+        serde_json::Value::Object(object) => Ok(object),
+        _ => Err("not a JSON object".to_string()),
+    }
+}
+
+/// The phases before which `measure.sh` dropped the page cache
+/// (`<phase>_cache_dropped: true`) in most of the repeats that kept a
+/// `protocol.json`; none when no repeat kept one.
+pub fn caches_dropped(
+    measurement: &Measurement,
+) -> Result<std::collections::BTreeSet<String>, MeasurementError> {
+    let mut votes: BTreeMap<String, (u32, u32)> = BTreeMap::new();
+    for &number in measurement.repeats.keys() {
+        let path = measurement
+            .dir
+            .join(format!("repeat-{number}"))
+            .join("protocol.json");
+        if !path.is_file() {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&path).map_err(|error| MeasurementError::at(&path, error))?;
+        let protocol = read_protocol(&text).map_err(|error| MeasurementError::at(&path, error))?;
+        for (key, value) in &protocol {
+            if let Some(phase) = key.strip_suffix("_cache_dropped") {
+                let vote = votes.entry(phase.to_string()).or_default();
+                vote.1 += 1;
+                if value.as_bool() == Some(true) {
+                    vote.0 += 1;
+                }
+            }
+        }
+    }
+    Ok(votes
+        .into_iter()
+        .filter(|(_, (yes, all))| 2 * yes > *all)
+        .map(|(phase, _)| phase)
         .collect())
 }
 
@@ -325,5 +367,25 @@ mod tests {
             [("C1_speed_s".to_string(), 0.7)]
         );
         assert!(parse_protocol("[1, 2]").is_err());
+    }
+
+    /// A drop counts where most repeats that recorded it did it: one that
+    /// failed in two repeats of three (not root) left the cache warm.
+    #[test]
+    fn the_page_cache_drops_are_read_from_the_repeats_protocols() {
+        let (measurement, dir) = measurement("drops", &[("C1", [1.0; 3], [1.0; 3])]);
+        let drops = [
+            "  \"S3_cache_dropped\": true,\n  \"D25_cache_dropped\": true,\n",
+            "  \"S3_cache_dropped\": true,\n  \"D25_cache_dropped\": false,\n",
+            "  \"S3_cache_dropped\": false,\n  \"D25_cache_dropped\": false,\n",
+        ];
+        for (repeat, drop) in (1..=3).zip(drops) {
+            let file = dir.join(format!("repeat-{repeat}")).join("protocol.json");
+            let text = std::fs::read_to_string(&file).expect("written above");
+            std::fs::write(&file, format!("{text}{drop}")).expect("written");
+        }
+        let dropped = caches_dropped(&measurement).expect("read");
+        assert_eq!(dropped.into_iter().collect::<Vec<_>>(), ["S3"]);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
