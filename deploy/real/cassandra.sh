@@ -297,6 +297,17 @@ thread_cpu() {
     thread_stat "$1" | cut -f1,3,4
 }
 
+# Every thread of PID: its id, the times it was put on a core so far
+# (schedstat's third field) and its name.
+thread_runs() {
+    local t runs name
+    for t in /proc/"$1"/task/*; do
+        runs="$(cut -d' ' -f3 "$t/schedstat" 2>/dev/null)" || continue
+        name="$(cat "$t/comm" 2>/dev/null)" || continue
+        printf '%s\t%s\t%s\n' "${t##*/}" "$runs" "$name"
+    done
+}
+
 # Waits until node i answers on its CQL port, or fails with the log's last
 # error line.
 wait_for_cql() {
@@ -388,10 +399,12 @@ work)
     mkdir -p "$out"
     from="$(stat -c %s "$log")"
     thread_cpu "$pid" >"$out/threads-before.tsv"
+    thread_runs "$pid" >"$out/runs-before.tsv"
     started="$(date +%s.%N)"
     nodetool "$i" "$@" >"$out/nodetool.txt" 2>&1 || die "work: nodetool $* failed: $(tail -n 1 "$out/nodetool.txt")"
     ended="$(date +%s.%N)"
     thread_cpu "$pid" >"$out/threads-after.tsv"
+    thread_runs "$pid" >"$out/runs-after.tsv"
     tail -c +"$((from + 1))" "$log" >"$out/system.log"
     printf '{\n  "command": "nodetool %s",\n  "started_unix_s": %s,\n  "seconds": %s\n}\n' \
         "$*" "$started" "$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.3f", b - a }')" >"$out/work.json"

@@ -5,7 +5,7 @@
 #   validation/real/measure.sh [--repeats N] [--first K] [--out DIR] [--phases 'P1 P2 C1 ...']
 #
 # The default phases are the scored measurement's; the background work's
-# calibration (K1, F1) runs with --phases 'P1 K1 C1 F1' (REAL.md).
+# calibration (K1, F1, K2) runs with --phases 'P1 K1 C1 F1 K2' (REAL.md).
 #
 # --first K runs repeats K..N only (a repeat added to a stored measurement).
 #
@@ -84,7 +84,6 @@ speed() {
 #   phase ID COMMAND
 run_phase() {
     local id=$1 command=$2 dir=$3
-    local scenario="$dir/$id.toml"
     # Each phase starts from a quiet node: memtables flushed, compactions
     # done (REAL.md); the page cache is dropped after, where the phase asks.
     local settle_start=$SECONDS
@@ -94,6 +93,15 @@ run_phase() {
     if [ "${drop:-}" = "$id" ]; then
         record "${id}_cache_dropped" "$(drop_cache)"
     fi
+    run_load "$id" "$command" "$dir"
+}
+
+# A phase's load alone, from the node as it is: writes a one-load
+# scenario and runs it through twin real.
+#   run_load ID COMMAND DIR
+run_load() {
+    local id=$1 command=$2 dir=$3
+    local scenario="$dir/$id.toml"
     cat >"$scenario" <<EOF
 # validation/REAL.md phase $id, written by validation/real/measure.sh
 name = "real-$id"
@@ -170,6 +178,18 @@ for repeat in $(seq "$first" "$repeats"); do
     fi
     # F1: the flush of what C1 left in the memtable (no settle first).
     wanted F1 && run_work F1 "$dir" no-settle flush keyspace1 standard1
+    # K2 (REAL.md, named 2026-11-30 before its measurement): K1's major
+    # compaction on a busy core, of what P1 and C1 left, started 15 s into
+    # 90 s of C4's writes (10,000/s, new keys; K2L, their own results).
+    if wanted K2; then
+        "$node" settle 1 >/dev/null
+        new_keys 900000
+        run_load K2L "$cs write no-warmup cl=ONE duration=90s -rate threads=50 limit=10000/s -pop $keys $mode" "$dir" &
+        local_load=$!
+        sleep 15
+        run_work K2 "$dir" no-settle compact keyspace1 standard1
+        wait "$local_load"
+    fi
     # C4: C1's writes at a second rate (REAL.md, named 2026-11-29).
     if wanted C4; then
         new_keys 600000

@@ -5,11 +5,14 @@
 //! (`models::cost`) are this fit, and `twin validate --real DIR
 //! --fit-work` prints it from a stored measurement so anyone can redo it.
 //!
-//! Each phase is a folder `repeat-<n>/<K1|F1>/` that `deploy/real/
+//! Each phase is a folder `repeat-<n>/<K1|F1|K2>/` that `deploy/real/
 //! cassandra.sh work` wrote: every server thread's CPU ticks before and
 //! after the nodetool command (`threads-before.tsv`, `threads-after.tsv`:
-//! id, ticks of 1/100 s, name) and the node's log lines meanwhile
-//! (`system.log`).
+//! id, ticks of 1/100 s, name), since K2's measurement the times each was
+//! put on a core (`runs-*.tsv`, the same layout), and the node's log
+//! lines meanwhile (`system.log`). K2 (REAL.md, "K2: compaction on a busy
+//! core"), K1's compaction while C4's writes run, is printed beside K1
+//! where a measurement has it; no price is fitted to it.
 //!
 //! - **Compaction** (K1): the `CompactionExecutor` threads' CPU over the
 //!   partitions the log's `Compacted` line merged, and over its input
@@ -82,6 +85,10 @@ pub struct WorkPhase {
     pub cpu_s: BTreeMap<String, f64>,
     /// The node's log lines over it.
     pub log: String,
+    /// The times each thread group was put on a core over it
+    /// (`runs-before.tsv` / `runs-after.tsv`, recorded since K2's
+    /// measurement; empty before).
+    pub runs: BTreeMap<String, f64>,
 }
 
 impl WorkPhase {
@@ -110,6 +117,9 @@ pub struct CompactionFacts {
     pub partitions: u64,
     /// Input bytes (their `MiB to` figures).
     pub input_bytes: f64,
+    /// The times the compaction threads were put on a core, where
+    /// recorded.
+    pub runs: Option<f64>,
 }
 
 /// What one F1 flush did.
@@ -144,6 +154,11 @@ pub struct WorkFit {
     pub loop_target_measured: bool,
     /// K1 per repeat.
     pub compactions: Vec<CompactionFacts>,
+    /// K2 per repeat (K1's compaction while C4's writes run), where the
+    /// measurement has it.
+    pub busy_compactions: Vec<CompactionFacts>,
+    /// K2's compaction CPU per partition, the median, microseconds.
+    pub busy_compaction_us_per_partition: Option<f64>,
     /// F1 per repeat.
     pub flushes: Vec<FlushFacts>,
     /// Compaction CPU per partition, the median, microseconds.
@@ -164,8 +179,22 @@ pub struct WorkFit {
     pub twin_row_bytes: u64,
 }
 
-/// Reads `repeat-<n>/<phase>/` of a measurement for one work phase.
+/// Reads `repeat-<n>/<phase>/` of a measurement for one work phase; an
+/// error if no repeat has it.
 pub fn load_phase(dir: &Path, phase: &str) -> Result<Vec<WorkPhase>, MeasurementError> {
+    let phases = load_phase_if_any(dir, phase)?;
+    if phases.is_empty() {
+        return Err(MeasurementError::at(
+            dir,
+            format!("no repeat-<n>/{phase}/ (measure.sh --phases 'P1 K1 C1 F1' writes K1 and F1)"),
+        ));
+    }
+    Ok(phases)
+}
+
+/// Reads `repeat-<n>/<phase>/` of a measurement for one work phase, in
+/// the repeats that have it.
+fn load_phase_if_any(dir: &Path, phase: &str) -> Result<Vec<WorkPhase>, MeasurementError> {
     let entries = std::fs::read_dir(dir).map_err(|error| MeasurementError::at(dir, error))?;
     let mut phases = Vec::new();
     for entry in entries {
@@ -189,19 +218,30 @@ pub fn load_phase(dir: &Path, phase: &str) -> Result<Vec<WorkPhase>, Measurement
             .map_err(|why| MeasurementError::at(&folder.join("threads-before.tsv"), why))?;
         let after = parse_threads(&read("threads-after.tsv")?)
             .map_err(|why| MeasurementError::at(&folder.join("threads-after.tsv"), why))?;
+        let runs = if folder.join("runs-before.tsv").is_file() {
+            // The same layout, counts in place of ticks.
+            let counts = |file: &str| {
+                parse_threads(&read(file)?)
+                    .map(|threads| {
+                        threads
+                            .into_iter()
+                            .map(|(tid, (name, ticks))| (tid, (name, ticks * 100.0)))
+                            .collect::<BTreeMap<_, _>>()
+                    })
+                    .map_err(|why| MeasurementError::at(&folder.join(file), why))
+            };
+            models::jvm::cpu_by_pool(&counts("runs-before.tsv")?, &counts("runs-after.tsv")?)
+        } else {
+            BTreeMap::new()
+        };
         phases.push(WorkPhase {
             repeat,
             cpu_s: models::jvm::cpu_by_pool(&before, &after),
             log: read("system.log")?,
+            runs,
         });
     }
     phases.sort_by_key(|phase| phase.repeat);
-    if phases.is_empty() {
-        return Err(MeasurementError::at(
-            dir,
-            format!("no repeat-<n>/{phase}/ (measure.sh --phases 'P1 K1 C1 F1' writes K1 and F1)"),
-        ));
-    }
     Ok(phases)
 }
 
@@ -327,6 +367,7 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
     // The work phases first: a measurement without them is the wrong one.
     let compaction_phases = load_phase(dir, "K1")?;
     let flush_phases = load_phase(dir, "F1")?;
+    let busy_phases = load_phase_if_any(dir, "K2")?;
     let (here, loops) = c1_cpu(dir)?;
     if loops.is_empty() {
         return Err(MeasurementError::at(
@@ -349,23 +390,8 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
     };
     let flush_ns_per_byte = models::cost::CostTable::cassandra_3_11().flush_ns_per_byte;
     let twin_row_bytes = twin_default_row_bytes();
-    let mut compactions = Vec::new();
-    for phase in compaction_phases {
-        let (partitions, input_bytes) = compactions_in(&phase.log).ok_or_else(|| {
-            MeasurementError::at(
-                &dir.join(format!("repeat-{}/K1/system.log", phase.repeat)),
-                format!("no `Compacted` line for {TABLE} with its sizes and partitions"),
-            )
-        })?;
-        compactions.push(CompactionFacts {
-            repeat: phase.repeat,
-            cpu_s: phase.cpu_of(models::jvm::is_compaction_pool),
-            jit_cpu_s: phase.cpu_of(models::jvm::is_compiler_pool),
-            gc_cpu_s: phase.cpu_of(|group| group.starts_with("GC Thread")),
-            partitions,
-            input_bytes,
-        });
-    }
+    let compactions = compaction_facts(dir, "K1", compaction_phases)?;
+    let busy_compactions = compaction_facts(dir, "K2", busy_phases)?;
     let mut flushes = Vec::new();
     for phase in flush_phases {
         let (partitions, data_bytes) = flushes_in(&phase.log).ok_or_else(|| {
@@ -388,6 +414,14 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
             .map(|c| per_partition_us(c.cpu_s, c.partitions))
             .collect::<Vec<_>>(),
     );
+    let busy_compaction_us_per_partition = (!busy_compactions.is_empty()).then(|| {
+        median(
+            &busy_compactions
+                .iter()
+                .map(|c| per_partition_us(c.cpu_s, c.partitions))
+                .collect::<Vec<_>>(),
+        )
+    });
     let compaction_real = median(
         &compactions
             .iter()
@@ -414,8 +448,44 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
         flush_ns_per_byte,
         twin_row_bytes,
         compactions,
+        busy_compactions,
+        busy_compaction_us_per_partition,
         flushes,
     })
+}
+
+/// What each repeat's compaction of work phase `id` did, from its log
+/// and its threads.
+fn compaction_facts(
+    dir: &Path,
+    id: &str,
+    phases: Vec<WorkPhase>,
+) -> Result<Vec<CompactionFacts>, MeasurementError> {
+    let mut compactions = Vec::new();
+    for phase in phases {
+        let (partitions, input_bytes) = compactions_in(&phase.log).ok_or_else(|| {
+            MeasurementError::at(
+                &dir.join(format!("repeat-{}/{id}/system.log", phase.repeat)),
+                format!("no `Compacted` line for {TABLE} with its sizes and partitions"),
+            )
+        })?;
+        let runs: Vec<f64> = phase
+            .runs
+            .iter()
+            .filter(|(group, _)| models::jvm::is_compaction_pool(group))
+            .map(|(_, runs)| *runs)
+            .collect();
+        compactions.push(CompactionFacts {
+            repeat: phase.repeat,
+            cpu_s: phase.cpu_of(models::jvm::is_compaction_pool),
+            jit_cpu_s: phase.cpu_of(models::jvm::is_compiler_pool),
+            gc_cpu_s: phase.cpu_of(|group| group.starts_with("GC Thread")),
+            partitions,
+            input_bytes,
+            runs: (!runs.is_empty()).then(|| runs.iter().sum()),
+        });
+    }
+    Ok(compactions)
 }
 
 /// The fit as `twin validate --real --fit-work` prints it.
@@ -463,6 +533,33 @@ pub fn fit_text(fit: &WorkFit) -> String {
         fit.twin_row_bytes,
         fit.compaction_ns_per_byte
     );
+    if let Some(busy) = fit.busy_compaction_us_per_partition {
+        let _ = writeln!(
+            out,
+            "K2, K1's compaction of what P1 and C1 left while C4's writes run (10,000/s; not used by the preset):"
+        );
+        for c in &fit.busy_compactions {
+            let runs = c.runs.map_or(String::new(), |runs| {
+                format!(
+                    ", {runs:.0} runs of the compaction threads ({:.0} us a run)",
+                    c.cpu_s * 1e6 / runs.max(1.0)
+                )
+            });
+            let _ = writeln!(
+                out,
+                "  repeat {}: {:.2} CPU s for {} partitions: {:.2} us a partition{runs}",
+                c.repeat,
+                c.cpu_s,
+                c.partitions,
+                c.cpu_s * 1e6 / c.partitions.max(1) as f64,
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  median {busy:.3} us a partition: {:.2} x K1's",
+            busy / fit.compaction_us_per_partition
+        );
+    }
     let _ = writeln!(
         out,
         "F1, the flush of C1's memtable (MemtableFlushWriter, PerDiskMemtableFlushWriter, ... threads' CPU):"
@@ -563,5 +660,31 @@ mod tests {
             fit.flush_ns_per_row
         );
         assert_eq!(costs.flush_ns_per_byte, fit.flush_ns_per_byte);
+        assert!(fit.busy_compactions.is_empty(), "2026-11-29 ran no K2");
+        assert_eq!(fit.busy_compaction_us_per_partition, None);
+    }
+
+    /// K2 (REAL.md, named before its measurement): the same compaction on
+    /// a core that C4's writes keep busy costs 1.08 times K1's, its
+    /// threads put on the core ~53,000 times where K1 has no runs
+    /// recorded.
+    #[test]
+    fn a_busy_core_makes_the_compaction_little_dearer() {
+        let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
+        let fit = fit(
+            &real.join("work/2026-11-30-k2"),
+            &real.join("2026-11-30-speed"),
+        )
+        .expect("the stored K1/K2 measurement");
+        assert_eq!(fit.busy_compactions.len(), 3);
+        for busy in &fit.busy_compactions {
+            assert_eq!(busy.partitions, 1_300_000, "P1's and C1's rows");
+            let runs = busy.runs.expect("K2 records its runs");
+            assert!((50_000.0..56_000.0).contains(&runs), "{runs}");
+        }
+        let ratio =
+            fit.busy_compaction_us_per_partition.expect("K2 ran") / fit.compaction_us_per_partition;
+        assert!((1.07..1.09).contains(&ratio), "{ratio}");
+        assert!(fit_text(&fit).contains("1.08 x K1's"));
     }
 }
