@@ -5,7 +5,8 @@
 #   validation/real/measure.sh [--repeats N] [--first K] [--out DIR] [--phases 'P1 P2 C1 ...']
 #
 # The default phases are the scored measurement's; the background work's
-# calibration (K1, F1, K2) runs with --phases 'P1 K1 C1 F1 K2' (REAL.md).
+# calibration (K1, F1) runs with --phases 'P1 K1 C1 F1' (REAL.md), the
+# diagnostics K2 and K3 after them.
 #
 # --first K runs repeats K..N only (a repeat added to a stored measurement).
 #
@@ -188,6 +189,18 @@ for repeat in $(seq "$first" "$repeats"); do
         local_load=$!
         sleep 15
         run_work K2 "$dir" no-settle compact keyspace1 standard1
+        wait "$local_load"
+    fi
+    # K3 (REAL.md, named 2026-11-30 before its measurement): K2 with the
+    # core saturated: the compaction started 10 s into 60 s of S1's
+    # writes (200 closed-loop threads, no limit; K3L).
+    if wanted K3; then
+        "$node" settle 1 >/dev/null
+        new_keys 3000000
+        run_load K3L "$cs write no-warmup cl=ONE duration=60s -rate threads=200 -pop $keys $mode" "$dir" &
+        local_load=$!
+        sleep 10
+        run_work K3 "$dir" no-settle compact keyspace1 standard1
         wait "$local_load"
     fi
     # C4: C1's writes at a second rate (REAL.md, named 2026-11-29).
