@@ -122,6 +122,26 @@ pub struct CompactionFacts {
     pub runs: Option<f64>,
 }
 
+/// The diagnostic phases that run K1's compaction while a load keeps the
+/// core busy (REAL.md, named before their measurements), and the load.
+pub const BUSY_PHASES: [(&str, &str); 2] = [
+    ("K2", "while C4's writes run (10,000/s)"),
+    ("K3", "while S1's writes saturate the core (200 threads)"),
+];
+
+/// One diagnostic phase of [`BUSY_PHASES`], per repeat.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BusyCompaction {
+    /// Its id.
+    pub phase: &'static str,
+    /// What kept the core busy.
+    pub load: &'static str,
+    /// Per repeat.
+    pub compactions: Vec<CompactionFacts>,
+    /// CPU per partition, the median, microseconds.
+    pub us_per_partition: f64,
+}
+
 /// What one F1 flush did.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct FlushFacts {
@@ -154,11 +174,9 @@ pub struct WorkFit {
     pub loop_target_measured: bool,
     /// K1 per repeat.
     pub compactions: Vec<CompactionFacts>,
-    /// K2 per repeat (K1's compaction while C4's writes run), where the
-    /// measurement has it.
-    pub busy_compactions: Vec<CompactionFacts>,
-    /// K2's compaction CPU per partition, the median, microseconds.
-    pub busy_compaction_us_per_partition: Option<f64>,
+    /// K1's compaction on a busy core, each diagnostic phase the
+    /// measurement has ([`BUSY_PHASES`]).
+    pub busy: Vec<BusyCompaction>,
     /// F1 per repeat.
     pub flushes: Vec<FlushFacts>,
     /// Compaction CPU per partition, the median, microseconds.
@@ -367,7 +385,6 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
     // The work phases first: a measurement without them is the wrong one.
     let compaction_phases = load_phase(dir, "K1")?;
     let flush_phases = load_phase(dir, "F1")?;
-    let busy_phases = load_phase_if_any(dir, "K2")?;
     let (here, loops) = c1_cpu(dir)?;
     if loops.is_empty() {
         return Err(MeasurementError::at(
@@ -391,7 +408,25 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
     let flush_ns_per_byte = models::cost::CostTable::cassandra_3_11().flush_ns_per_byte;
     let twin_row_bytes = twin_default_row_bytes();
     let compactions = compaction_facts(dir, "K1", compaction_phases)?;
-    let busy_compactions = compaction_facts(dir, "K2", busy_phases)?;
+    let mut busy = Vec::new();
+    for (phase, load) in BUSY_PHASES {
+        let compactions = compaction_facts(dir, phase, load_phase_if_any(dir, phase)?)?;
+        if compactions.is_empty() {
+            continue;
+        }
+        let us_per_partition = median(
+            &compactions
+                .iter()
+                .map(|c| c.cpu_s * 1e6 / c.partitions.max(1) as f64)
+                .collect::<Vec<_>>(),
+        );
+        busy.push(BusyCompaction {
+            phase,
+            load,
+            compactions,
+            us_per_partition,
+        });
+    }
     let mut flushes = Vec::new();
     for phase in flush_phases {
         let (partitions, data_bytes) = flushes_in(&phase.log).ok_or_else(|| {
@@ -414,14 +449,6 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
             .map(|c| per_partition_us(c.cpu_s, c.partitions))
             .collect::<Vec<_>>(),
     );
-    let busy_compaction_us_per_partition = (!busy_compactions.is_empty()).then(|| {
-        median(
-            &busy_compactions
-                .iter()
-                .map(|c| per_partition_us(c.cpu_s, c.partitions))
-                .collect::<Vec<_>>(),
-        )
-    });
     let compaction_real = median(
         &compactions
             .iter()
@@ -448,8 +475,7 @@ pub fn fit(dir: &Path, scored: &Path) -> Result<WorkFit, MeasurementError> {
         flush_ns_per_byte,
         twin_row_bytes,
         compactions,
-        busy_compactions,
-        busy_compaction_us_per_partition,
+        busy,
         flushes,
     })
 }
@@ -533,12 +559,13 @@ pub fn fit_text(fit: &WorkFit) -> String {
         fit.twin_row_bytes,
         fit.compaction_ns_per_byte
     );
-    if let Some(busy) = fit.busy_compaction_us_per_partition {
+    for busy in &fit.busy {
         let _ = writeln!(
             out,
-            "K2, K1's compaction of what P1 and C1 left while C4's writes run (10,000/s; not used by the preset):"
+            "{}, K1's compaction of what P1 and C1 left {} (a diagnostic; not used by the preset):",
+            busy.phase, busy.load
         );
-        for c in &fit.busy_compactions {
+        for c in &busy.compactions {
             let runs = c.runs.map_or(String::new(), |runs| {
                 format!(
                     ", {runs:.0} runs of the compaction threads ({:.0} us a run)",
@@ -556,8 +583,9 @@ pub fn fit_text(fit: &WorkFit) -> String {
         }
         let _ = writeln!(
             out,
-            "  median {busy:.3} us a partition: {:.2} x K1's",
-            busy / fit.compaction_us_per_partition
+            "  median {:.3} us a partition: {:.2} x K1's",
+            busy.us_per_partition,
+            busy.us_per_partition / fit.compaction_us_per_partition
         );
     }
     let _ = writeln!(
@@ -660,31 +688,47 @@ mod tests {
             fit.flush_ns_per_row
         );
         assert_eq!(costs.flush_ns_per_byte, fit.flush_ns_per_byte);
-        assert!(fit.busy_compactions.is_empty(), "2026-11-29 ran no K2");
-        assert_eq!(fit.busy_compaction_us_per_partition, None);
+        assert!(fit.busy.is_empty(), "2026-11-29 ran no K2 or K3");
     }
 
-    /// K2 (REAL.md, named before its measurement): the same compaction on
-    /// a core that C4's writes keep busy costs 1.08 times K1's, its
-    /// threads put on the core ~53,000 times where K1 has no runs
-    /// recorded.
+    /// K2 and K3 (REAL.md, named before their measurements): the same
+    /// compaction on a core that C4's writes keep busy costs 1.08 times
+    /// K1's, its threads put on the core ~53,000 times; on one that S1's
+    /// writes saturate, 1.12 times.
     #[test]
-    fn a_busy_core_makes_the_compaction_little_dearer() {
+    fn a_busy_or_saturated_core_makes_the_compaction_little_dearer() {
         let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
         let fit = fit(
             &real.join("work/2026-11-30-k2"),
             &real.join("2026-11-30-speed"),
         )
         .expect("the stored K1/K2 measurement");
-        assert_eq!(fit.busy_compactions.len(), 3);
-        for busy in &fit.busy_compactions {
+        let [k2] = &fit.busy[..] else {
+            panic!("K2 alone: {:?}", fit.busy);
+        };
+        assert_eq!(k2.phase, "K2");
+        assert_eq!(k2.compactions.len(), 3);
+        for busy in &k2.compactions {
             assert_eq!(busy.partitions, 1_300_000, "P1's and C1's rows");
             let runs = busy.runs.expect("K2 records its runs");
             assert!((50_000.0..56_000.0).contains(&runs), "{runs}");
         }
-        let ratio =
-            fit.busy_compaction_us_per_partition.expect("K2 ran") / fit.compaction_us_per_partition;
+        let ratio = k2.us_per_partition / fit.compaction_us_per_partition;
         assert!((1.07..1.09).contains(&ratio), "{ratio}");
         assert!(fit_text(&fit).contains("1.08 x K1's"));
+
+        // K3: saturated by S1's writes, three flushes meanwhile, runs of
+        // ~170 us as L1's: 1.12 times K1's.
+        let fit = super::fit(
+            &real.join("work/2026-11-30-k3"),
+            &real.join("2026-11-30-speed"),
+        )
+        .expect("the stored K1/K3 measurement");
+        let [k3] = &fit.busy[..] else {
+            panic!("K3 alone: {:?}", fit.busy);
+        };
+        assert_eq!(k3.phase, "K3");
+        let ratio = k3.us_per_partition / fit.compaction_us_per_partition;
+        assert!((1.10..1.14).contains(&ratio), "{ratio}");
     }
 }
