@@ -297,6 +297,24 @@ thread_cpu() {
     thread_stat "$1" | cut -f1,3,4
 }
 
+# Node i's compactions pending or running (0 when none).
+compactions_busy() {
+    local stats pending running
+    stats="$(nodetool "$1" compactionstats)"
+    pending="$(echo "$stats" | sed -n 's/^pending tasks:\{0,1\} *\([0-9]*\).*/\1/p' | head -1)"
+    running="$(echo "$stats" | grep -c -E '^ *[0-9a-f]{8}-' || true)"
+    echo $((${pending:-1} + running))
+}
+
+# Waits until node i has no compaction pending or running.
+wait_compactions() {
+    local deadline=$((SECONDS + ${TWIN_REAL_SETTLE_TIMEOUT:-900}))
+    until [ "$(compactions_busy "$1")" = 0 ]; do
+        [ $SECONDS -lt $deadline ] || die "node $1 still compacting after ${TWIN_REAL_SETTLE_TIMEOUT:-900}s"
+        sleep 2
+    done
+}
+
 # Every thread of PID: its id, the times it was put on a core so far
 # (schedstat's third field) and its name.
 thread_runs() {
@@ -402,6 +420,17 @@ work)
     thread_runs "$pid" >"$out/runs-before.tsv"
     started="$(date +%s.%N)"
     nodetool "$i" "$@" >"$out/nodetool.txt" 2>&1 || die "work: nodetool $* failed: $(tail -n 1 "$out/nodetool.txt")"
+    # TWIN_REAL_WORK_COMPACTION=1: the command starts a background
+    # compaction (a flush that fills a size tier): wait for it to show,
+    # then for it to finish, so that its CPU is inside the window.
+    if [ "${TWIN_REAL_WORK_COMPACTION:-0}" = 1 ]; then
+        shown=$((SECONDS + 30))
+        until [ "$(compactions_busy "$i")" != 0 ]; do
+            [ $SECONDS -lt $shown ] || die "work: no compaction started within 30 s of nodetool $*"
+            sleep 0.2
+        done
+        wait_compactions "$i"
+    fi
     ended="$(date +%s.%N)"
     thread_cpu "$pid" >"$out/threads-after.tsv"
     thread_runs "$pid" >"$out/runs-after.tsv"
@@ -458,15 +487,7 @@ settle)
     i="${1:-}"
     nodetool "$i" flush
     # Wait for the flushes' compactions (and any still running) to finish.
-    deadline=$((SECONDS + ${TWIN_REAL_SETTLE_TIMEOUT:-900}))
-    while :; do
-        stats="$(nodetool "$i" compactionstats)"
-        pending="$(echo "$stats" | sed -n 's/^pending tasks:\{0,1\} *\([0-9]*\).*/\1/p' | head -1)"
-        running="$(echo "$stats" | grep -c -E '^ *[0-9a-f]{8}-' || true)"
-        if [ "${pending:-1}" = 0 ] && [ "$running" = 0 ]; then break; fi
-        [ $SECONDS -lt $deadline ] || die "settle: node $i still compacting after ${TWIN_REAL_SETTLE_TIMEOUT:-900}s"
-        sleep 2
-    done
+    wait_compactions "$i"
     echo "node $i settled: memtables flushed, no compaction pending or running"
     ;;
 *)

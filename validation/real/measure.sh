@@ -6,7 +6,7 @@
 #
 # The default phases are the scored measurement's; the background work's
 # calibration (K1, F1) runs with --phases 'P1 K1 C1 F1' (REAL.md), the
-# diagnostics K2 and K3 after them.
+# diagnostics K2, K3 and K4 after them.
 #
 # --first K runs repeats K..N only (a repeat added to a stored measurement).
 #
@@ -202,6 +202,20 @@ for repeat in $(seq "$first" "$repeats"); do
         sleep 10
         run_work K3 "$dir" no-settle compact keyspace1 standard1
         wait "$local_load"
+    fi
+    # K4 (REAL.md, named 2026-11-30 before its measurement): a background
+    # size-tiered compaction of fresh flushes on an idle node: three
+    # batches of 470,000 new keys (L1's flush size), each flushed; the
+    # third flush fills the tier (C1's SSTable and the three) and the
+    # work phase waits its compaction out.
+    if wanted K4; then
+        "$node" settle 1 >/dev/null
+        for batch in 1 2 3; do
+            new_keys 470000
+            run_load "K4W$batch" "$cs write n=470000 no-warmup cl=ONE -rate threads=50 -pop $keys $mode" "$dir"
+            if [ "$batch" -lt 3 ]; then "$node" nodetool 1 flush keyspace1 standard1 >/dev/null; fi
+        done
+        TWIN_REAL_WORK_COMPACTION=1 run_work K4 "$dir" no-settle flush keyspace1 standard1
     fi
     # C4: C1's writes at a second rate (REAL.md, named 2026-11-29).
     if wanted C4; then
