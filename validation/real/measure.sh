@@ -204,16 +204,17 @@ for repeat in $(seq "$first" "$repeats"); do
         wait "$local_load"
     fi
     # K4 (REAL.md, named 2026-11-30 before its measurement): a background
-    # size-tiered compaction of fresh flushes on an idle node: three
+    # size-tiered compaction of fresh flushes on an idle node: four
     # batches of 470,000 new keys (L1's flush size), each flushed; the
-    # third flush fills the tier (C1's SSTable and the three) and the
-    # work phase waits its compaction out.
+    # fourth flush fills the tier (the four flushes: C1's 61-MiB SSTable
+    # is a tier below theirs, ~95 MiB) and the work phase waits its
+    # compaction out.
     if wanted K4; then
         "$node" settle 1 >/dev/null
-        for batch in 1 2 3; do
+        for batch in 1 2 3 4; do
             new_keys 470000
             run_load "K4W$batch" "$cs write n=470000 no-warmup cl=ONE -rate threads=50 -pop $keys $mode" "$dir"
-            if [ "$batch" -lt 3 ]; then "$node" nodetool 1 flush keyspace1 standard1 >/dev/null; fi
+            if [ "$batch" -lt 4 ]; then "$node" nodetool 1 flush keyspace1 standard1 >/dev/null; fi
         done
         TWIN_REAL_WORK_COMPACTION=1 run_work K4 "$dir" no-settle flush keyspace1 standard1
     fi
