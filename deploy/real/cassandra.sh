@@ -149,7 +149,10 @@ EOF
 # jvm-server.options), with GC logging on: G1's pause phases at debug (the
 # object copy time G1 learns its copy cost from, apart from root and card
 # scanning), the pause it predicted as it chose each collection set
-# (gc+ergo+cset at trace) and its heap ergonomics.
+# (gc+ergo+cset at trace), its heap ergonomics, and at each pause the cards
+# the application threads refined themselves and the time it took them
+# (gc+refine+stats at debug: "Mutator refinement: ...ms, refined: N",
+# REAL.md's test for L1's dearer compaction).
 jvm_options() {
     local i=$1 d heap
     d="$(node_dir "$i")"
@@ -172,7 +175,7 @@ jvm_options() {
 -XX:+HeapDumpOnOutOfMemoryError
 -XX:+CrashOnOutOfMemoryError
 -XX:HeapDumpPath=$d
--Xlog:gc*=info,gc+phases=debug,gc+ergo+heap=debug,gc+ergo+cset=trace,gc+ergo=debug,safepoint=info:file=$d/gc.log:time,uptime,pid,tid,level
+-Xlog:gc*=info,gc+phases=debug,gc+ergo+heap=debug,gc+ergo+cset=trace,gc+ergo=debug,gc+refine+stats=debug,safepoint=info:file=$d/gc.log:time,uptime,pid,tid,level
 -Djava.net.preferIPv4Stack=true
 -Djdk.attach.allowAttachSelf=true
 -Dio.netty.tryReflectionSetAccessible=true

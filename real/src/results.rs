@@ -196,7 +196,7 @@ impl RealSummary {
                 entry.3 = entry.3.max(load.window_s.1);
                 ops.insert(stats.kind.name().to_string(), summary);
             }
-            let gc = run.gc.as_ref().map(|(pauses, _)| {
+            let gc = run.gc.as_ref().map(|(pauses, lines)| {
                 let within: Vec<_> = pauses
                     .iter()
                     .filter(|pause| {
@@ -205,7 +205,14 @@ impl RealSummary {
                     })
                     .cloned()
                     .collect();
-                GcSummary::of(&within, seconds)
+                GcSummary {
+                    mutator_refinement: crate::server::mutator_refinement(
+                        lines,
+                        start_s + load.window_s.0,
+                        start_s + load.window_s.1,
+                    ),
+                    ..GcSummary::of(&within, seconds)
+                }
             });
             load_server.insert(
                 plan.name.clone(),
@@ -272,10 +279,14 @@ impl RealSummary {
                         run.rows.iter().filter_map(|row| row.server_cpu_s).collect();
                     (!spent.is_empty()).then(|| round3(spent.iter().sum()))
                 },
-                gc: run
-                    .gc
-                    .as_ref()
-                    .map(|(pauses, _)| GcSummary::of(pauses, run.seconds)),
+                gc: run.gc.as_ref().map(|(pauses, lines)| GcSummary {
+                    mutator_refinement: crate::server::mutator_refinement(
+                        lines,
+                        f64::NEG_INFINITY,
+                        f64::INFINITY,
+                    ),
+                    ..GcSummary::of(pauses, run.seconds)
+                }),
                 compactions: run
                     .compactions
                     .map(|(count, bytes_in, bytes_out)| Compactions {
