@@ -6,7 +6,7 @@
 #
 # The default phases are the scored measurement's; the background work's
 # calibration (K1, F1) runs with --phases 'P1 K1 C1 F1' (REAL.md), the
-# diagnostics K2, K3 and K4 after them.
+# diagnostics K2-K5 after them.
 #
 # --first K runs repeats K..N only (a repeat added to a stored measurement).
 #
@@ -217,6 +217,12 @@ for repeat in $(seq "$first" "$repeats"); do
             if [ "$batch" -lt 4 ]; then "$node" nodetool 1 flush keyspace1 standard1 >/dev/null; fi
         done
         TWIN_REAL_WORK_COMPACTION=1 run_work K4 "$dir" no-settle flush keyspace1 standard1
+    fi
+    # K5 (REAL.md, named 2026-12-01 before its measurement): L1's first
+    # five minutes on a new JVM (after P1 alone).
+    if wanted K5; then
+        new_keys 20000000
+        run_phase K5 "$cs write no-warmup cl=ONE duration=5m -rate threads=100 -pop $keys $mode" "$dir"
     fi
     # C4: C1's writes at a second rate (REAL.md, named 2026-11-29).
     if wanted C4; then
