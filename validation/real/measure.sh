@@ -6,7 +6,7 @@
 #
 # The default phases are the scored measurement's; the background work's
 # calibration (K1, F1) runs with --phases 'P1 K1 C1 F1' (REAL.md), the
-# diagnostics K2-K5 after them.
+# diagnostics K2-K6 after them.
 #
 # --first K runs repeats K..N only (a repeat added to a stored measurement).
 #
@@ -245,6 +245,12 @@ for repeat in $(seq "$first" "$repeats"); do
     if wanted S3; then
         drop=S3
         run_phase S3 "$cs read no-warmup cl=ONE duration=30s -rate threads=200 $disk $mode" "$dir"
+    fi
+    # K6 (REAL.md, named 2026-12-01 before its measurement): K5's load
+    # (L1's, five minutes) after the reads from memory alone (P3 C2 S2).
+    if wanted K6; then
+        new_keys 20000000
+        run_phase K6 "$cs write no-warmup cl=ONE duration=5m -rate threads=100 -pop $keys $mode" "$dir"
     fi
     s1=$(rate_of "$dir/S1" 2>/dev/null || echo 0)
     s2=$(rate_of "$dir/S2" 2>/dev/null || echo 0)
