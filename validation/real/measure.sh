@@ -142,6 +142,19 @@ run_work() {
     "$node" work 1 "$dir/$id" "$@" | sed 's/^/   /'
 }
 
+# REAL.md's K2 and K3: from a settled node, K1's major compaction
+# started DELAY seconds into a load run beside it (its results as IDL).
+#   compact_under_load ID DELAY COMMAND DIR
+compact_under_load() {
+    local id=$1 delay=$2 command=$3 dir=$4 load
+    "$node" settle 1 >/dev/null
+    run_load "${id}L" "$command" "$dir" &
+    load=$!
+    sleep "$delay"
+    run_work "$id" "$dir" no-settle compact keyspace1 standard1
+    wait "$load"
+}
+
 wanted() { case " $phases " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 cs="cassandra-stress"
@@ -183,25 +196,15 @@ for repeat in $(seq "$first" "$repeats"); do
     # compaction on a busy core, of what P1 and C1 left, started 15 s into
     # 90 s of C4's writes (10,000/s, new keys; K2L, their own results).
     if wanted K2; then
-        "$node" settle 1 >/dev/null
         new_keys 900000
-        run_load K2L "$cs write no-warmup cl=ONE duration=90s -rate threads=50 limit=10000/s -pop $keys $mode" "$dir" &
-        local_load=$!
-        sleep 15
-        run_work K2 "$dir" no-settle compact keyspace1 standard1
-        wait "$local_load"
+        compact_under_load K2 15 "$cs write no-warmup cl=ONE duration=90s -rate threads=50 limit=10000/s -pop $keys $mode" "$dir"
     fi
     # K3 (REAL.md, named 2026-11-30 before its measurement): K2 with the
     # core saturated: the compaction started 10 s into 60 s of S1's
     # writes (200 closed-loop threads, no limit; K3L).
     if wanted K3; then
-        "$node" settle 1 >/dev/null
         new_keys 3000000
-        run_load K3L "$cs write no-warmup cl=ONE duration=60s -rate threads=200 -pop $keys $mode" "$dir" &
-        local_load=$!
-        sleep 10
-        run_work K3 "$dir" no-settle compact keyspace1 standard1
-        wait "$local_load"
+        compact_under_load K3 10 "$cs write no-warmup cl=ONE duration=60s -rate threads=200 -pop $keys $mode" "$dir"
     fi
     # K4 (REAL.md, named 2026-11-30 before its measurement): a background
     # size-tiered compaction of fresh flushes on an idle node: four

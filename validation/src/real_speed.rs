@@ -63,18 +63,7 @@ impl Speeds {
     /// when speeds were recorded but no calibration phase has one.
     pub fn of(measurement: &Measurement) -> Result<Option<Speeds>, MeasurementError> {
         let mut by_repeat = BTreeMap::new();
-        for &number in measurement.repeats.keys() {
-            let path = measurement
-                .dir
-                .join(format!("repeat-{number}"))
-                .join("protocol.json");
-            if !path.is_file() {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path)
-                .map_err(|error| MeasurementError::at(&path, error))?;
-            let protocol =
-                parse_protocol(&text).map_err(|error| MeasurementError::at(&path, error))?;
+        for (number, protocol) in protocols(measurement, parse_protocol)? {
             let speeds: BTreeMap<String, f64> = protocol
                 .into_iter()
                 .filter_map(|(key, value)| {
@@ -192,6 +181,31 @@ pub fn figures_by_rule(
     Ok((figures, Some(verdict)))
 }
 
+/// Each repeat's `protocol.json` that exists, read by `parse`, by repeat
+/// number.
+fn protocols<T>(
+    measurement: &Measurement,
+    parse: fn(&str) -> Result<T, String>,
+) -> Result<Vec<(u32, T)>, MeasurementError> {
+    let mut read = Vec::new();
+    for &number in measurement.repeats.keys() {
+        let path = measurement
+            .dir
+            .join(format!("repeat-{number}"))
+            .join("protocol.json");
+        if !path.is_file() {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&path).map_err(|error| MeasurementError::at(&path, error))?;
+        read.push((
+            number,
+            parse(&text).map_err(|error| MeasurementError::at(&path, error))?,
+        ));
+    }
+    Ok(read)
+}
+
 /// `protocol.json` as `measure.sh` writes it: a JSON object of numbers
 /// and booleans (its last entry followed by a comma, as the script
 /// appends them); the numbers.
@@ -225,17 +239,7 @@ pub fn caches_dropped(
     measurement: &Measurement,
 ) -> Result<std::collections::BTreeSet<String>, MeasurementError> {
     let mut votes: BTreeMap<String, (u32, u32)> = BTreeMap::new();
-    for &number in measurement.repeats.keys() {
-        let path = measurement
-            .dir
-            .join(format!("repeat-{number}"))
-            .join("protocol.json");
-        if !path.is_file() {
-            continue;
-        }
-        let text =
-            std::fs::read_to_string(&path).map_err(|error| MeasurementError::at(&path, error))?;
-        let protocol = read_protocol(&text).map_err(|error| MeasurementError::at(&path, error))?;
+    for (_, protocol) in protocols(measurement, read_protocol)? {
         for (key, value) in &protocol {
             if let Some(phase) = key.strip_suffix("_cache_dropped") {
                 let vote = votes.entry(phase.to_string()).or_default();

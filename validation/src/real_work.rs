@@ -242,29 +242,29 @@ fn load_phase_if_any(dir: &Path, phase: &str) -> Result<Vec<WorkPhase>, Measurem
             let path = folder.join(file);
             std::fs::read_to_string(&path).map_err(|error| MeasurementError::at(&path, error))
         };
-        let before = parse_threads(&read("threads-before.tsv")?)
-            .map_err(|why| MeasurementError::at(&folder.join("threads-before.tsv"), why))?;
-        let after = parse_threads(&read("threads-after.tsv")?)
-            .map_err(|why| MeasurementError::at(&folder.join("threads-after.tsv"), why))?;
-        let runs = if folder.join("runs-before.tsv").is_file() {
-            // The same layout, counts in place of ticks.
-            let counts = |file: &str| {
-                parse_threads(&read(file)?)
-                    .map(|threads| {
-                        threads
-                            .into_iter()
-                            .map(|(tid, (name, ticks))| (tid, (name, ticks * 100.0)))
-                            .collect::<BTreeMap<_, _>>()
-                    })
-                    .map_err(|why| MeasurementError::at(&folder.join(file), why))
+        // Each thread group's increase over the phase, from a
+        // `<stem>-before.tsv` / `<stem>-after.tsv` pair, counts over
+        // `per_unit`.
+        let spent = |stem: &str, per_unit: f64| {
+            let counts = |file: String| {
+                parse_counts(&read(&file)?, per_unit)
+                    .map_err(|why| MeasurementError::at(&folder.join(&file), why))
             };
-            models::jvm::cpu_by_pool(&counts("runs-before.tsv")?, &counts("runs-after.tsv")?)
+            Ok::<_, MeasurementError>(models::jvm::cpu_by_pool(
+                &counts(format!("{stem}-before.tsv"))?,
+                &counts(format!("{stem}-after.tsv"))?,
+            ))
+        };
+        // CPU ticks of 1/100 s; runs on a core where recorded.
+        let cpu_s = spent("threads", 100.0)?;
+        let runs = if folder.join("runs-before.tsv").is_file() {
+            spent("runs", 1.0)?
         } else {
             BTreeMap::new()
         };
         phases.push(WorkPhase {
             repeat,
-            cpu_s: models::jvm::cpu_by_pool(&before, &after),
+            cpu_s,
             log: read("system.log")?,
             runs,
         });
@@ -275,21 +275,28 @@ fn load_phase_if_any(dir: &Path, phase: &str) -> Result<Vec<WorkPhase>, Measurem
 
 /// `threads-*.tsv` (id, CPU ticks of 1/100 s, name): thread id -> (name,
 /// CPU seconds), as [`models::jvm::cpu_by_pool`] takes them.
+#[cfg(test)]
 fn parse_threads(text: &str) -> Result<BTreeMap<u64, (String, f64)>, String> {
+    parse_counts(text, 100.0)
+}
+
+/// A `threads-*.tsv` or `runs-*.tsv` file (id, a count, name): thread id
+/// -> (name, the count over `per_unit`).
+fn parse_counts(text: &str, per_unit: f64) -> Result<BTreeMap<u64, (String, f64)>, String> {
     let mut threads = BTreeMap::new();
     for (number, line) in text.lines().enumerate() {
         let mut fields = line.splitn(3, '\t');
-        let (Some(tid), Some(ticks), Some(name)) = (fields.next(), fields.next(), fields.next())
+        let (Some(tid), Some(count), Some(name)) = (fields.next(), fields.next(), fields.next())
         else {
-            return Err(format!("line {}: not `id<TAB>ticks<TAB>name`", number + 1));
+            return Err(format!("line {}: not `id<TAB>count<TAB>name`", number + 1));
         };
         let tid = tid
             .parse::<u64>()
             .map_err(|_| format!("line {}: thread id `{tid}`", number + 1))?;
-        let ticks = ticks
+        let count = count
             .parse::<f64>()
-            .map_err(|_| format!("line {}: CPU ticks `{ticks}`", number + 1))?;
-        threads.insert(tid, (name.to_string(), ticks / 100.0));
+            .map_err(|_| format!("line {}: count `{count}`", number + 1))?;
+        threads.insert(tid, (name.to_string(), count / per_unit));
     }
     Ok(threads)
 }
@@ -709,15 +716,18 @@ mod tests {
     #[test]
     fn neither_a_busy_core_nor_fresh_flushes_make_the_compaction_dearer() {
         let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("real");
-        let fit = fit(
-            &real.join("work/2026-11-30-k2"),
-            &real.join("2026-11-30-speed"),
-        )
-        .expect("the stored K1/K2 measurement");
-        let [k2] = &fit.busy[..] else {
-            panic!("K2 alone: {:?}", fit.busy);
+        // A work measurement's fit and its one diagnostic phase, `phase`.
+        let only = |dir: &str, phase: &str| {
+            let fit = fit(&real.join(dir), &real.join("2026-11-30-speed"))
+                .unwrap_or_else(|error| panic!("the stored K1/{phase} measurement: {error}"));
+            let [busy] = &fit.busy[..] else {
+                panic!("{phase} alone: {:?}", fit.busy);
+            };
+            assert_eq!(busy.phase, phase);
+            let busy = busy.clone();
+            (fit, busy)
         };
-        assert_eq!(k2.phase, "K2");
+        let (fit, k2) = only("work/2026-11-30-k2", "K2");
         assert_eq!(k2.compactions.len(), 3);
         for busy in &k2.compactions {
             assert_eq!(busy.partitions, 1_300_000, "P1's and C1's rows");
@@ -730,29 +740,13 @@ mod tests {
 
         // K3: saturated by S1's writes, three flushes meanwhile, runs of
         // ~170 us as L1's: 1.12 times K1's.
-        let fit = super::fit(
-            &real.join("work/2026-11-30-k3"),
-            &real.join("2026-11-30-speed"),
-        )
-        .expect("the stored K1/K3 measurement");
-        let [k3] = &fit.busy[..] else {
-            panic!("K3 alone: {:?}", fit.busy);
-        };
-        assert_eq!(k3.phase, "K3");
+        let (fit, k3) = only("work/2026-11-30-k3", "K3");
         let ratio = k3.us_per_partition / fit.compaction_us_per_partition;
         assert!((1.10..1.14).contains(&ratio), "{ratio}");
 
         // K4: a background compaction of four fresh flushes, idle: 0.87
         // times K1's.
-        let fit = super::fit(
-            &real.join("work/2026-11-30-k4"),
-            &real.join("2026-11-30-speed"),
-        )
-        .expect("the stored K1/K4 measurement");
-        let [k4] = &fit.busy[..] else {
-            panic!("K4 alone: {:?}", fit.busy);
-        };
-        assert_eq!(k4.phase, "K4");
+        let (fit, k4) = only("work/2026-11-30-k4", "K4");
         assert!(k4.compactions.iter().all(|c| c.partitions == 1_880_000));
         let ratio = k4.us_per_partition / fit.compaction_us_per_partition;
         assert!((0.85..0.89).contains(&ratio), "{ratio}");
