@@ -355,7 +355,7 @@ const C4_CPU: &str = "Xeon E5-2666 v3 (Haswell), 2.9 GHz [R]";
 const C4_SOURCE: &str = "awsdocs/amazon-ec2-user-guide @ 00f19653 compute-optimized-instances.md (vCPUs, GiB) and instance-optimize-cpu.md (cores) [S]; baseline Gbit/s scylladb/scylla-machine-image common/aws_net_params.json [S]; on-demand $/h: the awsOnDemandHourlyPrice table (dxCompiler test code) hardware.md 1.4 cites [S]";
 
 /// Every instance the twin knows.
-pub const CATALOG: [Instance; 23] = [
+pub const CATALOG: [Instance; 25] = [
     // --- AWS i3 (hardware.md 1.1; network baseline / burst [S:A 2023; N]).
     Instance {
         name: "i3.large",
@@ -719,6 +719,48 @@ pub const CATALOG: [Instance; 23] = [
         source:
             "hardware.md 2 (yo README shape table; OCI shape-table code; oci_net_params.json) [S]",
     },
+    // R7's loaders (published-runs.md R7: 5 x BM.StandardIO1.36 and 4 x
+    // VM.Standard1.16). hardware.md 2 has BM.Standard1.36, not the IO
+    // variant: R7's scenarios run the IO shape's loaders as it, the two
+    // assumed alike in cores and network [E] (the IO variant adds drives a
+    // loader does not use).
+    Instance {
+        name: "BM.Standard1.36",
+        cpu: "2 x Xeon E5-2699 v3 (Haswell), 2.3 GHz",
+        // 36 OCPUs = 36 physical cores, 72 threads [S].
+        vcpus: 72,
+        physical_cores: 36,
+        // 256 GB [S].
+        memory_bytes: gib_x100(25600),
+        // Block volumes only.
+        drives: 0,
+        drive_bytes: 0,
+        drive: None,
+        // oci_net_params.json: 10.0 [S].
+        nic_gbps: 10.0,
+        nic_burst_gbps: None,
+        on_demand: None,
+        reserved_1y: None,
+        source: "hardware.md 2 (OCI shape-table code; oci_net_params.json) [S]",
+    },
+    Instance {
+        name: "VM.Standard1.16",
+        cpu: "Xeon E5-2699 v3 (Haswell, X5 platform) [E]",
+        // 16 OCPUs = 16 physical cores, 32 threads [S].
+        vcpus: 32,
+        physical_cores: 16,
+        // 112 GB [S].
+        memory_bytes: gib_x100(11200),
+        drives: 0,
+        drive_bytes: 0,
+        drive: None,
+        // oci_net_params.json: 4.8 [S].
+        nic_gbps: 4.8,
+        nic_burst_gbps: None,
+        on_demand: None,
+        reserved_1y: None,
+        source: "hardware.md 2 (OCI shape-table code; oci_net_params.json) [S]",
+    },
     // --- R6's server (published-runs.md R6; drives hardware.md 3.1).
     Instance {
         name: "optane-r6",
@@ -813,6 +855,16 @@ mod tests {
         assert_eq!((oci.vcpus, oci.physical_cores, oci.drives), (72, 36, 9));
         assert_eq!((oci.memory_bytes, oci.nic_gbps), (512 * GIB, 10.0));
         assert_eq!(oci.scylla_shards(), 70);
+        // hardware.md 2: R7's loaders.
+        let loader = get("BM.Standard1.36");
+        assert_eq!(
+            (loader.vcpus, loader.drives, loader.nic_gbps),
+            (72, 0, 10.0)
+        );
+        assert_eq!(loader.memory_bytes, 256 * GIB);
+        let vm = get("VM.Standard1.16");
+        assert_eq!((vm.vcpus, vm.physical_cores, vm.nic_gbps), (32, 16, 4.8));
+        assert_eq!(vm.memory_bytes, 112 * GIB);
         // published-runs.md R6: 128 GB, 2 x P4800X, 2 x 10 GbE.
         let r6 = get("optane-r6");
         assert_eq!((r6.physical_cores, r6.memory_bytes), (28, 128 * GIB));
@@ -857,7 +909,13 @@ mod tests {
         let ri = ri.unwrap();
         assert_eq!(ri.provenance, Provenance::Estimate);
         assert!((ri.usd_per_hour - 3.450).abs() < 0.001, "{ri}");
-        for name in ["i3en.metal", "BM.DenseIO1.36", "optane-r6"] {
+        for name in [
+            "i3en.metal",
+            "BM.DenseIO1.36",
+            "BM.Standard1.36",
+            "VM.Standard1.16",
+            "optane-r6",
+        ] {
             assert_eq!(prices(name), (None, None), "{name}");
         }
         assert_eq!(get("c4.large").reserved_1y, None);
