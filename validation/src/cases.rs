@@ -189,6 +189,7 @@ impl CaseSeries {
     pub fn named(&self, metric: &str) -> Option<&[(f64, f64)]> {
         match metric {
             "read repairs per second" => Some(&self.read_repairs),
+            "throughput" => Some(&self.throughput),
             _ => None,
         }
     }
@@ -433,8 +434,13 @@ pub fn measure(outcome: &RunOutcome, from: SimTime) -> Vec<(String, f64)> {
             ));
         }
     }
-    if let Some(load) = server_load(outcome, from) {
+    if let Some(load) = node_column_mean(outcome, from, "cpu_utilisation") {
         measured.push(("server load".into(), load * 100.0));
+    }
+    // R7's "~600 MB/s per server": the nodes' device reads, MB (10^6
+    // bytes) a second, the mean over nodes and intervals.
+    if let Some(rate) = node_column_mean(outcome, from, "disk_read_mb_per_s") {
+        measured.push(("disk read per server".into(), rate));
     }
     if let Some(price) =
         models::instance::by_name(&plan.cluster.instance).and_then(|instance| instance.reserved_1y)
@@ -485,26 +491,25 @@ pub fn double_failure_probability(nodes: u32) -> f64 {
     f64::from(nodes) * (MTTR_DAYS / MTBF_DAYS).powi(2) * 365.0
 }
 
-/// Whether a time-series column is a node's CPU utilisation,
-/// `node<i>_cpu_utilisation` (not another `*_cpu_*` column of the node).
-fn is_node_cpu_column(name: &str) -> bool {
+/// Whether a time-series column is node `<i>`'s `column`,
+/// `node<i>_<column>` (`cpu_utilisation`, not another `*_cpu_*` column of
+/// the node).
+fn is_node_column(name: &str, column: &str) -> bool {
     name.strip_prefix("node")
         .and_then(|rest| rest.split_once('_'))
-        .is_some_and(|(node, column)| {
-            !node.is_empty()
-                && node.bytes().all(|byte| byte.is_ascii_digit())
-                && column == "cpu_utilisation"
+        .is_some_and(|(node, rest)| {
+            !node.is_empty() && node.bytes().all(|byte| byte.is_ascii_digit()) && rest == column
         })
 }
 
-/// Mean of every `node<i>_cpu_utilisation` cell of the rows after `from`.
-fn server_load(outcome: &RunOutcome, from: SimTime) -> Option<f64> {
+/// Mean of every `node<i>_<column>` cell of the rows after `from`.
+fn node_column_mean(outcome: &RunOutcome, from: SimTime, column: &str) -> Option<f64> {
     let series = &outcome.timeseries;
     let columns: Vec<usize> = series
         .columns
         .iter()
         .enumerate()
-        .filter(|(_, name)| is_node_cpu_column(name))
+        .filter(|(_, name)| is_node_column(name, column))
         .map(|(index, _)| index)
         .collect();
     let from_s = from.as_nanos() as f64 / 1e9;
@@ -645,7 +650,7 @@ command = "cassandra-stress write no-warmup cl=ONE n=2000 -rate threads=4"
     #[test]
     fn the_server_load_reads_each_nodes_cpu_utilisation_and_nothing_else() {
         for name in ["node0_cpu_utilisation", "node39_cpu_utilisation"] {
-            assert!(is_node_cpu_column(name), "{name}");
+            assert!(is_node_column(name, "cpu_utilisation"), "{name}");
         }
         for name in [
             "node0_compaction_cpu_fraction",
@@ -655,7 +660,16 @@ command = "cassandra-stress write no-warmup cl=ONE n=2000 -rate threads=4"
             "node_cpu_utilisation",
             "write_ops_per_s",
         ] {
-            assert!(!is_node_cpu_column(name), "{name}");
+            assert!(!is_node_column(name, "cpu_utilisation"), "{name}");
         }
+        // R7's disk read rate reads the nodes' device reads alone.
+        assert!(is_node_column(
+            "node5_disk_read_mb_per_s",
+            "disk_read_mb_per_s"
+        ));
+        assert!(!is_node_column(
+            "node5_disk_write_mb_per_s",
+            "disk_read_mb_per_s"
+        ));
     }
 }

@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::cases::CaseResult;
 use crate::published::{
-    Bound, Comparison, Figure, Kind, Shape, ShapeKind, Unit, COMPARISONS, FIGURES, REPORTS, SHAPES,
+    Bound, Comparison, Figure, Kind, Shape, ShapeKind, Unit, COMPARISONS, FIGURES, HOLDS_WITHIN,
+    REPORTS, SHAPES,
 };
 
 /// Status of a figure that was simulated.
@@ -234,6 +235,7 @@ fn unit_name(unit: Unit) -> &'static str {
         Unit::Percent => "%",
         Unit::QueueDepth => "qd",
         Unit::Dollars => "$",
+        Unit::MegabytesPerSecond => "MB/s",
     }
 }
 
@@ -367,6 +369,7 @@ fn shape_row(shape: &Shape, results: &[CaseResult]) -> ShapeRow {
     row.pass = Some(match shape.shape {
         ShapeKind::Zero => series.iter().all(|(_, value)| *value == 0.0),
         ShapeKind::Decays => first > 0.0 && last < first,
+        ShapeKind::Holds => first > 0.0 && ((last - first) / first).abs() <= HOLDS_WITHIN,
     });
     row.status = SIMULATED.into();
     row
