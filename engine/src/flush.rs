@@ -180,6 +180,7 @@ impl FlushJob {
             first_key: self.memtable.first_key,
             last_key: self.memtable.last_key,
             created_at: now,
+            max_timestamp_us: self.memtable.max_timestamp_us,
             key_share: None,
             cells: self.memtable.cells.as_ref().map(SortedCells::from_map),
             level: 0,

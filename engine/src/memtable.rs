@@ -36,6 +36,10 @@ pub struct Memtable {
     /// Data mode: the newest version of every key inserted (`None` in
     /// volume mode).
     pub cells: Option<BTreeMap<u64, RowVersion>>,
+    /// The newest write timestamp stored (microseconds; 0 when none):
+    /// its SSTable's maximum timestamp, which places it in a time window
+    /// (`crate::compaction::twcs`).
+    pub max_timestamp_us: u64,
 }
 
 impl Memtable {
@@ -80,6 +84,7 @@ impl Memtable {
             last_key: 0,
             first_segment: None,
             cells: None,
+            max_timestamp_us: 0,
         }
     }
 
@@ -91,9 +96,11 @@ impl Memtable {
         }
     }
 
-    /// Data mode: records `version` of `key`, keeping the newer of it and
-    /// what the memtable already holds. No effect in volume mode.
+    /// Records `version` of `key`: its timestamp in both modes; in data
+    /// mode the row, keeping the newer of it and what the memtable already
+    /// holds.
     pub fn store(&mut self, key: u64, version: RowVersion) {
+        self.max_timestamp_us = self.max_timestamp_us.max(version.timestamp);
         if let Some(cells) = self.cells.as_mut() {
             cells
                 .entry(key)

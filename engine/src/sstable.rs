@@ -235,6 +235,13 @@ pub struct SSTable {
     pub last_key: u64,
     /// When the SSTable was sealed.
     pub created_at: SimTime,
+    /// The newest write timestamp it holds (microseconds, as clients
+    /// assign them; Scylla's and Cassandra's Statistics "max timestamp"):
+    /// a flush's memtable's newest, a compaction's newest input's; 0 where
+    /// no write time is known (data laid out before the run, streamed
+    /// rows in volume mode). Time-window compaction files the SSTable by
+    /// it (`crate::compaction::twcs`).
+    pub max_timestamp_us: u64,
     /// Volume mode: the slice `[lo, hi)` of the key hash space (fixed point,
     /// out of `KEY_SHARE_ONE`) whose keys this SSTable holds, for data laid
     /// out so that each key is in exactly one SSTable (preloaded, compacted
@@ -360,6 +367,7 @@ impl SSTable {
             first_key,
             last_key,
             created_at: SimTime::ZERO,
+            max_timestamp_us: 0,
             key_share: None,
             cells: None,
             level: 0,

@@ -170,6 +170,10 @@ pub struct Summary {
     /// coordinators.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hints: Option<HintsReport>,
+    /// Time-window tables: what compaction did over the run, summed over
+    /// the shards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_window: Option<TimeWindowReport>,
     /// JVM presets: the collector's stop-the-world pauses over the run,
     /// summed over the nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -360,6 +364,61 @@ impl HintsReport {
             dropped: scale_count(total.dropped, scale),
             send_failures: scale_count(total.send_failures, scale),
             pending: scale_count(total.pending, scale),
+        })
+    }
+}
+
+/// `summary.json` `time_window`: a time-window table's compactions, the
+/// SSTables it dropped whole as expired, and the windows its SSTables
+/// fall in at the end.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimeWindowReport {
+    /// The window's length, seconds.
+    pub window_s: f64,
+    /// Compactions finished.
+    pub compactions: u64,
+    /// Compaction input merged, MB (10^6 bytes).
+    pub compacted_mb: f64,
+    /// SSTables dropped whole because every row had expired more than
+    /// `gc_grace_seconds` before.
+    pub expired_sstables: u64,
+    /// SSTables on disk at the end.
+    pub sstables_at_end: u64,
+    /// The time windows those SSTables fall in (by newest write), over
+    /// every shard.
+    pub windows_at_end: u64,
+}
+
+impl TimeWindowReport {
+    /// The report of a run whose table is time-window (`None` otherwise),
+    /// scaled up to the whole cluster.
+    pub fn of(outcome: &RunOutcome, scale: f64) -> Option<TimeWindowReport> {
+        let engine::compaction::CompactionStrategy::TimeWindow(options) =
+            &outcome.plan.cluster.compaction
+        else {
+            return None;
+        };
+        let (mut compactions, mut compacted, mut expired, mut sstables) = (0, 0, 0, 0);
+        let mut windows = std::collections::BTreeSet::new();
+        for shard in &outcome.shards {
+            compactions += shard.stats.compactions_completed;
+            compacted += shard.stats.bytes_compacted;
+            expired += shard.stats.sstables_expired;
+            sstables += shard.sstables.len() as u64;
+            windows.extend(
+                shard
+                    .sstables
+                    .iter()
+                    .map(|sstable| options.window_of_sstable(sstable)),
+            );
+        }
+        Some(TimeWindowReport {
+            window_s: options.window_us as f64 / 1e6,
+            compactions: scale_count(compactions, scale),
+            compacted_mb: round3(compacted as f64 * scale / 1e6),
+            expired_sstables: scale_count(expired, scale),
+            sstables_at_end: scale_count(sstables, scale),
+            windows_at_end: windows.len() as u64,
         })
     }
 }
@@ -778,6 +837,7 @@ impl Summary {
                 }),
             coordinator: CoordinatorSummary::of(outcome).scaled(scale),
             hints: HintsReport::of(outcome, scale),
+            time_window: TimeWindowReport::of(outcome, scale),
             gc: GcReport::of(outcome),
             stage_cpu_s: (!outcome.stage_cpu.is_empty()).then(|| {
                 models::jvm::Stage::ALL

@@ -194,10 +194,10 @@ fn what_cannot_run_is_refused_naming_file_and_construct() {
         (
             KV.replace(
                 "  );\n",
-                "  ) WITH compaction = {'class': 'TimeWindowCompactionStrategy'};\n",
+                "  ) WITH compaction = {'class': 'DateTieredCompactionStrategy'};\n",
             ),
             format!("user profile=profiles/p.yaml ops(insert=1) {run}"),
-            "TimeWindowCompactionStrategy",
+            "`DateTieredCompactionStrategy` is not simulated by the twin: accepted are SizeTieredCompactionStrategy, LeveledCompactionStrategy and TimeWindowCompactionStrategy",
         ),
     ];
     for (profile, command, needle) in cases {

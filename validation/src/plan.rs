@@ -843,6 +843,9 @@ fn fit(plan: &RunPlan) -> (Screen, Option<f64>) {
     let (headroom, strategy) = match plan.cluster.compaction {
         CompactionStrategy::SizeTiered(_) => (STCS_HEADROOM, "size-tiered"),
         CompactionStrategy::Leveled(_) => (LCS_HEADROOM, "leveled"),
+        // One window at a time is merged, a small part of a table of many
+        // windows: leveled's tenth stands for it [E].
+        CompactionStrategy::TimeWindow(_) => (LCS_HEADROOM, "time-window"),
     };
     match fill {
         Some(fill) if fill * headroom > 1.0 => (

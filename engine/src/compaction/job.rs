@@ -221,6 +221,15 @@ impl CompactionJob {
         &self.inputs
     }
 
+    /// The newest write its inputs hold: its outputs' maximum timestamp.
+    pub fn max_timestamp_us(&self) -> u64 {
+        self.inputs
+            .iter()
+            .map(|input| input.max_timestamp_us)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Generations of the inputs.
     pub fn input_generations(&self) -> impl Iterator<Item = u64> + '_ {
         self.inputs.iter().map(|sstable| sstable.generation)
@@ -411,6 +420,8 @@ impl CompactionJob {
             first_key,
             last_key,
             created_at: now,
+            // A merge keeps its rows' timestamps: the newest input's.
+            max_timestamp_us: self.max_timestamp_us(),
             key_share: None,
             cells: None,
             level: self.output_level,

@@ -19,6 +19,7 @@ use units::SimTime;
 
 use crate::compaction::job::{ChunkRead, CompactionJob};
 use crate::compaction::lcs::{self, LcsJob, LcsOptions};
+use crate::compaction::strategy::BacklogPart;
 use crate::compaction::{CompactionStrategy, LcsState, RateLimiter, TableBacklog};
 use crate::sstable::SSTable;
 
@@ -133,6 +134,11 @@ pub struct CompactionManager {
     /// The compaction group's CPU shares, as the controller last set them
     /// (0 without a controller).
     shares: f64,
+    /// A time-window table's next look for expired SSTables, microseconds
+    /// (`None` before the first).
+    next_expiry_check_us: Option<u64>,
+    /// Expired SSTables dropped since the shard started.
+    expired_dropped: u64,
 }
 
 impl CompactionManager {
@@ -149,6 +155,8 @@ impl CompactionManager {
             completed: 0,
             bytes_compacted: 0,
             shares: 0.0,
+            next_expiry_check_us: None,
+            expired_dropped: 0,
         }
     }
 
@@ -274,24 +282,59 @@ impl CompactionManager {
         self.backlog.add_sstable(sstable);
     }
 
+    /// Whether a time-window table looks for expired SSTables at `now_us`:
+    /// once every `every_us` (the first look at the first call); a look
+    /// that is due is taken.
+    pub fn expiry_check_due(&mut self, now_us: u64, every_us: u64) -> bool {
+        match self.next_expiry_check_us {
+            Some(next) if now_us < next => false,
+            _ => {
+                self.next_expiry_check_us = Some(now_us.saturating_add(every_us));
+                true
+            }
+        }
+    }
+
+    /// Fully expired SSTables left the table without a rewrite.
+    pub fn drop_expired(&mut self, sstables: &[SSTable]) {
+        for sstable in sstables {
+            self.backlog.remove_sstable(sstable);
+        }
+        self.expired_dropped += sstables.len() as u64;
+    }
+
     /// The table's backlog in bytes, counting what running jobs have
-    /// consumed of their inputs and written, and `flush_written` bytes a
-    /// flush under way has written.
-    pub fn backlog_bytes(&self, flush_written: Option<u64>) -> f64 {
-        let compacting: Vec<(u32, u64, u64)> = self
+    /// consumed of their inputs and written, and what a flush under way
+    /// has written (`flush_written`: its bytes, and its memtable's newest
+    /// write).
+    pub fn backlog_bytes(&self, flush_written: Option<(u64, u64)>) -> f64 {
+        let compacting: Vec<BacklogPart> = self
             .jobs
             .iter()
             .flat_map(|(_, job)| {
-                job.inputs()
-                    .iter()
-                    .map(move |input| (input.level, input.data_bytes, job.consumed_bytes_of(input)))
+                job.inputs().iter().map(move |input| BacklogPart {
+                    level: input.level,
+                    max_timestamp_us: input.max_timestamp_us,
+                    bytes: input.data_bytes,
+                    consumed: job.consumed_bytes_of(input),
+                })
             })
             .collect();
-        let partial_writes: Vec<(u32, u64)> = self
+        let partial_writes: Vec<BacklogPart> = self
             .jobs
             .iter()
-            .map(|(_, job)| (job.output_level(), job.written_bytes()))
-            .chain(flush_written.map(|bytes| (0, bytes)))
+            .map(|(_, job)| BacklogPart {
+                level: job.output_level(),
+                max_timestamp_us: job.max_timestamp_us(),
+                bytes: job.written_bytes(),
+                consumed: 0,
+            })
+            .chain(flush_written.map(|(bytes, max_timestamp_us)| BacklogPart {
+                level: 0,
+                max_timestamp_us,
+                bytes,
+                consumed: 0,
+            }))
             .collect();
         let backlog = self.backlog.backlog_bytes(&compacting, &partial_writes);
         debug_assert!(backlog >= 0.0, "a negative backlog {backlog}");
@@ -320,17 +363,22 @@ impl CompactionManager {
         CompactionCounters {
             completed: self.completed,
             bytes_compacted: self.bytes_compacted,
+            expired_dropped: self.expired_dropped,
         }
     }
 
     /// A restarted shard's manager carries its earlier lives' counters.
     pub fn carry(&mut self, counters: CompactionCounters) {
         assert!(
-            self.jobs.is_empty() && self.completed == 0 && self.bytes_compacted == 0,
+            self.jobs.is_empty()
+                && self.completed == 0
+                && self.bytes_compacted == 0
+                && self.expired_dropped == 0,
             "counters carried into a manager in use"
         );
         self.completed = counters.completed;
         self.bytes_compacted = counters.bytes_compacted;
+        self.expired_dropped = counters.expired_dropped;
     }
 
     /// What must hold: a held-back read belongs to a running job and is
@@ -366,6 +414,9 @@ pub struct CompactionCounters {
     pub completed: u64,
     /// Input bytes merged.
     pub bytes_compacted: u64,
+    /// Fully expired SSTables dropped whole (time-window tables with a
+    /// TTL).
+    pub expired_dropped: u64,
 }
 
 #[cfg(test)]

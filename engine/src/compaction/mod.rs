@@ -6,6 +6,9 @@
 //!   concurrency rule (scylla-mechanisms.md section 2.1);
 //! - [`lcs`]: the leveled strategy: levels, job picking, its backlog
 //!   tracker and the settled layout (sections 1.4 and 2.2);
+//! - [`twcs`]: the time-window strategy: windows by newest write,
+//!   size-tiered inside the newest, each closed window compacted whole
+//!   once, expired SSTables dropped, its per-window backlog;
 //! - [`strategy`]: the table's strategy ([`CompactionStrategy`]) and its
 //!   backlog tracker ([`TableBacklog`]);
 //! - [`backlog`]: the STCS backlog tracker of 2.2/3.0, the compaction
@@ -25,6 +28,7 @@ pub mod manager;
 pub mod stcs;
 pub mod strategy;
 pub mod throttle;
+pub mod twcs;
 
 pub use backlog::{stcs_backlog_bytes, StcsBacklogTracker};
 pub use lcs::{LcsBacklogTracker, LcsOptions, LcsState};
@@ -32,3 +36,4 @@ pub use manager::CompactionManager;
 pub use stcs::{StcsOptions, TrimmedJob};
 pub use strategy::{CompactionStrategy, TableBacklog};
 pub use throttle::RateLimiter;
+pub use twcs::{TwcsBacklogTracker, TwcsOptions};

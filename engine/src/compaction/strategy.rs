@@ -2,16 +2,18 @@
 //!
 //! The strategy is the table's `compaction = {'class': ...}` (c-s's
 //! `-schema compaction(strategy=...)`): size-tiered ([`crate::compaction::stcs`],
-//! the default of Scylla and Cassandra) or leveled
-//! ([`crate::compaction::lcs`]). Each strategy brings its own backlog
-//! tracker (scylla-mechanisms.md section 1.4): STCS's over all SSTables;
-//! from Scylla 2.3, LCS's per-level one; in 2.2, none for LCS
+//! the default of Scylla and Cassandra), leveled
+//! ([`crate::compaction::lcs`]) or time-window ([`crate::compaction::twcs`]).
+//! Each strategy brings its own backlog tracker (scylla-mechanisms.md
+//! section 1.4): STCS's over all SSTables; from Scylla 2.3, LCS's
+//! per-level one and TWCS's per-window one; in 2.2, none for LCS and TWCS
 //! (`unimplemented_backlog_tracker`), whose infinite backlog gives the
 //! controller its maximum shares.
 
 use crate::compaction::backlog::StcsBacklogTracker;
 use crate::compaction::lcs::{LcsBacklogTracker, LcsOptions};
 use crate::compaction::stcs::StcsOptions;
+use crate::compaction::twcs::{TwcsBacklogTracker, TwcsOptions};
 use crate::sstable::SSTable;
 
 /// The table's compaction strategy and its options.
@@ -21,6 +23,8 @@ pub enum CompactionStrategy {
     SizeTiered(StcsOptions),
     /// `LeveledCompactionStrategy`.
     Leveled(LcsOptions),
+    /// `TimeWindowCompactionStrategy`.
+    TimeWindow(TwcsOptions),
 }
 
 impl Default for CompactionStrategy {
@@ -38,6 +42,7 @@ impl CompactionStrategy {
         match self {
             CompactionStrategy::SizeTiered(options) => options,
             CompactionStrategy::Leveled(options) => &options.stcs,
+            CompactionStrategy::TimeWindow(options) => &options.stcs,
         }
     }
 
@@ -46,6 +51,7 @@ impl CompactionStrategy {
         match self {
             CompactionStrategy::SizeTiered(options) => options,
             CompactionStrategy::Leveled(options) => &mut options.stcs,
+            CompactionStrategy::TimeWindow(options) => &mut options.stcs,
         }
     }
 
@@ -54,8 +60,23 @@ impl CompactionStrategy {
         match self {
             CompactionStrategy::SizeTiered(_) => "SizeTieredCompactionStrategy",
             CompactionStrategy::Leveled(_) => "LeveledCompactionStrategy",
+            CompactionStrategy::TimeWindow(_) => "TimeWindowCompactionStrategy",
         }
     }
+}
+
+/// An SSTable being compacted or written, as a backlog tracker sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BacklogPart {
+    /// Its level (LCS; 0 otherwise).
+    pub level: u32,
+    /// Its newest write (TWCS's window).
+    pub max_timestamp_us: u64,
+    /// Its data bytes (an input's size; an output's or a flush's bytes
+    /// written so far).
+    pub bytes: u64,
+    /// An input's bytes consumed so far (0 for a write).
+    pub consumed: u64,
 }
 
 /// A table's backlog tracker, the compaction controller's input.
@@ -65,6 +86,8 @@ pub enum TableBacklog {
     SizeTiered(StcsBacklogTracker),
     /// LCS's (2.3/3.0) per-level tracker.
     Leveled(LcsBacklogTracker),
+    /// TWCS's (3.0) per-window tracker.
+    TimeWindow(TwcsBacklogTracker),
     /// No tracker (LCS in Scylla 2.2): an infinite backlog.
     Unimplemented,
 }
@@ -82,6 +105,12 @@ impl TableBacklog {
             CompactionStrategy::Leveled(options) => {
                 TableBacklog::Leveled(LcsBacklogTracker::new(options.sstable_size_bytes))
             }
+            CompactionStrategy::TimeWindow(options) if options.infinite_backlog => {
+                TableBacklog::Unimplemented
+            }
+            CompactionStrategy::TimeWindow(options) => {
+                TableBacklog::TimeWindow(TwcsBacklogTracker::new(options.window_us))
+            }
         };
         debug_assert_eq!(
             matches!(backlog, TableBacklog::SizeTiered(_)),
@@ -98,6 +127,7 @@ impl TableBacklog {
         match self {
             TableBacklog::SizeTiered(tracker) => tracker.check_invariants(),
             TableBacklog::Leveled(tracker) => tracker.check_invariants(),
+            TableBacklog::TimeWindow(tracker) => tracker.check_invariants(),
             TableBacklog::Unimplemented => {}
         }
     }
@@ -114,6 +144,9 @@ impl TableBacklog {
             }
             TableBacklog::Leveled(tracker) => {
                 tracker.add_sstable(sstable.level, sstable.data_bytes)
+            }
+            TableBacklog::TimeWindow(tracker) => {
+                tracker.add_sstable(sstable.max_timestamp_us, sstable.data_bytes)
             }
             TableBacklog::Unimplemented => {}
         }
@@ -132,28 +165,47 @@ impl TableBacklog {
             TableBacklog::Leveled(tracker) => {
                 tracker.remove_sstable(sstable.level, sstable.data_bytes);
             }
+            TableBacklog::TimeWindow(tracker) => {
+                tracker.remove_sstable(sstable.max_timestamp_us, sstable.data_bytes);
+            }
             TableBacklog::Unimplemented => {}
         }
     }
 
-    /// The backlog in bytes, given the SSTables being compacted as
-    /// `(level, data_bytes, consumed)` and those being written as
-    /// `(level, bytes written so far)` (flushes write level 0).
-    pub fn backlog_bytes(
-        &self,
-        compacting: &[(u32, u64, u64)],
-        partial_writes: &[(u32, u64)],
-    ) -> f64 {
+    /// The backlog in bytes, given the SSTables being compacted and those
+    /// being written (flushes write level 0), each as [`BacklogPart`].
+    pub fn backlog_bytes(&self, compacting: &[BacklogPart], partial_writes: &[BacklogPart]) -> f64 {
         let backlog = match self {
             TableBacklog::SizeTiered(tracker) => {
                 let compacting: Vec<(u64, u64)> = compacting
                     .iter()
-                    .map(|&(_, size, consumed)| (size, consumed))
+                    .map(|part| (part.bytes, part.consumed))
                     .collect();
-                let writes: Vec<u64> = partial_writes.iter().map(|&(_, written)| written).collect();
+                let writes: Vec<u64> = partial_writes.iter().map(|part| part.bytes).collect();
                 tracker.backlog_bytes(&compacting, &writes)
             }
-            TableBacklog::Leveled(tracker) => tracker.backlog_bytes(compacting, partial_writes),
+            TableBacklog::Leveled(tracker) => {
+                let compacting: Vec<(u32, u64, u64)> = compacting
+                    .iter()
+                    .map(|part| (part.level, part.bytes, part.consumed))
+                    .collect();
+                let writes: Vec<(u32, u64)> = partial_writes
+                    .iter()
+                    .map(|part| (part.level, part.bytes))
+                    .collect();
+                tracker.backlog_bytes(&compacting, &writes)
+            }
+            TableBacklog::TimeWindow(tracker) => {
+                let compacting: Vec<(u64, u64, u64)> = compacting
+                    .iter()
+                    .map(|part| (part.max_timestamp_us, part.bytes, part.consumed))
+                    .collect();
+                let writes: Vec<(u64, u64)> = partial_writes
+                    .iter()
+                    .map(|part| (part.max_timestamp_us, part.bytes))
+                    .collect();
+                tracker.backlog_bytes(&compacting, &writes)
+            }
             TableBacklog::Unimplemented => f64::INFINITY,
         };
         debug_assert!(backlog >= 0.0, "a backlog is not negative");

@@ -9,7 +9,7 @@ use super::{IoPurpose, Shard, TaskPurpose};
 use crate::action::{Action, CpuTask, CpuWork, IoClass, IoKind, SchedulingGroup};
 use crate::compaction::job::{ChunkRead, CompactionJob};
 use crate::compaction::manager::{ChunkStart, CompactionIo, CompactionTask, Released};
-use crate::compaction::{stcs, CompactionStrategy};
+use crate::compaction::{stcs, twcs, CompactionStrategy};
 use crate::controller;
 use crate::sstable::SSTable;
 use crate::timer::TimerKind;
@@ -34,6 +34,7 @@ impl Shard {
     /// weight, one leveled job per table) or, with `concurrent_compactors`,
     /// Cassandra's (at most that many jobs, over SSTables no job holds).
     pub(super) fn maybe_start_compactions(&mut self, now: SimTime) {
+        self.maybe_drop_expired(now);
         // Each new job takes at least one SSTable no running job holds, so
         // this ends.
         for _ in 0..=self.sstables.len() {
@@ -60,6 +61,42 @@ impl Shard {
                 .into_level(level, max_sstable_bytes);
             self.launch_compaction(now, job);
         }
+    }
+
+    /// A time-window table with a TTL: drops the SSTables whose every row
+    /// expired more than `gc_grace_seconds` ago, whole and unread, when
+    /// `expired_sstable_check_frequency_seconds` has passed since the last
+    /// look (Cassandra's `getFullyExpiredSSTables` in TWCS's
+    /// `getNextBackgroundSSTables`).
+    fn maybe_drop_expired(&mut self, now: SimTime) {
+        let CompactionStrategy::TimeWindow(options) = &self.config.compaction else {
+            return;
+        };
+        if options.ttl_us.is_none() {
+            return;
+        }
+        let now_us = now.as_nanos() / 1_000;
+        if !self
+            .compaction
+            .expiry_check_due(now_us, options.expired_check_us)
+        {
+            return;
+        }
+        let compacting = self.compaction.compacting_generations();
+        let expired = twcs::expired(&self.sstables, &compacting, options, now_us);
+        if expired.is_empty() {
+            return;
+        }
+        let mut dropped = Vec::with_capacity(expired.len());
+        self.sstables.retain(|sstable| {
+            let gone = expired.contains(&sstable.generation);
+            if gone {
+                dropped.push(sstable.clone());
+            }
+            !gone
+        });
+        self.sstables_epoch += 1;
+        self.compaction.drop_expired(&dropped);
     }
 
     /// A job over `inputs`, its outputs numbered from the next generation.
@@ -139,6 +176,38 @@ impl Shard {
                     return None;
                 }
                 let weight = weight_of(&self.sstables, &generations);
+                Some(NextCompaction {
+                    generations,
+                    weight,
+                    level: 0,
+                    max_sstable_bytes: None,
+                })
+            }
+            CompactionStrategy::TimeWindow(options) => {
+                let generations = twcs::pick(&self.sstables, &compacting, options)?;
+                let (generations, weight) = if cassandra {
+                    let weight = weight_of(&self.sstables, &generations);
+                    (generations, weight)
+                } else {
+                    // Scylla's compaction manager trims and weighs every
+                    // strategy's level-0 job alike (`trim_to_compact`
+                    // down to the schema's min_threshold,
+                    // `can_register_weight`).
+                    let inputs: Vec<&SSTable> = self
+                        .sstables
+                        .iter()
+                        .filter(|sstable| generations.contains(&sstable.generation))
+                        .collect();
+                    let job = stcs::trim_to_weight(
+                        &inputs,
+                        &self.compaction.busy_weights(),
+                        options.stcs.min_threshold,
+                    )?;
+                    (job.generations, job.weight)
+                };
+                if generations.len() < 2 {
+                    return None;
+                }
                 Some(NextCompaction {
                     generations,
                     weight,

@@ -309,6 +309,9 @@ pub struct ShardStats {
     pub compactions_completed: u64,
     /// Compaction input bytes merged since start.
     pub bytes_compacted: u64,
+    /// Fully expired SSTables dropped whole since start (time-window
+    /// tables with a TTL).
+    pub sstables_expired: u64,
     /// The compaction controller's input: backlog bytes / shard memory.
     pub compaction_backlog: f64,
     /// CPU shares last given to the compaction group (0 without a controller).
@@ -716,6 +719,7 @@ impl Shard {
             active_compactions: self.compaction.running() as u64,
             compactions_completed: compaction.completed,
             bytes_compacted: compaction.bytes_compacted,
+            sstables_expired: compaction.expired_dropped,
             compaction_backlog: self.compaction_backlog(),
             compaction_shares: self.compaction.shares(),
             flush_shares: self.flush_shares,

@@ -43,6 +43,7 @@ impl Shard {
                 first_key,
                 last_key,
                 created_at: SimTime::ZERO,
+                max_timestamp_us: 0,
                 key_share: Some(key_share),
                 cells: None,
                 level: 0,
@@ -136,6 +137,25 @@ impl Shard {
                 self.resume_merges(&layout.merging, tier);
                 layout.memtable_fill
             }
+            CompactionStrategy::TimeWindow(_) => {
+                // Time windows: every window before the run closed and was
+                // compacted once, so each holds one SSTable; the twin has
+                // no history of how the rows spread over windows, so they
+                // stand as one SSTable of an old window (maximum timestamp
+                // 0), which no later window's compaction touches. The plan
+                // refuses the mid-cycle and window starts for this
+                // strategy.
+                debug_assert!(
+                    matches!(state, PreloadState::Compacted),
+                    "a time-window table starts compacted"
+                );
+                self.preload_sstables(
+                    &[(total_bytes, total_bytes / row_bytes)],
+                    rows,
+                    (first_key, last_key),
+                );
+                0.0
+            }
             CompactionStrategy::Leveled(options) => {
                 self.assert_empty_for_preload();
                 let levels = lcs::settled_levels(total_bytes, &options);
@@ -160,6 +180,7 @@ impl Shard {
                             first_key,
                             last_key,
                             created_at: SimTime::ZERO,
+                            max_timestamp_us: 0,
                             key_share: Some(share),
                             cells: None,
                             level,

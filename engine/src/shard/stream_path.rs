@@ -710,6 +710,7 @@ impl Shard {
         }
         if let (Some(map), Some(cells)) = (memtable.cells.as_mut(), cells) {
             for &(key, version) in cells {
+                memtable.max_timestamp_us = memtable.max_timestamp_us.max(version.timestamp);
                 map.entry(key)
                     .and_modify(|held| *held = reconcile(*held, version))
                     .or_insert(version);
@@ -948,6 +949,7 @@ impl Shard {
                 first_key: memtable.first_key,
                 last_key: memtable.last_key,
                 created_at: now,
+                max_timestamp_us: memtable.max_timestamp_us,
                 key_share: None,
                 cells: memtable.cells.as_ref().map(SortedCells::from_map),
                 level: 0,

@@ -571,9 +571,12 @@ impl WritePath {
     }
 
     /// SSTable bytes the flush under way has written (compaction's backlog
-    /// counts them).
-    pub(super) fn flush_written_bytes(&self) -> Option<u64> {
-        self.flushing.as_ref().map(FlushJob::written_bytes)
+    /// counts them), and its memtable's newest write (the window a
+    /// time-window table's backlog counts them in).
+    pub(super) fn flush_written_bytes(&self) -> Option<(u64, u64)> {
+        self.flushing
+            .as_ref()
+            .map(|flush| (flush.written_bytes(), flush.memtable().max_timestamp_us))
     }
 
     /// Segments older than every unflushed memtable's first segment hold

@@ -511,6 +511,12 @@ pub struct TableDefinition {
     /// `compression = {...}`: `Some(None)` when disabled (`{}` or
     /// `'enabled': false`), `Some(Some((class, chunk KiB)))` otherwise.
     pub compression: Option<Option<(String, Option<u64>)>>,
+    /// `default_time_to_live`, seconds, when above 0: every row expires
+    /// that long after it is written.
+    pub default_time_to_live: Option<u64>,
+    /// `gc_grace_seconds`, if given: how long an expired row's tombstone
+    /// is kept.
+    pub gc_grace_seconds: Option<u64>,
 }
 
 impl TableDefinition {
@@ -522,10 +528,9 @@ impl TableDefinition {
 
 /// Table options read and accepted without effect on the simulation:
 /// they change nothing the twin models in a fault-free run.
-const HARMLESS_TABLE_OPTIONS: [&str; 8] = [
+const HARMLESS_TABLE_OPTIONS: [&str; 7] = [
     "comment",
     "caching",
-    "gc_grace_seconds",
     "bloom_filter_fp_chance",
     "crc_check_chance",
     "min_index_interval",
@@ -622,6 +627,8 @@ pub fn table_definition(text: &str) -> Result<TableDefinition, String> {
         clustering,
         compaction: None,
         compression: None,
+        default_time_to_live: None,
+        gc_grace_seconds: None,
     };
     if cursor.eat_keyword("with") {
         loop {
@@ -678,10 +685,16 @@ pub fn table_definition(text: &str) -> Result<TableDefinition, String> {
                             table.compression = Some(Some((class, chunk)));
                         }
                     }
-                    "default_time_to_live" => {
-                        let value = cursor.next();
-                        if value != Some(Token::Number("0".into())) {
-                            return Err("default_time_to_live: expiring data (TTLs) is not simulated by the twin; leave it 0".into());
+                    "default_time_to_live" | "gc_grace_seconds" => {
+                        let seconds = match cursor.next() {
+                            Some(Token::Number(text)) => text.parse::<u64>().ok(),
+                            _ => None,
+                        }
+                        .ok_or_else(|| format!("{option}: expected a whole number of seconds"))?;
+                        if option == "gc_grace_seconds" {
+                            table.gc_grace_seconds = Some(seconds);
+                        } else {
+                            table.default_time_to_live = (seconds > 0).then_some(seconds);
                         }
                     }
                     "cdc" => {
@@ -696,7 +709,7 @@ pub fn table_definition(text: &str) -> Result<TableDefinition, String> {
                     }
                     other => {
                         return Err(format!(
-                            "table option `{other}` is not modelled by the twin (set speculative retry and read repair chance in the scenario's [cluster.yaml]); accepted are compaction, compression, CLUSTERING ORDER BY, COMPACT STORAGE, default_time_to_live = 0, {}",
+                            "table option `{other}` is not modelled by the twin (set speculative retry and read repair chance in the scenario's [cluster.yaml]); accepted are compaction, compression, CLUSTERING ORDER BY, COMPACT STORAGE, default_time_to_live, gc_grace_seconds, {}",
                             HARMLESS_TABLE_OPTIONS.join(", ")
                         ))
                     }
@@ -1015,6 +1028,24 @@ mod tests {
     }
 
     #[test]
+    fn a_table_ttl_and_gc_grace_are_read() {
+        let table = table_definition(
+            "CREATE TABLE t (k int PRIMARY KEY, v text) WITH compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'MINUTES', 'compaction_window_size': 10} AND default_time_to_live = 3600 AND gc_grace_seconds = 0",
+        )
+        .unwrap();
+        assert_eq!(table.default_time_to_live, Some(3600));
+        assert_eq!(table.gc_grace_seconds, Some(0));
+        let (class, options) = table.compaction.unwrap();
+        assert_eq!(class, "TimeWindowCompactionStrategy");
+        assert_eq!(options.len(), 2);
+        // A TTL of 0 is no TTL.
+        let none =
+            table_definition("CREATE TABLE t (k int PRIMARY KEY) WITH default_time_to_live = 0")
+                .unwrap();
+        assert_eq!(none.default_time_to_live, None);
+    }
+
+    #[test]
     fn tables_refuse_what_is_not_simulated() {
         for (text, needle) in [
             ("CREATE TABLE t (k int PRIMARY KEY, c counter)", "counter"),
@@ -1024,8 +1055,8 @@ mod tests {
                 "user-defined",
             ),
             (
-                "CREATE TABLE t (k int PRIMARY KEY, v text) WITH default_time_to_live = 60",
-                "TTL",
+                "CREATE TABLE t (k int PRIMARY KEY, v text) WITH default_time_to_live = 'a'",
+                "whole number of seconds",
             ),
             (
                 "CREATE TABLE t (k int PRIMARY KEY, v text) WITH speculative_retry = 'NONE'",

@@ -470,15 +470,40 @@ pub enum CompactionStrategy {
     SizeTiered,
     /// `LeveledCompactionStrategy`.
     Leveled,
+    /// `TimeWindowCompactionStrategy`.
+    TimeWindow,
 }
 
 impl CompactionStrategy {
+    /// Every strategy the twin simulates.
+    pub const ALL: [CompactionStrategy; 3] = [
+        CompactionStrategy::SizeTiered,
+        CompactionStrategy::Leveled,
+        CompactionStrategy::TimeWindow,
+    ];
+
     /// The Cassandra class name.
     pub fn class_name(self) -> &'static str {
         match self {
             CompactionStrategy::SizeTiered => "SizeTieredCompactionStrategy",
             CompactionStrategy::Leveled => "LeveledCompactionStrategy",
+            CompactionStrategy::TimeWindow => "TimeWindowCompactionStrategy",
         }
+    }
+
+    /// The strategy of `class` (with or without the
+    /// `org.apache.cassandra.db.compaction.` package, any case).
+    pub fn from_class_name(class: &str) -> Option<CompactionStrategy> {
+        let short = class.rsplit('.').next().unwrap_or(class);
+        CompactionStrategy::ALL
+            .into_iter()
+            .find(|known| known.class_name().eq_ignore_ascii_case(short))
+    }
+
+    /// `A, B and C` for messages.
+    pub fn accepted() -> String {
+        "SizeTieredCompactionStrategy, LeveledCompactionStrategy and TimeWindowCompactionStrategy"
+            .to_string()
     }
 }
 

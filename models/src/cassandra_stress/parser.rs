@@ -1076,22 +1076,21 @@ fn compaction(token: &str, inner: &str) -> Result<CompactionSpec, StressError> {
             .ok_or_else(|| {
                 StressError::new(
                     token,
-                    format!("invalid `{item}` in `{token}`: expected strategy=SizeTieredCompactionStrategy|LeveledCompactionStrategy and option=value pairs"),
+                    format!("invalid `{item}` in `{token}`: expected strategy=SizeTieredCompactionStrategy|LeveledCompactionStrategy|TimeWindowCompactionStrategy and option=value pairs"),
                 )
             })?;
         if name.eq_ignore_ascii_case("strategy") {
             let short = value
                 .strip_prefix("org.apache.cassandra.db.compaction.")
                 .unwrap_or(value);
-            let s = if short.eq_ignore_ascii_case("SizeTieredCompactionStrategy") {
-                CompactionStrategy::SizeTiered
-            } else if short.eq_ignore_ascii_case("LeveledCompactionStrategy") {
-                CompactionStrategy::Leveled
-            } else {
+            let Some(s) =
+                CompactionStrategy::from_class_name(short).filter(|_| !short.contains('.'))
+            else {
                 return Err(StressError::new(
                     token,
                     format!(
-                        "unsupported compaction strategy `{value}` in `{token}`: accepted are SizeTieredCompactionStrategy and LeveledCompactionStrategy (optionally org.apache.cassandra.db.compaction.-qualified)"
+                        "unsupported compaction strategy `{value}` in `{token}`: accepted are {} (optionally org.apache.cassandra.db.compaction.-qualified)",
+                        CompactionStrategy::accepted()
                     ),
                 ));
             };

@@ -546,6 +546,13 @@ fn schema_options() {
     );
     assert_eq!(c.ignored_options, vec!["-schema keyspace=ks1".to_string()]);
     assert_eq!(c.compression, Some(Compression::Lz4));
+    let t = ok("write n=1 -schema 'compaction(strategy=TimeWindowCompactionStrategy,compaction_window_unit=MINUTES,compaction_window_size=10)'");
+    assert_eq!(t.compaction, Some(CompactionStrategy::TimeWindow));
+    assert_eq!(t.compaction_options.len(), 2);
+    let error = parse("write n=1 -schema compaction(strategy=DateTieredCompactionStrategy)")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("TimeWindowCompactionStrategy"), "{error}");
     assert_eq!(
         ok("write n=1 -schema compression=org.apache.cassandra.io.compress.SnappyCompressor")
             .compression,

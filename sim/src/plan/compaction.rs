@@ -53,6 +53,17 @@ pub(super) fn describe_compaction(cluster: &ClusterPlan) -> String {
             options.sstable_size_bytes / (1024 * 1024)
         );
     }
+    if let CompactionStrategy::TimeWindow(options) = &cluster.compaction {
+        text += &format!(" ({} s windows", options.window_us / 1_000_000);
+        if let Some(ttl) = options.ttl_us {
+            text += &format!(
+                ", TTL {} s, gc_grace {} s",
+                ttl / 1_000_000,
+                options.gc_grace_us / 1_000_000
+            );
+        }
+        text += ")";
+    }
     if let Some(compactors) = cluster.concurrent_compactors {
         text += &format!(", concurrent_compactors {compactors}");
     }
@@ -88,9 +99,30 @@ pub(super) fn resolve_compaction(
     notes: &mut Vec<String>,
 ) -> Result<engine::compaction::CompactionStrategy, ScenarioError> {
     use cassandra_stress::CompactionStrategy as Cs;
-    use engine::compaction::{CompactionStrategy, LcsOptions, StcsOptions};
+    use engine::compaction::{CompactionStrategy, LcsOptions, StcsOptions, TwcsOptions};
     let fail = |reason: String| Err(scenario.error(&table.field, reason));
     let mut stcs = StcsOptions::default();
+    // TWCS: Cassandra 3.11's defaults (one day; `TimeWindowCompactionStrategyOptions`);
+    // its backlog tracker, like leveled's, came after 2.2.
+    let mut twcs = TwcsOptions {
+        infinite_backlog: preset == Preset::Scylla2_2,
+        ..TwcsOptions::default()
+    };
+    let (mut window_unit_s, mut window_size): (u64, u64) = (86_400, 1);
+    let is_twcs = table.strategy == Cs::TimeWindow;
+    let twcs_only = |name: &str| -> Result<(), ScenarioError> {
+        if is_twcs {
+            Ok(())
+        } else {
+            Err(scenario.error(
+                &table.field,
+                format!(
+                    "{name} is an option of TimeWindowCompactionStrategy, not {}",
+                    table.strategy.class_name()
+                ),
+            ))
+        }
+    };
     let mut lcs = LcsOptions {
         push_to_highest_level: preset.is_scylla_2_3_or_later(),
         infinite_backlog: preset == Preset::Scylla2_2,
@@ -134,12 +166,60 @@ pub(super) fn resolve_compaction(
                     scenario.error(&table.field, format!("{name}={value}: expected a number of bytes"))
                 })?;
             }
+            "compaction_window_unit" => {
+                twcs_only(name)?;
+                // Cassandra 3.11 takes MINUTES, HOURS and DAYS
+                // (`TimeWindowCompactionStrategyOptions.validateOptions`).
+                window_unit_s = match value.to_ascii_uppercase().as_str() {
+                    "MINUTES" => 60,
+                    "HOURS" => 3_600,
+                    "DAYS" => 86_400,
+                    _ => {
+                        return fail(format!(
+                            "{name}={value}: expected MINUTES, HOURS or DAYS"
+                        ))
+                    }
+                };
+            }
+            "compaction_window_size" => {
+                twcs_only(name)?;
+                window_size = positive("a positive whole number of units")?;
+            }
+            "timestamp_resolution" => {
+                twcs_only(name)?;
+                // c-s, and the twin's clients, write microsecond timestamps.
+                if !value.eq_ignore_ascii_case("MICROSECONDS") {
+                    return fail(format!(
+                        "{name}={value}: the twin's clients write microsecond timestamps, as c-s and the drivers do; only MICROSECONDS (the default) reads them right"
+                    ));
+                }
+            }
+            "expired_sstable_check_frequency_seconds" => {
+                twcs_only(name)?;
+                twcs.expired_check_us = positive("a positive number of seconds")? * 1_000_000;
+            }
+            // A table option (the profile's), carried with the compaction
+            // because only compaction acts on it.
+            "default_time_to_live" => {
+                if !is_twcs {
+                    return fail(format!(
+                        "default_time_to_live={value}: expiring rows are simulated on TimeWindowCompactionStrategy tables, which drop whole SSTables once all they hold expired; with {} they are purged row by row as compactions meet them, which the twin does not model",
+                        table.strategy.class_name()
+                    ));
+                }
+                twcs.ttl_us = Some(positive("a positive number of seconds")? * 1_000_000);
+            }
+            "gc_grace_seconds" => {
+                twcs.gc_grace_us = value.parse::<u64>().map_err(|_| {
+                    scenario.error(&table.field, format!("{name}={value}: expected a number of seconds"))
+                })? * 1_000_000;
+            }
             known if UNMODELLED_COMPACTION_OPTIONS.contains(&known) => {
                 unmodelled.push(format!("{name}={value}"));
             }
             other => {
                 return fail(format!(
-                    "unknown compaction option `{other}` for {}; accepted: sstable_size_in_mb (leveled), min_threshold, max_threshold, bucket_low, bucket_high, min_sstable_size, and (without effect) {}",
+                    "unknown compaction option `{other}` for {}; accepted: sstable_size_in_mb (leveled), compaction_window_unit, compaction_window_size, timestamp_resolution, expired_sstable_check_frequency_seconds (time-window), min_threshold, max_threshold, bucket_low, bucket_high, min_sstable_size, and (without effect) {}",
                     table.strategy.class_name(),
                     UNMODELLED_COMPACTION_OPTIONS.join(", ")
                 ))
@@ -165,8 +245,23 @@ pub(super) fn resolve_compaction(
             unmodelled.join(", ")
         ));
     }
+    if is_twcs {
+        twcs.window_us = window_unit_s * window_size * 1_000_000;
+        if let Some(data) = &scenario.data {
+            if data.state.as_deref() == Some("steady") || data.window.is_some() {
+                return Err(scenario.error(
+                    "data.state",
+                    format!(
+                        "a TimeWindowCompactionStrategy table (set by {}) starts compacted: its rows before the run stand as one closed window; `state = \"steady\"` and `window` carry size-tiered tiers forward",
+                        table.origin
+                    ),
+                ));
+            }
+        }
+    }
     Ok(match table.strategy {
         Cs::SizeTiered => CompactionStrategy::SizeTiered(stcs),
         Cs::Leveled => CompactionStrategy::Leveled(LcsOptions { stcs, ..lcs }),
+        Cs::TimeWindow => CompactionStrategy::TimeWindow(TwcsOptions { stcs, ..twcs }),
     })
 }

@@ -109,17 +109,35 @@ pub(super) fn user_profile(
         });
     }
     if let Some((class, options)) = &profile.table.compaction {
-        command.compaction = Some(match class.to_ascii_lowercase().as_str() {
-            "sizetieredcompactionstrategy" => cassandra_stress::CompactionStrategy::SizeTiered,
-            "leveledcompactionstrategy" => cassandra_stress::CompactionStrategy::Leveled,
-            _ => {
-                return Err(scenario.error(
+        command.compaction = Some(
+            cassandra_stress::CompactionStrategy::from_class_name(class).ok_or_else(|| {
+                scenario.error(
                     field,
-                    format!("{shown}: table_definition: compaction class `{class}` is not simulated by the twin: accepted are SizeTieredCompactionStrategy and LeveledCompactionStrategy"),
-                ))
-            }
-        });
+                    format!(
+                        "{shown}: table_definition: compaction class `{class}` is not simulated by the twin: accepted are {}",
+                        cassandra_stress::CompactionStrategy::accepted()
+                    ),
+                )
+            })?,
+        );
         command.compaction_options = options.clone();
+    }
+    // Expiry acts through compaction (a time-window table drops whole
+    // expired SSTables): the table's TTL and gc_grace_seconds travel with
+    // its compaction, which `plan::compaction` resolves (and refuses for
+    // the strategies whose row-by-row purge the twin does not model).
+    if let Some(ttl) = profile.table.default_time_to_live {
+        command
+            .compaction
+            .get_or_insert(cassandra_stress::CompactionStrategy::SizeTiered);
+        command
+            .compaction_options
+            .push(("default_time_to_live".into(), ttl.to_string()));
+        if let Some(grace) = profile.table.gc_grace_seconds {
+            command
+                .compaction_options
+                .push(("gc_grace_seconds".into(), grace.to_string()));
+        }
     }
     match &profile.table.compression {
         None | Some(None) => {}
