@@ -100,12 +100,9 @@ pub fn pick(sstables: &[SSTable], compacting: &[u64], options: &TwcsOptions) -> 
             .or_default()
             .push(sstable);
     }
-    // The newest window seen, among every SSTable (a window being
-    // compacted is still the newest).
-    let newest = sstables
-        .iter()
-        .map(|sstable| options.window_of_sstable(sstable))
-        .max()?;
+    // The newest window seen among the candidates (Cassandra's
+    // `highestWindowSeen` over the uncompacting SSTables).
+    let newest = *windows.keys().next_back()?;
     for (&window, members) in windows.iter().rev() {
         if members.len() < 2 {
             continue;
@@ -336,6 +333,21 @@ mod tests {
             sstable(6, 10 * MIB, 21 * MINUTE),
         ];
         assert_eq!(pick(&settled, &[], &options), None);
+    }
+
+    #[test]
+    fn the_newest_window_is_the_newest_among_sstables_not_compacting() {
+        let options = options();
+        let sstables = vec![
+            sstable(1, 10 * MIB, MINUTE),
+            sstable(2, 10 * MIB, 2 * MINUTE),
+            sstable(3, 10 * MIB, 11 * MINUTE),
+        ];
+        // With 3 compacting (alone in its window), the first window is the
+        // newest seen: size-tiered, two SSTables are under min_threshold.
+        assert_eq!(pick(&sstables, &[3], &options), None);
+        // Otherwise it is closed and compacted whole.
+        assert_eq!(pick(&sstables, &[], &options), Some(vec![1, 2]));
     }
 
     #[test]
