@@ -6,7 +6,7 @@
 #
 # The default phases are the scored measurement's; the background work's
 # calibration (K1, F1) runs with --phases 'P1 K1 C1 F1' (REAL.md), the
-# diagnostics K2-K6 after them.
+# diagnostics K2-K7 after them.
 #
 # --first K runs repeats K..N only (a repeat added to a stored measurement).
 #
@@ -97,6 +97,13 @@ run_phase() {
     run_load "$id" "$command" "$dir"
 }
 
+# The key cache's entries on node 1 (`nodetool info`'s Key Cache line).
+key_cache_entries() {
+    local entries
+    entries=$("$node" nodetool 1 info | sed -n 's/^Key Cache *: entries \([0-9]*\),.*/\1/p')
+    echo "${entries:-null}"
+}
+
 # A phase's load alone, from the node as it is: writes a one-load
 # scenario and runs it through twin real.
 #   run_load ID COMMAND DIR
@@ -134,7 +141,7 @@ run_work() {
     local id=$1 dir=$2 settle=$3
     shift 3
     if [ "$settle" = settle ]; then
-        local settle_start=$SECONDS
+        settle_start=$SECONDS
         "$node" settle 1 >/dev/null
         record "${id}_settle_s" "$((SECONDS - settle_start))"
     fi
@@ -254,6 +261,19 @@ for repeat in $(seq "$first" "$repeats"); do
     if wanted K6; then
         new_keys 20000000
         run_phase K6 "$cs write no-warmup cl=ONE duration=5m -rate threads=100 -pop $keys $mode" "$dir"
+    fi
+    # K7 (REAL.md, named 2026-12-01 before its measurement): K6's load
+    # after the same reads, the key cache emptied right before it.
+    if wanted K7; then
+        new_keys 20000000
+        settle_start=$SECONDS
+        "$node" settle 1 >/dev/null
+        record K7_settle_s "$((SECONDS - settle_start))"
+        record K7_speed_s "$(speed)"
+        record K7_key_cache_entries_before "$(key_cache_entries)"
+        "$node" nodetool 1 invalidatekeycache >/dev/null
+        record K7_key_cache_entries_after "$(key_cache_entries)"
+        run_load K7 "$cs write no-warmup cl=ONE duration=5m -rate threads=100 -pop $keys $mode" "$dir"
     fi
     s1=$(rate_of "$dir/S1" 2>/dev/null || echo 0)
     s2=$(rate_of "$dir/S2" 2>/dev/null || echo 0)
