@@ -109,6 +109,8 @@ key_cache_entries() {
 #   run_load ID COMMAND DIR
 run_load() {
     local id=$1 command=$2 dir=$3
+    # On the node's log clock, for validation/real/compaction_cost.py.
+    record "${id}_started_unix_s" "$(date +%s.%N)"
     local scenario="$dir/$id.toml"
     cat >"$scenario" <<EOF
 # validation/REAL.md phase $id, written by validation/real/measure.sh
