@@ -195,17 +195,7 @@ impl TableBacklog {
                     .collect();
                 tracker.backlog_bytes(&compacting, &writes)
             }
-            TableBacklog::TimeWindow(tracker) => {
-                let compacting: Vec<(u64, u64, u64)> = compacting
-                    .iter()
-                    .map(|part| (part.max_timestamp_us, part.bytes, part.consumed))
-                    .collect();
-                let writes: Vec<(u64, u64)> = partial_writes
-                    .iter()
-                    .map(|part| (part.max_timestamp_us, part.bytes))
-                    .collect();
-                tracker.backlog_bytes(&compacting, &writes)
-            }
+            TableBacklog::TimeWindow(tracker) => tracker.backlog_bytes(compacting, partial_writes),
             TableBacklog::Unimplemented => f64::INFINITY,
         };
         debug_assert!(backlog >= 0.0, "a backlog is not negative");

@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 
 use crate::compaction::backlog::StcsBacklogTracker;
 use crate::compaction::stcs::{self, StcsOptions};
+use crate::compaction::strategy::BacklogPart;
 use crate::sstable::SSTable;
 
 /// Microseconds in a second: write timestamps are in microseconds.
@@ -227,28 +228,23 @@ impl TwcsBacklogTracker {
     }
 
     /// The sum of the windows' backlogs, given the SSTables being compacted
-    /// as `(max timestamp, data_bytes, consumed)` and those being written
-    /// as `(max timestamp, bytes written so far)`, each counted in its
-    /// own window.
-    pub fn backlog_bytes(
-        &self,
-        compacting: &[(u64, u64, u64)],
-        partial_writes: &[(u64, u64)],
-    ) -> f64 {
+    /// and those being written, each counted in the window of its newest
+    /// write.
+    pub fn backlog_bytes(&self, compacting: &[BacklogPart], partial_writes: &[BacklogPart]) -> f64 {
         let mut windows: BTreeMap<u64, WindowParts> = BTreeMap::new();
-        for &(timestamp, size, consumed) in compacting {
+        for part in compacting {
             windows
-                .entry(self.window_of(timestamp))
+                .entry(self.window_of(part.max_timestamp_us))
                 .or_default()
                 .0
-                .push((size, consumed));
+                .push((part.bytes, part.consumed));
         }
-        for &(timestamp, written) in partial_writes {
+        for part in partial_writes {
             windows
-                .entry(self.window_of(timestamp))
+                .entry(self.window_of(part.max_timestamp_us))
                 .or_default()
                 .1
-                .push(written);
+                .push(part.bytes);
         }
         let empty = StcsBacklogTracker::new();
         let mut total = 0.0;
@@ -397,7 +393,13 @@ mod tests {
         assert!((tracker.backlog_bytes(&[], &[]) - 4.0 * s).abs() < 1.0);
         // A flush being written into the newest window counts there: two
         // equal SSTables, 2S log4(2S) - 2S log4(S) = S.
-        let with_flush = tracker.backlog_bytes(&[], &[(26 * MINUTE, 100 * MIB)]);
+        let flush = BacklogPart {
+            level: 0,
+            max_timestamp_us: 26 * MINUTE,
+            bytes: 100 * MIB,
+            consumed: 0,
+        };
+        let with_flush = tracker.backlog_bytes(&[], &[flush]);
         assert!((with_flush - 5.0 * s).abs() < 1.0, "{with_flush}");
         tracker.check_invariants();
         for g in 0..4 {

@@ -494,7 +494,9 @@ impl CompactionStrategy {
     /// The strategy of `class` (with or without the
     /// `org.apache.cassandra.db.compaction.` package, any case).
     pub fn from_class_name(class: &str) -> Option<CompactionStrategy> {
-        let short = class.rsplit('.').next().unwrap_or(class);
+        let short = class
+            .strip_prefix("org.apache.cassandra.db.compaction.")
+            .unwrap_or(class);
         CompactionStrategy::ALL
             .into_iter()
             .find(|known| known.class_name().eq_ignore_ascii_case(short))
@@ -502,8 +504,9 @@ impl CompactionStrategy {
 
     /// `A, B and C` for messages.
     pub fn accepted() -> String {
-        "SizeTieredCompactionStrategy, LeveledCompactionStrategy and TimeWindowCompactionStrategy"
-            .to_string()
+        let names = CompactionStrategy::ALL.map(CompactionStrategy::class_name);
+        let (last, rest) = names.split_last().expect("strategies");
+        format!("{} and {last}", rest.join(", "))
     }
 }
 

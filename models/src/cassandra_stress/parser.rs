@@ -1080,12 +1080,7 @@ fn compaction(token: &str, inner: &str) -> Result<CompactionSpec, StressError> {
                 )
             })?;
         if name.eq_ignore_ascii_case("strategy") {
-            let short = value
-                .strip_prefix("org.apache.cassandra.db.compaction.")
-                .unwrap_or(value);
-            let Some(s) =
-                CompactionStrategy::from_class_name(short).filter(|_| !short.contains('.'))
-            else {
+            let Some(s) = CompactionStrategy::from_class_name(value) else {
                 return Err(StressError::new(
                     token,
                     format!(
