@@ -6,7 +6,8 @@
 #
 # The default phases are the scored measurement's; the background work's
 # calibration (K1, F1) runs with --phases 'P1 K1 C1 F1' (REAL.md), the
-# diagnostics K2-K7 after them.
+# diagnostics K2-K9 after them (K8 and K9 record a Flight Recorder profile,
+# DIR/repeat-<n>/K8.jfr, with the JDK's jcmd).
 #
 # --first K runs repeats K..N only (a repeat added to a stored measurement).
 #
@@ -277,6 +278,25 @@ for repeat in $(seq "$first" "$repeats"); do
         record K7_key_cache_entries_after "$(key_cache_entries)"
         run_load K7 "$cs write no-warmup cl=ONE duration=5m -rate threads=100 -pop $keys $mode" "$dir"
     fi
+    # K8, K9 (REAL.md, named 2026-12-01 before their measurement): K6's
+    # and K7's loads with a Flight Recorder profile of the node meanwhile.
+    for k in K8 K9; do
+        wanted "$k" || continue
+        new_keys 20000000
+        settle_start=$SECONDS
+        "$node" settle 1 >/dev/null
+        record "${k}_settle_s" "$((SECONDS - settle_start))"
+        record "${k}_speed_s" "$(speed)"
+        record "${k}_key_cache_entries_before" "$(key_cache_entries)"
+        if [ "$k" = K9 ]; then
+            "$node" nodetool 1 invalidatekeycache >/dev/null
+        fi
+        record "${k}_key_cache_entries_after" "$(key_cache_entries)"
+        pid=$("$node" pid 1)
+        jcmd "$pid" JFR.start name="$k" settings=profile filename="$dir/$k.jfr" >/dev/null
+        run_load "$k" "$cs write no-warmup cl=ONE duration=5m -rate threads=100 -pop $keys $mode" "$dir"
+        jcmd "$pid" JFR.stop name="$k" >/dev/null
+    done
     s1=$(rate_of "$dir/S1" 2>/dev/null || echo 0)
     s2=$(rate_of "$dir/S2" 2>/dev/null || echo 0)
     s3=$(rate_of "$dir/S3" 2>/dev/null || echo 0)
