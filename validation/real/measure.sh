@@ -293,7 +293,9 @@ for repeat in $(seq "$first" "$repeats"); do
         fi
         record "${k}_key_cache_entries_after" "$(key_cache_entries)"
         pid=$("$node" pid 1)
-        jcmd "$pid" JFR.start name="$k" settings=profile filename="$dir/$k.jfr" >/dev/null
+        # The JVM resolves a relative file name against its own working
+        # directory (the node's, which the next repeat deletes).
+        jcmd "$pid" JFR.start name="$k" settings=profile filename="$PWD/$dir/$k.jfr" >/dev/null
         run_load "$k" "$cs write no-warmup cl=ONE duration=5m -rate threads=100 -pop $keys $mode" "$dir"
         jcmd "$pid" JFR.stop name="$k" >/dev/null
     done
