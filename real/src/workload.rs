@@ -9,10 +9,19 @@
 //! `-schema compression=`), `operations/predefined/CqlInsert.java` and
 //! `CqlReader.java` (one INSERT of every generated column, one SELECT of the
 //! row by key). Where this departs from c-s, on purpose:
-//! - a key's bytes are its index in lower-case hexadecimal, zero-padded to
-//!   `keysize=` bytes (c-s derives them from a seeded generator): distinct
-//!   keys stay distinct for up to 16^keysize indexes, and the server hashes
-//!   them to tokens either way;
+//! - a key's bytes have the shape of c-s's (`generate/values/HexBytes.java`:
+//!   `keysize=` characters, one a nibble of a seeded random value, the
+//!   lowest first, written `'0' + v` below 10 and, as c-s writes them,
+//!   `'A' + v` from 10, so `K`..`P`), but the value is the key's index
+//!   through a fixed bijection of its `4 x keysize` low bits rather than a
+//!   draw from c-s's generator: keys stay distinct for up to
+//!   16^keysize indexes (c-s's may repeat), and they spread over every
+//!   character as c-s's do. The spread matters to the server's work, not
+//!   only to tokens: Cassandra's key cache hashes a key's bytes with
+//!   Java's polynomial `Arrays.hashCode`, and the index's own hexadecimal
+//!   (what this client sent until 2026-12-01, `0000` then a few digits
+//!   that count up) packed the cache's entries into a narrow band of hash
+//!   values whose collision chains made every lookup long (REAL.md, K8);
 //! - a value's bytes come from the process's seeded generator, not from one
 //!   seeded by the key: only their sizes reach the server's work.
 
@@ -121,13 +130,24 @@ impl Workload {
         }
     }
 
-    /// Key `index`'s bytes (see the module doc).
+    /// Key `index`'s bytes (see the module doc): c-s's characters, from
+    /// a bijection of the index's low `4 x keysize` bits (each further 16
+    /// characters of a longer key from the bijection of the index and
+    /// its group).
     pub fn key(&self, index: u64) -> Vec<u8> {
-        let hex = format!("{index:016x}");
-        let mut key = vec![b'0'; self.key_size];
-        let take = hex.len().min(self.key_size);
-        let from = hex.len() - take;
-        key[self.key_size - take..].copy_from_slice(&hex.as_bytes()[from..]);
+        let mut key = Vec::with_capacity(self.key_size);
+        for group in 0.. {
+            let nibbles = (self.key_size - key.len()).min(16);
+            if nibbles == 0 {
+                break;
+            }
+            let mut value = spread(index ^ group, 4 * nibbles as u32);
+            for _ in 0..nibbles {
+                let v = (value & 15) as u8;
+                key.push(if v < 10 { b'0' + v } else { b'A' + v });
+                value >>= 4;
+            }
+        }
         key
     }
 
@@ -174,6 +194,29 @@ pub fn consistency(level: ConsistencyLevel) -> Consistency {
     }
 }
 
+/// A bijection of `x`'s low `bits` bits (1 to 64) onto themselves: odd
+/// multiplications and right xor-shifts, each invertible modulo
+/// 2^bits, so distinct indexes give distinct keys and consecutive ones
+/// differ in every nibble.
+fn spread(x: u64, bits: u32) -> u64 {
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let shift = bits.div_ceil(2).max(1);
+    let mut x = x & mask;
+    for multiplier in [
+        0x9E37_79B9_7F4A_7C15_u64,
+        0xBF58_476D_1CE4_E5B9,
+        0x94D0_49BB_1331_11EB,
+    ] {
+        x = x.wrapping_mul(multiplier) & mask;
+        x ^= x >> shift;
+    }
+    x
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,11 +256,40 @@ mod tests {
     }
 
     #[test]
-    fn keys_are_distinct_hex_of_keysize_bytes() {
+    fn keys_are_distinct_and_spread_as_c_s_writes_them() {
         let workload = Workload::of("read n=10", 1).unwrap();
-        assert_eq!(workload.key(1), b"0000000001".to_vec());
-        assert_eq!(workload.key(0xabcdef), b"0000abcdef".to_vec());
+        let alphabet = b"0123456789KLMNOP";
+        let mut seen = std::collections::HashSet::new();
+        let mut first = std::collections::HashSet::new();
+        for index in 0..(1u64 << 16) {
+            let key = workload.key(index);
+            assert_eq!(key.len(), 10);
+            assert!(key.iter().all(|c| alphabet.contains(c)), "{key:?}");
+            assert!(seen.insert(key.clone()), "key {index} repeats");
+            first.insert(key[9]);
+        }
+        // Sequential indexes do not share a prefix: the last character
+        // (the value's top nibble) takes every value.
+        assert_eq!(first.len(), 16);
         assert_ne!(workload.key(38_850_000_000), workload.key(38_850_000_001));
+        assert_eq!(workload.key(7), workload.key(7), "a key's bytes are fixed");
+        // Past 16 characters, the next group's.
+        let long = Workload::of("read n=10 keysize=40", 1).unwrap();
+        let key = long.key(3);
+        assert_eq!(key.len(), 40);
+        assert_ne!(key[..16], key[16..32]);
+    }
+
+    #[test]
+    fn the_spread_is_a_bijection_of_its_bits() {
+        for bits in [4, 8, 12] {
+            let mut seen = std::collections::HashSet::new();
+            for x in 0..(1u64 << bits) {
+                let y = super::spread(x, bits);
+                assert!(y < 1 << bits);
+                assert!(seen.insert(y), "{bits} bits: {x} maps onto another's {y}");
+            }
+        }
     }
 
     #[test]

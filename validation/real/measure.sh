@@ -6,7 +6,7 @@
 #
 # The default phases are the scored measurement's; the background work's
 # calibration (K1, F1) runs with --phases 'P1 K1 C1 F1' (REAL.md), the
-# diagnostics K2-K9 after them (K8 and K9 record a Flight Recorder profile,
+# diagnostics K2-K10 after them (K8-K10 record a Flight Recorder profile,
 # DIR/repeat-<n>/K8.jfr, with the JDK's jcmd).
 #
 # --first K runs repeats K..N only (a repeat added to a stored measurement).
@@ -280,7 +280,9 @@ for repeat in $(seq "$first" "$repeats"); do
     fi
     # K8, K9 (REAL.md, named 2026-12-01 before their measurement): K6's
     # and K7's loads with a Flight Recorder profile of the node meanwhile.
-    for k in K8 K9; do
+    # K10 (named 2026-12-01 before its measurement): K8 with keys of c-s's
+    # shape (twin real's since then).
+    for k in K8 K9 K10; do
         wanted "$k" || continue
         new_keys 20000000
         settle_start=$SECONDS
