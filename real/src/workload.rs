@@ -21,7 +21,8 @@
 //!   Java's polynomial `Arrays.hashCode`, and the index's own hexadecimal
 //!   (what this client sent until 2026-12-01, `0000` then a few digits
 //!   that count up) packed the cache's entries into a narrow band of hash
-//!   values whose collision chains made every lookup long (REAL.md, K8);
+//!   values, and equal hashes made a part of each lookup's cost
+//!   (REAL.md, K8-K10);
 //! - a value's bytes come from the process's seeded generator, not from one
 //!   seeded by the key: only their sizes reach the server's work.
 
