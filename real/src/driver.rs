@@ -93,6 +93,10 @@ pub struct LoadStats {
     pub started: Option<Instant>,
     /// When its last operation was answered.
     pub finished: Option<Instant>,
+    /// The processes (by index) an operation that failed every try ended
+    /// (without `-errors ignore`, as c-s's), and when, from the run's
+    /// start.
+    pub failures: Vec<(u32, Duration)>,
 }
 
 impl LoadStats {
@@ -102,6 +106,7 @@ impl LoadStats {
             ops: plan.op_kinds().into_iter().map(OpStats::new).collect(),
             started: None,
             finished: None,
+            failures: Vec::new(),
         }
     }
 
@@ -115,11 +120,16 @@ impl LoadStats {
 
 /// What one process's threads share (one c-s process).
 struct Process {
+    /// Its index among the load's processes.
+    index: u32,
     schedule: Schedule,
     keys: KeySource,
     mix: MixCursor,
     rng: sim::rng::SimRng,
     issued: u64,
+    /// An operation failed every try and ended it (c-s's `FAILURE`
+    /// without `-errors ignore`): it hands out nothing more.
+    failed: bool,
 }
 
 /// What a load's tasks share.
@@ -165,6 +175,8 @@ pub async fn run_load(context: Arc<LoadContext>) {
         // the simulator starts it (processes are launched one by one).
         let phase: f64 = rand::RngExt::random(&mut rng);
         let process = Arc::new(Mutex::new(Process {
+            index,
+            failed: false,
             schedule: Schedule::new(plan.rate, start).with_phase(phase),
             keys: plan.keys.source(),
             mix: MixCursor::new(),
@@ -190,6 +202,9 @@ pub async fn run_load(context: Arc<LoadContext>) {
 fn next_operation(context: &LoadContext, process: &Mutex<Process>) -> Option<Operation> {
     let plan = &context.plan;
     let mut process = process.lock().expect("process lock");
+    if process.failed {
+        return None;
+    }
     if let StopPlan::Count(count) = plan.stop {
         if process.issued >= count {
             return None;
@@ -226,7 +241,25 @@ fn next_operation(context: &LoadContext, process: &Mutex<Process>) -> Option<Ope
 /// One c-s thread: operations one at a time until the process is done.
 async fn thread(context: Arc<LoadContext>, process: Arc<Mutex<Process>>) {
     while let Some(operation) = next_operation(&context, &process) {
-        perform(&context, operation).await;
+        if !perform(&context, operation).await {
+            failed(&context, &process);
+        }
+    }
+}
+
+/// An operation of `process` failed every try: without `-errors ignore`
+/// that ends the process, as c-s's thread throws and its process stops
+/// handing out operations (those in flight finish).
+fn failed(context: &LoadContext, process: &Mutex<Process>) {
+    if context.plan.ignore_errors {
+        return;
+    }
+    let mut process = process.lock().expect("process lock");
+    if !process.failed {
+        process.failed = true;
+        let at = context.origin.elapsed();
+        let mut stats = context.stats.lock().expect("stats lock");
+        stats.failures.push((process.index, at));
     }
 }
 
@@ -237,7 +270,12 @@ async fn open_loop(context: Arc<LoadContext>, process: Arc<Mutex<Process>>) {
         tokio::time::sleep_until(operation.start.into()).await;
         outstanding.spawn({
             let context = Arc::clone(&context);
-            async move { perform(&context, operation).await }
+            let process = Arc::clone(&process);
+            async move {
+                if !perform(&context, operation).await {
+                    failed(&context, &process);
+                }
+            }
         });
         // Reap what finished, so the set does not grow with the run.
         while outstanding.try_join_next().is_some() {}
@@ -245,8 +283,9 @@ async fn open_loop(context: Arc<LoadContext>, process: Arc<Mutex<Process>>) {
     while outstanding.join_next().await.is_some() {}
 }
 
-/// Runs one operation (with retries) and records it.
-async fn perform(context: &LoadContext, operation: Operation) {
+/// Runs one operation (with retries) and records it; false when it
+/// failed every try.
+async fn perform(context: &LoadContext, operation: Operation) -> bool {
     tokio::time::sleep_until(operation.start.into()).await;
     let actual = crate::clock::now();
     let timeout = Duration::from_nanos(context.plan.client_timeout.as_nanos());
@@ -323,4 +362,5 @@ async fn perform(context: &LoadContext, operation: Operation) {
             ops.interval_errors += 1;
         }
     }
+    outcome.is_some()
 }

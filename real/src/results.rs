@@ -248,6 +248,19 @@ impl RealSummary {
                 LoadSummary {
                     command: plan.command.clone(),
                     ops,
+                    failures: {
+                        let mut failures: Vec<_> = load
+                            .stats
+                            .failures
+                            .iter()
+                            .map(|&(process, at)| sim::report::ProcessFailure {
+                                process,
+                                at_s: round3(at.as_secs_f64()),
+                            })
+                            .collect();
+                        failures.sort_by_key(|failure| failure.process);
+                        failures
+                    },
                 },
             );
         }

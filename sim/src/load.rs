@@ -533,6 +533,10 @@ pub struct LoadPlan {
     pub loader_nic_gbps: f64,
     /// Tries per operation (c-s `-errors retries=N` + 1).
     pub tries: u32,
+    /// `-errors ignore`: an operation that fails every try is counted and
+    /// the process goes on; without it, the first such operation ends its
+    /// process, as c-s's does (its `FAILURE`).
+    pub ignore_errors: bool,
     /// How long the client waits for a reply before retrying.
     pub client_timeout: SimDuration,
     /// Where requests go.

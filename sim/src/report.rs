@@ -672,6 +672,20 @@ pub struct LoadSummary {
     pub command: String,
     /// Per op type that ran.
     pub ops: BTreeMap<String, OpSummary>,
+    /// The processes an operation that failed every try ended (c-s
+    /// without `-errors ignore` prints `FAILURE`), in process order; left
+    /// out when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<ProcessFailure>,
+}
+
+/// A c-s process that an operation failing every try ended.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProcessFailure {
+    /// The process, from 0, among its load's.
+    pub process: u32,
+    /// When, in seconds from the run's start.
+    pub at_s: f64,
 }
 
 /// One op type in `summary.json`.
@@ -805,6 +819,14 @@ impl Summary {
                     LoadSummary {
                         command: plan.command.clone(),
                         ops,
+                        failures: load
+                            .failures
+                            .iter()
+                            .map(|&(process, at)| ProcessFailure {
+                                process,
+                                at_s: round3(at.as_secs_f64()),
+                            })
+                            .collect(),
                     },
                 )
             })
@@ -1001,6 +1023,14 @@ pub fn results_text(
     for (name, load) in loads {
         let _ = writeln!(out, "\nResults for load `{name}`:");
         out.push_str(&results_block(&load.ops, None));
+        if let Some(first) = load.failures.first() {
+            let _ = writeln!(
+                out,
+                "FAILURE: an operation failed every try and ended {} of the load's processes, the first at {:.3} s (c-s stops a process so unless -errors ignore)",
+                load.failures.len(),
+                first.at_s
+            );
+        }
     }
     if loads.len() > 1 {
         out.push_str("\nResults for the whole run:\n");
@@ -1413,6 +1443,7 @@ mod tests {
             LoadSummary {
                 command: "cassandra-stress write duration=10s".into(),
                 ops: BTreeMap::new(),
+                failures: Vec::new(),
             },
         );
         let text = results_text(&loads, &BTreeMap::new(), 60.0);

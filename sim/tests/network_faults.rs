@@ -25,7 +25,7 @@ instance = "i3.large"
 [[load]]
 name = "write"
 processes = 2
-command = "cassandra-stress write no-warmup cl={cl} duration=20s -rate 'threads=20 limit=2000/s' -pop seq=1..1000000 -schema 'replication(factor=3)' -errors retries=0"
+command = "cassandra-stress write no-warmup cl={cl} duration=20s -rate 'threads=20 limit=2000/s' -pop seq=1..1000000 -schema 'replication(factor=3)' -errors retries=0 ignore"
 {faults}
 "#
     )
@@ -153,8 +153,8 @@ fn a_degraded_nic_slows_what_crosses_it() {
     // node's NIC is the bottleneck and writes queue behind it.
     let big = |faults: &str| {
         scenario("ALL", faults).replace(
-            "-errors retries=0",
-            "-errors retries=0 -col 'size=FIXED(65536) n=FIXED(1)'",
+            "-errors retries=0 ignore",
+            "-errors retries=0 ignore -col 'size=FIXED(65536) n=FIXED(1)'",
         )
     };
     let latency = |outcome: &sim::cluster::RunOutcome| {
@@ -261,7 +261,7 @@ fn a_node_cut_off_is_convicted_by_gossip_the_driver_routes_around_it_and_it_come
             rates[second - 1]
         );
     }
-    // Without retries (`-errors retries=0`), what failed is what was sent
+    // Without retries (`-errors retries=0 ignore`), what failed is what was sent
     // to node 2 before the driver knew: at most every thread's request once
     // per 12-s client timeout.
     let errors = writes(&outcome).1;

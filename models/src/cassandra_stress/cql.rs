@@ -952,10 +952,10 @@ fn write(cursor: &mut Cursor, table: &TableDefinition) -> Result<QueryShape, Str
     while let Some(token) = cursor.next() {
         match &token {
             Token::Word(word, false) if word == "if" => {
-                return Err("IF ...: a lightweight transaction (Paxos rounds) is not simulated by the twin".into())
+                return Err("IF ...: a lightweight transaction (Paxos rounds) is not simulated by the twin; Scylla brought them in 3.2 (experimental, generally available from 4.0), after scylla-3.0, the newest Scylla preset; Cassandra has had them since 2.0".into())
             }
             Token::Word(word, false) if word == "using" && cursor.is_keyword("ttl") => {
-                return Err("USING TTL: expiring data is not simulated by the twin".into())
+                return Err("USING TTL: a TTL set per write is not simulated by the twin (a table's default_time_to_live under TimeWindowCompactionStrategy is)".into())
             }
             Token::Symbol('+') | Token::Symbol('-')
                 if matches!(previous, Some(Token::Word(_, _))) =>
@@ -1170,7 +1170,11 @@ mod tests {
             ),
             (
                 "update events set body = ? where name = ? and day = ? and seq = ? if body = ?",
-                "lightweight transaction",
+                "Scylla brought them in 3.2 (experimental, generally available from 4.0)",
+            ),
+            (
+                "insert into events (name, day, seq, body) values (?, ?, ?, ?) using ttl 60",
+                "a TTL set per write",
             ),
             ("update events set n = n + ? where name = ?", "counter"),
             ("delete from events where name = ?", "DELETE"),

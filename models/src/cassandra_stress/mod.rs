@@ -19,7 +19,10 @@
 //! - `-rate threads=N [limit=R/s | throttle=R/s | fixed=R/s]` and
 //!   `-rate auto threads>=N threads<=N`;
 //! - `-col size=DIST n=DIST`, `-pop seq=a..b [no-wrap]` / `-pop dist=DIST`;
-//! - `-errors retries=N ignore`;
+//! - `-errors retries=N ignore skip-read-validation`, and Scylla's c-s's
+//!   `fail-fast`, `skip-unsupported-columns`, `delay-policy=`,
+//!   `min-delay-ms=`, `max-delay-ms=` (checked, then listed as without
+//!   effect with why);
 //! - `-mode`, `-node`, `-log`, `-port`, `-transport`, `-graph`, which do not change
 //!   the simulated load: accepted and listed in
 //!   [`StressCommand::ignored_options`] for the caller to report.
@@ -59,6 +62,11 @@
 //! - `-col` absent: `n=FIXED(5) size=FIXED(34)`; key size 10 bytes.
 //! - `cl=` absent: `LOCAL_ONE` (c-s 3.x; older 2.x builds used `ONE`).
 //! - `-errors retries=` absent: 9 retries, so 10 tries per operation.
+//! - An operation that fails every try ends its c-s process (the thread
+//!   that ran it throws; c-s stops handing out operations, cancels its
+//!   metrics and prints `FAILURE`: `Operation.error`, the `Consumer`'s
+//!   catch in `StressAction`), unless `-errors ignore`, which counts it
+//!   as an error and goes on.
 //! - `mixed` without `ratio(...)`: `ratio(write=1,read=1)`; a ratio naming
 //!   one operation gives the other weight 0. `clustering=` (the length of
 //!   runs of the same operation) defaults to `GAUSSIAN(1..10)`.

@@ -776,10 +776,23 @@ impl Parser {
         }
     }
 
+    /// `-errors`: Apache c-s's `retries=N` and `ignore`, 4.0's
+    /// `skip-read-validation`, and the options of Scylla's c-s
+    /// (`SettingsErrors` in scylladb/cassandra-stress): `fail-fast`,
+    /// `skip-unsupported-columns` and the retry delays `delay-policy=`,
+    /// `min-delay-ms=`, `max-delay-ms=`, checked as its `happy()` checks
+    /// them (the minimum at most the maximum; an exponential policy needs a
+    /// minimum above 0). Only `retries=` and `ignore` change the simulated
+    /// load; the rest are listed as without effect, each with why.
     fn errors(&mut self, params: &[String], result: &mut StressCommand) -> Result<(), StressError> {
         let mut retries: Option<(u32, String)> = None;
         let mut ignore: Option<((), String)> = None;
         let mut skip: Option<((), String)> = None;
+        let mut fail_fast: Option<((), String)> = None;
+        let mut skip_columns: Option<((), String)> = None;
+        let mut policy: Option<(String, String)> = None;
+        let mut min_delay: Option<(u64, String)> = None;
+        let mut max_delay: Option<(u64, String)> = None;
         for token in params {
             let t = token.as_str();
             if let Some(v) = strip_prefix_ci(t, "retries=") {
@@ -792,12 +805,77 @@ impl Parser {
             } else if t.eq_ignore_ascii_case("skip-read-validation") {
                 set_once(&mut skip, (), t)?;
                 self.ignored.push(format!("-errors {t}"));
+            } else if t.eq_ignore_ascii_case("fail-fast") {
+                set_once(&mut fail_fast, (), t)?;
+            } else if t.eq_ignore_ascii_case("skip-unsupported-columns") {
+                set_once(&mut skip_columns, (), t)?;
+                self.ignored.push(format!(
+                    "-errors {t} (the twin generates no column values to skip)"
+                ));
+            } else if let Some(v) = strip_prefix_ci(t, "delay-policy=") {
+                let v = v.to_ascii_lowercase();
+                if !matches!(v.as_str(), "constant" | "linear" | "exponential") {
+                    return Err(StressError::new(
+                        t,
+                        format!("invalid `{t}`: accepted are delay-policy=constant, linear, exponential"),
+                    ));
+                }
+                set_once(&mut policy, v, t)?;
+            } else if let Some(v) = strip_prefix_ci(t, "min-delay-ms=") {
+                set_once(
+                    &mut min_delay,
+                    whole(t, v, "milliseconds such as min-delay-ms=100")?,
+                    t,
+                )?;
+            } else if let Some(v) = strip_prefix_ci(t, "max-delay-ms=") {
+                set_once(
+                    &mut max_delay,
+                    whole(t, v, "milliseconds such as max-delay-ms=20000")?,
+                    t,
+                )?;
             } else {
                 return Err(StressError::new(
                     t,
-                    format!("unknown -errors parameter `{t}`: accepted are retries=N, ignore, skip-read-validation"),
+                    format!("unknown -errors parameter `{t}`: accepted are retries=N, ignore, skip-read-validation, and Scylla's c-s's fail-fast, skip-unsupported-columns, delay-policy=, min-delay-ms=, max-delay-ms="),
                 ));
             }
+        }
+        let min = min_delay.as_ref().map_or(0, |(ms, _)| *ms);
+        let max = max_delay.as_ref().map_or(20_000, |(ms, _)| *ms);
+        if min > max {
+            let token = min_delay.map_or_else(String::new, |(_, t)| t);
+            return Err(StressError::new(
+                &token,
+                format!("`{token}` is above max-delay-ms ({max} ms): the minimum delay may not exceed the maximum"),
+            ));
+        }
+        if let Some((name, token)) = &policy {
+            if name == "exponential" && min == 0 {
+                return Err(StressError::new(
+                    token,
+                    format!("`{token}` needs min-delay-ms= above 0 (an exponential delay doubles the minimum)"),
+                ));
+            }
+        }
+        let delays: Vec<&String> = [
+            policy.as_ref().map(|(_, t)| t),
+            min_delay.as_ref().map(|(_, t)| t),
+            max_delay.as_ref().map(|(_, t)| t),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !delays.is_empty() {
+            let written: Vec<&str> = delays.iter().map(|t| t.as_str()).collect();
+            self.ignored.push(format!(
+                "-errors {} (Scylla's c-s waits so only after an Overloaded reply, which the twin's coordinators never send)",
+                written.join(" ")
+            ));
+        }
+        if let Some((_, t)) = fail_fast {
+            self.ignored.push(format!(
+                "-errors {t} (the twin's only failure is an operation that fails every try, which stops its process with or without it)"
+            ));
         }
         if let Some((n, _)) = retries {
             result.retries = n;

@@ -830,6 +830,50 @@ fn errors_and_ignored_options() {
     );
 }
 
+#[test]
+fn scylla_c_s_error_options_are_checked_and_listed_as_without_effect() {
+    let c = ok("write duration=1m -errors fail-fast retries=2 -rate threads=10");
+    assert_eq!((c.tries(), c.ignore_errors), (3, false));
+    assert_eq!(c.ignored_options.len(), 1);
+    assert!(
+        c.ignored_options[0].starts_with("-errors fail-fast (the twin's only failure"),
+        "{:?}",
+        c.ignored_options
+    );
+    let c = ok("write duration=1m -errors delay-policy=exponential min-delay-ms=10 max-delay-ms=500 skip-unsupported-columns ignore -rate threads=10");
+    assert!(c.ignore_errors);
+    assert_eq!(
+        c.ignored_options,
+        vec![
+            "-errors skip-unsupported-columns (the twin generates no column values to skip)",
+            "-errors delay-policy=exponential min-delay-ms=10 max-delay-ms=500 (Scylla's c-s waits so only after an Overloaded reply, which the twin's coordinators never send)",
+        ]
+    );
+    for (command, needle) in [
+        (
+            "write n=1 -errors delay-policy=random",
+            "accepted are delay-policy=constant, linear, exponential",
+        ),
+        (
+            "write n=1 -errors min-delay-ms=300 max-delay-ms=200",
+            "`min-delay-ms=300` is above max-delay-ms (200 ms)",
+        ),
+        (
+            "write n=1 -errors delay-policy=exponential",
+            "needs min-delay-ms= above 0",
+        ),
+        ("write n=1 -errors fail-fast fail-fast", "repeats"),
+        (
+            "write n=1 -errors fail-slow",
+            "unknown -errors parameter `fail-slow`",
+        ),
+    ] {
+        let error = parse(command).unwrap_err().to_string();
+        assert!(error.contains(needle), "{command}: {error}");
+        assert!(!error.contains('\n'), "{error}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Malformed commands: one line, naming the offending token.
 
@@ -1226,8 +1270,10 @@ fn the_reporting_options_of_cs_4_and_5_are_read_as_c_s_reads_them() {
             "-credentials-file /tmp/creds".to_string()
         ]
     );
-    // `-errors` takes what c-s 4.0 and 5.0 take (SettingsErrors: retries=,
-    // ignore); there is no fail-fast, and c-s refuses it too.
-    assert!(message("cassandra-stress write n=10 -errors fail-fast")
-        .contains("accepted are retries=N, ignore"));
+    // `-errors` takes what Apache c-s takes (SettingsErrors: retries=,
+    // ignore, skip-read-validation) and what Scylla's c-s adds
+    // (fail-fast and the retry delays: see
+    // scylla_c_s_error_options_are_checked_and_listed_as_without_effect).
+    assert!(message("cassandra-stress write n=10 -errors fail-safe")
+        .contains("accepted are retries=N, ignore, skip-read-validation"));
 }

@@ -298,6 +298,7 @@ pub(super) fn client_processes(plan: &RunPlan, fraction: f64) -> Vec<ClientProce
                 timeout_check_armed: false,
                 last_timestamp: 0,
                 round_robin_turn: 0,
+                failed_at: None,
             });
         }
     }

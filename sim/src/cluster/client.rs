@@ -54,8 +54,12 @@ impl Simulation {
         }
     }
 
-    /// True when `process` has issued everything its load asks for.
+    /// True when `process` has issued everything its load asks for, or
+    /// an operation's failure ended it.
     pub(super) fn process_done(&self, now: SimTime, process: &ClientProcess) -> bool {
+        if process.failed_at.is_some() {
+            return true;
+        }
         match self.plan.loads[process.load as usize].stop {
             StopPlan::Count(_) => process.issued >= process.operations,
             StopPlan::Duration(_) | StopPlan::Uncertainty { .. } => {
@@ -209,9 +213,25 @@ impl Simulation {
         self.absorb_op_deltas();
         self.loads[load].finished = true;
         self.loads_unfinished -= 1;
+        let failed: Vec<SimTime> = self
+            .processes
+            .iter()
+            .filter(|process| process.load as usize == load)
+            .filter_map(|process| process.failed_at)
+            .collect();
         let goes_on = self.loads[load].started_at.is_some()
             && self.plan.loads[load].search.is_some()
-            && self.search_step_done(load);
+            && self.search_step_done(load, !failed.is_empty());
+        if let Some(first) = failed.iter().min() {
+            let plan = &self.plan.loads[load];
+            self.loads[load].trailer.push(format!(
+                "FAILURE: in load `{}` an operation failed all {} tries and ended {} of its processes, the first at {:.3} s (c-s stops a process so unless -errors ignore)",
+                plan.name,
+                plan.tries,
+                failed.len(),
+                first.as_secs_f64()
+            ));
+        }
         for index in 0..self.plan.loads.len() {
             if self.plan.loads[index].start != StartPlan::After(load) {
                 continue;
@@ -236,7 +256,10 @@ impl Simulation {
 
     /// Thread-search step `load` ran to its end: its rate is kept, c-s's
     /// lines are said, and the rule decides whether the search goes on.
-    fn search_step_done(&mut self, load: usize) -> bool {
+    /// A step in which an operation failed every try (`failed`) ends the
+    /// search: c-s's step returns no result and the search stops
+    /// (`runMulti` returns false).
+    fn search_step_done(&mut self, load: usize, failed: bool) -> bool {
         let plan = &self.plan.loads[load];
         let step = plan.search.as_ref().expect("a search step");
         let state = &self.loads[load];
@@ -275,11 +298,12 @@ impl Simulation {
                 .as_ref()
                 .filter(|next| next.load == step.load && next.step == step.step + 1)
         });
-        let goes_on = crate::load::search_goes_on(
-            &rates,
-            step.stop_at_saturation,
-            plan.stop.target_uncertainty(),
-        );
+        let goes_on = !failed
+            && crate::load::search_goes_on(
+                &rates,
+                step.stop_at_saturation,
+                plan.stop.target_uncertainty(),
+            );
         match next {
             Some(next) if goes_on => {
                 if next.pause_before > SimDuration::ZERO {
@@ -294,6 +318,7 @@ impl Simulation {
                 step.load,
                 step.step + 1,
                 match (next, rates.len() >= 4 && crate::load::average_improvement(&rates, 3) >= 0.0) {
+                    _ if failed => "an operation of this step failed every try".to_string(),
                     (None, _) => "its next thread count would pass threads<=".to_string(),
                     (Some(_), false) => "throughput stopped improving (the last three steps' average improvement fell below 0)".to_string(),
                     (Some(_), true) => format!(
@@ -858,7 +883,14 @@ impl Simulation {
             attempt.attempt += 1;
             self.transmit(now, attempt);
         } else {
-            op_delta(&mut self.processes[process_index as usize], attempt.load_op).failed();
+            let ignore = self.plan.loads[load_index].ignore_errors;
+            let process = &mut self.processes[process_index as usize];
+            op_delta(process, attempt.load_op).failed();
+            // c-s's thread throws; its process stops handing out
+            // operations (those in flight on other threads finish).
+            if !ignore && process.failed_at.is_none() {
+                process.failed_at = Some(now);
+            }
             self.change_in_flight(now, process_index, false);
             self.next_after(now, process_index);
         }

@@ -580,6 +580,9 @@ struct ClientProcess {
     last_timestamp: u64,
     /// Requests sent so far under round-robin routing.
     round_robin_turn: u64,
+    /// When an operation of it failed every try, which ended it (c-s
+    /// without `-errors ignore`): it issues nothing after.
+    failed_at: Option<SimTime>,
 }
 
 impl ClientProcess {
@@ -1602,15 +1605,29 @@ impl Simulation {
             .map(|(plan, load)| plan.search.is_none() || load.started_at.is_some())
             .collect();
         let searches = thread_searches(&self.plan.loads, &self.loads);
+        let mut failures = vec![Vec::new(); self.loads.len()];
+        for (load, failed) in failures.iter_mut().enumerate() {
+            let processes = self
+                .processes
+                .iter()
+                .filter(|process| process.load as usize == load);
+            for (index, process) in processes.enumerate() {
+                if let Some(at) = process.failed_at {
+                    failed.push((index as u32, at));
+                }
+            }
+        }
         let loads = self
             .loads
             .into_iter()
+            .zip(failures)
             .zip(&ran)
             .filter(|(_, ran)| **ran)
-            .map(|(load, _)| LoadOutcome {
+            .map(|((load, failures), _)| LoadOutcome {
                 window: load.window.unwrap_or((SimTime::ZERO, SimTime::ZERO)),
                 ops: load.ops,
                 intervals: load.intervals,
+                failures,
             })
             .collect();
         keep_loads_that_ran(&mut self.plan.loads, &ran);
@@ -1893,6 +1910,7 @@ mod tests {
                 loader: "c4.4xlarge".into(),
                 loader_nic_gbps: 5.0,
                 tries: 10,
+                ignore_errors: true,
                 client_timeout: SimDuration::from_secs(12),
                 routing: Routing::TokenAware,
                 consistency: engine::ConsistencyLevel::One,
@@ -2190,6 +2208,7 @@ mod workload_tests {
             loader: "c4.4xlarge".into(),
             loader_nic_gbps: 5.0,
             tries: 10,
+            ignore_errors: true,
             client_timeout: SimDuration::from_secs(12),
             routing: Routing::TokenAware,
             consistency: engine::ConsistencyLevel::One,
@@ -2258,6 +2277,40 @@ mod workload_tests {
         assert_eq!(write.count, 0, "no write was answered within its timeout");
         assert_eq!(write.errors, 5, "10 s / (2 tries x 1 s)");
         assert_eq!(write.timeouts, 10);
+    }
+
+    #[test]
+    fn without_ignore_an_operation_failing_every_try_ends_its_process() {
+        // As the test above, but three threads, and c-s's default: no
+        // `-errors ignore`. The first operations fail together at 2 s
+        // (two tries of 1 s each); c-s's process hands out nothing after,
+        // so the load ends there with three errors, not fifteen.
+        let mut plan = slow_server(
+            RatePlan::ClosedLoop {
+                threads: 3,
+                limit_ops_per_s: None,
+            },
+            StopPlan::Duration(SimDuration::from_secs(10)),
+        );
+        plan.cluster.costs.write_request_ns = 5_000_000_000;
+        plan.loads[0].client_timeout = SimDuration::from_secs(1);
+        plan.loads[0].tries = 2;
+        plan.loads[0].ignore_errors = false;
+        plan.duration = Some(SimDuration::from_secs(10));
+        let outcome = run(plan, &mut |_| {}).expect("the run completes");
+        let load = &outcome.loads[0];
+        assert_eq!(load.ops[0].errors, 3, "each thread's one operation");
+        assert_eq!(load.ops[0].timeouts, 6);
+        assert_eq!(load.failures.len(), 1, "one process, ended once");
+        let (process, at) = load.failures[0];
+        assert_eq!(process, 0);
+        assert!(
+            at.as_secs_f64() > 1.9 && at.as_secs_f64() < 2.2,
+            "the first failure, at the second timeout: {at:?}"
+        );
+        let summary = crate::report::Summary::of(&outcome);
+        let text = crate::report::results_text(&summary.loads, &summary.ops, 10.0);
+        assert!(text.contains("FAILURE"), "{text}");
     }
 
     #[test]

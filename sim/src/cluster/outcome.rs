@@ -33,6 +33,9 @@ pub struct LoadOutcome {
     /// HdrHistogram interval logs per op kind: (interval start, length,
     /// V2-deflate serialized interval histogram in microseconds).
     pub intervals: Vec<Vec<SerializedInterval>>,
+    /// The processes (by index among the load's) an operation that
+    /// failed every try ended, and when.
+    pub failures: Vec<(u32, SimTime)>,
 }
 
 /// One load's thread search as it ran (`sim::load::SearchStep`).

@@ -386,6 +386,7 @@ pub(super) fn resolve_load(
         loader: loader.name.to_string(),
         loader_nic_gbps: loader.nic_gbps,
         tries: command.tries(),
+        ignore_errors: command.ignore_errors,
         consistency: engine_consistency(command.consistency),
         routing: match section.routing.as_deref() {
             None | Some("token-aware") => Routing::TokenAware,
