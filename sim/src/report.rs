@@ -789,7 +789,7 @@ impl Summary {
             .ops
             .iter()
             .zip(&outcome.op_windows)
-            .filter(|(ops, _)| ops.count > 0)
+            .filter(|(ops, _)| ops.count > 0 || ops.errors > 0)
             .map(|(ops, window)| {
                 (
                     ops.kind.name().to_string(),
@@ -806,7 +806,7 @@ impl Summary {
                 let ops = load
                     .ops
                     .iter()
-                    .filter(|ops| ops.count > 0)
+                    .filter(|ops| ops.count > 0 || ops.errors > 0)
                     .map(|ops| {
                         (
                             ops.kind.name().to_string(),
@@ -1108,6 +1108,18 @@ fn results_block(ops: &BTreeMap<String, OpSummary>, run_seconds: Option<f64>) ->
         // Rates and latencies of nothing would print as zeros.
         out.push_str(
             "No operation completed, timed out or failed before the run ended: every one issued was still in flight (a longer run, or fewer or smaller operations, may finish some)\n",
+        );
+        return out;
+    }
+    if ops.values().all(|op| op.count == 0) {
+        // Only failures: their count, not rates and latencies of nothing.
+        let errors: u64 = ops.values().map(|op| op.errors).sum();
+        let timeouts: u64 = ops.values().map(|op| op.timeouts).sum();
+        let _ = writeln!(
+            out,
+            "No operation completed: {} failed every try ({} tries timed out)",
+            group_thousands(errors),
+            group_thousands(timeouts)
         );
         return out;
     }
@@ -1433,6 +1445,40 @@ mod tests {
                 print(false, false),
             ]
         );
+    }
+
+    #[test]
+    fn a_load_whose_every_operation_failed_counts_its_failures() {
+        let failed = OpSummary {
+            count: 0,
+            ops_per_s: 0.0,
+            latency_ms: LatencySummary::of(&hdrhistogram::Histogram::<u64>::new(3).unwrap()),
+            seconds: 0.0,
+            not_found: 0,
+            timeouts: 8,
+            errors: 4,
+            partitions: None,
+            rows: None,
+        };
+        let mut loads = BTreeMap::new();
+        loads.insert(
+            "write".to_string(),
+            LoadSummary {
+                command: "cassandra-stress write duration=10s".into(),
+                ops: BTreeMap::from([("write".to_string(), failed)]),
+                failures: vec![ProcessFailure {
+                    process: 0,
+                    at_s: 0.009,
+                }],
+            },
+        );
+        let text = results_text(&loads, &BTreeMap::new(), 60.0);
+        assert!(
+            text.contains("No operation completed: 4 failed every try (8 tries timed out)"),
+            "{text}"
+        );
+        assert!(text.contains("FAILURE"), "{text}");
+        assert!(!text.contains("Latency"), "{text}");
     }
 
     #[test]
