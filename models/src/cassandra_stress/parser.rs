@@ -960,9 +960,13 @@ fn parse_command_word(word: &str) -> Result<Command, StressError> {
         "mixed" => Ok(Command::Mixed),
         "user" => Ok(Command::User),
         "counter_write" | "counterwrite" | "counter_add" | "counteradd" | "counter_read" | "counterread"
-        | "counter_get" | "counterget" | "help" | "print" | "legacy" | "version" => Err(StressError::new(
+        | "counter_get" | "counterget" => Err(StressError::new(
             word,
-            format!("the c-s command `{word}` is not supported by the twin: accepted commands are {ACCEPTED_COMMANDS}"),
+            format!("the c-s command `{word}` runs on counters (each update a read of the counter and a write on a leader replica, then the result sent to the others), which the twin does not simulate: accepted commands are {ACCEPTED_COMMANDS}"),
+        )),
+        "help" | "print" | "legacy" | "version" => Err(StressError::new(
+            word,
+            format!("the c-s command `{word}` prints c-s's own help, settings or version and runs no load: accepted commands are {ACCEPTED_COMMANDS}"),
         )),
         _ => Err(StressError::new(word, format!("unknown command `{word}`: accepted commands are {ACCEPTED_COMMANDS}"))),
     }

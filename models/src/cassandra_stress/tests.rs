@@ -905,6 +905,14 @@ fn malformed_commands() {
     let err = rejects("cassandra-stress frobnicate n=10", "frobnicate");
     assert!(err.message().contains("write"));
     rejects("counter_write n=10", "counter_write");
+    let err = rejects("counter_read n=10", "counter_read");
+    assert!(
+        err.message()
+            .contains("runs on counters (each update a read of the counter"),
+        "{err}"
+    );
+    let err = rejects("help", "help");
+    assert!(err.message().contains("prints c-s's own help"), "{err}");
     rejects("read n=10 -pop dist=zipf(1..10)", "dist=zipf(1..10)");
     rejects(
         "read n=10 -pop dist=extreme(1..10,2)",
