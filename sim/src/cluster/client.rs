@@ -213,16 +213,11 @@ impl Simulation {
         self.absorb_op_deltas();
         self.loads[load].finished = true;
         self.loads_unfinished -= 1;
-        let failed: Vec<SimTime> = self
-            .processes
-            .iter()
-            .filter(|process| process.load as usize == load)
-            .filter_map(|process| process.failed_at)
-            .collect();
+        let failed = self.load_failures(load);
         let goes_on = self.loads[load].started_at.is_some()
             && self.plan.loads[load].search.is_some()
             && self.search_step_done(load, !failed.is_empty());
-        if let Some(first) = failed.iter().min() {
+        if let Some(first) = failed.iter().map(|&(_, at)| at).min() {
             let plan = &self.plan.loads[load];
             self.loads[load].trailer.push(format!(
                 "FAILURE: in load `{}` an operation failed all {} tries and ended {} of its processes, the first at {:.3} s (c-s stops a process so unless -errors ignore)",
@@ -252,6 +247,17 @@ impl Simulation {
                     .schedule_at(now, Event::LoadStart { load: index as u32 }),
             }
         }
+    }
+
+    /// The processes of load `load` (by index among its processes) that an
+    /// operation failing every try ended, and when.
+    pub(super) fn load_failures(&self, load: usize) -> Vec<(u32, SimTime)> {
+        self.processes
+            .iter()
+            .filter(|process| process.load as usize == load)
+            .enumerate()
+            .filter_map(|(index, process)| process.failed_at.map(|at| (index as u32, at)))
+            .collect()
     }
 
     /// Thread-search step `load` ran to its end: its rate is kept, c-s's

@@ -1605,18 +1605,9 @@ impl Simulation {
             .map(|(plan, load)| plan.search.is_none() || load.started_at.is_some())
             .collect();
         let searches = thread_searches(&self.plan.loads, &self.loads);
-        let mut failures = vec![Vec::new(); self.loads.len()];
-        for (load, failed) in failures.iter_mut().enumerate() {
-            let processes = self
-                .processes
-                .iter()
-                .filter(|process| process.load as usize == load);
-            for (index, process) in processes.enumerate() {
-                if let Some(at) = process.failed_at {
-                    failed.push((index as u32, at));
-                }
-            }
-        }
+        let failures: Vec<_> = (0..self.loads.len())
+            .map(|load| self.load_failures(load))
+            .collect();
         let loads = self
             .loads
             .into_iter()
@@ -2258,11 +2249,12 @@ mod workload_tests {
         );
     }
 
-    #[test]
-    fn a_stalled_server_makes_the_client_time_out_retry_and_count_errors() {
+    /// A server that answers no write in time (5 s a write), clients of
+    /// `threads` threads with a 1-s timeout and two tries, for 10 s.
+    fn stalled_server(threads: u32) -> RunPlan {
         let mut plan = slow_server(
             RatePlan::ClosedLoop {
-                threads: 1,
+                threads,
                 limit_ops_per_s: None,
             },
             StopPlan::Duration(SimDuration::from_secs(10)),
@@ -2271,6 +2263,12 @@ mod workload_tests {
         plan.loads[0].client_timeout = SimDuration::from_secs(1);
         plan.loads[0].tries = 2;
         plan.duration = Some(SimDuration::from_secs(10));
+        plan
+    }
+
+    #[test]
+    fn a_stalled_server_makes_the_client_time_out_retry_and_count_errors() {
+        let plan = stalled_server(1);
         let outcome = run(plan, &mut |_| {}).expect("the run completes");
         let write = &outcome.loads[0].ops[0];
         // Every operation: a try, a 1 s timeout, a retry, a 1 s timeout, an error.
@@ -2285,18 +2283,8 @@ mod workload_tests {
         // `-errors ignore`. The first operations fail together at 2 s
         // (two tries of 1 s each); c-s's process hands out nothing after,
         // so the load ends there with three errors, not fifteen.
-        let mut plan = slow_server(
-            RatePlan::ClosedLoop {
-                threads: 3,
-                limit_ops_per_s: None,
-            },
-            StopPlan::Duration(SimDuration::from_secs(10)),
-        );
-        plan.cluster.costs.write_request_ns = 5_000_000_000;
-        plan.loads[0].client_timeout = SimDuration::from_secs(1);
-        plan.loads[0].tries = 2;
+        let mut plan = stalled_server(3);
         plan.loads[0].ignore_errors = false;
-        plan.duration = Some(SimDuration::from_secs(10));
         let outcome = run(plan, &mut |_| {}).expect("the run completes");
         let load = &outcome.loads[0];
         assert_eq!(load.ops[0].errors, 3, "each thread's one operation");
