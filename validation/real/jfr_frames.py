@@ -24,11 +24,14 @@ Needs the JDK's `jfr` tool on PATH. Standard library only.
 """
 import collections
 import datetime
-import gzip
 import json
+import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compaction_cost import compactions  # noqa: E402
 
 if len(sys.argv) not in (3, 4):
     sys.exit("usage: jfr_frames.py REPEAT_DIR PHASE [TOP]")
@@ -38,23 +41,9 @@ protocol = json.load(open(f"{rep}/protocol.json"))
 start = protocol[f"{phase}_started_unix_s"]
 seconds = json.load(open(f"{rep}/{phase}/summary.json"))["seconds"]
 
-# The compactions of the load, as compaction_cost.py finds them.
-pattern = re.compile(
-    r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+) CompactionTask.*in ([\d,]+)ms.*?([\d,]+) total partitions merged"
-)
-spans = []
-for line in gzip.open(f"{rep}/system.log.gz", "rt"):
-    if "Compacted" not in line or "standard1" not in line:
-        continue
-    m = pattern.search(line)
-    if not m:
-        continue
-    end = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
-    end = end.replace(tzinfo=datetime.timezone.utc).timestamp()
-    begin = end - int(m.group(2).replace(",", "")) / 1000
-    if end < start or begin > start + seconds:
-        continue
-    spans.append((begin, end, int(m.group(3).replace(",", ""))))
+# The compactions of the load, as compaction_cost.py finds them, in unix
+# seconds.
+spans = [(start + begin, start + end, partitions) for begin, end, partitions in compactions(rep, start, seconds)]
 if not spans:
     # A compaction still running when the node stopped logs no line: the
     # load as a whole, its partitions unknown.
@@ -124,7 +113,7 @@ for when, thread, frames, top_line in samples(f"{rep}/{phase}.jfr"):
                 acc["cache_lines"][top_line] += 1
             if frames:
                 acc["self"][frames[0]] += 1
-            for method in set(frames):
+            for method in dict.fromkeys(frames):
                 acc["incl"][method] += 1
             break
 
