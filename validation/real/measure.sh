@@ -99,10 +99,17 @@ run_phase() {
 }
 
 # The key cache's entries on node 1 (`nodetool info`'s Key Cache line).
+# The key cache's entries on node 1 (`nodetool info`'s Key Cache line).
 key_cache_entries() {
     local entries
     entries=$("$node" nodetool 1 info | sed -n 's/^Key Cache *: entries \([0-9]*\),.*/\1/p')
     echo "${entries:-null}"
+}
+
+# The key cache's whole line on node 1 (entries, size, capacity, hits), as
+# a JSON string: `nodetool info` prints its size in its own units.
+key_cache_line() {
+    "$node" nodetool 1 info | sed -n 's/^Key Cache *: \(.*\)$/"\1"/p' | grep . || echo null
 }
 
 # A phase's load alone, from the node as it is: writes a one-load
@@ -261,9 +268,17 @@ for repeat in $(seq "$first" "$repeats"); do
     fi
     # K6 (REAL.md, named 2026-12-01 before its measurement): K5's load
     # (L1's, five minutes) after the reads from memory alone (P3 C2 S2).
+    # Run as run_phase would, with the key cache's line recorded before and
+    # after the load (added 2026-12-01 for its second and third repeats).
     if wanted K6; then
         new_keys 20000000
-        run_phase K6 "$cs write no-warmup cl=ONE duration=5m -rate threads=100 -pop $keys $mode" "$dir"
+        settle_start=$SECONDS
+        "$node" settle 1 >/dev/null
+        record K6_settle_s "$((SECONDS - settle_start))"
+        record K6_speed_s "$(speed)"
+        record K6_key_cache_before "$(key_cache_line)"
+        run_load K6 "$cs write no-warmup cl=ONE duration=5m -rate threads=100 -pop $keys $mode" "$dir"
+        record K6_key_cache_after "$(key_cache_line)"
     fi
     # K7 (REAL.md, named 2026-12-01 before its measurement): K6's load
     # after the same reads, the key cache emptied right before it.
@@ -276,7 +291,9 @@ for repeat in $(seq "$first" "$repeats"); do
         record K7_key_cache_entries_before "$(key_cache_entries)"
         "$node" nodetool 1 invalidatekeycache >/dev/null
         record K7_key_cache_entries_after "$(key_cache_entries)"
+        record K7_key_cache_before "$(key_cache_line)"
         run_load K7 "$cs write no-warmup cl=ONE duration=5m -rate threads=100 -pop $keys $mode" "$dir"
+        record K7_key_cache_after "$(key_cache_line)"
     fi
     # K8, K9 (REAL.md, named 2026-12-01 before their measurement): K6's
     # and K7's loads with a Flight Recorder profile of the node meanwhile.
